@@ -1,0 +1,9 @@
+//! Packets, loss models and links.
+
+pub mod link;
+pub mod loss;
+mod packet;
+
+pub use link::{LinkDir, LinkDirStats, LinkParams};
+pub use loss::{LossConf, LossKind, LossModel, LossSpec, Sojourn};
+pub use packet::{NodeId, Packet, PacketKind};
