@@ -1,0 +1,215 @@
+//! Congestion control: the window laws, kept apart from loss detection and
+//! recovery (which live in the sender's state machine).
+//!
+//! The hooks map one to one onto ns-3's `TcpCongestionOps` (our validation
+//! reference), in bytes, with time passed in:
+//!
+//! | hook                  | ns-3                  | Linux                 |
+//! |-----------------------|-----------------------|-----------------------|
+//! | `ssthresh`            | `GetSsThresh`         | `ssthresh`            |
+//! | `increase_window`     | `IncreaseWindow`      | `cong_avoid`          |
+//! | `pkts_acked`          | `PktsAcked`           | `pkts_acked`          |
+//! | `congestion_state_set`| `CongestionStateSet`  | `set_state`           |
+//! | `cwnd_event`          | `CwndEvent`           | `cwnd_event`          |
+//!
+//! Unlike ns-3's shared `TcpSocketState`, a controller sees a read-only
+//! [`ConnInfo`] and may change only the [`Window`] it is handed.
+//!
+//! Adding an algorithm: one file in this folder, one variant in [`AnyCc`] and
+//! one entry in [`REGISTRY`].
+
+mod newreno;
+
+pub use newreno::NewReno;
+
+use std::collections::BTreeMap;
+
+use crate::engine::{Duration, Time};
+use crate::tcp::CaState;
+
+/// What a controller may read about its connection.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnInfo {
+    pub now: Time,
+    pub mss: u64,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    /// Highest sequence number sent so far (exclusive).
+    pub snd_max: u64,
+    pub bytes_in_flight: u64,
+    pub srtt: Option<Duration>,
+    pub min_rtt: Option<Duration>,
+    pub ca_state: CaState,
+}
+
+/// The window a controller governs, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub cwnd: u64,
+    pub ssthresh: u64,
+}
+
+impl Window {
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+}
+
+/// Events that change how the window should be treated (ns-3 `TcpCAEvent_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CwndEvent {
+    /// First transmission with nothing in flight.
+    TxStart,
+    /// Recovery completed (leaving Recovery for Open).
+    CompleteCwr,
+    /// Retransmission timeout.
+    Loss,
+}
+
+/// The congestion-control interface. Every method but `ssthresh` and
+/// `increase_window` defaults to doing nothing.
+pub trait CongestionOps {
+    /// New slow-start threshold on entering recovery or on a first RTO.
+    fn ssthresh(&mut self, info: &ConnInfo, w: &Window, bytes_in_flight: u64) -> u64;
+
+    /// Grow the window for an ACK of `segments_acked` new segments (state Open,
+    /// or Loss after an RTO).
+    fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32);
+
+    /// Per ACK that acknowledges data, before `increase_window`; `rtt` is the
+    /// sample this ACK produced, if any.
+    fn pkts_acked(
+        &mut self,
+        _info: &ConnInfo,
+        _w: &Window,
+        _segments_acked: u32,
+        _rtt: Option<Duration>,
+    ) {
+    }
+
+    /// Called before the congestion state changes to `new`.
+    fn congestion_state_set(&mut self, _info: &ConnInfo, _w: &mut Window, _new: CaState) {}
+
+    fn cwnd_event(&mut self, _info: &ConnInfo, _w: &mut Window, _event: CwndEvent) {}
+}
+
+/// Every implemented controller; enum dispatch keeps the per-ACK path free of
+/// virtual calls.
+#[derive(Clone, Debug)]
+pub enum AnyCc {
+    NewReno(NewReno),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $cc:ident => $e:expr) => {
+        match $self {
+            AnyCc::NewReno($cc) => $e,
+        }
+    };
+}
+
+impl CongestionOps for AnyCc {
+    fn ssthresh(&mut self, info: &ConnInfo, w: &Window, bytes_in_flight: u64) -> u64 {
+        dispatch!(self, c => c.ssthresh(info, w, bytes_in_flight))
+    }
+    fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
+        dispatch!(self, c => c.increase_window(info, w, segments_acked))
+    }
+    fn pkts_acked(
+        &mut self,
+        info: &ConnInfo,
+        w: &Window,
+        segments_acked: u32,
+        rtt: Option<Duration>,
+    ) {
+        dispatch!(self, c => c.pkts_acked(info, w, segments_acked, rtt))
+    }
+    fn congestion_state_set(&mut self, info: &ConnInfo, w: &mut Window, new: CaState) {
+        dispatch!(self, c => c.congestion_state_set(info, w, new))
+    }
+    fn cwnd_event(&mut self, info: &ConnInfo, w: &mut Window, event: CwndEvent) {
+        dispatch!(self, c => c.cwnd_event(info, w, event))
+    }
+}
+
+/// One tunable parameter of an algorithm.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub default: f64,
+    pub min: f64,
+    pub max: f64,
+    pub doc: &'static str,
+}
+
+/// Parameter values by name, validated against the algorithm's [`ParamSpec`]s.
+pub type Params = BTreeMap<String, f64>;
+
+/// A registry entry: how to find, describe and build an algorithm.
+pub struct CcDescriptor {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub source: &'static str,
+    pub params: &'static [ParamSpec],
+    build: fn(&Params) -> AnyCc,
+}
+
+impl CcDescriptor {
+    /// Build with `params` (already validated by [`validate_params`]).
+    pub fn build(&self, params: &Params) -> AnyCc {
+        (self.build)(params)
+    }
+
+    /// Value of parameter `name`: the given one or the default.
+    pub fn param(&self, params: &Params, name: &str) -> f64 {
+        params.get(name).copied().unwrap_or_else(|| {
+            self.params
+                .iter()
+                .find(|p| p.name == name)
+                .map(|p| p.default)
+                .unwrap_or(f64::NAN)
+        })
+    }
+}
+
+/// Every algorithm vtlab offers, by name.
+pub static REGISTRY: &[CcDescriptor] = &[CcDescriptor {
+    name: "newreno",
+    description: "Reno window laws (slow start, AIMD) with RFC 6582 NewReno fast recovery",
+    source: "RFC 5681, RFC 6582; ns-3 tcp-congestion-ops.cc (TcpNewReno)",
+    params: &[],
+    build: |_| AnyCc::NewReno(NewReno),
+}];
+
+pub fn lookup(name: &str) -> Option<&'static CcDescriptor> {
+    REGISTRY.iter().find(|d| d.name == name)
+}
+
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|d| d.name).collect()
+}
+
+/// Check parameter names and ranges; the error says which are valid.
+pub fn validate_params(desc: &CcDescriptor, params: &Params) -> Result<(), (String, String)> {
+    for (name, value) in params {
+        let Some(spec) = desc.params.iter().find(|p| p.name == name) else {
+            let valid: Vec<&str> = desc.params.iter().map(|p| p.name).collect();
+            let list = if valid.is_empty() {
+                "it has no parameters".to_string()
+            } else {
+                format!("valid: {}", valid.join(", "))
+            };
+            return Err((
+                name.clone(),
+                format!("unknown parameter of '{}' ({list})", desc.name),
+            ));
+        };
+        if !(value.is_finite() && *value >= spec.min && *value <= spec.max) {
+            return Err((
+                name.clone(),
+                format!("{value} is outside [{}, {}]", spec.min, spec.max),
+            ));
+        }
+    }
+    Ok(())
+}

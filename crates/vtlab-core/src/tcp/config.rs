@@ -1,0 +1,241 @@
+//! TCP stack settings: the user's view ([`TcpSpec`], every field optional)
+//! and the resolved configuration ([`TcpConfig`], every field explicit).
+//!
+//! Defaults are ns-3.44's TCP defaults where the V2G study depends on them
+//! (initial window 10, delayed ACK every 2 segments / 200 ms, minimum RTO 1 s,
+//! clock granularity 1 ms, limited transmit on, timestamps on, SYN timeout
+//! 3 s) and the study's own settings (MSS 1460, 128 KiB buffers).
+
+use serde::{Deserialize, Serialize};
+
+use crate::spec::units::{Bytes, Dur};
+use crate::spec::SpecError;
+use crate::tcp::cc::{self, Params};
+
+/// TCP settings as written in a scenario; unset fields take the defaults.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// Congestion control, by registry name.
+    pub cc: Option<String>,
+    /// Parameters of the congestion control, by name.
+    pub cc_params: Option<Params>,
+    /// Maximum segment size (payload bytes).
+    pub mss: Option<Bytes>,
+    /// TCP + IP header bytes added to each segment's payload.
+    pub header_bytes: Option<Bytes>,
+    pub send_buffer: Option<Bytes>,
+    pub recv_buffer: Option<Bytes>,
+    /// Initial congestion window, in segments.
+    pub initial_cwnd: Option<u32>,
+    /// Initial slow-start threshold; unset means unlimited.
+    pub initial_ssthresh: Option<Bytes>,
+    pub dupack_threshold: Option<u32>,
+    pub limited_transmit: Option<bool>,
+    pub timestamps: Option<bool>,
+    pub rto_initial: Option<Dur>,
+    pub rto_min: Option<Dur>,
+    pub rto_max: Option<Dur>,
+    pub clock_granularity: Option<Dur>,
+    pub syn_timeout: Option<Dur>,
+    pub delayed_ack: Option<bool>,
+    pub delayed_ack_count: Option<u32>,
+    pub delayed_ack_timeout: Option<Dur>,
+}
+
+/// Resolved TCP settings (base units: bytes, nanoseconds).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TcpConfig {
+    pub cc: String,
+    pub cc_params: Params,
+    pub mss: u64,
+    pub header_bytes: u64,
+    pub send_buffer: u64,
+    pub recv_buffer: u64,
+    pub initial_cwnd: u32,
+    pub initial_ssthresh: Option<u64>,
+    pub dupack_threshold: u32,
+    pub limited_transmit: bool,
+    pub timestamps: bool,
+    pub rto_initial_ns: u64,
+    pub rto_min_ns: u64,
+    pub rto_max_ns: u64,
+    pub clock_granularity_ns: u64,
+    pub syn_timeout_ns: u64,
+    pub delayed_ack: bool,
+    pub delayed_ack_count: u32,
+    pub delayed_ack_timeout_ns: u64,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            cc: "newreno".into(),
+            cc_params: Params::new(),
+            mss: 1460,
+            header_bytes: 40,
+            send_buffer: 131_072,
+            recv_buffer: 131_072,
+            initial_cwnd: 10,
+            initial_ssthresh: None,
+            dupack_threshold: 3,
+            limited_transmit: true,
+            timestamps: true,
+            rto_initial_ns: 1_000_000_000,
+            rto_min_ns: 1_000_000_000,
+            rto_max_ns: 60_000_000_000,
+            clock_granularity_ns: 1_000_000,
+            syn_timeout_ns: 3_000_000_000,
+            delayed_ack: true,
+            delayed_ack_count: 2,
+            delayed_ack_timeout_ns: 200_000_000,
+        }
+    }
+}
+
+fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
+    path: &str,
+    v: T,
+    lo: T,
+    hi: T,
+    unit: &str,
+) -> Result<T, SpecError> {
+    if v < lo || v > hi {
+        Err(SpecError::new(
+            path.to_string(),
+            format!("{v} is outside [{lo}, {hi}]{unit}"),
+        ))
+    } else {
+        Ok(v)
+    }
+}
+
+impl TcpSpec {
+    /// Fill unset fields from defaults and check every range.
+    pub fn resolve(&self, path: &str) -> Result<TcpConfig, SpecError> {
+        let d = TcpConfig::default();
+        let f = |name: &str| format!("{path}.{name}");
+        let cc = self.cc.clone().unwrap_or(d.cc);
+        let Some(desc) = cc::lookup(&cc) else {
+            return Err(SpecError::new(
+                f("cc"),
+                format!(
+                    "unknown congestion control '{cc}' (allowed: {})",
+                    cc::names().join(", ")
+                ),
+            ));
+        };
+        let cc_params = self.cc_params.clone().unwrap_or_default();
+        cc::validate_params(desc, &cc_params)
+            .map_err(|(name, msg)| SpecError::new(format!("{}.{name}", f("cc_params")), msg))?;
+        let mss = in_range(
+            &f("mss"),
+            self.mss.map_or(d.mss, |b| b.0),
+            1,
+            65_495,
+            " bytes",
+        )?;
+        let header_bytes = in_range(
+            &f("header_bytes"),
+            self.header_bytes.map_or(d.header_bytes, |b| b.0),
+            0,
+            1_000,
+            " bytes",
+        )?;
+        let send_buffer = in_range(
+            &f("send_buffer"),
+            self.send_buffer.map_or(d.send_buffer, |b| b.0),
+            mss,
+            1 << 40,
+            " bytes (at least one MSS)",
+        )?;
+        let recv_buffer = in_range(
+            &f("recv_buffer"),
+            self.recv_buffer.map_or(d.recv_buffer, |b| b.0),
+            mss,
+            1 << 40,
+            " bytes (at least one MSS)",
+        )?;
+        let initial_cwnd = in_range(
+            &f("initial_cwnd"),
+            self.initial_cwnd.unwrap_or(d.initial_cwnd),
+            1,
+            1_000_000,
+            " segments",
+        )?;
+        let initial_ssthresh = match self.initial_ssthresh {
+            None => None,
+            Some(b) => Some(in_range(
+                &f("initial_ssthresh"),
+                b.0,
+                2 * mss,
+                u64::MAX,
+                " bytes (at least 2 MSS)",
+            )?),
+        };
+        let dupack_threshold = in_range(
+            &f("dupack_threshold"),
+            self.dupack_threshold.unwrap_or(d.dupack_threshold),
+            1,
+            1_000,
+            "",
+        )?;
+        let ns = |name: &str, v: Option<Dur>, default: u64, lo: u64| -> Result<u64, SpecError> {
+            let x = v.map_or(default, |d| d.0);
+            if x < lo {
+                Err(SpecError::new(
+                    f(name),
+                    format!("{x} ns is below the minimum of {lo} ns"),
+                ))
+            } else {
+                Ok(x)
+            }
+        };
+        let rto_min_ns = ns("rto_min", self.rto_min, d.rto_min_ns, 0)?;
+        let rto_max_ns = ns("rto_max", self.rto_max, d.rto_max_ns, 1)?;
+        if rto_max_ns < rto_min_ns {
+            return Err(SpecError::new(
+                f("rto_max"),
+                format!("{rto_max_ns} ns is below rto_min ({rto_min_ns} ns)"),
+            ));
+        }
+        Ok(TcpConfig {
+            cc,
+            cc_params,
+            mss,
+            header_bytes,
+            send_buffer,
+            recv_buffer,
+            initial_cwnd,
+            initial_ssthresh,
+            dupack_threshold,
+            limited_transmit: self.limited_transmit.unwrap_or(d.limited_transmit),
+            timestamps: self.timestamps.unwrap_or(d.timestamps),
+            rto_initial_ns: ns("rto_initial", self.rto_initial, d.rto_initial_ns, 1)?,
+            rto_min_ns,
+            rto_max_ns,
+            clock_granularity_ns: ns(
+                "clock_granularity",
+                self.clock_granularity,
+                d.clock_granularity_ns,
+                0,
+            )?,
+            syn_timeout_ns: ns("syn_timeout", self.syn_timeout, d.syn_timeout_ns, 1)?,
+            delayed_ack: self.delayed_ack.unwrap_or(d.delayed_ack),
+            delayed_ack_count: in_range(
+                &f("delayed_ack_count"),
+                self.delayed_ack_count.unwrap_or(d.delayed_ack_count),
+                1,
+                1_000,
+                " segments",
+            )?,
+            delayed_ack_timeout_ns: ns(
+                "delayed_ack_timeout",
+                self.delayed_ack_timeout,
+                d.delayed_ack_timeout_ns,
+                1,
+            )?,
+        })
+    }
+}

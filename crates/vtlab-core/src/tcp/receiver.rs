@@ -1,0 +1,280 @@
+//! The TCP receiver of a bulk transfer: reassembly, the advertised window,
+//! delayed ACKs and timestamp echo.
+//!
+//! * Delayed ACKs (RFC 1122/5681, ns-3 `DelAckCount`/`DelAckTimeout`): an ACK
+//!   is sent for every `delayed_ack_count` in-order segments or when the timer
+//!   (armed by the first unacknowledged segment) expires. Out-of-order,
+//!   duplicate and hole-filling segments are acknowledged at once.
+//! * The application reads in-order data at once (ns-3 `PacketSink`), so the
+//!   advertised window is the receive buffer less the out-of-order bytes held.
+//! * Timestamps (RFC 7323 §4.3): TS.Recent is updated from a segment only if it
+//!   starts at or before the last acknowledgement sent, so a delayed ACK echoes
+//!   the earliest segment it covers.
+
+use std::collections::BTreeMap;
+
+use crate::engine::{Duration, Time};
+use crate::net::{NodeId, Packet, PacketKind};
+use crate::tcp::TcpConfig;
+
+#[derive(Clone, Debug, Default)]
+pub struct ReceiverStats {
+    pub segments_received: u64,
+    pub duplicate_segments: u64,
+    pub out_of_order_segments: u64,
+    pub acks_sent: u64,
+}
+
+pub struct Receiver {
+    flow: u32,
+    /// The sender's node.
+    peer: NodeId,
+    total: u64,
+    recv_buffer: u64,
+    header_bytes: u32,
+    delayed_ack: bool,
+    delayed_ack_count: u32,
+    delayed_ack_timeout: Duration,
+    rcv_nxt: u64,
+    /// Out-of-order intervals [start, end), disjoint and non-adjacent.
+    ooo: BTreeMap<u64, u64>,
+    ooo_bytes: u64,
+    unacked_segments: u32,
+    timer: Option<Time>,
+    ts_recent: Time,
+    last_ack_sent: u64,
+    completed_at: Option<Time>,
+    pub stats: ReceiverStats,
+}
+
+impl Receiver {
+    pub fn new(cfg: &TcpConfig, flow: u32, peer: NodeId, total: u64) -> Self {
+        Receiver {
+            flow,
+            peer,
+            total,
+            recv_buffer: cfg.recv_buffer,
+            header_bytes: cfg.header_bytes as u32,
+            delayed_ack: cfg.delayed_ack,
+            delayed_ack_count: cfg.delayed_ack_count,
+            delayed_ack_timeout: Duration(cfg.delayed_ack_timeout_ns),
+            rcv_nxt: 0,
+            ooo: BTreeMap::new(),
+            ooo_bytes: 0,
+            unacked_segments: 0,
+            timer: None,
+            ts_recent: Time::ZERO,
+            last_ack_sent: 0,
+            completed_at: None,
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    pub fn bytes_received(&self) -> u64 {
+        self.rcv_nxt
+    }
+    /// When the last byte of the transfer arrived in order.
+    pub fn completed_at(&self) -> Option<Time> {
+        self.completed_at
+    }
+    pub fn timer_deadline(&self) -> Option<Time> {
+        self.timer
+    }
+    fn rwnd(&self) -> u64 {
+        self.recv_buffer.saturating_sub(self.ooo_bytes)
+    }
+
+    pub fn on_packet(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
+        match p.kind {
+            PacketKind::Syn => {
+                // (Re)accept; a duplicate SYN means our SYN-ACK was lost.
+                let mut reply = self.ack_packet(now, PacketKind::SynAck);
+                reply.ts_ecr = p.ts_val;
+                out.push(reply);
+            }
+            PacketKind::Data => self.on_data(now, p, out),
+            PacketKind::SynAck | PacketKind::Ack => {}
+        }
+    }
+
+    pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if matches!(self.timer, Some(t) if t <= now) {
+            self.send_ack(now, out);
+        }
+    }
+
+    fn on_data(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
+        self.stats.segments_received += 1;
+        let (start, end) = (p.seq, p.seq + u64::from(p.len));
+        if end <= self.rcv_nxt {
+            self.stats.duplicate_segments += 1;
+            self.send_ack(now, out);
+            return;
+        }
+        if start > self.rcv_nxt {
+            self.stats.out_of_order_segments += 1;
+            if end - self.rcv_nxt <= self.recv_buffer {
+                self.insert_out_of_order(start, end);
+            }
+            self.send_ack(now, out);
+            return;
+        }
+        if start <= self.last_ack_sent {
+            self.ts_recent = p.ts_val;
+        }
+        let had_gap = !self.ooo.is_empty();
+        self.rcv_nxt = end;
+        while let Some((&s, &e)) = self.ooo.first_key_value() {
+            if s > self.rcv_nxt {
+                break;
+            }
+            self.ooo.remove(&s);
+            self.ooo_bytes -= e - s;
+            self.rcv_nxt = self.rcv_nxt.max(e);
+        }
+        if self.rcv_nxt >= self.total && self.completed_at.is_none() {
+            self.completed_at = Some(now);
+        }
+        self.unacked_segments += 1;
+        if had_gap || !self.delayed_ack || self.unacked_segments >= self.delayed_ack_count {
+            self.send_ack(now, out);
+        } else if self.timer.is_none() {
+            self.timer = Some(now + self.delayed_ack_timeout);
+        }
+    }
+
+    fn insert_out_of_order(&mut self, mut start: u64, mut end: u64) {
+        if let Some((&s, &e)) = self.ooo.range(..=start).next_back() {
+            if e >= start {
+                self.ooo.remove(&s);
+                self.ooo_bytes -= e - s;
+                start = s;
+                end = end.max(e);
+            }
+        }
+        while let Some((&s, &e)) = self.ooo.range(start..).next() {
+            if s > end {
+                break;
+            }
+            self.ooo.remove(&s);
+            self.ooo_bytes -= e - s;
+            end = end.max(e);
+        }
+        self.ooo.insert(start, end);
+        self.ooo_bytes += end - start;
+    }
+
+    fn ack_packet(&self, now: Time, kind: PacketKind) -> Packet {
+        Packet {
+            flow: self.flow,
+            dst: self.peer,
+            kind,
+            seq: 0,
+            len: 0,
+            ack: self.rcv_nxt,
+            rwnd: self.rwnd(),
+            ts_val: now,
+            ts_ecr: self.ts_recent,
+            ip_bytes: self.header_bytes,
+        }
+    }
+
+    fn send_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
+        out.push(self.ack_packet(now, PacketKind::Ack));
+        self.stats.acks_sent += 1;
+        self.last_ack_sent = self.rcv_nxt;
+        self.unacked_segments = 0;
+        self.timer = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(seq: u64, len: u32, ts: u64) -> Packet {
+        Packet {
+            flow: 0,
+            dst: NodeId(1),
+            kind: PacketKind::Data,
+            seq,
+            len,
+            ack: 0,
+            rwnd: 0,
+            ts_val: Time(ts),
+            ts_ecr: Time::ZERO,
+            ip_bytes: len + 40,
+        }
+    }
+
+    fn rx(total: u64) -> Receiver {
+        Receiver::new(&TcpConfig::default(), 0, NodeId(0), total)
+    }
+
+    #[test]
+    fn delayed_ack_every_second_segment_and_on_timeout() {
+        let mut r = rx(100_000);
+        let mut out = vec![];
+        r.on_packet(Time(10), &data(0, 1000, 10), &mut out);
+        assert!(out.is_empty());
+        assert_eq!(
+            r.timer_deadline(),
+            Some(Time(10) + Duration::from_millis(200))
+        );
+        r.on_packet(Time(20), &data(1000, 1000, 20), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, 2000);
+        // The delayed ACK echoes the first segment's timestamp (RFC 7323).
+        assert_eq!(out[0].ts_ecr, Time(10));
+        assert_eq!(r.timer_deadline(), None);
+        r.on_packet(Time(30), &data(2000, 1000, 30), &mut out);
+        r.on_timer(Time(30) + Duration::from_millis(200), &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[1].ack, 3000);
+    }
+
+    #[test]
+    fn out_of_order_and_hole_fill_are_acked_at_once() {
+        let mut r = rx(100_000);
+        let mut out = vec![];
+        r.on_packet(Time(1), &data(1000, 1000, 1), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, 0);
+        assert_eq!(out[0].rwnd, 131_072 - 1000);
+        r.on_packet(Time(2), &data(3000, 1000, 2), &mut out);
+        assert_eq!(out[1].ack, 0);
+        // Filling the first hole acks up to the second hole, immediately.
+        r.on_packet(Time(3), &data(0, 1000, 3), &mut out);
+        assert_eq!(out[2].ack, 2000);
+        r.on_packet(Time(4), &data(2000, 1000, 4), &mut out);
+        assert_eq!(out[3].ack, 4000);
+        assert_eq!(out[3].rwnd, 131_072);
+        // A duplicate is acked at once.
+        r.on_packet(Time(5), &data(0, 1000, 5), &mut out);
+        assert_eq!(out.len(), 5);
+        assert_eq!(r.stats.duplicate_segments, 1);
+    }
+
+    #[test]
+    fn overlapping_out_of_order_intervals_merge() {
+        let mut r = rx(100_000);
+        let mut out = vec![];
+        for (s, l) in [(5000, 1000), (7000, 1000), (5500, 2000), (9000, 500)] {
+            r.on_packet(Time(1), &data(s, l, 1), &mut out);
+        }
+        assert_eq!(r.ooo.len(), 2);
+        assert_eq!(r.ooo_bytes, 3000 + 500);
+        r.on_packet(Time(2), &data(0, 5000, 2), &mut out);
+        assert_eq!(r.bytes_received(), 8000);
+    }
+
+    #[test]
+    fn completion_time_is_the_last_in_order_byte() {
+        let mut r = rx(2500);
+        let mut out = vec![];
+        r.on_packet(Time(1), &data(1000, 1500, 1), &mut out);
+        assert_eq!(r.completed_at(), None);
+        r.on_packet(Time(9), &data(0, 1000, 9), &mut out);
+        assert_eq!(r.completed_at(), Some(Time(9)));
+    }
+}

@@ -1,0 +1,159 @@
+//! Round-trip time estimation and the retransmission timeout, RFC 6298.
+//!
+//! `rto = max(srtt + max(G, 4·rttvar), rto_min)`, capped at `rto_max`; the
+//! first sample sets `srtt = R`, `rttvar = R/2`; later samples update rttvar
+//! with the old srtt, then srtt (gains 1/4 and 1/8). Before any sample the RTO
+//! is `rto_initial`. Backoff doubles the RTO (capped) and is cleared by the
+//! next sample. G is the clock granularity (ns-3: 1 ms).
+
+use crate::engine::Duration;
+
+#[derive(Clone, Debug)]
+pub struct RttEstimator {
+    srtt_ns: Option<f64>,
+    rttvar_ns: f64,
+    rto: Duration,
+    min_rtt: Option<Duration>,
+    latest: Option<Duration>,
+    rto_min: Duration,
+    rto_max: Duration,
+    granularity: Duration,
+}
+
+impl RttEstimator {
+    pub fn new(
+        rto_initial: Duration,
+        rto_min: Duration,
+        rto_max: Duration,
+        granularity: Duration,
+    ) -> Self {
+        RttEstimator {
+            srtt_ns: None,
+            rttvar_ns: 0.0,
+            rto: rto_initial.min(rto_max),
+            min_rtt: None,
+            latest: None,
+            rto_min,
+            rto_max,
+            granularity,
+        }
+    }
+
+    /// Feed one valid sample; recomputes the RTO (which clears any backoff).
+    pub fn sample(&mut self, r: Duration) {
+        let r_ns = r.as_nanos() as f64;
+        match self.srtt_ns {
+            None => {
+                self.srtt_ns = Some(r_ns);
+                self.rttvar_ns = r_ns / 2.0;
+            }
+            Some(srtt) => {
+                self.rttvar_ns = 0.75 * self.rttvar_ns + 0.25 * (srtt - r_ns).abs();
+                self.srtt_ns = Some(0.875 * srtt + 0.125 * r_ns);
+            }
+        }
+        self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+        self.latest = Some(r);
+        self.rto = self.computed_rto();
+    }
+
+    fn computed_rto(&self) -> Duration {
+        let srtt = self.srtt_ns.unwrap_or(0.0);
+        let var = (4.0 * self.rttvar_ns).max(self.granularity.as_nanos() as f64);
+        let rto = Duration((srtt + var).round() as u64);
+        rto.max(self.rto_min).min(self.rto_max)
+    }
+
+    /// Exponential backoff after an expiry.
+    pub fn back_off(&mut self) {
+        self.rto = Duration(self.rto.as_nanos().saturating_mul(2)).min(self.rto_max);
+    }
+
+    pub fn rto(&self) -> Duration {
+        self.rto
+    }
+    pub fn srtt(&self) -> Option<Duration> {
+        self.srtt_ns.map(|s| Duration(s.round() as u64))
+    }
+    pub fn rttvar(&self) -> Duration {
+        Duration(self.rttvar_ns.round() as u64)
+    }
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.min_rtt
+    }
+    pub fn latest(&self) -> Option<Duration> {
+        self.latest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est() -> RttEstimator {
+        RttEstimator::new(
+            Duration::from_secs(1),
+            Duration::from_secs(1),
+            Duration::from_secs(60),
+            Duration::from_millis(1),
+        )
+    }
+
+    #[test]
+    fn initial_rto_before_samples() {
+        assert_eq!(est().rto(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn rfc6298_arithmetic() {
+        let mut e = RttEstimator::new(
+            Duration::from_secs(1),
+            Duration::from_millis(200),
+            Duration::from_secs(60),
+            Duration::from_millis(1),
+        );
+        e.sample(Duration::from_millis(100));
+        // srtt 100, rttvar 50, rto = 100 + 200 = 300 ms.
+        assert_eq!(e.srtt(), Some(Duration::from_millis(100)));
+        assert_eq!(e.rttvar(), Duration::from_millis(50));
+        assert_eq!(e.rto(), Duration::from_millis(300));
+        e.sample(Duration::from_millis(300));
+        // rttvar = 0.75·50 + 0.25·|100−300| = 87.5; srtt = 0.875·100 + 0.125·300 = 125.
+        assert_eq!(e.rttvar(), Duration::from_micros(87_500));
+        assert_eq!(e.srtt(), Some(Duration::from_millis(125)));
+        assert_eq!(e.rto(), Duration::from_millis(475));
+        assert_eq!(e.min_rtt(), Some(Duration::from_millis(100)));
+    }
+
+    #[test]
+    fn minimum_and_granularity_apply() {
+        let mut e = est();
+        e.sample(Duration::from_millis(4));
+        assert_eq!(e.rto(), Duration::from_secs(1));
+        let mut e = RttEstimator::new(
+            Duration::from_secs(1),
+            Duration(0),
+            Duration::from_secs(60),
+            Duration::from_millis(1),
+        );
+        for _ in 0..200 {
+            e.sample(Duration::from_millis(10));
+        }
+        // rttvar decays toward 0; G keeps the variance term at 1 ms.
+        assert_eq!(e.rto(), Duration::from_millis(11));
+    }
+
+    #[test]
+    fn backoff_doubles_caps_and_clears_on_sample() {
+        let mut e = est();
+        e.sample(Duration::from_millis(100));
+        e.back_off();
+        assert_eq!(e.rto(), Duration::from_secs(2));
+        for _ in 0..10 {
+            e.back_off();
+        }
+        assert_eq!(e.rto(), Duration::from_secs(60));
+        e.sample(Duration::from_millis(100));
+        assert_eq!(e.rto(), Duration::from_secs(1));
+    }
+}

@@ -1,0 +1,479 @@
+//! The TCP sender of a bulk transfer: connection set-up, transmission under
+//! the congestion and receive windows, loss detection and recovery, and the
+//! retransmission timer.
+//!
+//! Recovery is NewReno exactly as RFC 6582 (with the "impatient" timer: the
+//! RTO is restarted only on the first partial ACK), entered on the
+//! `dupack_threshold`-th duplicate ACK; limited transmit per RFC 3042; the
+//! retransmission timer per RFC 6298 (Karn's rule unless timestamps give
+//! unambiguous samples). After an RTO the sender goes back to `snd_una` and
+//! resends in slow start (state Loss); duplicate ACKs are ignored in Loss, as
+//! ns-3 does, and Loss ends once everything outstanding at the timeout is
+//! acknowledged. Window laws belong to the congestion controller.
+//!
+//! Sequence numbers are absolute byte offsets of the transfer, starting at 0.
+
+use crate::engine::{Duration, Time};
+use crate::net::{NodeId, Packet, PacketKind};
+use crate::tcp::cc::{AnyCc, CongestionOps, ConnInfo, CwndEvent, Window};
+use crate::tcp::{RttEstimator, TcpConfig};
+
+/// Congestion state of the sender (Linux `ca_state`, ns-3 `TcpCongState_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaState {
+    Open,
+    /// Duplicate ACKs seen, below the threshold.
+    Disorder,
+    /// Fast recovery.
+    Recovery,
+    /// After a retransmission timeout.
+    Loss,
+}
+
+impl CaState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CaState::Open => "open",
+            CaState::Disorder => "disorder",
+            CaState::Recovery => "recovery",
+            CaState::Loss => "loss",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    SynSent,
+    Established,
+}
+
+/// Counters of one sender.
+#[derive(Clone, Debug, Default)]
+pub struct SenderStats {
+    /// Data segments transmitted, retransmissions included.
+    pub segments_sent: u64,
+    pub retransmissions: u64,
+    /// Retransmission-timer expiries (every expiry, backoff repeats included).
+    pub rto_count: u64,
+    pub fast_recoveries: u64,
+    /// Entries into slow start after a loss (a timeout outside state Loss).
+    pub slow_starts_after_loss: u64,
+    pub syn_retransmissions: u64,
+    pub rtt_samples: u64,
+    pub rtt_sum_s: f64,
+    pub rtt_min: Option<Duration>,
+    pub rtt_max: Option<Duration>,
+}
+
+pub struct Sender {
+    cfg: TcpConfig,
+    cc: AnyCc,
+    flow: u32,
+    /// The receiver's node.
+    peer: NodeId,
+    total: u64,
+    phase: Phase,
+    syn_timeout: Duration,
+    syn_sent_at: Time,
+    syn_retransmitted: bool,
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    w: Window,
+    ca_state: CaState,
+    dupacks: u32,
+    /// RFC 6582 `recover`, as an exclusive end (snd_max when set).
+    recover: Option<u64>,
+    partial_ack_seen: bool,
+    rwnd: u64,
+    rtt: RttEstimator,
+    /// Pending retransmission (or SYN) timer deadline.
+    timer: Option<Time>,
+    /// Karn timing without timestamps: (end of the timed segment, send time).
+    timed: Option<(u64, Time)>,
+    /// Acked bytes not yet counted as whole segments (ns-3 `m_bytesAckedNotProcessed`).
+    acked_remainder: u64,
+    pub stats: SenderStats,
+}
+
+impl Sender {
+    pub fn new(cfg: TcpConfig, cc: AnyCc, flow: u32, peer: NodeId, total: u64) -> Self {
+        let rtt = RttEstimator::new(
+            Duration(cfg.rto_initial_ns),
+            Duration(cfg.rto_min_ns),
+            Duration(cfg.rto_max_ns),
+            Duration(cfg.clock_granularity_ns),
+        );
+        let w = Window {
+            cwnd: u64::from(cfg.initial_cwnd) * cfg.mss,
+            ssthresh: cfg.initial_ssthresh.unwrap_or(u64::MAX),
+        };
+        Sender {
+            syn_timeout: Duration(cfg.syn_timeout_ns),
+            rwnd: cfg.mss,
+            cc,
+            flow,
+            peer,
+            total,
+            phase: Phase::Idle,
+            syn_sent_at: Time::ZERO,
+            syn_retransmitted: false,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            w,
+            ca_state: CaState::Open,
+            dupacks: 0,
+            recover: None,
+            partial_ack_seen: false,
+            rtt,
+            timer: None,
+            timed: None,
+            acked_remainder: 0,
+            stats: SenderStats::default(),
+            cfg,
+        }
+    }
+
+    // ---- observation -------------------------------------------------------
+
+    pub fn timer_deadline(&self) -> Option<Time> {
+        self.timer
+    }
+    pub fn is_done(&self) -> bool {
+        self.phase == Phase::Established && self.snd_una >= self.total
+    }
+    pub fn window(&self) -> Window {
+        self.w
+    }
+    pub fn ca_state(&self) -> CaState {
+        self.ca_state
+    }
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+    pub fn srtt(&self) -> Option<Duration> {
+        self.rtt.srtt()
+    }
+    pub fn rto(&self) -> Duration {
+        self.rtt.rto()
+    }
+    pub fn flight_size(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+
+    fn info(&self, now: Time) -> ConnInfo {
+        ConnInfo {
+            now,
+            mss: self.cfg.mss,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            snd_max: self.snd_max,
+            bytes_in_flight: self.flight_size(),
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            ca_state: self.ca_state,
+        }
+    }
+
+    fn set_state(&mut self, now: Time, new: CaState) {
+        if new != self.ca_state {
+            let info = self.info(now);
+            self.cc.congestion_state_set(&info, &mut self.w, new);
+            self.ca_state = new;
+        }
+    }
+
+    // ---- inputs --------------------------------------------------------------
+
+    /// Open the connection (send the SYN).
+    pub fn start(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.phase = Phase::SynSent;
+        self.send_syn(now, out);
+    }
+
+    fn send_syn(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.syn_sent_at = now;
+        self.timer = Some(now + self.syn_timeout);
+        out.push(self.packet(now, PacketKind::Syn, 0, 0));
+    }
+
+    /// A packet of this flow arrived at the sender.
+    pub fn on_packet(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
+        match p.kind {
+            PacketKind::SynAck => self.on_syn_ack(now, p, out),
+            PacketKind::Ack => self.on_ack(now, p, out),
+            PacketKind::Syn | PacketKind::Data => {}
+        }
+    }
+
+    /// The timer fired at `now` (the simulation calls this only at or after
+    /// [`Sender::timer_deadline`]).
+    pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        match self.timer {
+            Some(t) if t <= now => {}
+            _ => return,
+        }
+        match self.phase {
+            Phase::Idle => self.timer = None,
+            Phase::SynSent => {
+                // ns-3 ConnTimeout: retransmit the SYN, doubling the timeout.
+                self.stats.syn_retransmissions += 1;
+                self.syn_retransmitted = true;
+                self.syn_timeout = self.syn_timeout.saturating_mul(2);
+                self.send_syn(now, out);
+            }
+            Phase::Established => self.on_rto(now, out),
+        }
+    }
+
+    fn on_syn_ack(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
+        if self.phase != Phase::SynSent {
+            return;
+        }
+        let sample = if self.cfg.timestamps {
+            Some(now - p.ts_ecr)
+        } else if !self.syn_retransmitted {
+            Some(now - self.syn_sent_at)
+        } else {
+            None
+        };
+        if let Some(r) = sample {
+            self.take_rtt_sample(r);
+        }
+        self.rwnd = p.rwnd;
+        self.phase = Phase::Established;
+        self.timer = None;
+        let info = self.info(now);
+        self.cc.cwnd_event(&info, &mut self.w, CwndEvent::TxStart);
+        self.send_data(now, out);
+    }
+
+    fn take_rtt_sample(&mut self, r: Duration) {
+        self.rtt.sample(r);
+        let s = &mut self.stats;
+        s.rtt_samples += 1;
+        s.rtt_sum_s += r.as_secs_f64();
+        s.rtt_min = Some(s.rtt_min.map_or(r, |m| m.min(r)));
+        s.rtt_max = Some(s.rtt_max.map_or(r, |m| m.max(r)));
+    }
+
+    fn on_ack(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
+        if self.phase != Phase::Established {
+            return;
+        }
+        self.rwnd = p.rwnd;
+        let ack = p.ack.min(self.snd_max);
+        if ack > self.snd_una {
+            self.on_new_ack(now, p, ack, out);
+        } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            self.on_dupack(now, out);
+        }
+        self.send_data(now, out);
+    }
+
+    fn on_new_ack(&mut self, now: Time, p: &Packet, ack: u64, out: &mut Vec<Packet>) {
+        let newly = ack - self.snd_una;
+        let sample = if self.cfg.timestamps {
+            Some(now - p.ts_ecr)
+        } else {
+            match self.timed {
+                Some((end, sent)) if ack >= end => {
+                    self.timed = None;
+                    Some(now - sent)
+                }
+                _ => None,
+            }
+        };
+        if let Some(r) = sample {
+            self.take_rtt_sample(r);
+        }
+        self.snd_una = ack;
+        self.snd_nxt = self.snd_nxt.max(ack);
+        self.acked_remainder += newly;
+        let segments = (self.acked_remainder / self.cfg.mss) as u32;
+        self.acked_remainder %= self.cfg.mss;
+        let mut restart_timer = true;
+
+        match self.ca_state {
+            CaState::Recovery => {
+                let recover = self.recover.unwrap_or(0);
+                if ack >= recover {
+                    // Full ACK (RFC 6582 step 3, option 2 as ns-3): deflate to ssthresh.
+                    self.w.cwnd = self.w.ssthresh;
+                    self.dupacks = 0;
+                    self.set_state(now, CaState::Open);
+                    let info = self.info(now);
+                    self.cc
+                        .cwnd_event(&info, &mut self.w, CwndEvent::CompleteCwr);
+                } else {
+                    // Partial ACK (step 4): retransmit the next hole, deflate by the
+                    // amount acknowledged, add back one MSS if at least one was acked.
+                    self.retransmit_head(now, out);
+                    self.w.cwnd = self.w.cwnd.saturating_sub(newly);
+                    if newly >= self.cfg.mss {
+                        self.w.cwnd += self.cfg.mss;
+                    }
+                    self.w.cwnd = self.w.cwnd.max(self.cfg.mss);
+                    restart_timer = !self.partial_ack_seen;
+                    self.partial_ack_seen = true;
+                }
+            }
+            CaState::Loss | CaState::Open | CaState::Disorder => {
+                self.dupacks = 0;
+                let info = self.info(now);
+                self.cc.pkts_acked(&info, &self.w, segments, sample);
+                self.cc.increase_window(&info, &mut self.w, segments);
+                let left_loss =
+                    self.ca_state == CaState::Loss && self.recover.is_none_or(|r| ack >= r);
+                if self.ca_state == CaState::Disorder || left_loss {
+                    self.set_state(now, CaState::Open);
+                }
+            }
+        }
+
+        if self.snd_una >= self.snd_max {
+            self.timer = None;
+        } else if restart_timer {
+            self.timer = Some(now + self.rtt.rto());
+        }
+    }
+
+    fn on_dupack(&mut self, now: Time, out: &mut Vec<Packet>) {
+        match self.ca_state {
+            CaState::Open | CaState::Disorder => {
+                self.dupacks += 1;
+                // RFC 6582 step 1: enter only if the ACK covers more than `recover`.
+                let may_enter = self.recover.is_none_or(|r| self.snd_una > r);
+                if self.dupacks >= self.cfg.dupack_threshold && may_enter {
+                    self.enter_recovery(now, out);
+                } else if self.ca_state == CaState::Open {
+                    self.set_state(now, CaState::Disorder);
+                }
+            }
+            CaState::Recovery => {
+                self.dupacks += 1;
+                // Inflate: one more segment has left the network.
+                self.w.cwnd += self.cfg.mss;
+            }
+            CaState::Loss => {}
+        }
+    }
+
+    fn enter_recovery(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let info = self.info(now);
+        let flight = self.flight_size();
+        self.w.ssthresh = self.cc.ssthresh(&info, &self.w, flight);
+        self.recover = Some(self.snd_max);
+        self.set_state(now, CaState::Recovery);
+        self.w.cwnd = self.w.ssthresh + u64::from(self.dupacks) * self.cfg.mss;
+        self.partial_ack_seen = false;
+        self.stats.fast_recoveries += 1;
+        self.retransmit_head(now, out);
+    }
+
+    fn on_rto(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.stats.rto_count += 1;
+        // Reduce ssthresh only on the first timeout for this window: not when the
+        // head was already resent since an earlier timeout (RFC 5681 §3.1, ns-3).
+        let head_resent = self.ca_state == CaState::Loss
+            && self.snd_una < self.snd_nxt.min(self.recover.unwrap_or(0));
+        if !head_resent {
+            let info = self.info(now);
+            let flight = self.flight_size();
+            self.w.ssthresh = self.cc.ssthresh(&info, &self.w, flight);
+        }
+        if self.ca_state != CaState::Loss {
+            self.stats.slow_starts_after_loss += 1;
+        }
+        let info = self.info(now);
+        self.cc.cwnd_event(&info, &mut self.w, CwndEvent::Loss);
+        self.set_state(now, CaState::Loss);
+        self.w.cwnd = self.cfg.mss;
+        self.recover = Some(self.snd_max);
+        self.dupacks = 0;
+        self.partial_ack_seen = false;
+        self.timed = None;
+        self.rtt.back_off();
+        // Go back N: resend from the first unacknowledged byte in slow start.
+        self.snd_nxt = self.snd_una;
+        self.timer = None;
+        self.send_data(now, out);
+    }
+
+    // ---- output --------------------------------------------------------------
+
+    fn packet(&self, now: Time, kind: PacketKind, seq: u64, len: u32) -> Packet {
+        Packet {
+            flow: self.flow,
+            dst: self.peer,
+            kind,
+            seq,
+            len,
+            ack: 0,
+            rwnd: 0,
+            ts_val: now,
+            ts_ecr: Time::ZERO,
+            ip_bytes: len + self.cfg.header_bytes as u32,
+        }
+    }
+
+    fn transmit(&mut self, now: Time, seq: u64, len: u64, out: &mut Vec<Packet>) {
+        let is_retransmission = seq < self.snd_max;
+        self.stats.segments_sent += 1;
+        if is_retransmission {
+            self.stats.retransmissions += 1;
+            // Karn: a retransmission makes the timed segment's sample ambiguous.
+            self.timed = None;
+        } else if !self.cfg.timestamps && self.timed.is_none() {
+            self.timed = Some((seq + len, now));
+        }
+        if self.timer.is_none() {
+            self.timer = Some(now + self.rtt.rto());
+        }
+        out.push(self.packet(now, PacketKind::Data, seq, len as u32));
+    }
+
+    fn retransmit_head(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let len = self.cfg.mss.min(self.snd_max - self.snd_una);
+        if len > 0 {
+            self.transmit(now, self.snd_una, len, out);
+        }
+    }
+
+    /// Send as much as the congestion window, the receive window and the send
+    /// buffer allow, full-sized segments only except for the transfer's tail.
+    fn send_data(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.phase != Phase::Established {
+            return;
+        }
+        let mss = self.cfg.mss;
+        let limited = if self.ca_state == CaState::Disorder && self.cfg.limited_transmit {
+            u64::from(self.dupacks.min(2)) * mss
+        } else {
+            0
+        };
+        let wnd = (self.w.cwnd + limited).min(self.rwnd);
+        let data_end = self.total.min(self.snd_una + self.cfg.send_buffer);
+        loop {
+            let outstanding = self.snd_nxt - self.snd_una;
+            if outstanding >= wnd || self.snd_nxt >= data_end {
+                break;
+            }
+            let len = mss.min(data_end - self.snd_nxt);
+            let is_tail = self.snd_nxt + len >= self.total;
+            // Sender-side silly-window avoidance: no runt segments mid-transfer,
+            // and no splitting a segment to fit the window unless nothing is in flight.
+            if (len < mss && !is_tail) || (len > wnd - outstanding && outstanding > 0) {
+                break;
+            }
+            self.transmit(now, self.snd_nxt, len, out);
+            self.snd_nxt += len;
+            self.snd_max = self.snd_max.max(self.snd_nxt);
+        }
+    }
+}
