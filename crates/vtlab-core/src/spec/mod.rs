@@ -1,0 +1,494 @@
+//! Scenarios: what users write (specs, with units and defaults) and what the
+//! engine runs (a resolved [`Scenario`], explicit and in base units).
+//!
+//! A spec is a JSON/TOML object whose `preset` field picks a topology builder:
+//! `"custom"` (explicit nodes, links and flows) or a named preset such as
+//! `"v2g"`. Every error names the field path and the allowed values.
+
+pub mod units;
+mod v2g;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
+use std::fmt;
+
+use crate::net::{LossConf, LossKind, LossSpec};
+use crate::tcp::{TcpConfig, TcpSpec};
+use units::{Bytes, Dur, Rate};
+
+pub use v2g::V2gSpec;
+
+/// An invalid scenario: the field path and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    pub path: String,
+    pub message: String,
+}
+
+impl SpecError {
+    pub fn new(path: impl Into<String>, message: String) -> Self {
+        SpecError {
+            path: path.into(),
+            message,
+        }
+    }
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// Every preset, by name.
+pub const PRESETS: &[&str] = &["custom", "v2g"];
+
+/// Deserialize `value` as `T`, turning serde's error into a [`SpecError`]
+/// whose path is `prefix` plus the path inside `value`.
+fn from_value<T: DeserializeOwned>(value: serde_json::Value, prefix: &str) -> Result<T, SpecError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let inner = e.path().to_string();
+        let path = match (prefix.is_empty(), inner.as_str()) {
+            (_, ".") => prefix.to_string(),
+            (true, _) => inner,
+            (false, _) => format!("{prefix}.{inner}"),
+        };
+        SpecError::new(path, e.into_inner().to_string())
+    })
+}
+
+/// Build the resolved scenario from a spec given as JSON text.
+pub fn resolve_json(spec_json: &str) -> Result<Scenario, SpecError> {
+    let value: serde_json::Value = serde_json::from_str(spec_json)
+        .map_err(|e| SpecError::new("", format!("the scenario is not valid JSON: {e}")))?;
+    resolve_value(value)
+}
+
+/// Build the resolved scenario from a spec object.
+pub fn resolve_value(value: serde_json::Value) -> Result<Scenario, SpecError> {
+    let serde_json::Value::Object(mut map) = value else {
+        return Err(SpecError::new(
+            "",
+            "a scenario must be a table/object".into(),
+        ));
+    };
+    let preset = match map.remove("preset") {
+        None => {
+            return Err(SpecError::new(
+                "preset",
+                format!("missing (allowed: {})", PRESETS.join(", ")),
+            ))
+        }
+        Some(serde_json::Value::String(s)) => s,
+        Some(other) => {
+            return Err(SpecError::new(
+                "preset",
+                format!("expected a preset name, found {other}"),
+            ))
+        }
+    };
+    let rest = serde_json::Value::Object(map);
+    match preset.as_str() {
+        "custom" => from_value::<CustomSpec>(rest, "")?.resolve(),
+        "v2g" => from_value::<V2gSpec>(rest, "")?.resolve(),
+        other => Err(SpecError::new(
+            "preset",
+            format!("unknown preset '{other}' (allowed: {})", PRESETS.join(", ")),
+        )),
+    }
+}
+
+// ---- resolved scenario ---------------------------------------------------------
+
+/// A point-to-point link, both directions.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConf {
+    pub name: String,
+    pub a: String,
+    pub b: String,
+    pub rate_bps: u64,
+    pub delay_ns: u64,
+    pub queue_packets: u32,
+    pub framing_bytes: u32,
+    /// Loss at the receiving end of the a→b direction.
+    pub loss_ab: LossConf,
+    /// Loss at the receiving end of the b→a direction.
+    pub loss_ba: LossConf,
+}
+
+/// A bulk transfer from `src` to `dst`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConf {
+    pub name: String,
+    pub src: String,
+    pub dst: String,
+    pub bytes: u64,
+    pub start_ns: u64,
+    pub tcp: TcpConfig,
+}
+
+/// A fully resolved scenario: explicit, in base units, ready to run.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// The preset it was built from.
+    pub preset: String,
+    pub nodes: Vec<String>,
+    pub links: Vec<LinkConf>,
+    pub flows: Vec<FlowConf>,
+    pub stop_ns: Option<u64>,
+    pub trace_interval_ns: u64,
+}
+
+impl Scenario {
+    /// Canonical JSON: the input of the scenario hash.
+    pub fn canonical_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// First 16 hex digits of the SHA-256 of the canonical JSON.
+    pub fn hash(&self) -> String {
+        let digest = Sha256::digest(self.canonical_json().as_bytes());
+        digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Structural checks every builder's output must pass.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        let mut names = BTreeSet::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if n.is_empty() || !names.insert(n.as_str()) {
+                return Err(SpecError::new(
+                    format!("nodes[{i}]"),
+                    format!("node names must be non-empty and unique ('{n}')"),
+                ));
+            }
+        }
+        let known = |path: String, n: &str| {
+            if names.contains(n) {
+                Ok(())
+            } else {
+                Err(SpecError::new(
+                    path,
+                    format!("unknown node '{n}' (nodes: {})", self.nodes.join(", ")),
+                ))
+            }
+        };
+        let mut link_names = BTreeSet::new();
+        for (i, l) in self.links.iter().enumerate() {
+            known(format!("links[{i}].a"), &l.a)?;
+            known(format!("links[{i}].b"), &l.b)?;
+            if l.a == l.b {
+                return Err(SpecError::new(
+                    format!("links[{i}].b"),
+                    "a link must join two different nodes".into(),
+                ));
+            }
+            if !link_names.insert(l.name.as_str()) {
+                return Err(SpecError::new(
+                    format!("links[{i}].name"),
+                    format!("duplicate link name '{}'", l.name),
+                ));
+            }
+            if l.queue_packets == 0 {
+                return Err(SpecError::new(
+                    format!("links[{i}].queue_packets"),
+                    "0 is outside [1, 1000000]".into(),
+                ));
+            }
+        }
+        if self.flows.is_empty() {
+            return Err(SpecError::new(
+                "flows",
+                "at least one flow is required".into(),
+            ));
+        }
+        let mut flow_names = BTreeSet::new();
+        for (i, f) in self.flows.iter().enumerate() {
+            known(format!("flows[{i}].src"), &f.src)?;
+            known(format!("flows[{i}].dst"), &f.dst)?;
+            if f.src == f.dst {
+                return Err(SpecError::new(
+                    format!("flows[{i}].dst"),
+                    "a flow's source and destination must differ".into(),
+                ));
+            }
+            if f.bytes == 0 {
+                return Err(SpecError::new(
+                    format!("flows[{i}].bytes"),
+                    "must be at least 1 byte".into(),
+                ));
+            }
+            if !flow_names.insert(f.name.as_str()) {
+                return Err(SpecError::new(
+                    format!("flows[{i}].name"),
+                    format!("duplicate flow name '{}'", f.name),
+                ));
+            }
+        }
+        if self.trace_interval_ns == 0 {
+            return Err(SpecError::new("trace_interval", "must be positive".into()));
+        }
+        Ok(())
+    }
+}
+
+// ---- the custom preset -----------------------------------------------------------
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinkSpec {
+    name: Option<String>,
+    a: String,
+    b: String,
+    rate: Rate,
+    delay: Dur,
+    queue_packets: Option<u32>,
+    framing_bytes: Option<u32>,
+    loss_ab: Option<LossSpec>,
+    loss_ba: Option<LossSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FlowSpec {
+    name: Option<String>,
+    src: String,
+    dst: String,
+    bytes: Option<Bytes>,
+    start: Option<Dur>,
+    tcp: Option<TcpSpec>,
+}
+
+/// Explicit topology. Top-level `bytes` and `tcp` are defaults for every flow;
+/// a flow's own `tcp` fields override them.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CustomSpec {
+    nodes: Vec<String>,
+    links: Vec<LinkSpec>,
+    flows: Vec<FlowSpec>,
+    bytes: Option<Bytes>,
+    tcp: Option<TcpSpec>,
+    stop: Option<Dur>,
+    trace_interval: Option<Dur>,
+}
+
+pub const DEFAULT_QUEUE_PACKETS: u32 = 100;
+pub const DEFAULT_FRAMING_BYTES: u32 = 2;
+pub const DEFAULT_TRACE_INTERVAL_NS: u64 = 10_000_000;
+
+/// Overlay `over` on `base`: fields set in `over` win.
+pub fn merge_tcp(base: Option<&TcpSpec>, over: Option<&TcpSpec>) -> Result<TcpSpec, SpecError> {
+    let to_map = |s: Option<&TcpSpec>| -> serde_json::Map<String, serde_json::Value> {
+        match s.and_then(|s| serde_json::to_value(s).ok()) {
+            Some(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        }
+    };
+    let mut merged = to_map(base);
+    for (k, v) in to_map(over) {
+        if !v.is_null() {
+            merged.insert(k, v);
+        }
+    }
+    from_value(serde_json::Value::Object(merged), "tcp")
+}
+
+pub(crate) fn check_queue(path: &str, q: u32) -> Result<u32, SpecError> {
+    if (1..=1_000_000).contains(&q) {
+        Ok(q)
+    } else {
+        Err(SpecError::new(
+            path,
+            format!("{q} is outside [1, 1000000] packets"),
+        ))
+    }
+}
+
+impl CustomSpec {
+    fn resolve(self) -> Result<Scenario, SpecError> {
+        let links = self
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let p = format!("links[{i}]");
+                Ok(LinkConf {
+                    name: l.name.clone().unwrap_or_else(|| format!("link{i}")),
+                    a: l.a.clone(),
+                    b: l.b.clone(),
+                    rate_bps: l.rate.0,
+                    delay_ns: l.delay.0,
+                    queue_packets: check_queue(
+                        &format!("{p}.queue_packets"),
+                        l.queue_packets.unwrap_or(DEFAULT_QUEUE_PACKETS),
+                    )?,
+                    framing_bytes: l.framing_bytes.unwrap_or(DEFAULT_FRAMING_BYTES),
+                    loss_ab: l
+                        .loss_ab
+                        .clone()
+                        .unwrap_or_default()
+                        .resolve_or(&format!("{p}.loss_ab"), LossKind::None)?,
+                    loss_ba: l
+                        .loss_ba
+                        .clone()
+                        .unwrap_or_default()
+                        .resolve_or(&format!("{p}.loss_ba"), LossKind::None)?,
+                })
+            })
+            .collect::<Result<Vec<_>, SpecError>>()?;
+        let flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let p = format!("flows[{i}]");
+                let bytes = f.bytes.or(self.bytes).ok_or_else(|| {
+                    SpecError::new(
+                        format!("{p}.bytes"),
+                        "required (or set a top-level `bytes`)".into(),
+                    )
+                })?;
+                let tcp =
+                    merge_tcp(self.tcp.as_ref(), f.tcp.as_ref())?.resolve(&format!("{p}.tcp"))?;
+                Ok(FlowConf {
+                    name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
+                    src: f.src.clone(),
+                    dst: f.dst.clone(),
+                    bytes: bytes.0,
+                    start_ns: f.start.map_or(0, |d| d.0),
+                    tcp,
+                })
+            })
+            .collect::<Result<Vec<_>, SpecError>>()?;
+        let scenario = Scenario {
+            preset: "custom".into(),
+            nodes: self.nodes,
+            links,
+            flows,
+            stop_ns: self.stop.map(|d| d.0),
+            trace_interval_ns: self
+                .trace_interval
+                .map_or(DEFAULT_TRACE_INTERVAL_NS, |d| d.0),
+        };
+        scenario.validate()?;
+        Ok(scenario)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err(v: serde_json::Value) -> String {
+        resolve_value(v).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn preset_is_required_and_checked() {
+        assert!(err(json!({})).starts_with("preset: missing (allowed: custom, v2g)"));
+        assert_eq!(
+            err(json!({"preset": "v2x"})),
+            "preset: unknown preset 'v2x' (allowed: custom, v2g)"
+        );
+    }
+
+    #[test]
+    fn unknown_fields_are_named() {
+        let e = err(json!({"preset": "v2g", "plc_rat": "10Mbps"}));
+        assert!(e.contains("unknown field `plc_rat`"), "{e}");
+        let e = err(json!({"preset": "v2g", "tcp": {"ccc": "newreno"}}));
+        assert!(
+            e.starts_with("tcp.ccc: unknown field `ccc`, expected one of `cc`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn values_errors_carry_their_path() {
+        let e = err(json!({"preset": "v2g", "plc_rate": "0Mbps"}));
+        assert!(
+            e.starts_with("plc_rate: rate '0Mbps' must be positive"),
+            "{e}"
+        );
+        let e = err(json!({"preset": "v2g", "bytes": "abc"}));
+        assert!(e.starts_with("bytes: invalid size 'abc'"), "{e}");
+        let e = err(json!({"preset": "v2g", "loss": {"mean_loss": "150%"}}));
+        assert!(
+            e.starts_with("loss.mean_loss: 1.5 is outside [0, 1)"),
+            "{e}"
+        );
+        let e = err(json!({"preset": "v2g", "tcp": {"cc": "foo"}}));
+        assert_eq!(
+            e,
+            "tcp.cc: unknown congestion control 'foo' (allowed: newreno)"
+        );
+        let e = err(json!({"preset": "v2g", "tcp": {"cc_params": {"k": 3}}}));
+        assert!(
+            e.starts_with("tcp.cc_params.k: unknown parameter of 'newreno'"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn custom_topology_resolves_and_hashes_stably() {
+        let spec = json!({
+            "preset": "custom",
+            "nodes": ["a", "b"],
+            "links": [{"a": "a", "b": "b", "rate": "1Mbps", "delay": "10ms"}],
+            "flows": [{"src": "a", "dst": "b", "bytes": "1MB"}],
+        });
+        let s = resolve_value(spec.clone()).unwrap();
+        assert_eq!(s.links[0].rate_bps, 1_000_000);
+        assert_eq!(s.flows[0].name, "flow0");
+        assert_eq!(s.hash(), resolve_value(spec).unwrap().hash());
+        assert_eq!(s.hash().len(), 16);
+        // The resolved form round-trips.
+        let back: Scenario = serde_json::from_str(&s.canonical_json()).unwrap();
+        assert_eq!(back, s);
+    }
+
+    #[test]
+    fn custom_topology_errors() {
+        let base = |links: serde_json::Value, flows: serde_json::Value| json!({"preset": "custom", "nodes": ["a", "b"], "links": links, "flows": flows});
+        let l = json!([{"a": "a", "b": "c", "rate": "1Mbps", "delay": 0}]);
+        let f = json!([{"src": "a", "dst": "b", "bytes": 10}]);
+        assert!(err(base(l, f.clone())).starts_with("links[0].b: unknown node 'c'"));
+        let l = json!([{"a": "a", "b": "b", "rate": "1Mbps", "delay": 0}]);
+        assert!(err(base(l.clone(), json!([]))).starts_with("flows: at least one flow"));
+        let f2 = json!([{"src": "a", "dst": "b"}]);
+        assert!(err(base(l, f2)).starts_with("flows[0].bytes: required"));
+    }
+
+    #[test]
+    fn flow_tcp_overrides_top_level_tcp() {
+        let spec = json!({
+            "preset": "custom", "nodes": ["a", "b"],
+            "links": [{"a": "a", "b": "b", "rate": "1Mbps", "delay": 0}],
+            "tcp": {"mss": 1000, "delayed_ack": false},
+            "bytes": 5000,
+            "flows": [{"src": "a", "dst": "b", "tcp": {"mss": 500}}],
+        });
+        let s = resolve_value(spec).unwrap();
+        assert_eq!(s.flows[0].tcp.mss, 500);
+        assert!(!s.flows[0].tcp.delayed_ack);
+    }
+
+    #[test]
+    fn loss_conf_round_trip() {
+        let c = LossSpec::burst_mean(0.05).resolve("l").unwrap();
+        let back: LossConf = serde_json::from_value(serde_json::to_value(&c).unwrap()).unwrap();
+        assert_eq!(back, c);
+    }
+}

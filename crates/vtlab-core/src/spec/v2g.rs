@@ -1,0 +1,165 @@
+//! The V2G charging-cable preset (Park et al. 2019, Fig. 3): the server SA
+//! behind a WAN link to the charger's controller SECC, and the HomePlug Green
+//! PHY power-line link from the SECC to the vehicle's controller EVCC, the
+//! bottleneck, with bursty impulse-noise losses toward the vehicle.
+//!
+//! SA —(500 Mbit/s, 0.9 ms)— SECC —(10 Mbit/s, 0.9 ms, loss toward EVCC)— EVCC
+//!
+//! One bulk transfer SA → EVCC. The default loss model is ns-3's burst model
+//! with sizes 1..4, as in the study; `loss.mean_loss` is the mean loss rate
+//! (the study's x-axis), converted to a burst-start probability.
+
+use serde::Deserialize;
+
+use super::units::{Bytes, Dur, Rate};
+use super::{check_queue, FlowConf, LinkConf, Scenario, SpecError};
+use super::{DEFAULT_FRAMING_BYTES, DEFAULT_QUEUE_PACKETS, DEFAULT_TRACE_INTERVAL_NS};
+use crate::net::{LossKind, LossSpec};
+use crate::tcp::TcpSpec;
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct V2gSpec {
+    /// Transfer size (default 100 MB).
+    pub bytes: Option<Bytes>,
+    pub start: Option<Dur>,
+    pub stop: Option<Dur>,
+    pub wan_rate: Option<Rate>,
+    pub wan_delay: Option<Dur>,
+    pub plc_rate: Option<Rate>,
+    pub plc_delay: Option<Dur>,
+    /// Transmit-queue limit of every link direction, packets.
+    pub queue_packets: Option<u32>,
+    pub framing_bytes: Option<u32>,
+    /// Loss on the PLC link toward the vehicle (default model: burst).
+    pub loss: Option<LossSpec>,
+    /// Loss on the PLC link toward the charger (default: none).
+    pub reverse_loss: Option<LossSpec>,
+    pub tcp: Option<TcpSpec>,
+    pub trace_interval: Option<Dur>,
+}
+
+impl V2gSpec {
+    pub fn resolve(self) -> Result<Scenario, SpecError> {
+        let queue_packets = check_queue(
+            "queue_packets",
+            self.queue_packets.unwrap_or(DEFAULT_QUEUE_PACKETS),
+        )?;
+        let framing_bytes = self.framing_bytes.unwrap_or(DEFAULT_FRAMING_BYTES);
+        let none = crate::net::LossConf::None;
+        let link = |name: &str, a: &str, b: &str, rate: u64, delay: u64| LinkConf {
+            name: name.into(),
+            a: a.into(),
+            b: b.into(),
+            rate_bps: rate,
+            delay_ns: delay,
+            queue_packets,
+            framing_bytes,
+            loss_ab: none.clone(),
+            loss_ba: none.clone(),
+        };
+        let wan = link(
+            "wan",
+            "sa",
+            "secc",
+            self.wan_rate.map_or(500_000_000, |r| r.0),
+            self.wan_delay.map_or(900_000, |d| d.0),
+        );
+        let mut plc = link(
+            "plc",
+            "secc",
+            "evcc",
+            self.plc_rate.map_or(10_000_000, |r| r.0),
+            self.plc_delay.map_or(900_000, |d| d.0),
+        );
+        plc.loss_ab = self
+            .loss
+            .unwrap_or_default()
+            .resolve_or("loss", LossKind::Burst)?;
+        plc.loss_ba = self
+            .reverse_loss
+            .unwrap_or_default()
+            .resolve_or("reverse_loss", LossKind::None)?;
+        let tcp = self.tcp.unwrap_or_default().resolve("tcp")?;
+        let bytes = self.bytes.map_or(100_000_000, |b| b.0);
+        if bytes == 0 {
+            return Err(SpecError::new("bytes", "must be at least 1 byte".into()));
+        }
+        let scenario = Scenario {
+            preset: "v2g".into(),
+            nodes: vec!["sa".into(), "secc".into(), "evcc".into()],
+            links: vec![wan, plc],
+            flows: vec![FlowConf {
+                name: "evcc".into(),
+                src: "sa".into(),
+                dst: "evcc".into(),
+                bytes,
+                start_ns: self.start.map_or(0, |d| d.0),
+                tcp,
+            }],
+            stop_ns: self.stop.map(|d| d.0),
+            trace_interval_ns: self
+                .trace_interval
+                .map_or(DEFAULT_TRACE_INTERVAL_NS, |d| d.0),
+        };
+        scenario.validate()?;
+        Ok(scenario)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::resolve_value;
+    use crate::net::LossConf;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_are_the_study_setup() {
+        let s = resolve_value(json!({"preset": "v2g"})).unwrap();
+        assert_eq!(s.nodes, ["sa", "secc", "evcc"]);
+        assert_eq!(s.links[0].rate_bps, 500_000_000);
+        assert_eq!(s.links[1].rate_bps, 10_000_000);
+        assert_eq!(s.links[1].delay_ns, 900_000);
+        assert_eq!(s.flows[0].bytes, 100_000_000);
+        assert_eq!(s.flows[0].tcp.mss, 1460);
+        assert_eq!(s.flows[0].tcp.recv_buffer, 131_072);
+        assert_eq!(
+            s.links[1].loss_ab,
+            LossConf::Burst {
+                burst_start: 0.0,
+                burst_min: 1,
+                burst_max: 4,
+                mean_loss: 0.0
+            }
+        );
+    }
+
+    #[test]
+    fn mean_loss_becomes_a_burst_start_probability() {
+        let s = resolve_value(json!({"preset": "v2g", "loss": {"mean_loss": "5%"}})).unwrap();
+        let LossConf::Burst {
+            burst_start,
+            mean_loss,
+            ..
+        } = s.links[1].loss_ab
+        else {
+            panic!()
+        };
+        assert!((burst_start - 0.0204).abs() < 1e-4);
+        assert!((mean_loss - 0.05).abs() < 1e-12);
+    }
+
+    #[test]
+    fn overrides_apply() {
+        let s = resolve_value(json!({
+            "preset": "v2g", "plc_rate": "5Mbps", "wan_delay": "10ms", "bytes": "1MB",
+            "loss": {"model": "bernoulli", "mean_loss": 0.01}, "tcp": {"delayed_ack": false},
+        }))
+        .unwrap();
+        assert_eq!(s.links[1].rate_bps, 5_000_000);
+        assert_eq!(s.links[0].delay_ns, 10_000_000);
+        assert_eq!(s.flows[0].bytes, 1_000_000);
+        assert_eq!(s.links[1].loss_ab, LossConf::Bernoulli { mean_loss: 0.01 });
+        assert!(!s.flows[0].tcp.delayed_ack);
+    }
+}
