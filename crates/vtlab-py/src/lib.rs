@@ -1,0 +1,226 @@
+//! Thin PyO3 binding of vtlab-core as the Python module `vtlab._core`.
+//! No simulation logic lives here: it converts JSON specs in and result
+//! tables out (as dicts of column lists).
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use vtlab_core::metrics::{FlowResult, LinkResult, Trace};
+use vtlab_core::net::loss::{
+    burst_mean_loss as core_burst_mean_loss, burst_start_for_mean_loss as core_burst_start,
+};
+use vtlab_core::tcp::cc;
+use vtlab_core::{spec, RunOptions, SpecError};
+
+create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "An invalid scenario: the message names the field and the allowed values."
+);
+
+fn to_py_err(e: SpecError) -> PyErr {
+    ScenarioError::new_err(e.to_string())
+}
+
+/// The vtlab version.
+#[pyfunction]
+fn version() -> &'static str {
+    vtlab_core::VERSION
+}
+
+/// Names of the scenario presets.
+#[pyfunction]
+fn presets() -> Vec<&'static str> {
+    spec::PRESETS.to_vec()
+}
+
+/// Every congestion control: name, description, source and parameters.
+#[pyfunction]
+fn congestion_controls(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let list = PyList::empty(py);
+    for d in cc::REGISTRY {
+        let entry = PyDict::new(py);
+        entry.set_item("name", d.name)?;
+        entry.set_item("description", d.description)?;
+        entry.set_item("source", d.source)?;
+        let params = PyList::empty(py);
+        for p in d.params {
+            let pd = PyDict::new(py);
+            pd.set_item("name", p.name)?;
+            pd.set_item("default", p.default)?;
+            pd.set_item("min", p.min)?;
+            pd.set_item("max", p.max)?;
+            pd.set_item("doc", p.doc)?;
+            params.append(pd)?;
+        }
+        entry.set_item("params", params)?;
+        list.append(entry)?;
+    }
+    Ok(list)
+}
+
+/// Validate a scenario spec (JSON text) and return the resolved scenario as
+/// canonical JSON.
+#[pyfunction]
+fn expand(spec_json: &str) -> PyResult<String> {
+    let s = spec::resolve_json(spec_json).map_err(to_py_err)?;
+    Ok(s.canonical_json())
+}
+
+/// Hash of the resolved scenario (what every result row carries).
+#[pyfunction]
+fn scenario_hash(spec_json: &str) -> PyResult<String> {
+    Ok(spec::resolve_json(spec_json).map_err(to_py_err)?.hash())
+}
+
+/// Mean loss rate of the burst model for burst-start probability `p`.
+#[pyfunction]
+#[pyo3(signature = (p, burst_min=1, burst_max=4))]
+fn burst_mean_loss(p: f64, burst_min: u32, burst_max: u32) -> f64 {
+    core_burst_mean_loss(p, burst_min, burst_max)
+}
+
+/// Burst-start probability that gives mean loss rate `mean_loss`.
+#[pyfunction]
+#[pyo3(signature = (mean_loss, burst_min=1, burst_max=4))]
+fn burst_start_for_mean_loss(mean_loss: f64, burst_min: u32, burst_max: u32) -> f64 {
+    core_burst_start(mean_loss, burst_min, burst_max)
+}
+
+/// Identity columns every result row carries.
+struct RowId<'a> {
+    scenario_hash: &'a str,
+    seed: u64,
+    version: &'a str,
+}
+
+impl RowId<'_> {
+    fn add_columns(&self, d: &Bound<'_, PyDict>, n: usize) -> PyResult<()> {
+        d.set_item("scenario_hash", vec![self.scenario_hash; n])?;
+        d.set_item("seed", vec![self.seed; n])?;
+        d.set_item("version", vec![self.version; n])
+    }
+}
+
+fn flow_columns<'py>(
+    py: Python<'py>,
+    rows: &[FlowResult],
+    id: &RowId,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    id.add_columns(&d, rows.len())?;
+    macro_rules! col {
+        ($($f:ident),*) => { $( d.set_item(stringify!($f), rows.iter().map(|r| r.$f.clone()).collect::<Vec<_>>())?; )* };
+    }
+    col!(
+        flow,
+        cc,
+        bytes,
+        completed,
+        goodput_bps,
+        completion_s,
+        segments_sent,
+        retransmissions,
+        rto_count,
+        fast_recoveries,
+        slow_starts_after_loss,
+        drops_link_error,
+        drops_queue,
+        rtt_min_s,
+        rtt_mean_s,
+        rtt_max_s
+    );
+    Ok(d)
+}
+
+fn link_columns<'py>(
+    py: Python<'py>,
+    rows: &[LinkResult],
+    id: &RowId,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    id.add_columns(&d, rows.len())?;
+    macro_rules! col {
+        ($($f:ident),*) => { $( d.set_item(stringify!($f), rows.iter().map(|r| r.$f.clone()).collect::<Vec<_>>())?; )* };
+    }
+    col!(
+        link,
+        direction,
+        packets_carried,
+        bytes_carried,
+        drops_queue,
+        drops_link_error
+    );
+    Ok(d)
+}
+
+fn trace_columns<'py>(py: Python<'py>, t: &Trace) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("time_s", &t.time_s)?;
+    d.set_item("flow", &t.flow)?;
+    d.set_item("cwnd_bytes", &t.cwnd_bytes)?;
+    d.set_item("ssthresh_bytes", &t.ssthresh_bytes)?;
+    d.set_item("snd_una", &t.snd_una)?;
+    d.set_item("snd_max", &t.snd_max)?;
+    d.set_item("srtt_s", &t.srtt_s)?;
+    d.set_item("bytes_in_flight", &t.bytes_in_flight)?;
+    d.set_item("ca_state", &t.ca_state)?;
+    Ok(d)
+}
+
+/// Run one simulation of a scenario spec (JSON text) with `seed`.
+///
+/// Returns {"flows": columns, "links": columns, "traces": columns or None,
+/// "meta": {...}}. The simulation runs without holding the GIL.
+#[pyfunction]
+#[pyo3(signature = (spec_json, seed, trace=false))]
+fn run<'py>(
+    py: Python<'py>,
+    spec_json: &str,
+    seed: u64,
+    trace: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let scenario = spec::resolve_json(spec_json).map_err(to_py_err)?;
+    let result = py
+        .detach(|| vtlab_core::run(&scenario, seed, RunOptions { trace }))
+        .map_err(to_py_err)?;
+    let id = RowId {
+        scenario_hash: &result.scenario_hash,
+        seed: result.seed,
+        version: result.version,
+    };
+    let out = PyDict::new(py);
+    out.set_item("flows", flow_columns(py, &result.flows, &id)?)?;
+    out.set_item("links", link_columns(py, &result.links, &id)?)?;
+    match &result.trace {
+        Some(t) => out.set_item("traces", trace_columns(py, t)?)?,
+        None => out.set_item("traces", py.None())?,
+    }
+    let meta = PyDict::new(py);
+    meta.set_item("scenario_hash", &result.scenario_hash)?;
+    meta.set_item("seed", result.seed)?;
+    meta.set_item("version", result.version)?;
+    meta.set_item("events", result.events)?;
+    meta.set_item("packets", result.packets)?;
+    meta.set_item("wall_s", result.wall_s)?;
+    meta.set_item("sim_time_s", result.sim_time_s)?;
+    out.set_item("meta", meta)?;
+    Ok(out)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(congestion_controls, m)?)?;
+    m.add_function(wrap_pyfunction!(expand, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_hash, m)?)?;
+    m.add_function(wrap_pyfunction!(burst_mean_loss, m)?)?;
+    m.add_function(wrap_pyfunction!(burst_start_for_mean_loss, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    Ok(())
+}
