@@ -400,9 +400,11 @@ impl LossModel {
     pub fn new(conf: &LossConf, rng: RngStream) -> Self {
         match *conf {
             LossConf::None => LossModel::None,
-            LossConf::Bernoulli { mean_loss } if mean_loss == 0.0 => LossModel::None,
+            LossConf::Bernoulli { mean_loss: 0.0 } => LossModel::None,
             LossConf::Bernoulli { mean_loss } => LossModel::Bernoulli { p: mean_loss, rng },
-            LossConf::Burst { burst_start, .. } if burst_start == 0.0 => LossModel::None,
+            LossConf::Burst {
+                burst_start: 0.0, ..
+            } => LossModel::None,
             LossConf::Burst {
                 burst_start,
                 burst_min,

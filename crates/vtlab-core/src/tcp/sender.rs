@@ -477,3 +477,7 @@ impl Sender {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "sender_tests.rs"]
+mod tests;

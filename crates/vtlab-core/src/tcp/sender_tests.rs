@@ -1,0 +1,316 @@
+//! Scripted sender cases: hand-built ACK sequences against hand-computed
+//! windows (MSS 1000 B to keep the arithmetic readable).
+
+use super::*;
+use crate::tcp::cc::NewReno;
+
+const MSS: u64 = 1000;
+
+struct Harness {
+    s: Sender,
+    out: Vec<Packet>,
+}
+
+fn config() -> TcpConfig {
+    TcpConfig {
+        mss: MSS,
+        initial_cwnd: 10,
+        timestamps: false,
+        ..TcpConfig::default()
+    }
+}
+
+impl Harness {
+    /// Open a connection at t = 0 and complete the handshake at 10 ms.
+    fn new(cfg: TcpConfig, total: u64) -> Self {
+        let mut h = Harness {
+            s: Sender::new(cfg, AnyCc::NewReno(NewReno), 0, NodeId(1), total),
+            out: vec![],
+        };
+        h.s.start(Time::ZERO, &mut h.out);
+        assert_eq!(h.out.pop().map(|p| p.kind), Some(PacketKind::Syn));
+        let syn_ack = Packet {
+            kind: PacketKind::SynAck,
+            rwnd: 1 << 30,
+            ..ack_packet(0)
+        };
+        h.s.on_packet(Time(10_000_000), &syn_ack, &mut h.out);
+        h
+    }
+
+    fn ack(&mut self, t_ms: u64, ack: u64) {
+        self.s
+            .on_packet(Time(t_ms * 1_000_000), &ack_packet(ack), &mut self.out);
+    }
+
+    /// Data segments emitted since the last call, as (seq / MSS) numbers.
+    fn sent(&mut self) -> Vec<u64> {
+        self.out
+            .drain(..)
+            .filter(|p| p.kind == PacketKind::Data)
+            .map(|p| p.seq / MSS)
+            .collect()
+    }
+
+    fn cwnd(&self) -> u64 {
+        self.s.window().cwnd
+    }
+    fn ssthresh(&self) -> u64 {
+        self.s.window().ssthresh
+    }
+}
+
+fn ack_packet(ack: u64) -> Packet {
+    Packet {
+        flow: 0,
+        dst: NodeId(0),
+        kind: PacketKind::Ack,
+        seq: 0,
+        len: 0,
+        ack,
+        rwnd: 1 << 30,
+        ts_val: Time::ZERO,
+        ts_ecr: Time::ZERO,
+        ip_bytes: 40,
+    }
+}
+
+/// Initial window of segments 0..10, then ACKs for segments 0 and 1 (slow
+/// start: cwnd 12 segments, segments 10..14 sent). Segment 2 is lost.
+fn after_two_acks(cfg: TcpConfig) -> Harness {
+    let mut h = Harness::new(cfg, 1_000_000);
+    assert_eq!(h.sent(), (0..10).collect::<Vec<_>>());
+    h.ack(20, 1000);
+    h.ack(21, 2000);
+    assert_eq!(h.cwnd(), 12 * MSS);
+    assert_eq!(h.sent(), vec![10, 11, 12, 13]);
+    h
+}
+
+#[test]
+fn single_loss_fast_retransmit_and_full_ack() {
+    let mut h = after_two_acks(config());
+    // Dupacks 1 and 2: limited transmit sends one new segment each.
+    h.ack(22, 2000);
+    assert_eq!(h.sent(), vec![14]);
+    assert_eq!(h.s.ca_state(), CaState::Disorder);
+    h.ack(23, 2000);
+    assert_eq!(h.sent(), vec![15]);
+    assert_eq!(h.cwnd(), 12 * MSS, "limited transmit leaves cwnd alone");
+    // Dupack 3: FlightSize = 16 − 2 = 14 segments; ssthresh 7, cwnd 7 + 3.
+    h.ack(24, 2000);
+    assert_eq!(h.s.ca_state(), CaState::Recovery);
+    assert_eq!(h.ssthresh(), 7 * MSS);
+    assert_eq!(h.cwnd(), 10 * MSS);
+    assert_eq!(
+        h.sent(),
+        vec![2],
+        "fast retransmit of the first unacked segment"
+    );
+    // Each further dupack inflates by one MSS; new data once cwnd > flight (14).
+    for t in 0..4 {
+        h.ack(25 + t, 2000);
+    }
+    assert_eq!(h.cwnd(), 14 * MSS);
+    assert!(h.sent().is_empty());
+    h.ack(30, 2000);
+    assert_eq!(h.sent(), vec![16]);
+    // Full ACK (covers recover = 16 segments): deflate to ssthresh, back to Open.
+    h.ack(40, 16_000);
+    assert_eq!(h.s.ca_state(), CaState::Open);
+    assert_eq!(h.cwnd(), 7 * MSS);
+    assert_eq!(h.s.stats.fast_recoveries, 1);
+    assert_eq!(h.s.stats.retransmissions, 1);
+}
+
+#[test]
+fn several_losses_in_one_window_use_partial_acks() {
+    let mut h = after_two_acks(config());
+    for t in 0..3 {
+        h.ack(22 + t, 2000);
+    }
+    assert_eq!(h.sent(), vec![14, 15, 2]);
+    let timer_before = h.s.timer_deadline();
+    // Segment 5 was also lost: the retransmission of 2 brings a partial ACK at 5.
+    h.ack(50, 5000);
+    assert_eq!(
+        h.s.ca_state(),
+        CaState::Recovery,
+        "NewReno stays in recovery"
+    );
+    assert_eq!(h.sent(), vec![5], "the next hole is retransmitted at once");
+    // Deflation: cwnd 10 − 3 acked + 1 = 8 segments.
+    assert_eq!(h.cwnd(), 8 * MSS);
+    // The first partial ACK restarts the timer (impatient variant)...
+    let after_first = h.s.timer_deadline();
+    assert_ne!(after_first, timer_before);
+    // ...a second partial ACK (segment 8 lost too) does not.
+    h.ack(60, 8000);
+    assert_eq!(h.sent(), vec![8]);
+    assert_eq!(h.s.timer_deadline(), after_first);
+    h.ack(70, 16_000);
+    assert_eq!(h.s.ca_state(), CaState::Open);
+    assert_eq!(
+        h.s.stats.fast_recoveries, 1,
+        "one recovery episode for three losses"
+    );
+    assert_eq!(h.s.stats.retransmissions, 3);
+    assert_eq!(h.cwnd(), 7 * MSS);
+}
+
+#[test]
+fn rto_during_recovery_goes_back_to_slow_start() {
+    let mut h = after_two_acks(config());
+    for t in 0..3 {
+        h.ack(22 + t, 2000);
+    }
+    h.sent();
+    let deadline = h.s.timer_deadline().unwrap();
+    // Restarted by the last new ACK (21 ms); RTO 1 s (the minimum).
+    assert_eq!(deadline, Time(21_000_000) + Duration::from_secs(1));
+    h.s.on_timer(deadline, &mut h.out);
+    assert_eq!(h.s.ca_state(), CaState::Loss);
+    assert_eq!(h.s.stats.rto_count, 1);
+    assert_eq!(h.s.stats.slow_starts_after_loss, 1);
+    assert_eq!(h.cwnd(), MSS);
+    assert_eq!(h.ssthresh(), 7 * MSS);
+    assert_eq!(h.sent(), vec![2], "go back to snd_una with one segment");
+    assert_eq!(h.s.rto(), Duration::from_secs(2), "exponential backoff");
+    // Dupacks are ignored in Loss.
+    for t in 0..5 {
+        h.ack(1100 + t, 2000);
+    }
+    assert!(h.sent().is_empty());
+    assert_eq!(h.s.stats.fast_recoveries, 1);
+    // A repeated timeout doubles again but does not cut ssthresh twice.
+    let d2 = h.s.timer_deadline().unwrap();
+    assert_eq!(d2, deadline + Duration::from_secs(2));
+    h.s.on_timer(d2, &mut h.out);
+    assert_eq!(h.s.stats.rto_count, 2);
+    assert_eq!(h.s.stats.slow_starts_after_loss, 1);
+    assert_eq!(h.ssthresh(), 7 * MSS);
+    assert_eq!(h.s.rto(), Duration::from_secs(4));
+    assert_eq!(h.sent(), vec![2], "each expiry resends the head");
+    // The retransmission is acked: slow start from one segment, two out.
+    h.ack(4000, 3000);
+    assert_eq!(h.cwnd(), 2 * MSS);
+    assert_eq!(
+        h.sent(),
+        vec![3, 4],
+        "go-back-N resends what followed the hole"
+    );
+}
+
+#[test]
+fn no_fast_retransmit_below_recover_after_timeout() {
+    // RFC 6582 step 1: after an RTO (recover = 16), three dupacks at an ACK
+    // that does not cover recover do not start a new fast retransmit.
+    let mut h = after_two_acks(config());
+    let deadline = h.s.timer_deadline().unwrap();
+    h.s.on_timer(deadline, &mut h.out);
+    h.sent();
+    h.ack(1100, 3000); // Loss ends only at recover; still Loss
+    assert_eq!(h.s.ca_state(), CaState::Loss);
+    h.ack(1200, 14_000); // covers recover: back to Open
+    assert_eq!(h.s.ca_state(), CaState::Open);
+    for t in 0..3 {
+        h.ack(1300 + t, 14_000);
+    }
+    assert_eq!(h.s.ca_state(), CaState::Disorder);
+    assert_eq!(h.s.stats.fast_recoveries, 0);
+}
+
+#[test]
+fn limited_transmit_can_be_switched_off() {
+    let mut h = after_two_acks(TcpConfig {
+        limited_transmit: false,
+        ..config()
+    });
+    h.ack(22, 2000);
+    h.ack(23, 2000);
+    assert!(h.sent().is_empty());
+}
+
+#[test]
+fn dupack_threshold_is_configurable() {
+    let mut h = after_two_acks(TcpConfig {
+        dupack_threshold: 5,
+        limited_transmit: false,
+        ..config()
+    });
+    for t in 0..4 {
+        h.ack(22 + t, 2000);
+    }
+    assert_eq!(h.s.ca_state(), CaState::Disorder);
+    h.ack(30, 2000);
+    assert_eq!(h.s.ca_state(), CaState::Recovery);
+    // No limited transmit: FlightSize 14 − 2 = 12 → ssthresh 6, cwnd = 6 + 5 dupacks.
+    assert_eq!(h.ssthresh(), 6 * MSS);
+    assert_eq!(h.cwnd(), 11 * MSS);
+}
+
+#[test]
+fn karn_rule_without_timestamps() {
+    let mut h = Harness::new(config(), 1_000_000);
+    h.sent();
+    // The handshake gave the first sample (10 ms); segment 0 is timed.
+    assert_eq!(h.s.stats.rtt_samples, 1);
+    h.ack(30, 1000);
+    assert_eq!(
+        h.s.stats.rtt_samples, 2,
+        "timed segment acked: 20 ms sample"
+    );
+    assert_eq!(h.s.stats.rtt_max, Some(Duration::from_millis(20)));
+    // After a timeout the retransmitted segment gives no sample.
+    let d = h.s.timer_deadline().unwrap();
+    h.s.on_timer(d, &mut h.out);
+    h.ack(2000, 2000);
+    assert_eq!(h.s.stats.rtt_samples, 2);
+    assert_eq!(
+        h.s.rto(),
+        Duration::from_secs(2),
+        "backoff kept until a valid sample"
+    );
+}
+
+#[test]
+fn send_buffer_and_receive_window_cap_the_flight() {
+    let mut h = Harness::new(
+        TcpConfig {
+            send_buffer: 5_500,
+            ..config()
+        },
+        1_000_000,
+    );
+    // Only five full segments fit the send buffer; no runt of 500 B mid-transfer.
+    assert_eq!(h.sent(), vec![0, 1, 2, 3, 4]);
+    let mut small_rwnd = ack_packet(1000);
+    small_rwnd.rwnd = 2000;
+    h.s.on_packet(Time(20_000_000), &small_rwnd, &mut h.out);
+    assert!(
+        h.sent().is_empty(),
+        "4 segments in flight exceed a 2-segment window"
+    );
+}
+
+#[test]
+fn tail_segment_may_be_short() {
+    let mut h = Harness::new(config(), 2_500);
+    let lens: Vec<u32> = h.out.drain(..).map(|p| p.len).collect();
+    assert_eq!(lens, vec![1000, 1000, 500]);
+    h.ack(30, 2_500);
+    assert!(h.s.is_done());
+    assert_eq!(h.s.timer_deadline(), None);
+}
+
+#[test]
+fn syn_is_retransmitted_with_backoff() {
+    let mut s = Sender::new(config(), AnyCc::NewReno(NewReno), 0, NodeId(1), 10);
+    let mut out = vec![];
+    s.start(Time::ZERO, &mut out);
+    assert_eq!(s.timer_deadline(), Some(Time(3_000_000_000)));
+    s.on_timer(Time(3_000_000_000), &mut out);
+    assert_eq!(out.len(), 2);
+    assert_eq!(s.timer_deadline(), Some(Time(9_000_000_000)));
+    assert_eq!(s.stats.syn_retransmissions, 1);
+}
