@@ -102,7 +102,7 @@ impl Simulation {
                 let desc = cc::lookup(&f.tcp.cc).unwrap_or(&cc::REGISTRY[0]);
                 let sender = Sender::new(
                     f.tcp.clone(),
-                    desc.build(&f.tcp.cc_params),
+                    desc.build(&f.tcp.cc_params, f.tcp.profile),
                     i as u32,
                     dst,
                     f.bytes,

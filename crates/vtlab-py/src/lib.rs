@@ -50,7 +50,9 @@ fn congestion_controls(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         for p in d.params {
             let pd = PyDict::new(py);
             pd.set_item("name", p.name)?;
-            pd.set_item("default", p.default)?;
+            pd.set_item("default", p.default_ns3)?;
+            pd.set_item("default_ns3", p.default_ns3)?;
+            pd.set_item("default_linux", p.default_linux)?;
             pd.set_item("min", p.min)?;
             pd.set_item("max", p.max)?;
             pd.set_item("doc", p.doc)?;

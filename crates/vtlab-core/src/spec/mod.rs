@@ -410,7 +410,7 @@ mod tests {
         assert!(e.contains("unknown field `plc_rat`"), "{e}");
         let e = err(json!({"preset": "v2g", "tcp": {"ccc": "newreno"}}));
         assert!(
-            e.starts_with("tcp.ccc: unknown field `ccc`, expected one of `cc`"),
+            e.starts_with("tcp.ccc: unknown field `ccc`, expected one of `profile`, `cc`"),
             "{e}"
         );
     }

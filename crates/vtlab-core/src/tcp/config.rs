@@ -10,12 +10,15 @@ use serde::{Deserialize, Serialize};
 
 use crate::spec::units::{Bytes, Dur};
 use crate::spec::SpecError;
-use crate::tcp::cc::{self, Params};
+use crate::tcp::cc::{self, Params, Profile};
 
 /// TCP settings as written in a scenario; unset fields take the defaults.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
+    /// Implementation profile: `ns3` (default) or `linux`. It sets the stack
+    /// defaults below and the controller's behaviour where the two differ.
+    pub profile: Option<Profile>,
     /// Congestion control, by registry name.
     pub cc: Option<String>,
     /// Parameters of the congestion control, by name.
@@ -47,6 +50,7 @@ pub struct TcpSpec {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TcpConfig {
+    pub profile: Profile,
     pub cc: String,
     pub cc_params: Params,
     pub mss: u64,
@@ -70,7 +74,21 @@ pub struct TcpConfig {
 
 impl Default for TcpConfig {
     fn default() -> Self {
-        TcpConfig {
+        Self::defaults(Profile::Ns3)
+    }
+}
+
+impl TcpConfig {
+    /// The stack defaults of a profile, with the V2G study's MSS and buffers.
+    ///
+    /// ns-3.44: minimum RTO 1 s, granularity 1 ms, maximum 60 s, delayed ACK
+    /// 2 segments / 200 ms. Linux: the RTO is srtt + max(200 ms, 4·rttvar)
+    /// (`tcp_rto_min` floors the variance term, expressed here as a 200 ms
+    /// granularity with no separate minimum), maximum 120 s, delayed-ACK
+    /// timer at its 40 ms minimum (`TCP_DELACK_MIN`).
+    pub fn defaults(profile: Profile) -> Self {
+        let base = TcpConfig {
+            profile,
             cc: "newreno".into(),
             cc_params: Params::new(),
             mss: 1460,
@@ -90,6 +108,16 @@ impl Default for TcpConfig {
             delayed_ack: true,
             delayed_ack_count: 2,
             delayed_ack_timeout_ns: 200_000_000,
+        };
+        match profile {
+            Profile::Ns3 => base,
+            Profile::Linux => TcpConfig {
+                rto_min_ns: 0,
+                clock_granularity_ns: 200_000_000,
+                rto_max_ns: 120_000_000_000,
+                delayed_ack_timeout_ns: 40_000_000,
+                ..base
+            },
         }
     }
 }
@@ -114,7 +142,8 @@ fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
 impl TcpSpec {
     /// Fill unset fields from defaults and check every range.
     pub fn resolve(&self, path: &str) -> Result<TcpConfig, SpecError> {
-        let d = TcpConfig::default();
+        let profile = self.profile.unwrap_or_default();
+        let d = TcpConfig::defaults(profile);
         let f = |name: &str| format!("{path}.{name}");
         let cc = self.cc.clone().unwrap_or(d.cc);
         let Some(desc) = cc::lookup(&cc) else {
@@ -201,6 +230,7 @@ impl TcpSpec {
             ));
         }
         Ok(TcpConfig {
+            profile,
             cc,
             cc_params,
             mss,

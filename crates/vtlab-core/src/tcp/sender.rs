@@ -15,7 +15,7 @@
 
 use crate::engine::{Duration, Time};
 use crate::net::{NodeId, Packet, PacketKind};
-use crate::tcp::cc::{AnyCc, CongestionOps, ConnInfo, CwndEvent, Window};
+use crate::tcp::cc::{AnyCc, CongestionOps, ConnInfo, CwndEvent, Profile, Window};
 use crate::tcp::{RttEstimator, TcpConfig};
 
 /// Congestion state of the sender (Linux `ca_state`, ns-3 `TcpCongState_t`).
@@ -177,6 +177,7 @@ impl Sender {
             srtt: self.rtt.srtt(),
             min_rtt: self.rtt.min_rtt(),
             ca_state: self.ca_state,
+            profile: self.cfg.profile,
         }
     }
 
@@ -326,7 +327,11 @@ impl Sender {
             CaState::Loss | CaState::Open | CaState::Disorder => {
                 self.dupacks = 0;
                 let info = self.info(now);
-                self.cc.pkts_acked(&info, &self.w, segments, sample);
+                let rtt = match self.cfg.profile {
+                    Profile::Ns3 => self.rtt.srtt(),
+                    Profile::Linux => sample,
+                };
+                self.cc.pkts_acked(&info, &self.w, segments, rtt);
                 self.cc.increase_window(&info, &mut self.w, segments);
                 let left_loss =
                     self.ca_state == CaState::Loss && self.recover.is_none_or(|r| ack >= r);
@@ -344,6 +349,12 @@ impl Sender {
     }
 
     fn on_dupack(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.cfg.profile == Profile::Ns3 {
+            // ns-3 feeds every duplicate ACK to the controller as one segment
+            // with the current SRTT (cc-spec §3.1).
+            let info = self.info(now);
+            self.cc.pkts_acked(&info, &self.w, 1, self.rtt.srtt());
+        }
         match self.ca_state {
             CaState::Open | CaState::Disorder => {
                 self.dupacks += 1;

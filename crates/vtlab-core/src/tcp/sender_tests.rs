@@ -24,7 +24,13 @@ impl Harness {
     /// Open a connection at t = 0 and complete the handshake at 10 ms.
     fn new(cfg: TcpConfig, total: u64) -> Self {
         let mut h = Harness {
-            s: Sender::new(cfg, AnyCc::NewReno(NewReno), 0, NodeId(1), total),
+            s: Sender::new(
+                cfg,
+                AnyCc::NewReno(NewReno::new(Profile::Ns3)),
+                0,
+                NodeId(1),
+                total,
+            ),
             out: vec![],
         };
         h.s.start(Time::ZERO, &mut h.out);
@@ -305,7 +311,13 @@ fn tail_segment_may_be_short() {
 
 #[test]
 fn syn_is_retransmitted_with_backoff() {
-    let mut s = Sender::new(config(), AnyCc::NewReno(NewReno), 0, NodeId(1), 10);
+    let mut s = Sender::new(
+        config(),
+        AnyCc::NewReno(NewReno::new(Profile::Ns3)),
+        0,
+        NodeId(1),
+        10,
+    );
     let mut out = vec![];
     s.start(Time::ZERO, &mut out);
     assert_eq!(s.timer_deadline(), Some(Time(3_000_000_000)));

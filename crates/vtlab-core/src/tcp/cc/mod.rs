@@ -19,6 +19,7 @@
 //! one entry in [`REGISTRY`].
 
 mod newreno;
+pub mod reno;
 
 pub use newreno::NewReno;
 
@@ -26,6 +27,28 @@ use std::collections::BTreeMap;
 
 use crate::engine::{Duration, Time};
 use crate::tcp::CaState;
+
+/// Which implementation a controller mirrors where ns-3 and Linux differ
+/// (cc-spec §3): the RTT fed to `pkts_acked` (ns-3: SRTT on every ACK,
+/// duplicates included; Linux: the raw sample), the ssthresh input (ns-3:
+/// bytes in flight; Linux: cwnd), slow-start byte counting, and each
+/// algorithm's own constants. See docs/congestion-control.md.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    #[default]
+    Ns3,
+    Linux,
+}
+
+impl Profile {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Ns3 => "ns3",
+            Profile::Linux => "linux",
+        }
+    }
+}
 
 /// What a controller may read about its connection.
 #[derive(Clone, Copy, Debug)]
@@ -40,6 +63,7 @@ pub struct ConnInfo {
     pub srtt: Option<Duration>,
     pub min_rtt: Option<Duration>,
     pub ca_state: CaState,
+    pub profile: Profile,
 }
 
 /// The window a controller governs, in bytes.
@@ -93,53 +117,59 @@ pub trait CongestionOps {
     fn cwnd_event(&mut self, _info: &ConnInfo, _w: &mut Window, _event: CwndEvent) {}
 }
 
-/// Every implemented controller; enum dispatch keeps the per-ACK path free of
-/// virtual calls.
-#[derive(Clone, Debug)]
-pub enum AnyCc {
-    NewReno(NewReno),
-}
+/// Declares [`AnyCc`], the enum of every implemented controller (enum
+/// dispatch keeps the per-ACK path free of virtual calls), and its
+/// [`CongestionOps`] implementation. One line per algorithm.
+macro_rules! algorithms {
+    ($($variant:ident($ty:ty)),* $(,)?) => {
+        #[derive(Clone, Debug)]
+        pub enum AnyCc {
+            $($variant($ty)),*
+        }
 
-macro_rules! dispatch {
-    ($self:ident, $cc:ident => $e:expr) => {
-        match $self {
-            AnyCc::NewReno($cc) => $e,
+        impl CongestionOps for AnyCc {
+            fn ssthresh(&mut self, info: &ConnInfo, w: &Window, bytes_in_flight: u64) -> u64 {
+                match self { $(AnyCc::$variant(c) => c.ssthresh(info, w, bytes_in_flight)),* }
+            }
+            fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
+                match self { $(AnyCc::$variant(c) => c.increase_window(info, w, segments_acked)),* }
+            }
+            fn pkts_acked(&mut self, info: &ConnInfo, w: &Window, segments_acked: u32, rtt: Option<Duration>) {
+                match self { $(AnyCc::$variant(c) => c.pkts_acked(info, w, segments_acked, rtt)),* }
+            }
+            fn congestion_state_set(&mut self, info: &ConnInfo, w: &mut Window, new: CaState) {
+                match self { $(AnyCc::$variant(c) => c.congestion_state_set(info, w, new)),* }
+            }
+            fn cwnd_event(&mut self, info: &ConnInfo, w: &mut Window, event: CwndEvent) {
+                match self { $(AnyCc::$variant(c) => c.cwnd_event(info, w, event)),* }
+            }
         }
     };
 }
 
-impl CongestionOps for AnyCc {
-    fn ssthresh(&mut self, info: &ConnInfo, w: &Window, bytes_in_flight: u64) -> u64 {
-        dispatch!(self, c => c.ssthresh(info, w, bytes_in_flight))
-    }
-    fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
-        dispatch!(self, c => c.increase_window(info, w, segments_acked))
-    }
-    fn pkts_acked(
-        &mut self,
-        info: &ConnInfo,
-        w: &Window,
-        segments_acked: u32,
-        rtt: Option<Duration>,
-    ) {
-        dispatch!(self, c => c.pkts_acked(info, w, segments_acked, rtt))
-    }
-    fn congestion_state_set(&mut self, info: &ConnInfo, w: &mut Window, new: CaState) {
-        dispatch!(self, c => c.congestion_state_set(info, w, new))
-    }
-    fn cwnd_event(&mut self, info: &ConnInfo, w: &mut Window, event: CwndEvent) {
-        dispatch!(self, c => c.cwnd_event(info, w, event))
-    }
+algorithms! {
+    NewReno(NewReno),
 }
 
-/// One tunable parameter of an algorithm.
+/// One tunable parameter of an algorithm. Defaults may differ by profile
+/// (e.g. Hybla's reference RTT is 25 ms in Linux and 50 ms in ns-3).
 #[derive(Clone, Copy, Debug)]
 pub struct ParamSpec {
     pub name: &'static str,
-    pub default: f64,
+    pub default_ns3: f64,
+    pub default_linux: f64,
     pub min: f64,
     pub max: f64,
     pub doc: &'static str,
+}
+
+impl ParamSpec {
+    pub fn default_for(&self, profile: Profile) -> f64 {
+        match profile {
+            Profile::Ns3 => self.default_ns3,
+            Profile::Linux => self.default_linux,
+        }
+    }
 }
 
 /// Parameter values by name, validated against the algorithm's [`ParamSpec`]s.
@@ -151,24 +181,18 @@ pub struct CcDescriptor {
     pub description: &'static str,
     pub source: &'static str,
     pub params: &'static [ParamSpec],
-    build: fn(&Params) -> AnyCc,
+    build: fn(&Params, Profile) -> AnyCc,
 }
 
 impl CcDescriptor {
     /// Build with `params` (already validated by [`validate_params`]).
-    pub fn build(&self, params: &Params) -> AnyCc {
-        (self.build)(params)
+    pub fn build(&self, params: &Params, profile: Profile) -> AnyCc {
+        (self.build)(params, profile)
     }
 
-    /// Value of parameter `name`: the given one or the default.
-    pub fn param(&self, params: &Params, name: &str) -> f64 {
-        params.get(name).copied().unwrap_or_else(|| {
-            self.params
-                .iter()
-                .find(|p| p.name == name)
-                .map(|p| p.default)
-                .unwrap_or(f64::NAN)
-        })
+    /// Value of parameter `name`: the given one or the profile's default.
+    pub fn param(&self, params: &Params, name: &str, profile: Profile) -> f64 {
+        param(self.params, params, name, profile)
     }
 }
 
@@ -178,8 +202,19 @@ pub static REGISTRY: &[CcDescriptor] = &[CcDescriptor {
     description: "Reno window laws (slow start, AIMD) with RFC 6582 NewReno fast recovery",
     source: "RFC 5681, RFC 6582; ns-3 tcp-congestion-ops.cc (TcpNewReno)",
     params: &[],
-    build: |_| AnyCc::NewReno(NewReno),
+    build: |_, profile| AnyCc::NewReno(NewReno::new(profile)),
 }];
+
+/// Value of parameter `name` among `specs`: the given one or the profile's
+/// default (NaN for an undeclared name, which tests catch).
+pub fn param(specs: &[ParamSpec], given: &Params, name: &str, profile: Profile) -> f64 {
+    given.get(name).copied().unwrap_or_else(|| {
+        specs
+            .iter()
+            .find(|p| p.name == name)
+            .map_or(f64::NAN, |p| p.default_for(profile))
+    })
+}
 
 pub fn lookup(name: &str) -> Option<&'static CcDescriptor> {
     REGISTRY.iter().find(|d| d.name == name)

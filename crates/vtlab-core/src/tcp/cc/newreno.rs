@@ -1,119 +1,103 @@
-//! NewReno window laws, as ns-3's `TcpNewReno` (the V2G study's baseline).
+//! NewReno window laws (the V2G study's baseline and ISO 15118's mandate).
 //!
-//! * Slow start (cwnd < ssthresh): +1 MSS per ACK that acknowledges new data,
-//!   whatever the number of segments it covers (ns-3 behaviour; Linux adds the
-//!   segment count). Leftover segments go to congestion avoidance.
-//! * Congestion avoidance: +max(1, MSS²/cwnd) bytes once per ACK.
-//! * ssthresh on loss: max(2·MSS, bytes_in_flight / 2) (RFC 5681 eq. 4).
+//! Source: RFC 5681; ns-3 `tcp-congestion-ops.cc` (`TcpNewReno`); Linux
+//! `tcp_cong.c` (`tcp_reno_cong_avoid`, `tcp_reno_ssthresh`).
+//! * ns-3 profile: +1 MSS per ACK in slow start, +max(1, MSS²/cwnd) per ACK in
+//!   congestion avoidance, ssthresh = max(2·MSS, bytes_in_flight/2).
+//! * Linux profile: slow start by segments acked, `cong_avoid_ai(cwnd)`,
+//!   ssthresh = max(cwnd/2, 2) segments.
 //!
-//! Recovery (fast retransmit, partial/full ACKs) is not here: it is the
-//! sender's state machine, RFC 6582.
+//! Recovery (fast retransmit, partial/full ACKs) is the sender's state machine.
 
-use super::{CongestionOps, ConnInfo, Window};
+use super::reno::{reno_increase, reno_ssthresh};
+use super::{CongestionOps, ConnInfo, Profile, Window};
 
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NewReno;
+#[derive(Clone, Debug)]
+pub struct NewReno {
+    profile: Profile,
+    cwnd_cnt: u64,
+}
 
 impl NewReno {
-    /// Slow-start step; returns the segments left for congestion avoidance.
-    pub fn slow_start(info: &ConnInfo, w: &mut Window, segments_acked: u32) -> u32 {
-        if segments_acked >= 1 {
-            w.cwnd += info.mss;
-            segments_acked - 1
-        } else {
-            0
-        }
-    }
-
-    pub fn congestion_avoidance(info: &ConnInfo, w: &mut Window, segments_acked: u32) {
-        if segments_acked > 0 {
-            let inc = (info.mss * info.mss / w.cwnd.max(1)).max(1);
-            w.cwnd += inc;
+    pub fn new(profile: Profile) -> Self {
+        NewReno {
+            profile,
+            cwnd_cnt: 0,
         }
     }
 }
 
 impl CongestionOps for NewReno {
-    fn ssthresh(&mut self, info: &ConnInfo, _w: &Window, bytes_in_flight: u64) -> u64 {
-        (bytes_in_flight / 2).max(2 * info.mss)
+    fn ssthresh(&mut self, info: &ConnInfo, w: &Window, bytes_in_flight: u64) -> u64 {
+        reno_ssthresh(self.profile, info, w, bytes_in_flight)
     }
 
-    fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, mut segments_acked: u32) {
-        if w.in_slow_start() {
-            segments_acked = Self::slow_start(info, w, segments_acked);
-        }
-        if !w.in_slow_start() {
-            Self::congestion_avoidance(info, w, segments_acked);
-        }
+    fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
+        reno_increase(self.profile, info, w, &mut self.cwnd_cnt, segments_acked);
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::reno::test_support::{info, window};
     use super::*;
-    use crate::engine::Time;
-    use crate::tcp::CaState;
-
-    fn info() -> ConnInfo {
-        ConnInfo {
-            now: Time::ZERO,
-            mss: 1000,
-            snd_una: 0,
-            snd_nxt: 0,
-            snd_max: 0,
-            bytes_in_flight: 0,
-            srtt: None,
-            min_rtt: None,
-            ca_state: CaState::Open,
-        }
-    }
 
     #[test]
-    fn slow_start_adds_one_mss_per_ack() {
-        let mut w = Window {
-            cwnd: 10_000,
-            ssthresh: u64::MAX,
-        };
-        NewReno.increase_window(&info(), &mut w, 2);
+    fn ns3_slow_start_adds_one_mss_per_ack() {
+        let mut w = window(10, u64::MAX);
+        NewReno::new(Profile::Ns3).increase_window(&info(Profile::Ns3), &mut w, 2);
         assert_eq!(w.cwnd, 11_000);
     }
 
     #[test]
-    fn slow_start_leftover_goes_to_avoidance_at_threshold() {
-        // At 9000 with ssthresh 10000: SS brings cwnd to 10000, one segment
-        // is left and CA adds 1000²/10000 = 100.
-        let mut w = Window {
-            cwnd: 9_000,
-            ssthresh: 10_000,
-        };
-        NewReno.increase_window(&info(), &mut w, 2);
+    fn ns3_slow_start_leftover_goes_to_avoidance_at_threshold() {
+        // At 9 segments with ssthresh 10: SS brings cwnd to 10, one segment is
+        // left and CA adds 1000²/10000 = 100 bytes.
+        let mut w = window(9, 10);
+        NewReno::new(Profile::Ns3).increase_window(&info(Profile::Ns3), &mut w, 2);
         assert_eq!(w.cwnd, 10_100);
     }
 
     #[test]
-    fn avoidance_adds_mss_squared_over_cwnd_per_ack() {
-        let mut w = Window {
-            cwnd: 20_000,
-            ssthresh: 10_000,
-        };
-        NewReno.increase_window(&info(), &mut w, 2);
+    fn ns3_avoidance_adds_mss_squared_over_cwnd_per_ack() {
+        let mut w = window(20, 10);
+        NewReno::new(Profile::Ns3).increase_window(&info(Profile::Ns3), &mut w, 2);
         assert_eq!(w.cwnd, 20_050);
-        // Never less than one byte.
         let mut w = Window {
             cwnd: 5_000_000,
             ssthresh: 10,
         };
-        NewReno.increase_window(&info(), &mut w, 1);
-        assert_eq!(w.cwnd, 5_000_001);
+        NewReno::new(Profile::Ns3).increase_window(&info(Profile::Ns3), &mut w, 1);
+        assert_eq!(w.cwnd, 5_000_001, "never less than one byte");
     }
 
     #[test]
-    fn ssthresh_is_half_the_flight_with_a_floor() {
-        let w = Window {
-            cwnd: 50_000,
-            ssthresh: 1,
-        };
-        assert_eq!(NewReno.ssthresh(&info(), &w, 30_000), 15_000);
-        assert_eq!(NewReno.ssthresh(&info(), &w, 3_000), 2_000);
+    fn linux_avoidance_grows_one_segment_per_window_of_acks() {
+        let mut cc = NewReno::new(Profile::Linux);
+        let i = info(Profile::Linux);
+        let mut w = window(20, 10);
+        // Delayed ACKs (2 segments each): 10 ACKs = one window = +1 segment,
+        // twice ns-3's per-ACK rate.
+        for _ in 0..10 {
+            cc.increase_window(&i, &mut w, 2);
+        }
+        assert_eq!(w.cwnd, 21_000);
+    }
+
+    #[test]
+    fn ssthresh_is_half_with_a_floor() {
+        let w = window(50, 1);
+        assert_eq!(
+            NewReno::new(Profile::Ns3).ssthresh(&info(Profile::Ns3), &w, 30_000),
+            15_000
+        );
+        assert_eq!(
+            NewReno::new(Profile::Ns3).ssthresh(&info(Profile::Ns3), &w, 3_000),
+            2_000
+        );
+        assert_eq!(
+            NewReno::new(Profile::Linux).ssthresh(&info(Profile::Linux), &w, 3_000),
+            25_000
+        );
     }
 }
