@@ -1,0 +1,43 @@
+"""vtlab: a packet-level simulator for TCP congestion control over vehicle links.
+
+The simulation engine is written in Rust (``vtlab._core``); this package adds the
+Python API and the ``vtlab`` command line.
+
+>>> import vtlab
+>>> res = vtlab.run({"preset": "v2g", "bytes": "5MB"}, seed=1)   # doctest: +SKIP
+>>> res.flows[["cc", "goodput_bps", "completion_s"]]              # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from vtlab import _core
+from vtlab._core import ScenarioError
+from vtlab.api import Result, run, run_many
+from vtlab.scenario import Scenario
+from vtlab.stats import summarize
+
+__version__: str = _core.version()
+
+
+def presets() -> list[str]:
+    """Names of the built-in scenario presets (e.g. ``["custom", "v2g"]``)."""
+    return list(_core.presets())
+
+
+def congestion_controls() -> list[dict[str, object]]:
+    """Every available congestion control: ``name``, ``description``, ``source`` and
+    ``params`` (a list of ``{"name", "default", "doc"}``)."""
+    return list(_core.congestion_controls())
+
+
+__all__ = [
+    "Result",
+    "Scenario",
+    "ScenarioError",
+    "__version__",
+    "congestion_controls",
+    "presets",
+    "run",
+    "run_many",
+    "summarize",
+]

@@ -1,0 +1,65 @@
+"""Type stubs for the compiled binding ``vtlab._core`` (crates/vtlab-py)."""
+
+from typing import Any, TypedDict
+
+class ScenarioError(ValueError):
+    """An invalid scenario or spec; the message names the field path and the allowed
+    values, e.g. ``tcp.cc: unknown congestion control 'foo' (allowed: newreno)``."""
+
+class CcParam(TypedDict):
+    name: str
+    default: float
+    min: float
+    max: float
+    doc: str
+
+class CongestionControl(TypedDict):
+    name: str
+    description: str
+    source: str
+    params: list[CcParam]
+
+class RunMeta(TypedDict):
+    scenario_hash: str
+    seed: int
+    version: str
+    events: int
+    packets: int
+    wall_s: float
+    sim_time_s: float
+
+class RunOutput(TypedDict):
+    flows: dict[str, list[Any]]
+    links: dict[str, list[Any]]
+    traces: dict[str, list[Any]] | None
+    meta: RunMeta
+
+def version() -> str:
+    """The vtlab version string."""
+
+def presets() -> list[str]:
+    """Names of the scenario presets."""
+
+def congestion_controls() -> list[CongestionControl]:
+    """Every congestion control with its description, source and parameters."""
+
+def expand(spec_json: str) -> str:
+    """Validate a spec (JSON) and return the fully resolved scenario as canonical JSON.
+
+    Raises ScenarioError."""
+
+def scenario_hash(spec_json: str) -> str:
+    """Hash of the resolved scenario (16 hex digits), as carried by every result row.
+
+    Raises ScenarioError."""
+
+def burst_mean_loss(p: float, burst_min: int = 1, burst_max: int = 4) -> float:
+    """Mean loss rate of the burst loss model for burst-start probability ``p``."""
+
+def burst_start_for_mean_loss(mean_loss: float, burst_min: int = 1, burst_max: int = 4) -> float:
+    """Burst-start probability that gives the mean loss rate ``mean_loss``."""
+
+def run(spec_json: str, seed: int, trace: bool = False) -> RunOutput:
+    """Run one simulation of the spec (JSON) with an unsigned 64-bit seed.
+
+    Raises ScenarioError."""

@@ -1,0 +1,341 @@
+"""Running simulations: :func:`run`, :func:`run_many` and :class:`Result`."""
+
+from __future__ import annotations
+
+import json
+import operator
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from vtlab import _core
+from vtlab.scenario import Scenario, ScenarioLike
+from vtlab.stats import DEFAULT_METRICS, summarize
+
+__all__ = [
+    "FLOW_COLUMNS",
+    "LINK_COLUMNS",
+    "MAX_SEED",
+    "TRACE_COLUMNS",
+    "Result",
+    "check_seed",
+    "run",
+    "run_many",
+    "sibling_paths",
+]
+
+#: Largest accepted seed (seeds are unsigned 64-bit integers).
+MAX_SEED = 2**64 - 1
+
+#: Columns of :attr:`Result.flows`, one row per flow per run.
+FLOW_COLUMNS: tuple[str, ...] = (
+    "scenario_hash",
+    "seed",
+    "version",
+    "flow",
+    "cc",
+    "bytes",
+    "completed",
+    "goodput_bps",
+    "completion_s",
+    "segments_sent",
+    "retransmissions",
+    "rto_count",
+    "fast_recoveries",
+    "slow_starts_after_loss",
+    "drops_link_error",
+    "drops_queue",
+    "rtt_min_s",
+    "rtt_mean_s",
+    "rtt_max_s",
+)
+
+#: Columns of :attr:`Result.links`, one row per link direction per run.
+LINK_COLUMNS: tuple[str, ...] = (
+    "scenario_hash",
+    "seed",
+    "version",
+    "link",
+    "direction",
+    "packets_carried",
+    "bytes_carried",
+    "drops_queue",
+    "drops_link_error",
+)
+
+#: Columns of :attr:`Result.traces` (``seed`` is added by the Python layer).
+TRACE_COLUMNS: tuple[str, ...] = (
+    "seed",
+    "time_s",
+    "flow",
+    "cwnd_bytes",
+    "ssthresh_bytes",
+    "snd_una",
+    "snd_max",
+    "srtt_s",
+    "bytes_in_flight",
+    "ca_state",
+)
+
+_META_KEY = b"vtlab.meta"
+
+
+def check_seed(seed: Any) -> int:
+    """Return ``seed`` as an ``int`` if it is a valid unsigned 64-bit seed.
+
+    Raises ``ValueError`` for a negative or too large seed and ``TypeError`` for a
+    non-integer (``bool`` and ``float`` are rejected too).
+    """
+    if isinstance(seed, bool):
+        raise TypeError(f"seed must be an integer, got {seed!r}")
+    try:
+        value = operator.index(seed)
+    except TypeError:
+        raise TypeError(f"seed must be an integer, got {seed!r}") from None
+    if value < 0:
+        raise ValueError(f"seed must be non-negative (0 to 2**64-1), got {value}")
+    if value > MAX_SEED:
+        raise ValueError(f"seed must fit in 64 bits (at most {MAX_SEED}), got {value}")
+    return value
+
+
+def sibling_paths(path: str | os.PathLike[str]) -> dict[str, Path]:
+    """The files :meth:`Result.to_parquet` writes for ``path``.
+
+    ``runs.parquet`` → ``{"flows": runs.parquet, "links": runs.links.parquet,
+    "traces": runs.traces.parquet}``.  A name without the ``.parquet`` suffix gets
+    ``.links.parquet``/``.traces.parquet`` appended as is.
+    """
+    p = Path(path)
+    stem = p.name[: -len(".parquet")] if p.name.endswith(".parquet") else p.name
+    return {
+        "flows": p,
+        "links": p.with_name(f"{stem}.links.parquet"),
+        "traces": p.with_name(f"{stem}.traces.parquet"),
+    }
+
+
+def _frame(columns: Mapping[str, Sequence[Any]], order: Sequence[str]) -> pd.DataFrame:
+    """A DataFrame from column lists, contract columns first, extra columns after."""
+    df = pd.DataFrame({k: list(v) for k, v in columns.items()})
+    known = [c for c in order if c in df.columns]
+    extra = [c for c in df.columns if c not in order]
+    return df[known + extra]
+
+
+@dataclass
+class Result:
+    """The outcome of one or more simulation runs.
+
+    Attributes:
+        flows: one row per flow per run (columns :data:`FLOW_COLUMNS`).
+        links: one row per link direction per run (columns :data:`LINK_COLUMNS`).
+        traces: sampled TCP state (columns :data:`TRACE_COLUMNS`), or ``None`` when
+            the run(s) were made with ``trace=False``.
+        meta: for a single run, the core's metadata: ``scenario_hash``, ``seed``,
+            ``version``, ``events``, ``packets``, ``wall_s``, ``sim_time_s``.  For
+            :func:`run_many`: ``scenario_hash``, ``version``, ``seeds`` (list),
+            ``events``, ``packets``, ``wall_s`` and ``sim_time_s`` summed over runs,
+            and ``runs`` (the list of per-run metadata).
+    """
+
+    flows: pd.DataFrame
+    links: pd.DataFrame
+    traces: pd.DataFrame | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_core(cls, raw: Mapping[str, Any]) -> Result:
+        """Build a ``Result`` from the dict returned by ``vtlab._core.run``."""
+        meta = dict(raw["meta"])
+        traces = None
+        if raw.get("traces") is not None:
+            traces = _frame(raw["traces"], TRACE_COLUMNS)
+            if "seed" not in traces.columns:
+                traces.insert(0, "seed", [meta["seed"]] * len(traces))
+        return cls(
+            flows=_frame(raw["flows"], FLOW_COLUMNS),
+            links=_frame(raw["links"], LINK_COLUMNS),
+            traces=traces,
+            meta=meta,
+        )
+
+    @classmethod
+    def concat(cls, results: Sequence[Result]) -> Result:
+        """Concatenate the rows of several results (e.g. one per seed)."""
+        if not results:
+            raise ValueError("Result.concat needs at least one result")
+        if len(results) == 1:
+            return results[0]
+        runs: list[dict[str, Any]] = []
+        for r in results:
+            runs.extend(r.meta.get("runs", [r.meta]))
+        traces = [r.traces for r in results if r.traces is not None]
+        hashes = sorted({m.get("scenario_hash") for m in runs}, key=str)
+        meta: dict[str, Any] = {
+            "scenario_hash": hashes[0] if len(hashes) == 1 else hashes,
+            "version": runs[0].get("version"),
+            "seeds": [m.get("seed") for m in runs],
+            "events": sum(int(m.get("events", 0)) for m in runs),
+            "packets": sum(int(m.get("packets", 0)) for m in runs),
+            "wall_s": sum(float(m.get("wall_s", 0.0)) for m in runs),
+            "sim_time_s": sum(float(m.get("sim_time_s", 0.0)) for m in runs),
+            "runs": runs,
+        }
+        return cls(
+            flows=pd.concat([r.flows for r in results], ignore_index=True),
+            links=pd.concat([r.links for r in results], ignore_index=True),
+            traces=pd.concat(traces, ignore_index=True) if traces else None,
+            meta=meta,
+        )
+
+    def summarize(
+        self, by: Sequence[str] | str = ("cc",), metrics: Sequence[str] | str = DEFAULT_METRICS
+    ) -> pd.DataFrame:
+        """Shorthand for :func:`vtlab.summarize` on :attr:`flows`."""
+        return summarize(self.flows, by=by, metrics=metrics)
+
+    def to_parquet(self, path: str | os.PathLike[str], *, traces: bool = True) -> dict[str, Path]:
+        """Write the result as Parquet files and return the paths written.
+
+        Layout (see :func:`sibling_paths`): the flow rows go to ``path``
+        (e.g. ``runs.parquet``), the link rows to ``runs.links.parquet`` beside it and,
+        when there are traces and ``traces`` is true, the traces to
+        ``runs.traces.parquet``.  :attr:`meta` is stored as JSON under the key
+        ``vtlab.meta`` in the schema metadata of the flows file; :meth:`from_parquet`
+        reads everything back.
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        paths = sibling_paths(path)
+        written: dict[str, Path] = {}
+        flows = pa.Table.from_pandas(self.flows, preserve_index=False)
+        schema_meta = dict(flows.schema.metadata or {})
+        schema_meta[_META_KEY] = json.dumps(self.meta, default=_json_default).encode()
+        pq.write_table(flows.replace_schema_metadata(schema_meta), paths["flows"])
+        written["flows"] = paths["flows"]
+        self.links.to_parquet(paths["links"], index=False)
+        written["links"] = paths["links"]
+        if traces and self.traces is not None:
+            self.traces.to_parquet(paths["traces"], index=False)
+            written["traces"] = paths["traces"]
+        return written
+
+    @classmethod
+    def from_parquet(cls, path: str | os.PathLike[str]) -> Result:
+        """Read back what :meth:`to_parquet` wrote (traces only if the file exists)."""
+        import pyarrow.parquet as pq
+
+        paths = sibling_paths(path)
+        table = pq.read_table(paths["flows"])
+        raw_meta = (table.schema.metadata or {}).get(_META_KEY)
+        meta = json.loads(raw_meta) if raw_meta else {}
+        traces = pd.read_parquet(paths["traces"]) if paths["traces"].exists() else None
+        links = pd.read_parquet(paths["links"]) if paths["links"].exists() else None
+        return cls(
+            flows=table.to_pandas(),
+            links=links if links is not None else pd.DataFrame(columns=list(LINK_COLUMNS)),
+            traces=traces,
+            meta=meta,
+        )
+
+    def __repr__(self) -> str:
+        n_traces = "None" if self.traces is None else f"<{len(self.traces)} rows>"
+        return (
+            f"Result(flows=<{len(self.flows)} rows>, links=<{len(self.links)} rows>, "
+            f"traces={n_traces}, meta={{scenario_hash: {self.meta.get('scenario_hash')!r}}})"
+        )
+
+
+def _json_default(obj: Any) -> Any:
+    """JSON fallback for numpy scalars and paths inside metadata."""
+    if hasattr(obj, "item"):
+        return obj.item()
+    if isinstance(obj, os.PathLike):
+        return os.fspath(obj)
+    raise TypeError(f"{type(obj).__name__} is not JSON serializable")
+
+
+def run(scenario: ScenarioLike, seed: int = 1, trace: bool = False) -> Result:
+    """Run one simulation.
+
+    Args:
+        scenario: a :class:`Scenario`, a dict spec, a path to a ``.toml`` scenario
+            file, or a preset name (``"v2g"``); see :meth:`Scenario.coerce`.
+        seed: unsigned 64-bit seed; the same scenario and seed give identical rows.
+        trace: also sample TCP state over time into :attr:`Result.traces`.
+
+    Raises:
+        ScenarioError: the spec is invalid (message names the field).
+        ValueError / TypeError: the seed is negative, too large or not an integer.
+        FileNotFoundError: a scenario file does not exist.
+    """
+    sc = Scenario.coerce(scenario)
+    seed = check_seed(seed)
+    raw = _core.run(sc.to_json(), seed, bool(trace))
+    return Result.from_core(raw)
+
+
+def run_many(
+    scenario: ScenarioLike,
+    seeds: Iterable[int] = (1,),
+    progress: bool = True,
+    trace: bool = False,
+    *,
+    on_result: Callable[[Result], None] | None = None,
+) -> Result:
+    """Run the scenario once per seed and concatenate the rows.
+
+    All seeds are checked before the first run.  A rich progress bar (on stderr) is
+    shown when ``progress`` is true, there is more than one run and stderr is a
+    terminal (or a Jupyter notebook).  ``on_result`` is
+    called with each run's :class:`Result` as soon as it finishes (e.g. to stream
+    output).  See :attr:`Result.meta` for the combined metadata.
+    """
+    sc = Scenario.coerce(scenario)
+    seed_list = [check_seed(s) for s in seeds]
+    if not seed_list:
+        raise ValueError("run_many needs at least one seed")
+    spec_json = sc.to_json()
+
+    def one(seed: int) -> Result:
+        res = Result.from_core(_core.run(spec_json, seed, bool(trace)))
+        if on_result is not None:
+            on_result(res)
+        return res
+
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    interactive = console.is_terminal or console.is_jupyter
+    if not progress or len(seed_list) == 1 or not interactive:
+        return Result.concat([one(s) for s in seed_list])
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    results: list[Result] = []
+    columns = (
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("simulating", total=len(seed_list))
+        for s in seed_list:
+            results.append(one(s))
+            bar.advance(task)
+    return Result.concat(results)

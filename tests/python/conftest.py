@@ -1,0 +1,54 @@
+"""Shared fixtures for the Python tests (they need the compiled ``vtlab._core``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from vtlab.cli import app
+
+#: Small transfer used throughout to keep the suite fast.
+SMALL = "2MB"
+
+#: Ideal loss-free goodput of the v2g preset: 10 Mbit/s PLC, 1460 B payload per
+#: 1502 B frame on the wire.
+V2G_IDEAL_GOODPUT = 10e6 * 1460 / 1502
+
+
+@pytest.fixture(scope="session")
+def runner() -> CliRunner:
+    try:  # click < 8.2 mixes stderr into stdout unless told not to
+        return CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+    except TypeError:  # click >= 8.2 and typer's own runner always keep them apart
+        return CliRunner()
+
+
+@pytest.fixture(scope="session")
+def cli(runner: CliRunner) -> Callable[..., Result]:
+    """Invoke the CLI in-process: ``cli("run", "v2g", "--bytes", "1MB")``."""
+
+    def invoke(*args: str | Sequence[str]) -> Result:
+        flat: list[str] = []
+        for a in args:
+            flat.extend([a] if isinstance(a, str) else a)
+        return runner.invoke(app, flat, catch_exceptions=True)
+
+    return invoke
+
+
+def assert_usage_error(result: Result, *needles: str) -> str:
+    """Check a CLI result is a clean ``error: ...`` exit 2; return the stderr text."""
+    output = result.output
+    err = result.stderr
+    assert result.exit_code == 2, f"exit {result.exit_code}, output:\n{output}\n{err}"
+    assert "Traceback" not in output and "Traceback" not in err
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
+        result.exception
+    )
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    for needle in needles:
+        assert needle in lines[0], f"{needle!r} not in {lines[0]!r}"
+    return lines[0]
