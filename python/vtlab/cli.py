@@ -1,6 +1,6 @@
 """The ``vtlab`` command line (typer).
 
-Commands: ``run``, ``expand``, ``presets``, ``cc list``, ``version``.
+Commands: ``run``, ``bench``, ``expand``, ``presets``, ``cc list``, ``version``.
 
 Adding a command: define a function in this module decorated with ``@app.command()``
 (or ``@cc_app.command()`` for a ``cc`` subcommand) and, under it, ``@cli_errors`` so
@@ -148,20 +148,24 @@ def scenario_from_cli(
     loss: str | None = None,
     bytes_: str | None = None,
     sets: Sequence[str] | None = None,
+    default: dict[str, Any] | None = None,
 ) -> Scenario:
     """Build the scenario a command line describes.
 
-    Starts from ``{"preset": PRESET}`` or the ``--scenario`` file, then applies, in
+    Starts from ``{"preset": PRESET}``, the ``--scenario`` file, or (when neither is
+    given and the command has one) a copy of ``default``; then applies, in
     order: ``--bytes``, ``--cc``, ``--cc-param``, ``--loss`` and finally every
     ``--set``.  Raises :class:`CliError`/:class:`ScenarioError` on bad input.
     """
     if preset is not None and scenario_file is not None:
         raise CliError("give either a PRESET or --scenario FILE, not both")
-    if preset is None and scenario_file is None:
+    if preset is None and scenario_file is None and default is None:
         allowed = ", ".join(_core.presets())
         raise CliError(f"give a PRESET (one of: {allowed}) or --scenario FILE")
     if scenario_file is not None:
         sc = Scenario.from_toml(scenario_file)
+    elif preset is None:
+        sc = Scenario(json.loads(json.dumps(default)))
     else:
         sc = Scenario({"preset": preset})
     if bytes_ is not None:
@@ -362,6 +366,54 @@ def run_command(
 
 
 # -- expand ----------------------------------------------------------------------------
+
+
+@app.command("bench")
+@cli_errors
+def bench_command(
+    preset: PresetArg = None,
+    scenario: ScenarioOpt = None,
+    cc: CcOpt = None,
+    cc_param: CcParamOpt = None,
+    loss: LossOpt = None,
+    bytes_: BytesOpt = None,
+    set_: SetOpt = None,
+    repeat: Annotated[int, typer.Option("--repeat", "-r", help="Timed repetitions.")] = 5,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of every repetition.")] = 1,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the measurements as one JSON object.")
+    ] = False,
+) -> None:
+    """Time the engine on a scenario (default: NewReno, 100 MB, V2G, 5 % mean loss)."""
+    from vtlab.bench import DEFAULT_BENCH_SPEC, bench
+
+    if repeat < 1:
+        raise CliError(f"--repeat must be at least 1, got {repeat}")
+    if seed < 0 or seed > MAX_SEED:
+        raise CliError(f"--seed must be in [0, {MAX_SEED}], got {seed}")
+    sc = scenario_from_cli(
+        preset,
+        scenario,
+        cc=cc,
+        cc_params=cc_param,
+        loss=loss,
+        bytes_=bytes_,
+        sets=set_,
+        default=DEFAULT_BENCH_SPEC,
+    )
+    res = bench(sc, seed=seed, repeat=repeat)
+    if json_out:
+        typer.echo(json.dumps(res.as_dict()))
+        return
+    walls = ", ".join(f"{w * 1e3:.1f}" for w in res.wall_s)
+    typer.echo(f"scenario {res.scenario_hash} · seed {res.seed} · vtlab {res.version}")
+    typer.echo(f"wall time     {res.median_wall_s * 1e3:.1f} ms median of {repeat} ({walls} ms)")
+    typer.echo(f"events        {res.events:,} ({res.events_per_s / 1e6:.2f} M events/s)")
+    typer.echo(
+        f"packets       {res.packets:,} link transmissions ({res.packets_per_s / 1e6:.2f} M/s)"
+    )
+    typer.echo(f"simulated     {res.sim_time_s:.1f} s ({res.speedup:,.0f}× real time)")
+    typer.echo(f"peak RSS      {res.peak_rss_mib:.1f} MiB (whole Python process)")
 
 
 @app.command("expand")
