@@ -148,13 +148,15 @@ proptest! {
         mss in prop::sample::select(vec![536u64, 1000, 1460]),
         queue in 2u32..120,
         dupthresh in 1u32..6,
+        recovery in prop::sample::select(vec!["tahoe", "reno", "newreno", "sack"]),
+        prr in any::<bool>(),
     ) {
         let r = run_json(json!({
             "preset": "v2g", "bytes": bytes, "loss": loss, "reverse_loss": reverse,
             "queue_packets": queue,
             "tcp": {"delayed_ack": delayed_ack, "limited_transmit": limited_transmit,
                     "timestamps": timestamps, "mss": mss, "dupack_threshold": dupthresh,
-                    "rto_min": "200ms"},
+                    "rto_min": "200ms", "recovery": recovery, "prr": prr && recovery == "sack"},
         }), seed);
         let f = &r.flows[0];
         prop_assert!(f.completed, "transfer did not complete: {:?}", f);

@@ -176,6 +176,8 @@ mod tests {
             ts_val: Time::ZERO,
             ts_ecr: Time::ZERO,
             ip_bytes,
+            sack: Default::default(),
+            sack_len: 0,
         }
     }
 

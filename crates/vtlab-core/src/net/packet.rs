@@ -39,11 +39,22 @@ pub struct Packet {
     pub ts_ecr: Time,
     /// IP packet size in bytes: payload plus TCP/IP headers. Links add framing.
     pub ip_bytes: u32,
+    /// SACK blocks `[start, end)` (Ack), the first `sack_len` of them valid.
+    pub sack: [(u64, u64); MAX_SACK_BLOCKS],
+    pub sack_len: u8,
 }
+
+/// SACK blocks an ACK can carry (RFC 2018: 4, or 3 with timestamps).
+pub const MAX_SACK_BLOCKS: usize = 4;
 
 impl Packet {
     /// Whether this packet travels from the flow's sender to its receiver.
     pub fn toward_receiver(&self) -> bool {
         matches!(self.kind, PacketKind::Syn | PacketKind::Data)
+    }
+
+    /// The valid SACK blocks.
+    pub fn sack_blocks(&self) -> &[(u64, u64)] {
+        &self.sack[..usize::from(self.sack_len)]
     }
 }

@@ -12,6 +12,25 @@ use crate::spec::units::{Bytes, Dur};
 use crate::spec::SpecError;
 use crate::tcp::cc::{self, Params, Profile};
 
+/// Loss recovery: how the sender reacts to duplicate ACKs (cc-spec §1.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Recovery {
+    /// Fast retransmit, then slow start from one segment, going back N.
+    Tahoe,
+    /// RFC 5681 fast recovery, left on the first new ACK.
+    Reno,
+    /// RFC 6582 fast recovery with partial ACKs.
+    NewReno,
+    /// RFC 6675 SACK-based recovery (the receiver sends SACK blocks); with
+    /// `prr`, RFC 6937 Proportional Rate Reduction sets cwnd during recovery.
+    Sack,
+}
+
+impl Recovery {
+    pub const NAMES: &'static str = "tahoe, reno, newreno, sack";
+}
+
 /// TCP settings as written in a scenario; unset fields take the defaults.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -23,6 +42,10 @@ pub struct TcpSpec {
     pub cc: Option<String>,
     /// Parameters of the congestion control, by name.
     pub cc_params: Option<Params>,
+    /// Loss recovery: tahoe, reno, newreno or sack (default sack, as ns-3 and Linux).
+    pub recovery: Option<Recovery>,
+    /// Proportional Rate Reduction during SACK recovery (default on, as ns-3 and Linux).
+    pub prr: Option<bool>,
     /// Maximum segment size (payload bytes).
     pub mss: Option<Bytes>,
     /// TCP + IP header bytes added to each segment's payload.
@@ -53,6 +76,8 @@ pub struct TcpConfig {
     pub profile: Profile,
     pub cc: String,
     pub cc_params: Params,
+    pub recovery: Recovery,
+    pub prr: bool,
     pub mss: u64,
     pub header_bytes: u64,
     pub send_buffer: u64,
@@ -91,6 +116,8 @@ impl TcpConfig {
             profile,
             cc: "newreno".into(),
             cc_params: Params::new(),
+            recovery: Recovery::Sack,
+            prr: true,
             mss: 1460,
             header_bytes: 40,
             send_buffer: 131_072,
@@ -156,6 +183,17 @@ impl TcpSpec {
             ));
         };
         let cc_params = self.cc_params.clone().unwrap_or_default();
+        let recovery = self.recovery.unwrap_or(d.recovery);
+        let prr = match (recovery, self.prr) {
+            (Recovery::Sack, p) => p.unwrap_or(d.prr),
+            (_, None | Some(false)) => false,
+            (_, Some(true)) => {
+                return Err(SpecError::new(
+                    f("prr"),
+                    "Proportional Rate Reduction applies to recovery 'sack' only".into(),
+                ))
+            }
+        };
         cc::validate_params(desc, &cc_params)
             .map_err(|(name, msg)| SpecError::new(format!("{}.{name}", f("cc_params")), msg))?;
         let mss = in_range(
@@ -233,6 +271,8 @@ impl TcpSpec {
             profile,
             cc,
             cc_params,
+            recovery,
+            prr,
             mss,
             header_bytes,
             send_buffer,

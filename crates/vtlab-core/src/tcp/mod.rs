@@ -3,11 +3,13 @@
 
 pub mod cc;
 mod config;
+mod prr;
 mod receiver;
 mod rtt;
+mod scoreboard;
 mod sender;
 
-pub use config::{TcpConfig, TcpSpec};
+pub use config::{Recovery, TcpConfig, TcpSpec};
 pub use receiver::{Receiver, ReceiverStats};
 pub use rtt::RttEstimator;
 pub use sender::{CaState, Sender, SenderStats};

@@ -7,6 +7,10 @@
 //!   duplicate and hole-filling segments are acknowledged at once.
 //! * The application reads in-order data at once (ns-3 `PacketSink`), so the
 //!   advertised window is the receive buffer less the out-of-order bytes held.
+//! * SACK (RFC 2018), when the flow uses SACK recovery: an ACK sent while
+//!   out-of-order data is held carries up to 4 blocks (3 with timestamps); the
+//!   first is the block holding the most recently received segment, the rest
+//!   follow from the highest down.
 //! * Timestamps (RFC 7323 §4.3): TS.Recent is updated from a segment only if it
 //!   starts at or before the last acknowledgement sent, so a delayed ACK echoes
 //!   the earliest segment it covers.
@@ -14,8 +18,8 @@
 use std::collections::BTreeMap;
 
 use crate::engine::{Duration, Time};
-use crate::net::{NodeId, Packet, PacketKind};
-use crate::tcp::TcpConfig;
+use crate::net::{NodeId, Packet, PacketKind, MAX_SACK_BLOCKS};
+use crate::tcp::{Recovery, TcpConfig};
 
 #[derive(Clone, Debug, Default)]
 pub struct ReceiverStats {
@@ -44,6 +48,10 @@ pub struct Receiver {
     ts_recent: Time,
     last_ack_sent: u64,
     completed_at: Option<Time>,
+    /// SACK blocks per ACK (0: SACK off).
+    sack_blocks: usize,
+    /// Start of the most recently received out-of-order segment.
+    last_out_of_order: u64,
     pub stats: ReceiverStats,
 }
 
@@ -66,6 +74,12 @@ impl Receiver {
             ts_recent: Time::ZERO,
             last_ack_sent: 0,
             completed_at: None,
+            sack_blocks: match (cfg.recovery, cfg.timestamps) {
+                (Recovery::Sack, true) => MAX_SACK_BLOCKS - 1,
+                (Recovery::Sack, false) => MAX_SACK_BLOCKS,
+                _ => 0,
+            },
+            last_out_of_order: 0,
             stats: ReceiverStats::default(),
         }
     }
@@ -115,6 +129,7 @@ impl Receiver {
             self.stats.out_of_order_segments += 1;
             if end - self.rcv_nxt <= self.recv_buffer {
                 self.insert_out_of_order(start, end);
+                self.last_out_of_order = start;
             }
             self.send_ack(now, out);
             return;
@@ -164,8 +179,37 @@ impl Receiver {
         self.ooo_bytes += end - start;
     }
 
+    /// SACK blocks for the next ACK: the block holding the latest
+    /// out-of-order segment first, then the others from the highest down.
+    fn fill_sack(&self, p: &mut Packet) {
+        if self.sack_blocks == 0 || self.ooo.is_empty() {
+            return;
+        }
+        let recent = self
+            .ooo
+            .range(..=self.last_out_of_order)
+            .next_back()
+            .filter(|(_, &e)| e > self.last_out_of_order)
+            .map(|(&s, &e)| (s, e));
+        let others = self
+            .ooo
+            .iter()
+            .rev()
+            .map(|(&s, &e)| (s, e))
+            .filter(|b| Some(*b) != recent);
+        for (i, block) in recent
+            .into_iter()
+            .chain(others)
+            .take(self.sack_blocks)
+            .enumerate()
+        {
+            p.sack[i] = block;
+            p.sack_len = i as u8 + 1;
+        }
+    }
+
     fn ack_packet(&self, now: Time, kind: PacketKind) -> Packet {
-        Packet {
+        let mut p = Packet {
             flow: self.flow,
             dst: self.peer,
             kind,
@@ -176,7 +220,11 @@ impl Receiver {
             ts_val: now,
             ts_ecr: self.ts_recent,
             ip_bytes: self.header_bytes,
-        }
+            sack: Default::default(),
+            sack_len: 0,
+        };
+        self.fill_sack(&mut p);
+        p
     }
 
     fn send_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
@@ -204,11 +252,43 @@ mod tests {
             ts_val: Time(ts),
             ts_ecr: Time::ZERO,
             ip_bytes: len + 40,
+            sack: Default::default(),
+            sack_len: 0,
         }
     }
 
     fn rx(total: u64) -> Receiver {
-        Receiver::new(&TcpConfig::default(), 0, NodeId(0), total)
+        let cfg = TcpConfig {
+            recovery: Recovery::NewReno,
+            ..TcpConfig::default()
+        };
+        Receiver::new(&cfg, 0, NodeId(0), total)
+    }
+
+    #[test]
+    fn sack_blocks_most_recent_first_then_highest() {
+        let mut r = Receiver::new(&TcpConfig::default(), 0, NodeId(0), 100_000);
+        let mut out = vec![];
+        r.on_packet(Time(1), &data(2000, 1000, 1), &mut out);
+        assert_eq!(out[0].sack_blocks(), &[(2000, 3000)]);
+        r.on_packet(Time(2), &data(6000, 1000, 2), &mut out);
+        r.on_packet(Time(3), &data(4000, 1000, 3), &mut out);
+        assert_eq!(
+            out[2].sack_blocks(),
+            &[(4000, 5000), (6000, 7000), (2000, 3000)]
+        );
+        // Timestamps on: at most 3 blocks.
+        r.on_packet(Time(4), &data(8000, 1000, 4), &mut out);
+        r.on_packet(Time(5), &data(10000, 1000, 5), &mut out);
+        assert_eq!(out[4].sack_len, 3);
+        assert_eq!(out[4].sack[0], (10000, 11000));
+        // Merging with a neighbour reports the merged block.
+        r.on_packet(Time(6), &data(3000, 1000, 6), &mut out);
+        assert_eq!(out[5].sack[0], (2000, 5000));
+        // Once the holes are filled no blocks are sent.
+        r.on_packet(Time(7), &data(0, 2000, 7), &mut out);
+        assert_eq!(out[6].ack, 5000);
+        assert!(out[6].sack_len > 0, "6000.. still held");
     }
 
     #[test]

@@ -2,21 +2,35 @@
 //! the congestion and receive windows, loss detection and recovery, and the
 //! retransmission timer.
 //!
-//! Recovery is NewReno exactly as RFC 6582 (with the "impatient" timer: the
-//! RTO is restarted only on the first partial ACK), entered on the
-//! `dupack_threshold`-th duplicate ACK; limited transmit per RFC 3042; the
-//! retransmission timer per RFC 6298 (Karn's rule unless timestamps give
-//! unambiguous samples). After an RTO the sender goes back to `snd_una` and
-//! resends in slow start (state Loss); duplicate ACKs are ignored in Loss, as
-//! ns-3 does, and Loss ends once everything outstanding at the timeout is
-//! acknowledged. Window laws belong to the congestion controller.
+//! Loss recovery is selectable (`TcpConfig::recovery`, cc-spec §1.4):
+//! * `tahoe`: on the `dupack_threshold`-th duplicate ACK, retransmit, cwnd = 1
+//!   segment and go back N in slow start (no fast recovery).
+//! * `reno` (RFC 5681): fast retransmit, cwnd = ssthresh + 3·MSS inflated by one
+//!   MSS per further duplicate ACK, recovery left on the first new ACK.
+//! * `newreno` (RFC 6582): as Reno, but partial ACKs retransmit the next hole and
+//!   deflate, and only an ACK covering `recover` ends recovery; the RTO is
+//!   restarted only on the first partial ACK ("impatient").
+//! * `sack` (RFC 6675): a scoreboard of SACKed, lost and retransmitted segments;
+//!   recovery starts on the threshold or when the head is deemed lost; during
+//!   recovery segments go out while cwnd − pipe ≥ 1 MSS in `NextSeg()` order;
+//!   cwnd is held at ssthresh, or set by PRR (RFC 6937) when `prr` is on.
+//!
+//! Common to all: limited transmit (RFC 3042; in SACK form, new data while
+//! cwnd − pipe ≥ 1 MSS), the retransmission timer of RFC 6298 (Karn's rule
+//! unless timestamps give unambiguous samples), and after a timeout state
+//! Loss: cwnd = 1 MSS, resend the unacknowledged (un-SACKed) data in slow
+//! start; duplicate ACKs are ignored in Loss, as ns-3 does, and Loss ends once
+//! everything outstanding at the timeout is acknowledged. Window laws belong to
+//! the congestion controller.
 //!
 //! Sequence numbers are absolute byte offsets of the transfer, starting at 0.
 
 use crate::engine::{Duration, Time};
 use crate::net::{NodeId, Packet, PacketKind};
 use crate::tcp::cc::{AnyCc, CongestionOps, ConnInfo, CwndEvent, Profile, Window};
-use crate::tcp::{RttEstimator, TcpConfig};
+use crate::tcp::prr::Prr;
+use crate::tcp::scoreboard::{Next, Scoreboard};
+use crate::tcp::{Recovery, RttEstimator, TcpConfig};
 
 /// Congestion state of the sender (Linux `ca_state`, ns-3 `TcpCongState_t`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -94,6 +108,10 @@ pub struct Sender {
     timed: Option<(u64, Time)>,
     /// Acked bytes not yet counted as whole segments (ns-3 `m_bytesAckedNotProcessed`).
     acked_remainder: u64,
+    /// SACK scoreboard (recovery `sack` only).
+    sb: Option<Scoreboard>,
+    /// PRR state while in SACK recovery with `prr` on.
+    prr: Option<Prr>,
     pub stats: SenderStats,
 }
 
@@ -131,6 +149,8 @@ impl Sender {
             timer: None,
             timed: None,
             acked_remainder: 0,
+            sb: (cfg.recovery == Recovery::Sack).then(|| Scoreboard::new(cfg.mss)),
+            prr: None,
             stats: SenderStats::default(),
             cfg,
         }
@@ -162,8 +182,18 @@ impl Sender {
     pub fn rto(&self) -> Duration {
         self.rtt.rto()
     }
+    /// RFC 5681 FlightSize: bytes sent and not cumulatively acknowledged.
     pub fn flight_size(&self) -> u64 {
         self.snd_max - self.snd_una
+    }
+
+    /// Bytes the sender believes are in the network: RFC 6675 `pipe` with
+    /// SACK, FlightSize otherwise (ns-3 `BytesInFlight`).
+    pub fn bytes_in_flight(&self) -> u64 {
+        match &self.sb {
+            Some(sb) => sb.pipe(),
+            None => self.flight_size(),
+        }
     }
 
     fn info(&self, now: Time) -> ConnInfo {
@@ -173,7 +203,7 @@ impl Sender {
             snd_una: self.snd_una,
             snd_nxt: self.snd_nxt,
             snd_max: self.snd_max,
-            bytes_in_flight: self.flight_size(),
+            bytes_in_flight: self.bytes_in_flight(),
             srtt: self.rtt.srtt(),
             min_rtt: self.rtt.min_rtt(),
             ca_state: self.ca_state,
@@ -269,15 +299,28 @@ impl Sender {
         }
         self.rwnd = p.rwnd;
         let ack = p.ack.min(self.snd_max);
+        let mut newly_sacked = 0;
+        if let Some(sb) = self.sb.as_mut() {
+            sb.on_cumulative_ack(ack.max(self.snd_una));
+            newly_sacked = sb.on_sack_blocks(p.sack_blocks());
+            sb.update_lost(self.cfg.dupack_threshold);
+        }
         if ack > self.snd_una {
-            self.on_new_ack(now, p, ack, out);
+            self.on_new_ack(now, p, ack, newly_sacked, out);
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
-            self.on_dupack(now, out);
+            self.on_dupack(now, newly_sacked, out);
         }
         self.send_data(now, out);
     }
 
-    fn on_new_ack(&mut self, now: Time, p: &Packet, ack: u64, out: &mut Vec<Packet>) {
+    fn on_new_ack(
+        &mut self,
+        now: Time,
+        p: &Packet,
+        ack: u64,
+        newly_sacked: u64,
+        out: &mut Vec<Packet>,
+    ) {
         let newly = ack - self.snd_una;
         let sample = if self.cfg.timestamps {
             Some(now - p.ts_ecr)
@@ -303,14 +346,13 @@ impl Sender {
         match self.ca_state {
             CaState::Recovery => {
                 let recover = self.recover.unwrap_or(0);
-                if ack >= recover {
-                    // Full ACK (RFC 6582 step 3, option 2 as ns-3): deflate to ssthresh.
-                    self.w.cwnd = self.w.ssthresh;
-                    self.dupacks = 0;
-                    self.set_state(now, CaState::Open);
-                    let info = self.info(now);
-                    self.cc
-                        .cwnd_event(&info, &mut self.w, CwndEvent::CompleteCwr);
+                if ack >= recover || self.cfg.recovery == Recovery::Reno {
+                    // Full ACK (RFC 6582 step 3, option 2 as ns-3; RFC 6675 end of
+                    // recovery), or any new ACK for Reno: deflate to ssthresh.
+                    self.exit_recovery(now);
+                } else if self.sb.is_some() {
+                    // SACK: the scoreboard drives retransmissions; PRR sets cwnd.
+                    self.prr_update(newly + newly_sacked);
                 } else {
                     // Partial ACK (step 4): retransmit the next hole, deflate by the
                     // amount acknowledged, add back one MSS if at least one was acked.
@@ -348,7 +390,25 @@ impl Sender {
         }
     }
 
-    fn on_dupack(&mut self, now: Time, out: &mut Vec<Packet>) {
+    fn exit_recovery(&mut self, now: Time) {
+        self.w.cwnd = self.w.ssthresh;
+        self.dupacks = 0;
+        self.prr = None;
+        self.set_state(now, CaState::Open);
+        let info = self.info(now);
+        self.cc
+            .cwnd_event(&info, &mut self.w, CwndEvent::CompleteCwr);
+    }
+
+    /// PRR: cwnd for an ACK that delivered `delivered` bytes during recovery.
+    fn prr_update(&mut self, delivered: u64) {
+        let pipe = self.bytes_in_flight();
+        if let Some(prr) = self.prr.as_mut() {
+            self.w.cwnd = prr.on_ack(delivered, pipe, self.w.ssthresh, self.cfg.mss);
+        }
+    }
+
+    fn on_dupack(&mut self, now: Time, newly_sacked: u64, out: &mut Vec<Packet>) {
         if self.cfg.profile == Profile::Ns3 {
             // ns-3 feeds every duplicate ACK to the controller as one segment
             // with the current SRTT (cc-spec §3.1).
@@ -358,33 +418,69 @@ impl Sender {
         match self.ca_state {
             CaState::Open | CaState::Disorder => {
                 self.dupacks += 1;
-                // RFC 6582 step 1: enter only if the ACK covers more than `recover`.
-                let may_enter = self.recover.is_none_or(|r| self.snd_una > r);
-                if self.dupacks >= self.cfg.dupack_threshold && may_enter {
-                    self.enter_recovery(now, out);
+                // RFC 6582 step 1 (and RFC 6675's RecoveryPoint): enter only if the
+                // ACK covers more than `recover`. Classic Reno has no such guard.
+                let may_enter = self.cfg.recovery == Recovery::Reno
+                    || self.recover.is_none_or(|r| self.snd_una > r);
+                let head_lost = self.sb.as_ref().is_some_and(|sb| sb.head_lost());
+                if (self.dupacks >= self.cfg.dupack_threshold || head_lost) && may_enter {
+                    match self.cfg.recovery {
+                        Recovery::Tahoe => self.tahoe_fast_retransmit(now, out),
+                        _ => self.enter_recovery(now, newly_sacked, out),
+                    }
                 } else if self.ca_state == CaState::Open {
                     self.set_state(now, CaState::Disorder);
                 }
             }
             CaState::Recovery => {
                 self.dupacks += 1;
-                // Inflate: one more segment has left the network.
-                self.w.cwnd += self.cfg.mss;
+                if self.sb.is_some() {
+                    self.prr_update(newly_sacked);
+                } else {
+                    // Inflate: one more segment has left the network.
+                    self.w.cwnd += self.cfg.mss;
+                }
             }
             CaState::Loss => {}
         }
     }
 
-    fn enter_recovery(&mut self, now: Time, out: &mut Vec<Packet>) {
+    fn enter_recovery(&mut self, now: Time, newly_sacked: u64, out: &mut Vec<Packet>) {
+        let info = self.info(now);
+        // ns-3 passes BytesInFlight (pipe with SACK); Linux controllers use cwnd.
+        let in_flight = self.bytes_in_flight();
+        self.w.ssthresh = self.cc.ssthresh(&info, &self.w, in_flight);
+        self.recover = Some(self.snd_max);
+        self.set_state(now, CaState::Recovery);
+        self.partial_ack_seen = false;
+        self.stats.fast_recoveries += 1;
+        if self.sb.is_some() {
+            self.w.cwnd = self.w.ssthresh;
+            if self.cfg.prr {
+                self.prr = Some(Prr::enter(self.flight_size()));
+                self.prr_update(newly_sacked);
+            }
+            // RFC 6675 (4.3): the first lost segment goes out whatever the window.
+            self.retransmit_head(now, out);
+        } else {
+            self.w.cwnd = self.w.ssthresh + u64::from(self.dupacks) * self.cfg.mss;
+            self.retransmit_head(now, out);
+        }
+    }
+
+    /// Tahoe: retransmit and restart from one segment in slow start, going back N.
+    fn tahoe_fast_retransmit(&mut self, now: Time, out: &mut Vec<Packet>) {
         let info = self.info(now);
         let flight = self.flight_size();
         self.w.ssthresh = self.cc.ssthresh(&info, &self.w, flight);
         self.recover = Some(self.snd_max);
-        self.set_state(now, CaState::Recovery);
-        self.w.cwnd = self.w.ssthresh + u64::from(self.dupacks) * self.cfg.mss;
-        self.partial_ack_seen = false;
-        self.stats.fast_recoveries += 1;
-        self.retransmit_head(now, out);
+        self.set_state(now, CaState::Loss);
+        self.w.cwnd = self.cfg.mss;
+        self.dupacks = 0;
+        self.timed = None;
+        self.stats.slow_starts_after_loss += 1;
+        self.snd_nxt = self.snd_una;
+        self.send_data(now, out);
     }
 
     fn on_rto(&mut self, now: Time, out: &mut Vec<Packet>) {
@@ -392,11 +488,14 @@ impl Sender {
         // Reduce ssthresh only on the first timeout for this window: not when the
         // head was already resent since an earlier timeout (RFC 5681 §3.1, ns-3).
         let head_resent = self.ca_state == CaState::Loss
-            && self.snd_una < self.snd_nxt.min(self.recover.unwrap_or(0));
+            && match &self.sb {
+                Some(sb) => sb.head_retransmitted(),
+                None => self.snd_una < self.snd_nxt.min(self.recover.unwrap_or(0)),
+            };
         if !head_resent {
             let info = self.info(now);
-            let flight = self.flight_size();
-            self.w.ssthresh = self.cc.ssthresh(&info, &self.w, flight);
+            let in_flight = self.bytes_in_flight();
+            self.w.ssthresh = self.cc.ssthresh(&info, &self.w, in_flight);
         }
         if self.ca_state != CaState::Loss {
             self.stats.slow_starts_after_loss += 1;
@@ -409,9 +508,14 @@ impl Sender {
         self.dupacks = 0;
         self.partial_ack_seen = false;
         self.timed = None;
+        self.prr = None;
         self.rtt.back_off();
-        // Go back N: resend from the first unacknowledged byte in slow start.
-        self.snd_nxt = self.snd_una;
+        match self.sb.as_mut() {
+            // Resend every un-SACKed segment, lowest first, in slow start.
+            Some(sb) => sb.on_timeout(),
+            // Go back N: resend from the first unacknowledged byte in slow start.
+            None => self.snd_nxt = self.snd_una,
+        }
         self.timer = None;
         self.send_data(now, out);
     }
@@ -430,6 +534,8 @@ impl Sender {
             ts_val: now,
             ts_ecr: Time::ZERO,
             ip_bytes: len + self.cfg.header_bytes as u32,
+            sack: Default::default(),
+            sack_len: 0,
         }
     }
 
@@ -443,6 +549,16 @@ impl Sender {
         } else if !self.cfg.timestamps && self.timed.is_none() {
             self.timed = Some((seq + len, now));
         }
+        if let Some(sb) = self.sb.as_mut() {
+            if is_retransmission {
+                sb.mark_retransmitted(seq);
+            } else {
+                sb.on_new_data(seq, len);
+            }
+        }
+        if let Some(prr) = self.prr.as_mut() {
+            prr.on_send(len);
+        }
         if self.timer.is_none() {
             self.timer = Some(now + self.rtt.rto());
         }
@@ -450,18 +566,80 @@ impl Sender {
     }
 
     fn retransmit_head(&mut self, now: Time, out: &mut Vec<Packet>) {
-        let len = self.cfg.mss.min(self.snd_max - self.snd_una);
+        let len = match &self.sb {
+            Some(sb) if self.snd_max > self.snd_una => sb.len_at(self.snd_una),
+            _ => self.cfg.mss.min(self.snd_max - self.snd_una),
+        };
         if len > 0 {
             self.transmit(now, self.snd_una, len, out);
         }
     }
 
-    /// Send as much as the congestion window, the receive window and the send
-    /// buffer allow, full-sized segments only except for the transfer's tail.
+    /// Send as much as the windows and the send buffer allow.
     fn send_data(&mut self, now: Time, out: &mut Vec<Packet>) {
         if self.phase != Phase::Established {
             return;
         }
+        if self.sb.is_some() {
+            self.send_data_sack(now, out);
+        } else {
+            self.send_data_classic(now, out);
+        }
+    }
+
+    /// Length of the next new segment, if the send buffer and the receive
+    /// window allow one: full-sized except the transfer's tail.
+    fn next_new_segment(&self) -> Option<u64> {
+        let data_end = self.total.min(self.snd_una + self.cfg.send_buffer);
+        if self.snd_max >= data_end {
+            return None;
+        }
+        let len = self.cfg.mss.min(data_end - self.snd_max);
+        let is_tail = self.snd_max + len >= self.total;
+        let fits_rwnd =
+            self.snd_max + len <= self.snd_una + self.rwnd || self.snd_max == self.snd_una;
+        ((len == self.cfg.mss || is_tail) && fits_rwnd).then_some(len)
+    }
+
+    /// SACK-based sending (RFC 6675): while cwnd − pipe ≥ 1 MSS, the next
+    /// segment by `NextSeg()` in recovery, the first lost one after a timeout,
+    /// new data otherwise.
+    fn send_data_sack(&mut self, now: Time, out: &mut Vec<Packet>) {
+        let mss = self.cfg.mss;
+        loop {
+            let Some(sb) = self.sb.as_ref() else { return };
+            if self.w.cwnd < sb.pipe() + mss {
+                break;
+            }
+            let new_len = self.next_new_segment();
+            let next = match self.ca_state {
+                CaState::Recovery => sb.next_seg(new_len.is_some()),
+                CaState::Loss => sb
+                    .first_unsent_lost()
+                    .map(Next::Retransmit)
+                    .or(new_len.map(|_| Next::NewData)),
+                CaState::Open | CaState::Disorder => new_len.map(|_| Next::NewData),
+            };
+            match (next, new_len) {
+                (Some(Next::Retransmit(seq)), _) => {
+                    let len = sb.len_at(seq);
+                    self.transmit(now, seq, len, out);
+                }
+                (Some(Next::NewData), Some(len)) => {
+                    self.transmit(now, self.snd_max, len, out);
+                    self.snd_max += len;
+                    self.snd_nxt = self.snd_max;
+                }
+                _ => break,
+            }
+        }
+    }
+
+    /// Classic sending: new data (or go-back-N resends after a timeout) while
+    /// `snd_nxt − snd_una` is below min(cwnd, rwnd), with the limited-transmit
+    /// allowance; no runt segments mid-transfer, no splitting a segment to fit
+    /// the window unless nothing is in flight.
+    fn send_data_classic(&mut self, now: Time, out: &mut Vec<Packet>) {
         let mss = self.cfg.mss;
         let limited = if self.ca_state == CaState::Disorder && self.cfg.limited_transmit {
             u64::from(self.dupacks.min(2)) * mss

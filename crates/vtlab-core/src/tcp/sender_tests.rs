@@ -16,7 +16,17 @@ fn config() -> TcpConfig {
         mss: MSS,
         initial_cwnd: 10,
         timestamps: false,
+        recovery: Recovery::NewReno,
+        prr: false,
         ..TcpConfig::default()
+    }
+}
+
+fn with_recovery(recovery: Recovery, prr: bool) -> TcpConfig {
+    TcpConfig {
+        recovery,
+        prr,
+        ..config()
     }
 }
 
@@ -49,6 +59,16 @@ impl Harness {
             .on_packet(Time(t_ms * 1_000_000), &ack_packet(ack), &mut self.out);
     }
 
+    /// An ACK carrying SACK blocks given in segment numbers [start, end).
+    fn sack(&mut self, t_ms: u64, ack: u64, blocks: &[(u64, u64)]) {
+        let mut p = ack_packet(ack);
+        for (i, &(s, e)) in blocks.iter().enumerate() {
+            p.sack[i] = (s * MSS, e * MSS);
+        }
+        p.sack_len = blocks.len() as u8;
+        self.s.on_packet(Time(t_ms * 1_000_000), &p, &mut self.out);
+    }
+
     /// Data segments emitted since the last call, as (seq / MSS) numbers.
     fn sent(&mut self) -> Vec<u64> {
         self.out
@@ -78,6 +98,8 @@ fn ack_packet(ack: u64) -> Packet {
         ts_val: Time::ZERO,
         ts_ecr: Time::ZERO,
         ip_bytes: 40,
+        sack: Default::default(),
+        sack_len: 0,
     }
 }
 
@@ -325,4 +347,141 @@ fn syn_is_retransmitted_with_backoff() {
     assert_eq!(out.len(), 2);
     assert_eq!(s.timer_deadline(), Some(Time(9_000_000_000)));
     assert_eq!(s.stats.syn_retransmissions, 1);
+}
+
+// ---- recovery variants ---------------------------------------------------------
+
+/// Segments 2, 5 and 8 of the first window lost; every later segment arrives.
+/// Returns the harness after the third dupACK (segments 3, 4, 6 arrived).
+fn three_losses(cfg: TcpConfig) -> Harness {
+    let mut h = after_two_acks(cfg);
+    h.ack(22, 2000);
+    h.ack(23, 2000);
+    h.ack(24, 2000);
+    h
+}
+
+#[test]
+fn tahoe_goes_back_to_one_segment_and_resends_the_window() {
+    let mut h = three_losses(with_recovery(Recovery::Tahoe, false));
+    assert_eq!(h.s.ca_state(), CaState::Loss);
+    assert_eq!(h.cwnd(), MSS);
+    assert_eq!(h.ssthresh(), 7 * MSS);
+    assert_eq!(
+        h.sent(),
+        vec![14, 15, 2],
+        "limited transmit, then the retransmission"
+    );
+    assert_eq!(h.s.stats.fast_recoveries, 0, "Tahoe has no fast recovery");
+    assert_eq!(h.s.stats.slow_starts_after_loss, 1);
+    // The retransmission fills the first hole: slow start resends 3 and 4 even
+    // though the receiver has them (go back N).
+    h.ack(40, 5000);
+    assert_eq!(h.cwnd(), 2 * MSS);
+    assert_eq!(h.sent(), vec![5, 6]);
+}
+
+#[test]
+fn reno_leaves_recovery_on_the_first_partial_ack_and_halves_again() {
+    let mut h = three_losses(with_recovery(Recovery::Reno, false));
+    assert_eq!(h.sent(), vec![14, 15, 2]);
+    assert_eq!(h.s.ca_state(), CaState::Recovery);
+    // The retransmission of 2 brings a partial ACK: Reno exits with cwnd = 7.
+    h.ack(50, 5000);
+    assert_eq!(h.s.ca_state(), CaState::Open);
+    assert_eq!(h.cwnd(), 7 * MSS);
+    assert!(h.sent().is_empty(), "flight 11 segments exceeds cwnd 7");
+    // Three more dupACKs for the hole at 5 start a second recovery and halve again.
+    for t in 0..3 {
+        h.ack(51 + t, 5000);
+    }
+    assert_eq!(h.s.stats.fast_recoveries, 2);
+    // FlightSize = 16 − 5 = 11 → ssthresh 5.5 segments.
+    assert_eq!(h.ssthresh(), 5_500);
+}
+
+#[test]
+fn newreno_recovers_the_same_losses_in_one_episode() {
+    let mut h = three_losses(config());
+    h.ack(50, 5000);
+    h.ack(60, 8000);
+    h.ack(70, 16_000);
+    assert_eq!(h.s.stats.fast_recoveries, 1);
+    assert_eq!(h.ssthresh(), 7 * MSS, "one halving for three losses");
+}
+
+#[test]
+fn sack_recovery_retransmits_every_hole_at_once() {
+    let mut h = after_two_acks(with_recovery(Recovery::Sack, false));
+    // DupACKs SACK 3, then 3..5, then 3..5 + 6..7: three dupACKs.
+    h.sack(22, 2000, &[(3, 4)]);
+    assert_eq!(
+        h.sent(),
+        vec![14],
+        "RFC 6675 limited transmit: cwnd − pipe ≥ 1 MSS"
+    );
+    h.sack(23, 2000, &[(3, 5)]);
+    assert_eq!(h.sent(), vec![15]);
+    h.sack(24, 2000, &[(6, 7), (3, 5)]);
+    assert_eq!(h.s.ca_state(), CaState::Recovery);
+    // pipe at entry: 16 − 2 outstanding = 14 segments, 3 SACKed, 2 lost (2 is
+    // lost: 3 SACKed above) → 14 − 3 − 1 = 10; ssthresh = pipe/2 = 5 (ns-3 input).
+    assert_eq!(h.ssthresh(), 5 * MSS);
+    assert_eq!(h.cwnd(), 5 * MSS);
+    let first = h.sent();
+    assert_eq!(first[0], 2, "the head goes out first");
+    // More SACKs: 5 becomes lost (3 SACKed segments above: 6, 7, 9) and is
+    // retransmitted by NextSeg rule 1 as soon as pipe allows.
+    h.sack(25, 2000, &[(9, 10), (6, 8), (3, 5)]);
+    h.sack(26, 2000, &[(9, 14), (6, 8), (3, 5)]);
+    let retx: Vec<u64> = h.sent().into_iter().filter(|&s| s < 16).collect();
+    assert!(retx.contains(&5), "hole 5 retransmitted: {retx:?}");
+    // The cumulative ACK passes recover: back to Open with cwnd = ssthresh.
+    h.sack(40, 16_000, &[]);
+    assert_eq!(h.s.ca_state(), CaState::Open);
+    assert_eq!(h.cwnd(), 5 * MSS);
+    assert_eq!(h.s.stats.fast_recoveries, 1);
+}
+
+#[test]
+fn prr_spreads_transmissions_over_the_recovery() {
+    let mut h = after_two_acks(with_recovery(Recovery::Sack, true));
+    h.sack(22, 2000, &[(3, 4)]);
+    h.sack(23, 2000, &[(3, 5)]);
+    h.sack(24, 2000, &[(3, 6)]);
+    assert_eq!(h.s.ca_state(), CaState::Recovery);
+    // Entry: pipe 16 − 2 − 3 SACKed − 1 lost = 10 segments > ssthresh 5, so the
+    // proportional part applies: ⌈1000 · 5000 / 14 000⌉ = 358 B may go out, and
+    // the forced head retransmission takes the quota.
+    assert_eq!(h.sent(), vec![14, 15, 2]);
+    // Ten more SACKs, one segment each. After the head, pipe = 11 segments.
+    // Proportional part while pipe > ssthresh: quota ⌈delivered·5000/14 000⌉ −
+    // prr_out; it first reaches a whole segment at the 5th SACK (delivered 6000:
+    // 2143 − 1000 = 1143 B), pipe 6 → one segment out. Once pipe ≤ ssthresh the
+    // slow-start bound refills pipe up to ssthresh: nothing at pipe 5 (13th
+    // segment), then one per ACK at pipe 4 (the last three SACKs).
+    let mut sent_at = vec![];
+    for (t, top) in (7..=16).enumerate() {
+        h.sack(25 + t as u64, 2000, &[(3, top)]);
+        sent_at.push(h.sent().len());
+    }
+    assert_eq!(sent_at, vec![0, 0, 0, 0, 1, 0, 0, 1, 1, 1]);
+}
+
+#[test]
+fn sack_timeout_resends_only_unsacked_segments() {
+    let mut h = after_two_acks(with_recovery(Recovery::Sack, false));
+    h.sack(22, 2000, &[(3, 5)]);
+    h.sent();
+    let deadline = h.s.timer_deadline().unwrap();
+    h.s.on_timer(deadline, &mut h.out);
+    assert_eq!(h.s.ca_state(), CaState::Loss);
+    assert_eq!(h.sent(), vec![2]);
+    // The retransmission is acked up to 3; SACKed 3 and 4 are skipped.
+    h.sack(1100, 3000, &[(3, 5)]);
+    assert_eq!(
+        h.sent(),
+        vec![5, 6],
+        "slow start: 2 segments, skipping SACKed ones"
+    );
 }

@@ -1,0 +1,291 @@
+//! The SACK scoreboard of RFC 6675: which outstanding segments the receiver
+//! has SACKed, which are deemed lost, which were retransmitted; `pipe` and
+//! `NextSeg()` built on them.
+//!
+//! Segment granularity: every segment starts at a multiple of the MSS (the
+//! sender sends full segments except the transfer's last, and the receiver
+//! acknowledges whole segments), so segment i covers
+//! `[base + i·MSS, min(base + (i+1)·MSS, high))`.
+//!
+//! `IsLost(S)` (RFC 6675 §4): at least DupThresh SACKed segments lie above S
+//! (with whole segments this equals "more than (DupThresh−1)·MSS bytes SACKed
+//! above"). NextSeg rules 1–3 are implemented; the optional rescue
+//! retransmission (rule 4) is not, as in ns-3.
+
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Seg {
+    sacked: bool,
+    lost: bool,
+    retransmitted: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Scoreboard {
+    mss: u64,
+    /// Sequence number of `segs[0]` (the sender's `snd_una`).
+    base: u64,
+    /// End of the highest segment sent (the sender's `snd_max`).
+    high: u64,
+    segs: VecDeque<Seg>,
+}
+
+/// What the next transmission should be (RFC 6675 `NextSeg()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Retransmit the segment starting at this sequence number.
+    Retransmit(u64),
+    /// Send new data.
+    NewData,
+}
+
+impl Scoreboard {
+    pub fn new(mss: u64) -> Self {
+        Scoreboard {
+            mss,
+            base: 0,
+            high: 0,
+            segs: VecDeque::with_capacity(128),
+        }
+    }
+
+    fn seg_len(&self, i: usize) -> u64 {
+        let start = self.base + i as u64 * self.mss;
+        self.mss.min(self.high - start)
+    }
+
+    fn index_of(&self, seq: u64) -> usize {
+        ((seq - self.base) / self.mss) as usize
+    }
+
+    /// New data `[seq, seq + len)` was sent (seq = the previous high).
+    pub fn on_new_data(&mut self, seq: u64, len: u64) {
+        debug_assert_eq!(seq, self.high);
+        self.high = seq + len;
+        self.segs.push_back(Seg::default());
+    }
+
+    /// The cumulative ACK advanced to `ack`.
+    pub fn on_cumulative_ack(&mut self, ack: u64) {
+        while ack > self.base && !self.segs.is_empty() {
+            let len = self.seg_len(0);
+            if self.base + len > ack {
+                break;
+            }
+            self.segs.pop_front();
+            self.base += len;
+        }
+        if self.segs.is_empty() {
+            self.base = ack.max(self.base);
+            self.high = self.high.max(self.base);
+        }
+    }
+
+    /// Apply SACK blocks; returns the bytes newly SACKed.
+    pub fn on_sack_blocks(&mut self, blocks: &[(u64, u64)]) -> u64 {
+        let mut newly = 0;
+        for &(start, end) in blocks {
+            let start = start.max(self.base);
+            let end = end.min(self.high);
+            if start >= end {
+                continue;
+            }
+            // Whole segments inside the block only.
+            let mut i = self.index_of(start);
+            if self.base + i as u64 * self.mss < start {
+                i += 1;
+            }
+            while i < self.segs.len() {
+                let s = self.base + i as u64 * self.mss;
+                let len = self.seg_len(i);
+                if s + len > end {
+                    break;
+                }
+                if !self.segs[i].sacked {
+                    self.segs[i].sacked = true;
+                    newly += len;
+                }
+                i += 1;
+            }
+        }
+        newly
+    }
+
+    /// Mark segments lost per `IsLost` (never unmarks).
+    pub fn update_lost(&mut self, dupthresh: u32) {
+        let mut sacked_above = 0u32;
+        for seg in self.segs.iter_mut().rev() {
+            if seg.sacked {
+                sacked_above += 1;
+            } else if sacked_above >= dupthresh {
+                seg.lost = true;
+            }
+        }
+    }
+
+    /// Whether the first outstanding segment is deemed lost.
+    pub fn head_lost(&self) -> bool {
+        self.segs.front().is_some_and(|s| s.lost)
+    }
+
+    /// RFC 6675 `pipe`, in bytes: un-SACKed segments count once unless lost,
+    /// and once more if retransmitted.
+    pub fn pipe(&self) -> u64 {
+        self.segs
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| !s.sacked)
+            .map(|(i, s)| (u64::from(!s.lost) + u64::from(s.retransmitted)) * self.seg_len(i))
+            .sum()
+    }
+
+    /// RFC 6675 `NextSeg()`: rule 1 (a lost segment not yet retransmitted),
+    /// rule 2 (new data, if `new_data_available`), rule 3 (an un-SACKed segment
+    /// below the highest SACKed one, not yet retransmitted).
+    pub fn next_seg(&self, new_data_available: bool) -> Option<Next> {
+        let highest_sacked = self.segs.iter().rposition(|s| s.sacked);
+        let below_high = |i: usize| highest_sacked.is_some_and(|h| i < h);
+        let seq = |i: usize| self.base + i as u64 * self.mss;
+        if let Some(i) = (0..self.segs.len()).find(|&i| {
+            below_high(i)
+                && self.segs[i].lost
+                && !self.segs[i].retransmitted
+                && !self.segs[i].sacked
+        }) {
+            return Some(Next::Retransmit(seq(i)));
+        }
+        if new_data_available {
+            return Some(Next::NewData);
+        }
+        (0..self.segs.len())
+            .find(|&i| below_high(i) && !self.segs[i].sacked && !self.segs[i].retransmitted)
+            .map(|i| Next::Retransmit(seq(i)))
+    }
+
+    /// The first segment to resend after a timeout (lost, not yet resent, not SACKed).
+    pub fn first_unsent_lost(&self) -> Option<u64> {
+        self.segs
+            .iter()
+            .position(|s| s.lost && !s.retransmitted && !s.sacked)
+            .map(|i| self.base + i as u64 * self.mss)
+    }
+
+    /// Length of the segment starting at `seq`.
+    pub fn len_at(&self, seq: u64) -> u64 {
+        self.seg_len(self.index_of(seq))
+    }
+
+    /// Whether the first outstanding segment was retransmitted since the last
+    /// timeout (or recovery) marked it.
+    pub fn head_retransmitted(&self) -> bool {
+        self.segs.front().is_some_and(|s| s.retransmitted)
+    }
+
+    pub fn mark_retransmitted(&mut self, seq: u64) {
+        let i = self.index_of(seq);
+        if let Some(s) = self.segs.get_mut(i) {
+            s.retransmitted = true;
+        }
+    }
+
+    /// After a retransmission timeout: every un-SACKed segment is lost and
+    /// eligible for retransmission again (SACK information is kept, as Linux
+    /// and ns-3 do).
+    pub fn on_timeout(&mut self) {
+        for s in self.segs.iter_mut().filter(|s| !s.sacked) {
+            s.lost = true;
+            s.retransmitted = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ten 1000-byte segments outstanding from 0.
+    fn board() -> Scoreboard {
+        let mut b = Scoreboard::new(1000);
+        for i in 0..10 {
+            b.on_new_data(i * 1000, 1000);
+        }
+        b
+    }
+
+    #[test]
+    fn pipe_counts_unsacked_segments() {
+        let mut b = board();
+        assert_eq!(b.pipe(), 10_000);
+        // Segments 2..5 SACKed: pipe drops by three segments.
+        assert_eq!(b.on_sack_blocks(&[(2000, 5000)]), 3000);
+        assert_eq!(b.on_sack_blocks(&[(2000, 5000)]), 0, "no double counting");
+        assert_eq!(b.pipe(), 7_000);
+    }
+
+    #[test]
+    fn is_lost_needs_dupthresh_sacked_segments_above() {
+        let mut b = board();
+        b.on_sack_blocks(&[(2000, 4000)]);
+        b.update_lost(3);
+        assert!(!b.head_lost(), "two SACKed segments above are not enough");
+        b.on_sack_blocks(&[(5000, 6000)]);
+        b.update_lost(3);
+        // Segments 0 and 1 have three SACKed above; segment 4 only one.
+        assert!(b.head_lost());
+        // pipe: 0,1 lost (0); 4 not lost (1); 6..9 (4) → 5 segments.
+        assert_eq!(b.pipe(), 5_000);
+    }
+
+    #[test]
+    fn next_seg_rules_in_order() {
+        let mut b = board();
+        b.on_sack_blocks(&[(1000, 2000), (3000, 6000)]);
+        b.update_lost(3);
+        // Rule 1: segment 0 is lost (4 SACKed above), segment 2 too (3 above).
+        assert_eq!(b.next_seg(true), Some(Next::Retransmit(0)));
+        b.mark_retransmitted(0);
+        assert_eq!(b.next_seg(true), Some(Next::Retransmit(2000)));
+        b.mark_retransmitted(2000);
+        // Rule 2: new data before rule 3.
+        assert_eq!(b.next_seg(true), Some(Next::NewData));
+        // Rule 3 when no new data: nothing un-SACKed, unretransmitted below segment 5.
+        assert_eq!(b.next_seg(false), None);
+        // Retransmitted segments count twice in pipe: 0 and 2 (lost, resent: 1 each),
+        // 6..9 (4) = 6 segments.
+        assert_eq!(b.pipe(), 6_000);
+    }
+
+    #[test]
+    fn rule_three_picks_unsacked_below_the_highest_sack() {
+        let mut b = board();
+        b.on_sack_blocks(&[(8000, 9000)]);
+        b.update_lost(3);
+        assert_eq!(b.next_seg(false), Some(Next::Retransmit(0)));
+    }
+
+    #[test]
+    fn cumulative_ack_and_tail_segment() {
+        let mut b = Scoreboard::new(1000);
+        b.on_new_data(0, 1000);
+        b.on_new_data(1000, 500);
+        assert_eq!(b.len_at(1000), 500);
+        b.on_cumulative_ack(1000);
+        assert_eq!(b.pipe(), 500);
+        b.on_cumulative_ack(1500);
+        assert_eq!(b.pipe(), 0);
+        assert_eq!(b.next_seg(false), None);
+    }
+
+    #[test]
+    fn timeout_marks_unsacked_lost_and_resendable() {
+        let mut b = board();
+        b.on_sack_blocks(&[(5000, 6000)]);
+        b.mark_retransmitted(0);
+        b.on_timeout();
+        assert_eq!(b.pipe(), 0);
+        assert_eq!(b.first_unsent_lost(), Some(0));
+        b.mark_retransmitted(0);
+        assert_eq!(b.first_unsent_lost(), Some(1000));
+    }
+}
