@@ -14,7 +14,10 @@ SMALL = "2MB"
 
 #: Ideal loss-free goodput of the v2g preset: 10 Mbit/s PLC, 1460 B payload per
 #: 1502 B frame on the wire.
+#: Loss-free bound with 40 B headers and 2 B framing (timestamps off).
 V2G_IDEAL_GOODPUT = 10e6 * 1460 / 1502
+#: ns-3's default (timestamps on): 1512 B packets fragment into 1502 + 34 B frames.
+V2G_NS3_FRAGMENTED_GOODPUT = 10e6 * 1460 / 1536
 
 
 @pytest.fixture(scope="session")

@@ -116,7 +116,19 @@ def test_run_json_lines(cli: Cli) -> None:
 
 
 def test_run_loss_free_goodput(cli: Cli) -> None:
-    rows = json_rows(cli("run", "v2g", "--bytes", "5MB", "--set", "loss.model=none", "--json"))
+    rows = json_rows(
+        cli(
+            "run",
+            "v2g",
+            "--bytes",
+            "5MB",
+            "--set",
+            "loss.model=none",
+            "--set",
+            "tcp.timestamps=false",
+            "--json",
+        )
+    )
     assert rows[0]["goodput_bps"] == pytest.approx(V2G_IDEAL_GOODPUT, rel=0.01)
 
 

@@ -40,6 +40,14 @@ struct Flow {
     drops_link_error: u64,
     drops_queue: u64,
     done: bool,
+    /// Smallest MTU on the path toward the receiver / toward the sender.
+    mtu_forward: u32,
+    mtu_reverse: u32,
+    /// IPv4 reassembly at each end: the next fragment index expected for the
+    /// packet being reassembled (0: waiting for a first fragment). Fragments of
+    /// one flow direction follow one FIFO path, so they arrive in order; a gap
+    /// means a fragment was lost and the packet is discarded.
+    reassembly: [u16; 2],
 }
 
 /// Options of one run that do not change its results' identity.
@@ -78,6 +86,7 @@ impl Simulation {
                 delay: Duration(l.delay_ns),
                 queue_packets: l.queue_packets,
                 framing_bytes: l.framing_bytes,
+                mtu_bytes: l.mtu_bytes,
             };
             for (from, to, loss) in [(&l.a, &l.b, &l.loss_ab), (&l.b, &l.a, &l.loss_ba)] {
                 let label = format!("loss/{}/{}->{}", l.name, from, to);
@@ -122,6 +131,9 @@ impl Simulation {
                     drops_link_error: 0,
                     drops_queue: 0,
                     done: false,
+                    mtu_forward: path_mtu(&routes, &links, src, dst),
+                    mtu_reverse: path_mtu(&routes, &links, dst, src),
+                    reassembly: [0; 2],
                 }
             })
             .collect::<Vec<_>>();
@@ -239,6 +251,22 @@ impl Simulation {
         }
         let f = p.flow;
         let flow = &mut self.flows[f as usize];
+        if p.frag_count > 1 {
+            let expected = &mut flow.reassembly[usize::from(!p.toward_receiver())];
+            if p.frag_index == 0 {
+                *expected = 1;
+                return;
+            }
+            if p.frag_index != *expected {
+                *expected = 0;
+                return;
+            }
+            *expected += 1;
+            if p.frag_index + 1 < p.frag_count {
+                return;
+            }
+            *expected = 0;
+        }
         if p.toward_receiver() {
             flow.receiver.on_packet(now, &p, &mut self.out);
             if !flow.done && flow.receiver.completed_at().is_some() {
@@ -256,9 +284,19 @@ impl Simulation {
     fn flush(&mut self, now: Time, f: u32, from_sender: bool) {
         let mut out = std::mem::take(&mut self.out);
         let flow = &self.flows[f as usize];
-        let node = if from_sender { flow.src } else { flow.dst };
+        let (node, mtu) = if from_sender {
+            (flow.src, flow.mtu_forward)
+        } else {
+            (flow.dst, flow.mtu_reverse)
+        };
         for p in out.drain(..) {
-            self.forward(now, node, p);
+            if p.ip_bytes <= mtu {
+                self.forward(now, node, p);
+            } else {
+                for fragment in p.fragments(mtu) {
+                    self.forward(now, node, fragment);
+                }
+            }
         }
         self.out = out;
         let flow = &mut self.flows[f as usize];
@@ -392,6 +430,27 @@ impl Simulation {
             wall_s,
         }
     }
+}
+
+/// Smallest MTU along the route from `from` to `to`. Packets are fragmented
+/// once, at their source, to fit it (routers do not refragment).
+fn path_mtu(routes: &[Vec<Option<u32>>], links: &[LinkDir], from: NodeId, to: NodeId) -> u32 {
+    let mut mtu = u32::MAX;
+    let mut node = from;
+    for _ in 0..routes.len() {
+        if node == to {
+            break;
+        }
+        match routes[node.0 as usize][to.0 as usize] {
+            Some(d) => {
+                let l = &links[d as usize];
+                mtu = mtu.min(l.params.mtu_bytes);
+                node = l.to;
+            }
+            None => break,
+        }
+    }
+    mtu
 }
 
 /// Next-hop table by breadth-first search from every destination over reversed

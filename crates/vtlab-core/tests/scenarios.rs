@@ -9,11 +9,15 @@ fn run_json(spec: serde_json::Value, seed: u64) -> RunResult {
     run(&resolve_value(spec).unwrap(), seed, RunOptions::default()).unwrap()
 }
 
+/// 1460 B of payload per 1502 B frame (40 B TCP/IP headers, 2 B framing).
 const PAYLOAD_BOUND_BPS: f64 = 10e6 * 1460.0 / 1502.0;
 
 #[test]
 fn loss_free_v2g_reaches_the_payload_bound() {
-    let r = run_json(json!({"preset": "v2g", "bytes": "20MB"}), 1);
+    let r = run_json(
+        json!({"preset": "v2g", "bytes": "20MB", "tcp": {"timestamps": false}}),
+        1,
+    );
     let f = &r.flows[0];
     assert!(f.completed);
     let ratio = f.goodput_bps / PAYLOAD_BOUND_BPS;
@@ -28,6 +32,48 @@ fn loss_free_v2g_reaches_the_payload_bound() {
     // packets, so RTT ≈ 85 × 1.2 ms ≈ 0.1 s; the minimum is the idle path.
     assert!(f.rtt_max_s > 0.09 && f.rtt_max_s < 0.12, "{}", f.rtt_max_s);
     assert!(f.rtt_min_s < 0.01, "{}", f.rtt_min_s);
+}
+
+#[test]
+fn ns3_timestamps_fragment_every_segment() {
+    // ns-3 puts the 12 B timestamp option on top of the 1460 B MSS: 1512 B IP
+    // packets, fragmented at MTU 1500 into 1500 + 32 B, i.e. 1502 + 34 B frames:
+    // bound 10 Mbit/s × 1460/1536 = 9.505 Mbit/s. The 100-packet queue now
+    // holds only 50 segments, less than the 128 KiB window: queue drops even
+    // without link errors (ns-3.44 measured: 9.497 Mbit/s, 110 queue drops).
+    let r = run_json(json!({"preset": "v2g", "bytes": "100MB"}), 1);
+    let f = &r.flows[0];
+    let bound = 10e6 * 1460.0 / 1536.0;
+    assert!(
+        f.goodput_bps <= bound && f.goodput_bps > 0.99 * bound,
+        "{}",
+        f.goodput_bps
+    );
+    assert!(f.drops_queue > 0);
+    // Every data segment crosses the PLC as two frames.
+    let plc = r
+        .links
+        .iter()
+        .find(|l| l.direction == "secc->evcc")
+        .unwrap();
+    let frames_per_segment = plc.packets_carried as f64 / f.segments_sent as f64;
+    assert!(
+        (1.95..=2.0).contains(&frames_per_segment),
+        "{frames_per_segment}"
+    );
+    // Linux keeps packets within the MTU by carrying 1448 B per segment.
+    let r = run_json(
+        json!({"preset": "v2g", "bytes": "20MB", "tcp": {"profile": "linux"}}),
+        1,
+    );
+    let f = &r.flows[0];
+    let bound = 10e6 * 1448.0 / 1502.0;
+    assert!(
+        f.goodput_bps > 0.99 * bound && f.goodput_bps <= bound,
+        "{}",
+        f.goodput_bps
+    );
+    assert_eq!(f.drops_queue, 0);
 }
 
 #[test]
@@ -99,13 +145,14 @@ fn queue_overflow_is_counted() {
     let f = &r.flows[0];
     assert!(f.completed);
     assert!(f.drops_queue > 0);
-    // They happen at the SECC's transmit queue toward the EVCC.
+    // Most happen at the SECC's transmit queue toward the EVCC (the limit also
+    // applies to the WAN, where slow-start bursts can overflow it).
     let plc = r
         .links
         .iter()
         .find(|l| l.direction == "secc->evcc")
         .unwrap();
-    assert_eq!(plc.drops_queue, f.drops_queue);
+    assert!(plc.drops_queue * 2 > f.drops_queue);
     assert_eq!(
         r.links.iter().map(|l| l.drops_queue).sum::<u64>(),
         f.drops_queue

@@ -31,6 +31,8 @@ pub struct LinkParams {
     pub queue_packets: u32,
     /// Link-layer bytes added to each IP packet (2 for ns-3's PPP header).
     pub framing_bytes: u32,
+    /// Largest IP packet the link carries unfragmented.
+    pub mtu_bytes: u32,
 }
 
 impl LinkParams {
@@ -178,6 +180,8 @@ mod tests {
             ip_bytes,
             sack: Default::default(),
             sack_len: 0,
+            frag_index: 0,
+            frag_count: 1,
         }
     }
 
@@ -191,6 +195,7 @@ mod tests {
                 delay: Duration::from_micros(900),
                 queue_packets: queue,
                 framing_bytes: 2,
+                mtu_bytes: 1500,
             },
             LossModel::None,
         )
@@ -231,6 +236,21 @@ mod tests {
             l.enqueue(Time(1_201_600), pkt(1500)),
             Enqueued::Accepted(None)
         ));
+    }
+
+    #[test]
+    fn fragments_fit_the_mtu() {
+        // ns-3 with timestamps: 1460 B payload + 40 B headers + 12 B option =
+        // 1512 B, split at MTU 1500 into 1500 B and 20 + 12 = 32 B.
+        let sizes: Vec<u32> = pkt(1512).fragments(1500).map(|f| f.ip_bytes).collect();
+        assert_eq!(sizes, vec![1500, 32]);
+        let f: Vec<_> = pkt(1512).fragments(1500).collect();
+        assert_eq!((f[1].frag_index, f[1].frag_count), (1, 2));
+        // Payloads are multiples of 8 except the last: MTU 576 → 552 B per fragment.
+        let sizes: Vec<u32> = pkt(1500).fragments(576).map(|f| f.ip_bytes).collect();
+        assert_eq!(sizes, vec![572, 572, 396]);
+        // A packet that fits is one "fragment".
+        assert_eq!(pkt(1500).fragments(1500).count(), 1);
     }
 
     #[test]

@@ -6,4 +6,4 @@ mod packet;
 
 pub use link::{LinkDir, LinkDirStats, LinkParams};
 pub use loss::{LossConf, LossKind, LossModel, LossSpec, Sojourn};
-pub use packet::{NodeId, Packet, PacketKind, MAX_SACK_BLOCKS};
+pub use packet::{NodeId, Packet, PacketKind, IP_HEADER_BYTES, MAX_SACK_BLOCKS};

@@ -42,7 +42,14 @@ pub struct Packet {
     /// SACK blocks `[start, end)` (Ack), the first `sack_len` of them valid.
     pub sack: [(u64, u64); MAX_SACK_BLOCKS],
     pub sack_len: u8,
+    /// IPv4 fragmentation: this is fragment `frag_index` of `frag_count`
+    /// (1 for an unfragmented packet); `ip_bytes` is the fragment's size.
+    pub frag_index: u16,
+    pub frag_count: u16,
 }
+
+/// Bytes of the IPv4 header repeated in every fragment.
+pub const IP_HEADER_BYTES: u32 = 20;
 
 /// SACK blocks an ACK can carry (RFC 2018: 4, or 3 with timestamps).
 pub const MAX_SACK_BLOCKS: usize = 4;
@@ -51,6 +58,27 @@ impl Packet {
     /// Whether this packet travels from the flow's sender to its receiver.
     pub fn toward_receiver(&self) -> bool {
         matches!(self.kind, PacketKind::Syn | PacketKind::Data)
+    }
+
+    /// Split into IPv4 fragments that fit `mtu` (RFC 791: fragment payloads
+    /// are multiples of 8 bytes except the last). Unfragmented if it fits.
+    pub fn fragments(&self, mtu: u32) -> impl Iterator<Item = Packet> + '_ {
+        let payload = self.ip_bytes.saturating_sub(IP_HEADER_BYTES);
+        let per_fragment = ((mtu.saturating_sub(IP_HEADER_BYTES)) / 8 * 8).max(8);
+        let count = if self.ip_bytes <= mtu {
+            1
+        } else {
+            payload.div_ceil(per_fragment)
+        };
+        (0..count).map(move |i| {
+            let mut f = *self;
+            if count > 1 {
+                f.ip_bytes = IP_HEADER_BYTES + per_fragment.min(payload - i * per_fragment);
+            }
+            f.frag_index = i as u16;
+            f.frag_count = count as u16;
+            f
+        })
     }
 
     /// The valid SACK blocks.

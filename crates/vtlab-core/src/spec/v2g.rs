@@ -12,7 +12,7 @@
 use serde::Deserialize;
 
 use super::units::{Bytes, Dur, Rate};
-use super::{check_queue, FlowConf, LinkConf, Scenario, SpecError};
+use super::{check_mtu, check_queue, FlowConf, LinkConf, Scenario, SpecError};
 use super::{DEFAULT_FRAMING_BYTES, DEFAULT_QUEUE_PACKETS, DEFAULT_TRACE_INTERVAL_NS};
 use crate::net::{LossKind, LossSpec};
 use crate::tcp::TcpSpec;
@@ -31,6 +31,8 @@ pub struct V2gSpec {
     /// Transmit-queue limit of every link direction, packets.
     pub queue_packets: Option<u32>,
     pub framing_bytes: Option<u32>,
+    /// IP MTU of every link (default 1500).
+    pub mtu: Option<Bytes>,
     /// Loss on the PLC link toward the vehicle (default model: burst).
     pub loss: Option<LossSpec>,
     /// Loss on the PLC link toward the charger (default: none).
@@ -46,6 +48,7 @@ impl V2gSpec {
             self.queue_packets.unwrap_or(DEFAULT_QUEUE_PACKETS),
         )?;
         let framing_bytes = self.framing_bytes.unwrap_or(DEFAULT_FRAMING_BYTES);
+        let mtu_bytes = check_mtu("mtu", self.mtu)?;
         let none = crate::net::LossConf::None;
         let link = |name: &str, a: &str, b: &str, rate: u64, delay: u64| LinkConf {
             name: name.into(),
@@ -55,6 +58,7 @@ impl V2gSpec {
             delay_ns: delay,
             queue_packets,
             framing_bytes,
+            mtu_bytes,
             loss_ab: none.clone(),
             loss_ba: none.clone(),
         };

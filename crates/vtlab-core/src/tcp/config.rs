@@ -48,7 +48,7 @@ pub struct TcpSpec {
     pub prr: Option<bool>,
     /// Maximum segment size (payload bytes).
     pub mss: Option<Bytes>,
-    /// TCP + IP header bytes added to each segment's payload.
+    /// TCP + IP header bytes (without options) added to each segment's payload.
     pub header_bytes: Option<Bytes>,
     pub send_buffer: Option<Bytes>,
     pub recv_buffer: Option<Bytes>,
@@ -103,7 +103,35 @@ impl Default for TcpConfig {
     }
 }
 
+/// Bytes of the RFC 7323 timestamp option on the wire (10, padded to 12).
+pub const TIMESTAMP_OPTION_BYTES: u32 = 12;
+
+/// TCP option bytes of a segment: timestamps (10 B) and SACK (2 + 8 B per
+/// block), padded to a multiple of 4.
+pub fn option_bytes(timestamps: bool, sack_blocks: usize) -> u32 {
+    let ts = if timestamps { 10 } else { 0 };
+    let sack = if sack_blocks > 0 {
+        2 + 8 * sack_blocks as u32
+    } else {
+        0
+    };
+    (ts + sack).div_ceil(4) * 4
+}
+
 impl TcpConfig {
+    /// Payload bytes per full segment. ns-3 puts the timestamp option on top of
+    /// the MSS (a 1460 B segment becomes a 1512 B IP packet, which IP fragments
+    /// at MTU 1500); Linux takes it out of the MSS (1448 B payloads).
+    pub fn segment_payload(&self) -> u64 {
+        match (self.profile, self.timestamps) {
+            (Profile::Linux, true) => self
+                .mss
+                .saturating_sub(u64::from(TIMESTAMP_OPTION_BYTES))
+                .max(1),
+            _ => self.mss,
+        }
+    }
+
     /// The stack defaults of a profile, with the V2G study's MSS and buffers.
     ///
     /// ns-3.44: minimum RTO 1 s, granularity 1 ms, maximum 60 s, delayed ACK
@@ -206,9 +234,9 @@ impl TcpSpec {
         let header_bytes = in_range(
             &f("header_bytes"),
             self.header_bytes.map_or(d.header_bytes, |b| b.0),
-            0,
+            20,
             1_000,
-            " bytes",
+            " bytes (at least the 20 B IP header)",
         )?;
         let send_buffer = in_range(
             &f("send_buffer"),

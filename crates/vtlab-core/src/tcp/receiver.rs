@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 
 use crate::engine::{Duration, Time};
 use crate::net::{NodeId, Packet, PacketKind, MAX_SACK_BLOCKS};
+use crate::tcp::config::option_bytes;
 use crate::tcp::{Recovery, TcpConfig};
 
 #[derive(Clone, Debug, Default)]
@@ -36,6 +37,7 @@ pub struct Receiver {
     total: u64,
     recv_buffer: u64,
     header_bytes: u32,
+    timestamps: bool,
     delayed_ack: bool,
     delayed_ack_count: u32,
     delayed_ack_timeout: Duration,
@@ -63,6 +65,7 @@ impl Receiver {
             total,
             recv_buffer: cfg.recv_buffer,
             header_bytes: cfg.header_bytes as u32,
+            timestamps: cfg.timestamps,
             delayed_ack: cfg.delayed_ack,
             delayed_ack_count: cfg.delayed_ack_count,
             delayed_ack_timeout: Duration(cfg.delayed_ack_timeout_ns),
@@ -222,8 +225,11 @@ impl Receiver {
             ip_bytes: self.header_bytes,
             sack: Default::default(),
             sack_len: 0,
+            frag_index: 0,
+            frag_count: 1,
         };
         self.fill_sack(&mut p);
+        p.ip_bytes += option_bytes(self.timestamps, usize::from(p.sack_len));
         p
     }
 
@@ -254,6 +260,8 @@ mod tests {
             ip_bytes: len + 40,
             sack: Default::default(),
             sack_len: 0,
+            frag_index: 0,
+            frag_count: 1,
         }
     }
 

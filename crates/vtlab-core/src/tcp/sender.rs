@@ -28,6 +28,7 @@
 use crate::engine::{Duration, Time};
 use crate::net::{NodeId, Packet, PacketKind};
 use crate::tcp::cc::{AnyCc, CongestionOps, ConnInfo, CwndEvent, Profile, Window};
+use crate::tcp::config::option_bytes;
 use crate::tcp::prr::Prr;
 use crate::tcp::scoreboard::{Next, Scoreboard};
 use crate::tcp::{Recovery, RttEstimator, TcpConfig};
@@ -116,7 +117,9 @@ pub struct Sender {
 }
 
 impl Sender {
-    pub fn new(cfg: TcpConfig, cc: AnyCc, flow: u32, peer: NodeId, total: u64) -> Self {
+    pub fn new(mut cfg: TcpConfig, cc: AnyCc, flow: u32, peer: NodeId, total: u64) -> Self {
+        // From here on `mss` is the payload of a full segment (options accounted).
+        cfg.mss = cfg.segment_payload();
         let rtt = RttEstimator::new(
             Duration(cfg.rto_initial_ns),
             Duration(cfg.rto_min_ns),
@@ -533,9 +536,11 @@ impl Sender {
             rwnd: 0,
             ts_val: now,
             ts_ecr: Time::ZERO,
-            ip_bytes: len + self.cfg.header_bytes as u32,
+            ip_bytes: len + self.cfg.header_bytes as u32 + option_bytes(self.cfg.timestamps, 0),
             sack: Default::default(),
             sack_len: 0,
+            frag_index: 0,
+            frag_count: 1,
         }
     }
 

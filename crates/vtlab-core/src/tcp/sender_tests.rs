@@ -100,6 +100,8 @@ fn ack_packet(ack: u64) -> Packet {
         ip_bytes: 40,
         sack: Default::default(),
         sack_len: 0,
+        frag_index: 0,
+        frag_count: 1,
     }
 }
 
