@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from vtlab import _core
+from vtlab.progress import run_progress
 from vtlab.scenario import Scenario, ScenarioLike
 from vtlab.stats import DEFAULT_METRICS, summarize
 
@@ -309,33 +310,9 @@ def run_many(
             on_result(res)
         return res
 
-    from rich.console import Console
-
-    console = Console(stderr=True)
-    interactive = console.is_terminal or console.is_jupyter
-    if not progress or len(seed_list) == 1 or not interactive:
-        return Result.concat([one(s) for s in seed_list])
-
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    results: list[Result] = []
-    columns = (
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task("simulating", total=len(seed_list))
+    with run_progress(len(seed_list), progress, "simulating") as advance:
+        results = []
         for s in seed_list:
             results.append(one(s))
-            bar.advance(task)
+            advance()
     return Result.concat(results)

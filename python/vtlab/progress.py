@@ -1,0 +1,43 @@
+"""A progress bar over runs, with elapsed time and ETA, on stderr."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def run_progress(
+    total: int, enabled: bool = True, label: str = "runs"
+) -> Iterator[Callable[[], None]]:
+    """Yield an ``advance()`` callable for ``total`` runs.
+
+    The bar is shown only when ``enabled``, there is more than one run and stderr is
+    a terminal or a Jupyter notebook (so logs and pipes stay clean).
+    """
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if not enabled or total <= 1 or not (console.is_terminal or console.is_jupyter):
+        yield lambda: None
+        return
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda: bar.advance(task)

@@ -1,0 +1,241 @@
+"""Sweeps: a grid of scenarios × seeds, run in parallel, stored run by run.
+
+A :class:`Sweep` expands named axes (each a list of labelled settings) into the
+cartesian grid of scenario points and runs every point with every seed. Seed *k*
+gives the same loss pattern at every point (common random numbers), so paired
+comparisons across the grid need fewer runs.
+
+With a ``store`` directory each finished run is written at once, atomically, as
+``runs/<scenario hash>-<seed>-<version>.parquet`` (plus ``.links.parquet`` and, with
+traces, ``.traces.parquet``), and a later call skips every run whose file exists:
+an interrupted sweep resumes without repeating or losing runs, and a finished one
+reloads without simulating. The engine releases the GIL, so runs execute in
+parallel threads (one per core by default).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from vtlab import _core
+from vtlab.api import FLOW_COLUMNS, LINK_COLUMNS, Result, check_seed
+from vtlab.progress import run_progress
+from vtlab.scenario import Scenario, ScenarioLike, set_path
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One dimension of a sweep: a column name and its labelled settings.
+
+    Each level is ``(label, assignments)``: the label goes into the result column
+    ``name``; the assignments (dotted spec path → value) are applied to the scenario.
+    """
+
+    name: str
+    levels: tuple[tuple[Any, tuple[tuple[str, Any], ...]], ...]
+
+    @classmethod
+    def values(cls, path: str, values: Iterable[Any], name: str | None = None) -> Axis:
+        """An axis setting one spec field: ``Axis.values("loss.mean_loss", ["1%", "5%"])``.
+
+        The column name defaults to the path with dots replaced by underscores.
+        """
+        return cls(
+            name=name or path.replace(".", "_"),
+            levels=tuple((v, ((path, v),)) for v in values),
+        )
+
+    @classmethod
+    def variants(cls, name: str, variants: Mapping[Any, Mapping[str, Any]]) -> Axis:
+        """An axis of named variants, each setting several fields, e.g.
+        ``Axis.variants("variant", {"nd": {"tcp.cc": "newreno", "tcp.delayed_ack": False}})``.
+        """
+        return cls(
+            name=name,
+            levels=tuple((label, tuple(sets.items())) for label, sets in variants.items()),
+        )
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run of a sweep: the labels of its grid point, its spec and its seed."""
+
+    labels: tuple[tuple[str, Any], ...]
+    scenario: Scenario
+    seed: int
+    key: str
+
+    @property
+    def label_dict(self) -> dict[str, Any]:
+        return dict(self.labels)
+
+
+class Sweep:
+    """A grid of scenario variations × seeds.
+
+    Args:
+        base: the scenario every point starts from.
+        axes: the grid dimensions (:class:`Axis`), expanded as a cartesian product in
+            the order given.
+        seeds: seeds run at every point.
+        trace: also record sampled traces (stored beside each run).
+    """
+
+    def __init__(
+        self,
+        base: ScenarioLike,
+        axes: Sequence[Axis] = (),
+        seeds: Iterable[int] = range(1, 7),
+        *,
+        trace: bool = False,
+    ) -> None:
+        self.base = Scenario.coerce(base)
+        self.axes = list(axes)
+        self.seeds = [check_seed(s) for s in seeds]
+        self.trace = trace
+        if not self.seeds:
+            raise ValueError("a sweep needs at least one seed")
+        reserved = set(FLOW_COLUMNS) | set(LINK_COLUMNS)
+        names = [a.name for a in self.axes]
+        for name in names:
+            if name in reserved:
+                raise ValueError(
+                    f"axis name {name!r} collides with a result column; give it another name"
+                )
+        if len(set(names)) != len(names):
+            raise ValueError(f"axis names must be unique: {names}")
+
+    def points(self) -> list[Point]:
+        """Every (grid point, seed), validated: a bad setting raises ScenarioError
+        before anything runs."""
+        points: list[Point] = []
+        version = _core.version()
+        for combo in itertools.product(*(a.levels for a in self.axes)):
+            sc = self.base.copy()
+            for _, assignments in combo:
+                for path, value in assignments:
+                    set_path(sc.spec, path, value)
+            scenario_hash = sc.hash()
+            labels = tuple((a.name, label) for a, (label, _) in zip(self.axes, combo, strict=True))
+            for seed in self.seeds:
+                key = f"{scenario_hash}-{seed}-{version}"
+                points.append(Point(labels=labels, scenario=sc, seed=seed, key=key))
+        return points
+
+    def run(
+        self,
+        store: str | os.PathLike[str] | None = None,
+        *,
+        jobs: int | None = None,
+        progress: bool = True,
+    ) -> Result:
+        """Run every point not already in ``store`` and return all rows.
+
+        Args:
+            store: campaign directory (created if missing); ``None`` keeps results in
+                memory only.
+            jobs: parallel runs (default: one per core).
+            progress: show a progress bar with ETA on stderr (when it is a terminal).
+        """
+        points = self.points()
+        run_dir = Path(store) / "runs" if store is not None else None
+        if run_dir is not None:
+            run_dir.mkdir(parents=True, exist_ok=True)
+        results: dict[str, Result] = {}
+        todo: list[Point] = []
+        for p in points:
+            stored = _load_run(run_dir, p.key, self.trace) if run_dir is not None else None
+            if stored is not None:
+                results[p.key] = stored
+            else:
+                todo.append(p)
+        if todo:
+            results.update(self._execute(todo, run_dir, jobs, progress))
+        return Result.concat([results[p.key] for p in points])
+
+    def _execute(
+        self, todo: list[Point], run_dir: Path | None, jobs: int | None, progress: bool
+    ) -> dict[str, Result]:
+        workers = max(1, jobs or os.cpu_count() or 1)
+        done: dict[str, Result] = {}
+        lock = threading.Lock()
+        trace = self.trace
+
+        def one(p: Point) -> None:
+            res = Result.from_core(_core.run(p.scenario.to_json(), p.seed, trace))
+            _add_labels(res, p.labels)
+            if run_dir is not None:
+                _store_run(run_dir, p.key, res)
+            with lock:
+                done[p.key] = res
+
+        with run_progress(len(todo), progress) as advance, ThreadPoolExecutor(workers) as pool:
+            pending: set[Future[None]] = set()
+            queue = iter(todo)
+            try:
+                for p in itertools.islice(queue, workers * 2):
+                    pending.add(pool.submit(one, p))
+                while pending:
+                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for f in finished:
+                        f.result()
+                        advance()
+                    for p in itertools.islice(queue, len(finished)):
+                        pending.add(pool.submit(one, p))
+            except BaseException:
+                for f in pending:
+                    f.cancel()
+                raise
+        return done
+
+
+def _add_labels(res: Result, labels: Sequence[tuple[str, Any]]) -> None:
+    for frame in (res.flows, res.links, res.traces):
+        if frame is None:
+            continue
+        for i, (name, value) in enumerate(labels):
+            frame.insert(i, name, [value] * len(frame))
+
+
+def _paths(run_dir: Path, key: str) -> dict[str, Path]:
+    return {
+        "flows": run_dir / f"{key}.parquet",
+        "links": run_dir / f"{key}.links.parquet",
+        "traces": run_dir / f"{key}.traces.parquet",
+    }
+
+
+def _write_atomic(frame: pd.DataFrame, path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    frame.to_parquet(tmp, index=False)
+    os.replace(tmp, path)
+
+
+def _store_run(run_dir: Path, key: str, res: Result) -> None:
+    """Write one run; the flows file goes last and marks the run complete."""
+    paths = _paths(run_dir, key)
+    if res.traces is not None:
+        _write_atomic(res.traces, paths["traces"])
+    _write_atomic(res.links, paths["links"])
+    _write_atomic(res.flows, paths["flows"])
+
+
+def _load_run(run_dir: Path, key: str, trace: bool) -> Result | None:
+    paths = _paths(run_dir, key)
+    if not paths["flows"].exists() or (trace and not paths["traces"].exists()):
+        return None
+    flows = pd.read_parquet(paths["flows"])
+    links = pd.read_parquet(paths["links"])
+    traces = pd.read_parquet(paths["traces"]) if trace else None
+    scenario_hash, seed, version = key.rsplit("-", 2)
+    meta = {"scenario_hash": scenario_hash, "seed": int(seed), "version": version, "stored": True}
+    return Result(flows=flows, links=links, traces=traces, meta=meta)
