@@ -1,6 +1,7 @@
 """The ``vtlab`` command line (typer).
 
-Commands: ``run``, ``bench``, ``expand``, ``presets``, ``cc list``, ``version``.
+Commands: ``run``, ``sweep``, ``bench``, ``expand``, ``presets``, ``cc list``,
+``cc table``, ``version``.
 
 Adding a command: define a function in this module decorated with ``@app.command()``
 (or ``@cc_app.command()`` for a ``cc`` subcommand) and, under it, ``@cli_errors`` so
@@ -26,6 +27,7 @@ from vtlab._core import ScenarioError
 from vtlab.api import MAX_SEED, Result, run_many
 from vtlab.scenario import Scenario, apply_assignment, parse_value, set_path
 from vtlab.stats import summarize
+from vtlab.sweep import Axis, Sweep
 
 __all__ = ["CliError", "app", "cc_app", "cli_errors", "main", "scenario_from_cli"]
 
@@ -241,29 +243,39 @@ def _print_json_rows(res: Result) -> None:
     sys.stdout.flush()
 
 
-def _print_table(res: Result, runs: int, seeds: list[int], wall: float, quiet: bool) -> None:
+def _print_table(
+    res: Result,
+    runs: int,
+    seeds: list[int],
+    wall: float,
+    quiet: bool,
+    by: Sequence[str] = ("cc", "flow"),
+) -> None:
     from rich.markup import escape
     from rich.table import Table
 
     flows = res.flows
-    stats = summarize(flows, by=("cc", "flow"), metrics=[m[0] for m in _TABLE_METRICS])
-    done = flows.groupby(["cc", "flow"], sort=False)["completed"].agg(["sum", "count"])
+    by = list(by)
+    stats = summarize(flows, by=by, metrics=[m[0] for m in _TABLE_METRICS])
+    done = flows.groupby(by, sort=False)["completed"].agg(["sum", "count"])
 
     plural = "s" if runs != 1 else ""
     table = Table(title=f"vtlab: mean ± 95 % CI over {runs} run{plural}", title_justify="left")
-    table.add_column("cc")
-    table.add_column("flow")
+    for col in by:
+        table.add_column(col)
     table.add_column("done", justify="right")
     for _, header, _, _ in _TABLE_METRICS:
         table.add_column(header, justify="right")
-    for (cc, flow), group in stats.groupby(["cc", "flow"], sort=False):
+    for key, group in stats.groupby(by, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
         by_metric = group.set_index("metric")
         cells = []
         for col, _, scale, digits in _TABLE_METRICS:
             row = by_metric.loc[col]
             cells.append(_fmt_ci(row["mean"] * scale, row["ci95"] * scale, int(row["n"]), digits))
-        ok, count = done.loc[(cc, flow)]
-        table.add_row(escape(str(cc)), escape(str(flow)), f"{int(ok)}/{int(count)}", *cells)
+        ok, count = done.loc[key if len(key) > 1 else key[0]]
+        labels = [escape(str(k)) for k in key]
+        table.add_row(*labels, f"{int(ok)}/{int(count)}", *cells)
 
     console = _console()
     console.print(table)
@@ -366,6 +378,99 @@ def run_command(
 
 
 # -- expand ----------------------------------------------------------------------------
+
+
+def parse_axis(text: str) -> Axis:
+    """``[NAME:]PATH=V1,V2,...`` → an :class:`Axis` (values parsed like ``--set``)."""
+    name, sep, rest = text.partition(":")
+    if not sep or "=" in name:
+        name, rest = "", text
+    path, eq, values = rest.partition("=")
+    if not eq or not path.strip() or not values.strip():
+        raise CliError(f"--axis expects [NAME:]PATH=V1,V2,..., got {text!r}")
+    levels = [parse_value(v.strip()) for v in values.split(",") if v.strip()]
+    try:
+        axis = Axis.values(path.strip(), levels, name=name.strip() or None)
+    except ValueError as e:
+        raise CliError(f"--axis {text!r}: {e}") from None
+    return axis
+
+
+@app.command("sweep")
+@cli_errors
+def sweep_command(
+    preset: PresetArg = None,
+    scenario: ScenarioOpt = None,
+    axis: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--axis",
+            "-a",
+            metavar="[NAME:]PATH=V1,V2,...",
+            help="A grid dimension: spec field PATH takes each value (column NAME, default "
+            "PATH with dots as underscores); repeatable, expanded as a cartesian product.",
+            show_default=False,
+        ),
+    ] = None,
+    cc: CcOpt = None,
+    cc_param: CcParamOpt = None,
+    loss: LossOpt = None,
+    bytes_: BytesOpt = None,
+    set_: SetOpt = None,
+    runs: Annotated[int, typer.Option("--runs", "-n", help="Seeds per grid point.")] = 6,
+    seed: Annotated[int, typer.Option("--seed", help="First seed.")] = 1,
+    store: Annotated[
+        Path | None,
+        typer.Option(
+            "--store",
+            help="Campaign directory: each finished run is stored there and reused, so an "
+            "interrupted sweep resumes where it stopped.",
+            show_default=False,
+            file_okay=False,
+        ),
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs", "-j", help="Parallel runs (default: one per core).", show_default=False
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Write all flow rows to this Parquet file.",
+            show_default=False,
+            dir_okay=False,
+        ),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Table only.")] = False,
+) -> None:
+    """Run a grid of scenario variations × seeds in parallel; report mean ± 95 % CI per point."""
+    if runs < 1:
+        raise CliError(f"--runs must be at least 1, got {runs}")
+    if seed < 0 or seed + runs - 1 > MAX_SEED:
+        raise CliError(f"--seed must be in [0, {MAX_SEED}] (with --runs), got {seed}")
+    if jobs is not None and jobs < 1:
+        raise CliError(f"--jobs must be at least 1, got {jobs}")
+    sc = scenario_from_cli(
+        preset, scenario, cc=cc, cc_params=cc_param, loss=loss, bytes_=bytes_, sets=set_
+    )
+    axes = [parse_axis(a) for a in axis or ()]
+    seeds = list(range(seed, seed + runs))
+    started = time.perf_counter()
+    try:
+        sweep = Sweep(sc, axes, seeds)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    res = sweep.run(store, jobs=jobs, progress=not quiet)
+    wall = time.perf_counter() - started
+    if out is not None:
+        res.to_parquet(out, traces=False)
+    sets_cc = any(path == "tcp.cc" for a in axes for _, sets in a.levels for path, _ in sets)
+    by = [*(a.name for a in axes), *([] if sets_cc else ["cc"]), "flow"]
+    _print_table(res, runs, seeds, wall, quiet, by=by)
 
 
 @app.command("bench")
@@ -496,6 +601,73 @@ def _num(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
+
+
+@cc_app.command("table")
+@cli_errors
+def cc_table_command(
+    runs: Annotated[int, typer.Option("--runs", "-n", help="Seeds per cell.")] = 6,
+    bytes_: BytesOpt = None,
+    loss: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--loss",
+            help="Mean loss rates (repeatable; default 0.25%, 1%, 5%).",
+            show_default=False,
+        ),
+    ] = None,
+    profile: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--profile", help="Profiles (repeatable; default ns3 and linux).", show_default=False
+        ),
+    ] = None,
+    cc: Annotated[
+        list[str] | None,
+        typer.Option("--cc", help="Algorithms (repeatable; default: all).", show_default=False),
+    ] = None,
+    store: Annotated[
+        Path | None,
+        typer.Option(
+            "--store", help="Campaign directory (resumable).", show_default=False, file_okay=False
+        ),
+    ] = None,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", help="Parallel runs.", show_default=False)
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="Write the Markdown table here (default: stdout).",
+            show_default=False,
+            dir_okay=False,
+        ),
+    ] = None,
+) -> None:
+    """Goodput of every algorithm on the V2G cable, both profiles, as a Markdown table."""
+    from vtlab.cctable import DEFAULT_LOSSES, DEFAULT_PROFILES, cc_table, to_markdown
+
+    if runs < 1:
+        raise CliError(f"--runs must be at least 1, got {runs}")
+    size = bytes_ or "100MB"
+    table = cc_table(
+        runs=runs,
+        bytes_=size,
+        losses=loss or DEFAULT_LOSSES,
+        profiles=profile or DEFAULT_PROFILES,
+        algorithms=cc,
+        store=store,
+        jobs=jobs,
+    )
+    command = "vtlab cc table " + " ".join(sys.argv[3:]) if len(sys.argv) > 3 else "vtlab cc table"
+    text = to_markdown(table, runs=runs, bytes_=size, command=command.strip())
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        out.write_text(text)
+        _console(stderr=True).print(f"wrote {out}", markup=False)
 
 
 @app.command("version")
