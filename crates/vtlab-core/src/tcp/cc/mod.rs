@@ -23,6 +23,33 @@ pub mod reno;
 
 pub use newreno::NewReno;
 
+mod bic;
+mod cubic;
+mod htcp;
+mod hybla;
+pub mod hystart;
+mod illinois;
+pub mod jiffies;
+pub use bic::Bic;
+pub use cubic::Cubic;
+pub use htcp::Htcp;
+pub use hybla::Hybla;
+pub use illinois::Illinois;
+
+mod highspeed;
+mod scalable;
+mod vegas;
+mod vegas_rtt;
+mod veno;
+mod westwood;
+mod yeah;
+pub use highspeed::HighSpeed;
+pub use scalable::Scalable;
+pub use vegas::Vegas;
+pub use veno::Veno;
+pub use westwood::{Westwood, WestwoodVariant};
+pub use yeah::Yeah;
+
 use std::collections::BTreeMap;
 
 use crate::engine::{Duration, Time};
@@ -149,6 +176,17 @@ macro_rules! algorithms {
 
 algorithms! {
     NewReno(NewReno),
+    Htcp(Htcp),
+    Hybla(Hybla),
+    Bic(Bic),
+    Cubic(Cubic),
+    Illinois(Illinois),
+    Vegas(Vegas),
+    Veno(Veno),
+    Westwood(Westwood),
+    HighSpeed(HighSpeed),
+    Scalable(Scalable),
+    Yeah(Yeah),
 }
 
 /// One tunable parameter of an algorithm. Defaults may differ by profile
@@ -203,6 +241,111 @@ pub static REGISTRY: &[CcDescriptor] = &[CcDescriptor {
     source: "RFC 5681, RFC 6582; ns-3 tcp-congestion-ops.cc (TcpNewReno)",
     params: &[],
     build: |_, profile| AnyCc::NewReno(NewReno::new(profile)),
+},
+CcDescriptor {
+    name: "newreno-sc",
+    description: "NewReno with the ssthresh floor raised to k MSS (the V2G study's proposal)",
+    source: "Park et al. 2019, Algorithm 1 (NewReno SC); RFC 6582",
+    params: newreno::SC_PARAMS,
+    build: |p, profile| AnyCc::NewReno(NewReno::ssthresh_changed(p, profile)),
+},
+CcDescriptor {
+    name: "htcp",
+    description: "H-TCP: additive increase grows with the time since the last congestion event; decrease adapts to minRTT/maxRTT",
+    source: "Leith & Shorten, PFLDnet 2004; Linux tcp_htcp.c; ns-3 tcp-htcp.cc (TcpHtcp)",
+    params: htcp::PARAMS,
+    build: |p, profile| AnyCc::Htcp(Htcp::new(p, profile)),
+},
+CcDescriptor {
+    name: "hybla",
+    description: "Hybla: growth scaled by rho = RTT/RTT0 (slow start 2^rho − 1, avoidance rho²/cwnd) to remove the RTT bias",
+    source: "Caini & Firrincieli, Int. J. Satell. Commun. Netw. 22 (2004); Linux tcp_hybla.c; ns-3 tcp-hybla.cc (TcpHybla)",
+    params: hybla::PARAMS,
+    build: |p, profile| AnyCc::Hybla(Hybla::new(p, profile)),
+},
+CcDescriptor {
+    name: "bic",
+    description: "BIC: binary search toward the window of the last loss, then max probing; decrease to 0.8",
+    source: "Xu, Harfoush & Rhee, IEEE INFOCOM 2004; Linux tcp_bic.c; ns-3 tcp-bic.cc (TcpBic)",
+    params: bic::PARAMS,
+    build: |p, profile| AnyCc::Bic(Bic::new(p, profile)),
+},
+CcDescriptor {
+    name: "cubic",
+    description: "CUBIC: window a cubic function of the time since the last loss, Reno-friendly floor, HyStart slow-start exit",
+    source: "Ha, Rhee & Xu, SIGOPS OSR 42(5) 2008; RFC 9438; Linux tcp_cubic.c; ns-3 tcp-cubic.cc (TcpCubic)",
+    params: cubic::PARAMS,
+    build: |p, profile| AnyCc::Cubic(Cubic::new(p, profile)),
+},
+CcDescriptor {
+    name: "illinois",
+    description: "TCP-Illinois: AIMD with alpha (10 → 0.3) and beta (1/8 → 1/2) set once per RTT by the average queueing delay",
+    source: "Liu, Başar & Srikant, Perf. Eval. 65 (2008); Linux tcp_illinois.c; ns-3 tcp-illinois.cc (TcpIllinois)",
+    params: illinois::PARAMS,
+    build: |p, profile| AnyCc::Illinois(Illinois::new(p, profile)),
+},
+CcDescriptor {
+    name: "illinois-aa",
+    description: "Illinois with added aggressiveness (V2G study): alpha 11 → 1.0, beta 0.025 → 0.5",
+    source: "Park et al., Electronics 8(11) 1206 (2019) §4.1.2, Fig. 10; Illinois law as Linux tcp_illinois.c / ns-3 tcp-illinois.cc",
+    params: illinois::AA_PARAMS,
+    build: |p, profile| AnyCc::Illinois(Illinois::aa(p, profile)),
+},
+CcDescriptor {
+    name: "vegas",
+    description: "Vegas: delay-based, keeps alpha..beta segments queued (diff = expected − actual window, once per RTT)",
+    source: "Brakmo & Peterson, IEEE JSAC 13(8) 1995; Linux tcp_vegas.c; ns-3 tcp-vegas.cc (TcpVegas)",
+    params: vegas::PARAMS,
+    build: |p, profile| AnyCc::Vegas(Vegas::new(p, profile)),
+},
+CcDescriptor {
+    name: "veno",
+    description: "Veno: Reno that uses the Vegas backlog to tell random losses (cut to 4/5) from congestive ones (halve)",
+    source: "Fu & Liew, IEEE JSAC 21(2) 2003; Linux tcp_veno.c; ns-3 tcp-veno.cc (TcpVeno)",
+    params: veno::PARAMS,
+    build: |p, profile| AnyCc::Veno(Veno::new(p, profile)),
+},
+CcDescriptor {
+    name: "westwood",
+    description: "Original Westwood: per-ACK bandwidth samples, time-varying Tustin filter; ssthresh = BWE·RTTmin after loss",
+    source: "Mascolo et al., MobiCom 2001; ns-2 tcp-westwood-nr.cc (tau, virtual samples); ns-3 tcp-westwood.cc (removed in 3.38)",
+    params: westwood::PARAMS,
+    build: |p, profile| AnyCc::Westwood(Westwood::new(p, profile)),
+},
+CcDescriptor {
+    name: "westwood-plus",
+    description: "Westwood+: per-RTT bandwidth samples; ssthresh (and cwnd after recovery) = BWE·RTTmin",
+    source: "Grieco & Mascolo, CCR 34(2) 2004; Linux tcp_westwood.c; ns-3 tcp-westwood-plus.cc (TcpWestwoodPlus)",
+    params: westwood::PLUS_PARAMS,
+    build: |p, profile| AnyCc::Westwood(Westwood::plus(p, profile)),
+},
+CcDescriptor {
+    name: "westwood-nr",
+    description: "Westwood+ bandwidth estimation over NewReno recovery (the sender's NewReno machine); same window law as westwood-plus",
+    source: "Grieco & Mascolo, CCR 34(2) 2004; ns-2 WestwoodNR; Linux tcp_westwood.c; ns-3 tcp-westwood-plus.cc (alias of westwood-plus)",
+    params: westwood::PLUS_PARAMS,
+    build: |p, profile| AnyCc::Westwood(Westwood::plus(p, profile)),
+},
+CcDescriptor {
+    name: "highspeed",
+    description: "HighSpeed TCP: a(w)/b(w) from the RFC 3649 table above 38 segments, Reno below",
+    source: "RFC 3649 (Appendix B); Linux tcp_highspeed.c; ns-3 tcp-highspeed.cc (TcpHighSpeed)",
+    params: highspeed::PARAMS,
+    build: |p, profile| AnyCc::HighSpeed(HighSpeed::new(p, profile)),
+},
+CcDescriptor {
+    name: "scalable",
+    description: "Scalable TCP: +1 segment per ai segments acked, cut by md = 1/8 on loss",
+    source: "Kelly, CCR 33(2) 2003; Linux tcp_scalable.c; ns-3 tcp-scalable.cc (TcpScalable)",
+    params: scalable::PARAMS,
+    build: |p, profile| AnyCc::Scalable(Scalable::new(p, profile)),
+},
+CcDescriptor {
+    name: "yeah",
+    description: "YeAH: Scalable growth while the queue is small, Reno otherwise; precautionary decongestion",
+    source: "Baiocchi, Castellani & Vacirca, PFLDnet 2007; Linux tcp_yeah.c; ns-3 tcp-yeah.cc (TcpYeah)",
+    params: yeah::PARAMS,
+    build: |p, profile| AnyCc::Yeah(Yeah::new(p, profile)),
 }];
 
 /// Value of parameter `name` among `specs`: the given one or the profile's

@@ -8,14 +8,33 @@
 //!   ssthresh = max(cwnd/2, 2) segments.
 //!
 //! Recovery (fast retransmit, partial/full ACKs) is the sender's state machine.
+//!
+//! **NewReno-SC** (Park et al. 2019, §4.2, Algorithm 1, "Ssthresh Changed"):
+//! the same controller with the ssthresh floor raised from 2 to k = 10 MSS,
+//! ssthresh = max(FlightSize/2, k·MSS). Algorithm 1 states it for fast
+//! retransmit; the study motivates it by NewReno's frequent timeouts, and its
+//! ns-3 implementation point is `GetSsThresh`, which ns-3 calls on both fast
+//! retransmit and timeout, so the floor applies to both here too.
 
 use super::reno::{reno_increase, reno_ssthresh};
-use super::{CongestionOps, ConnInfo, Profile, Window};
+use super::{param, CongestionOps, ConnInfo, ParamSpec, Params, Profile, Window};
+
+/// Parameters of NewReno-SC.
+pub const SC_PARAMS: &[ParamSpec] = &[ParamSpec {
+    name: "k",
+    default_ns3: 10.0,
+    default_linux: 10.0,
+    min: 2.0,
+    max: 10_000.0,
+    doc: "ssthresh floor after a loss, in segments (RFC 5681: 2; Algorithm 1: 10)",
+}];
 
 #[derive(Clone, Debug)]
 pub struct NewReno {
     profile: Profile,
     cwnd_cnt: u64,
+    /// Lower bound of ssthresh after a loss, in segments (2 for NewReno).
+    min_ssthresh_segments: u64,
 }
 
 impl NewReno {
@@ -23,6 +42,15 @@ impl NewReno {
         NewReno {
             profile,
             cwnd_cnt: 0,
+            min_ssthresh_segments: 2,
+        }
+    }
+
+    /// NewReno-SC with the floor `k` from `params`.
+    pub fn ssthresh_changed(params: &Params, profile: Profile) -> Self {
+        NewReno {
+            min_ssthresh_segments: param(SC_PARAMS, params, "k", profile) as u64,
+            ..Self::new(profile)
         }
     }
 }
@@ -30,6 +58,7 @@ impl NewReno {
 impl CongestionOps for NewReno {
     fn ssthresh(&mut self, info: &ConnInfo, w: &Window, bytes_in_flight: u64) -> u64 {
         reno_ssthresh(self.profile, info, w, bytes_in_flight)
+            .max(self.min_ssthresh_segments * info.mss)
     }
 
     fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
@@ -82,6 +111,25 @@ mod tests {
             cc.increase_window(&i, &mut w, 2);
         }
         assert_eq!(w.cwnd, 21_000);
+    }
+
+    #[test]
+    fn sc_floors_ssthresh_at_k_segments() {
+        // Flight 30 segments: NewReno 15, SC max(15, 10) = 15; flight 8: 4 vs 10.
+        let mut sc = NewReno::ssthresh_changed(&Params::new(), Profile::Ns3);
+        let w = window(50, 1);
+        assert_eq!(sc.ssthresh(&info(Profile::Ns3), &w, 30_000), 15_000);
+        assert_eq!(sc.ssthresh(&info(Profile::Ns3), &w, 8_000), 10_000);
+        let mut plain = NewReno::new(Profile::Ns3);
+        assert_eq!(plain.ssthresh(&info(Profile::Ns3), &w, 8_000), 4_000);
+        // k is a parameter; Linux computes from cwnd (50/2 = 25 > 20).
+        let p = Params::from([("k".to_string(), 20.0)]);
+        let mut sc20 = NewReno::ssthresh_changed(&p, Profile::Linux);
+        assert_eq!(
+            sc20.ssthresh(&info(Profile::Linux), &window(30, 1), 0),
+            20_000
+        );
+        assert_eq!(sc20.ssthresh(&info(Profile::Linux), &w, 0), 25_000);
     }
 
     #[test]

@@ -1,0 +1,178 @@
+//! Vegas-style RTT bookkeeping shared by the delay-based window laws (Vegas,
+//! Veno, YeAH): the minimum RTT ever (`baseRTT`), the minimum and number of
+//! samples in the current round (`minRTT`, `cntRTT`), the right edge of the
+//! round (`beg_snd_nxt`) and the on/off switch (`doing_vegas_now`).
+//!
+//! Sources: Brakmo & Peterson, "TCP Vegas", IEEE JSAC 13(8), 1995; Linux
+//! `tcp_vegas.c` (`tcp_vegas_pkts_acked`, `vegas_enable`, `tcp_vegas_init`);
+//! ns-3 `tcp-vegas.cc` / `tcp-yeah.cc` (`PktsAcked`, `EnableVegas`). cc-spec
+//! §2.3, §2.4, §2.13.
+//!
+//! Profiles differ in the samples and in the end-of-round test:
+//! * Linux: each raw sample is taken in whole microseconds plus 1 µs ("never
+//!   allow a zero RTT"); a round ends on an ACK strictly beyond `beg_snd_nxt`.
+//! * ns-3: the sample is the SRTT as handed over (zero ignored), at full
+//!   nanosecond resolution; a round ends when the ACK reaches `beg_snd_nxt`
+//!   (`m_lastAckedSeq >= m_begSndNxt`).
+
+use super::{ConnInfo, Profile};
+use crate::engine::Duration;
+use crate::tcp::CaState;
+
+#[derive(Clone, Debug)]
+pub struct VegasRtt {
+    /// Minimum RTT ever seen (None = not yet, Linux 0x7fffffff / ns-3 Time::Max).
+    pub base_rtt: Option<Duration>,
+    /// Minimum RTT in the current round.
+    pub min_rtt: Option<Duration>,
+    /// Samples in the current round.
+    pub cnt_rtt: u32,
+    /// Right edge of the current round (sequence number, bytes).
+    pub beg_snd_nxt: u64,
+    /// `doing_vegas_now`.
+    pub doing: bool,
+}
+
+impl Default for VegasRtt {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl VegasRtt {
+    /// Fresh state: nothing measured, switched on, round edge at 0 (ns-3's
+    /// constructor; Linux re-initialises at TX_START).
+    pub fn new() -> Self {
+        VegasRtt {
+            base_rtt: None,
+            min_rtt: None,
+            cnt_rtt: 0,
+            beg_snd_nxt: 0,
+            doing: true,
+        }
+    }
+
+    /// Feed the RTT handed to `pkts_acked` (None: this ACK gave no sample).
+    pub fn sample(&mut self, profile: Profile, rtt: Option<Duration>) {
+        let Some(r) = rtt else { return };
+        let v = match profile {
+            Profile::Linux => Duration::from_micros(r.as_nanos() / 1_000 + 1),
+            Profile::Ns3 => {
+                if r == Duration::ZERO {
+                    return;
+                }
+                r
+            }
+        };
+        self.base_rtt = Some(self.base_rtt.map_or(v, |b| b.min(v)));
+        self.min_rtt = Some(self.min_rtt.map_or(v, |m| m.min(v)));
+        self.cnt_rtt = self.cnt_rtt.saturating_add(1);
+    }
+
+    /// `vegas_enable`: start a fresh round at `snd_nxt`.
+    pub fn enable(&mut self, snd_nxt: u64) {
+        self.doing = true;
+        self.next_round(snd_nxt);
+    }
+
+    /// `vegas_disable`.
+    pub fn disable(&mut self) {
+        self.doing = false;
+    }
+
+    /// `tcp_vegas_init`: forget baseRTT and enable.
+    pub fn init(&mut self, snd_nxt: u64) {
+        self.base_rtt = None;
+        self.enable(snd_nxt);
+    }
+
+    /// `set_state` / `CongestionStateSet`: Open enables, anything else disables.
+    pub fn set_state(&mut self, info: &ConnInfo, new: CaState) {
+        if new == CaState::Open {
+            self.enable(info.snd_nxt);
+        } else {
+            self.disable();
+        }
+    }
+
+    /// Has the ACK `ack` closed the round?
+    pub fn round_done(&self, profile: Profile, ack: u64) -> bool {
+        match profile {
+            Profile::Linux => ack > self.beg_snd_nxt,
+            Profile::Ns3 => ack >= self.beg_snd_nxt,
+        }
+    }
+
+    /// New round ending at `snd_nxt`; wipe the per-round minimum and count.
+    pub fn next_round(&mut self, snd_nxt: u64) {
+        self.beg_snd_nxt = snd_nxt;
+        self.cnt_rtt = 0;
+        self.min_rtt = None;
+    }
+}
+
+/// Microseconds of a Linux-profile RTT (already +1 µs), 0x7fffffff if unset
+/// (the kernel's "infinite" initial value).
+pub fn linux_us(d: Option<Duration>) -> u64 {
+    d.map_or(0x7fff_ffff, |d| d.as_nanos() / 1_000)
+}
+
+/// Seconds of an ns-3-profile RTT as ns-3's `Time::GetSeconds` gives them;
+/// an unset minimum is `Time::Max()` (2^63 − 1 ns).
+pub fn ns3_secs(d: Option<Duration>) -> f64 {
+    d.map_or(i64::MAX as f64 / 1e9, |d| d.as_nanos() as f64 / 1e9)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::reno::test_support::info;
+    use super::*;
+
+    #[test]
+    fn linux_samples_are_whole_microseconds_plus_one() {
+        let mut r = VegasRtt::new();
+        // 100.0009 ms -> 100000 µs + 1 = 100001 µs.
+        r.sample(Profile::Linux, Some(Duration::from_nanos(100_000_900)));
+        r.sample(Profile::Linux, None);
+        assert_eq!(r.base_rtt, Some(Duration::from_micros(100_001)));
+        assert_eq!(r.cnt_rtt, 1);
+        assert_eq!(linux_us(r.min_rtt), 100_001);
+        assert_eq!(linux_us(None), 0x7fff_ffff);
+    }
+
+    #[test]
+    fn ns3_samples_ignore_zero_and_keep_nanoseconds() {
+        let mut r = VegasRtt::new();
+        r.sample(Profile::Ns3, Some(Duration::ZERO));
+        assert_eq!(r.cnt_rtt, 0);
+        r.sample(Profile::Ns3, Some(Duration::from_nanos(120_000_007)));
+        r.sample(Profile::Ns3, Some(Duration::from_millis(130)));
+        assert_eq!(r.cnt_rtt, 2);
+        assert_eq!(r.min_rtt, Some(Duration::from_nanos(120_000_007)));
+        assert!((ns3_secs(r.min_rtt) - 0.120_000_007).abs() < 1e-15);
+    }
+
+    #[test]
+    fn round_edge_per_profile_and_state_switch() {
+        let mut r = VegasRtt::new();
+        r.beg_snd_nxt = 10_000;
+        assert!(r.round_done(Profile::Ns3, 10_000), "ns-3: >=");
+        assert!(
+            !r.round_done(Profile::Linux, 10_000),
+            "Linux: strictly after"
+        );
+        assert!(r.round_done(Profile::Linux, 10_001));
+
+        let mut i = info(Profile::Linux);
+        i.snd_nxt = 42_000;
+        r.sample(Profile::Linux, Some(Duration::from_millis(50)));
+        r.set_state(&i, CaState::Recovery);
+        assert!(!r.doing);
+        r.set_state(&i, CaState::Open);
+        assert!(r.doing);
+        assert_eq!((r.beg_snd_nxt, r.cnt_rtt, r.min_rtt), (42_000, 0, None));
+        assert!(r.base_rtt.is_some(), "enable keeps baseRTT");
+        r.init(0);
+        assert_eq!(r.base_rtt, None, "init forgets baseRTT");
+    }
+}
