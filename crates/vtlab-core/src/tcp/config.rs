@@ -210,6 +210,19 @@ impl TcpSpec {
                 ),
             ));
         };
+        let delayed_ack = match (desc.implies_delayed_ack, self.delayed_ack) {
+            (Some(implied), Some(given)) if implied != given => {
+                return Err(SpecError::new(
+                    f("delayed_ack"),
+                    format!(
+                        "'{cc}' means delayed ACKs {}; drop this setting or choose another cc",
+                        if implied { "on" } else { "off" }
+                    ),
+                ))
+            }
+            (Some(implied), _) => implied,
+            (None, given) => given.unwrap_or(d.delayed_ack),
+        };
         let cc_params = self.cc_params.clone().unwrap_or_default();
         let recovery = self.recovery.unwrap_or(d.recovery);
         let prr = match (recovery, self.prr) {
@@ -320,7 +333,7 @@ impl TcpSpec {
                 0,
             )?,
             syn_timeout_ns: ns("syn_timeout", self.syn_timeout, d.syn_timeout_ns, 1)?,
-            delayed_ack: self.delayed_ack.unwrap_or(d.delayed_ack),
+            delayed_ack,
             delayed_ack_count: in_range(
                 &f("delayed_ack_count"),
                 self.delayed_ack_count.unwrap_or(d.delayed_ack_count),

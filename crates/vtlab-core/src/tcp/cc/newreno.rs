@@ -18,6 +18,7 @@
 
 use super::reno::{reno_increase, reno_ssthresh};
 use super::{param, CongestionOps, ConnInfo, ParamSpec, Params, Profile, Window};
+use crate::tcp::CaState;
 
 /// Parameters of NewReno-SC.
 pub const SC_PARAMS: &[ParamSpec] = &[ParamSpec {
@@ -63,6 +64,14 @@ impl CongestionOps for NewReno {
 
     fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
         reno_increase(self.profile, info, w, &mut self.cwnd_cnt, segments_acked);
+    }
+
+    fn congestion_state_set(&mut self, _info: &ConnInfo, _w: &mut Window, new: CaState) {
+        // Linux clears the additive-increase credit when a reduction starts
+        // (tcp_init_cwnd_reduction, tcp_enter_loss).
+        if self.profile == Profile::Linux && matches!(new, CaState::Recovery | CaState::Loss) {
+            self.cwnd_cnt = 0;
+        }
     }
 }
 
