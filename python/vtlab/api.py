@@ -39,6 +39,8 @@ FLOW_COLUMNS: tuple[str, ...] = (
     "version",
     "flow",
     "cc",
+    "profile",
+    "recovery",
     "bytes",
     "completed",
     "goodput_bps",
@@ -70,7 +72,9 @@ LINK_COLUMNS: tuple[str, ...] = (
 
 #: Columns of :attr:`Result.traces` (``seed`` is added by the Python layer).
 TRACE_COLUMNS: tuple[str, ...] = (
+    "scenario_hash",
     "seed",
+    "version",
     "time_s",
     "flow",
     "cwnd_bytes",
@@ -156,8 +160,6 @@ class Result:
         traces = None
         if raw.get("traces") is not None:
             traces = _frame(raw["traces"], TRACE_COLUMNS)
-            if "seed" not in traces.columns:
-                traces.insert(0, "seed", [meta["seed"]] * len(traces))
         return cls(
             flows=_frame(raw["flows"], FLOW_COLUMNS),
             links=_frame(raw["links"], LINK_COLUMNS),

@@ -38,7 +38,7 @@ def cc_table(
         {"preset": "v2g", "bytes": bytes_},
         [
             Axis.values("tcp.cc", names, name="algorithm"),
-            Axis.values("tcp.profile", profiles, name="profile"),
+            Axis.values("tcp.profile", profiles, name="tcp_profile"),
             Axis.values("loss.mean_loss", losses, name="loss"),
         ],
         seeds=range(1, runs + 1),

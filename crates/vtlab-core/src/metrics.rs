@@ -8,6 +8,10 @@ use serde::Serialize;
 pub struct FlowResult {
     pub flow: String,
     pub cc: String,
+    /// Implementation profile (`ns3` or `linux`).
+    pub profile: &'static str,
+    /// Loss recovery (`tahoe`, `reno`, `newreno`, `sack`, `sack+prr`).
+    pub recovery: &'static str,
     pub bytes: u64,
     pub completed: bool,
     /// Application bytes received in order / (last byte time − flow start).

@@ -29,6 +29,8 @@ enum Event {
 struct Flow {
     name: String,
     cc: String,
+    profile: &'static str,
+    recovery: &'static str,
     src: NodeId,
     dst: NodeId,
     bytes: u64,
@@ -120,6 +122,8 @@ impl Simulation {
                 Flow {
                     name: f.name.clone(),
                     cc: f.tcp.cc.clone(),
+                    profile: f.tcp.profile.as_str(),
+                    recovery: f.tcp.recovery_name(),
                     src,
                     dst,
                     bytes: f.bytes,
@@ -379,6 +383,8 @@ impl Simulation {
                 FlowResult {
                     flow: f.name.clone(),
                     cc: f.cc.clone(),
+                    profile: f.profile,
+                    recovery: f.recovery,
                     bytes: f.bytes,
                     completed: completed_at.is_some(),
                     goodput_bps: if secs > 0.0 {

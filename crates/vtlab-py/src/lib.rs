@@ -120,6 +120,8 @@ fn flow_columns<'py>(
     col!(
         flow,
         cc,
+        profile,
+        recovery,
         bytes,
         completed,
         goodput_bps,
@@ -159,8 +161,9 @@ fn link_columns<'py>(
     Ok(d)
 }
 
-fn trace_columns<'py>(py: Python<'py>, t: &Trace) -> PyResult<Bound<'py, PyDict>> {
+fn trace_columns<'py>(py: Python<'py>, t: &Trace, id: &RowId) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
+    id.add_columns(&d, t.time_s.len())?;
     d.set_item("time_s", &t.time_s)?;
     d.set_item("flow", &t.flow)?;
     d.set_item("cwnd_bytes", &t.cwnd_bytes)?;
@@ -198,7 +201,7 @@ fn run<'py>(
     out.set_item("flows", flow_columns(py, &result.flows, &id)?)?;
     out.set_item("links", link_columns(py, &result.links, &id)?)?;
     match &result.trace {
-        Some(t) => out.set_item("traces", trace_columns(py, t)?)?,
+        Some(t) => out.set_item("traces", trace_columns(py, t, &id)?)?,
         None => out.set_item("traces", py.None())?,
     }
     let meta = PyDict::new(py);

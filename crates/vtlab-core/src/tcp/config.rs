@@ -119,6 +119,17 @@ pub fn option_bytes(timestamps: bool, sack_blocks: usize) -> u32 {
 }
 
 impl TcpConfig {
+    /// The recovery as reported in results: `sack+prr` when PRR is on.
+    pub fn recovery_name(&self) -> &'static str {
+        match (self.recovery, self.prr) {
+            (Recovery::Tahoe, _) => "tahoe",
+            (Recovery::Reno, _) => "reno",
+            (Recovery::NewReno, _) => "newreno",
+            (Recovery::Sack, false) => "sack",
+            (Recovery::Sack, true) => "sack+prr",
+        }
+    }
+
     /// Payload bytes per full segment. ns-3 puts the timestamp option on top of
     /// the MSS (a 1460 B segment becomes a 1512 B IP packet, which IP fragments
     /// at MTU 1500); Linux takes it out of the MSS (1448 B payloads).
