@@ -219,3 +219,42 @@ proptest! {
         prop_assert!(f.segments_sent - f.retransmissions <= min_segments);
     }
 }
+
+#[test]
+fn station_vehicles_share_a_segment_and_see_the_wan_delay() {
+    // Three vehicles on one loss-free segment: each gets about a third of the
+    // payload bound while all three run, and together they fill the segment.
+    let r = run_json(
+        json!({"preset": "station", "vehicles": 3, "bytes": "10MB", "tcp": {"timestamps": false}}),
+        1,
+    );
+    let last = r.flows.iter().map(|f| f.completion_s).fold(0.0, f64::max);
+    let aggregate = 3.0 * 10e6 * 8.0 / last;
+    assert!(
+        aggregate > 0.98 * PAYLOAD_BOUND_BPS && aggregate <= PAYLOAD_BOUND_BPS,
+        "{aggregate}"
+    );
+    for f in &r.flows {
+        let share = f.goodput_bps / PAYLOAD_BOUND_BPS;
+        assert!((0.28..0.45).contains(&share), "{}: {share}", f.flow);
+        // Minimum RTT: 2 × (10 ms WAN + 0.9 ms PLC) plus serialisation.
+        assert!(
+            f.rtt_min_s > 0.0218 && f.rtt_min_s < 0.0235,
+            "{}",
+            f.rtt_min_s
+        );
+    }
+}
+
+#[test]
+fn station_vehicles_lose_packets_independently() {
+    let r = run_json(
+        json!({"preset": "station", "vehicles": 6, "bytes": "2MB",
+                            "loss": {"mean_loss": "5%"}}),
+        1,
+    );
+    let drops: Vec<u64> = r.flows.iter().map(|f| f.drops_link_error).collect();
+    assert!(drops.iter().all(|&d| d > 0));
+    assert!(drops.windows(2).any(|w| w[0] != w[1]), "{drops:?}");
+    assert!(r.flows.iter().all(|f| f.completed));
+}

@@ -5,6 +5,7 @@
 //! `"custom"` (explicit nodes, links and flows) or a named preset such as
 //! `"v2g"`. Every error names the field path and the allowed values.
 
+mod station;
 pub mod units;
 mod v2g;
 
@@ -18,6 +19,7 @@ use crate::net::{LossConf, LossKind, LossSpec};
 use crate::tcp::{TcpConfig, TcpSpec};
 use units::{Bytes, Dur, Rate};
 
+pub use station::StationSpec;
 pub use v2g::V2gSpec;
 
 /// An invalid scenario: the field path and what is wrong with it.
@@ -49,7 +51,7 @@ impl fmt::Display for SpecError {
 impl std::error::Error for SpecError {}
 
 /// Every preset, by name.
-pub const PRESETS: &[&str] = &["custom", "v2g"];
+pub const PRESETS: &[&str] = &["custom", "station", "v2g"];
 
 /// Deserialize `value` as `T`, turning serde's error into a [`SpecError`]
 /// whose path is `prefix` plus the path inside `value`.
@@ -99,6 +101,7 @@ pub fn resolve_value(value: serde_json::Value) -> Result<Scenario, SpecError> {
     match preset.as_str() {
         "custom" => from_value::<CustomSpec>(rest, "")?.resolve(),
         "v2g" => from_value::<V2gSpec>(rest, "")?.resolve(),
+        "station" => from_value::<StationSpec>(rest, "")?.resolve(),
         other => Err(SpecError::new(
             "preset",
             format!("unknown preset '{other}' (allowed: {})", PRESETS.join(", ")),
@@ -414,10 +417,10 @@ mod tests {
 
     #[test]
     fn preset_is_required_and_checked() {
-        assert!(err(json!({})).starts_with("preset: missing (allowed: custom, v2g)"));
+        assert!(err(json!({})).starts_with("preset: missing (allowed: custom, station, v2g)"));
         assert_eq!(
             err(json!({"preset": "v2x"})),
-            "preset: unknown preset 'v2x' (allowed: custom, v2g)"
+            "preset: unknown preset 'v2x' (allowed: custom, station, v2g)"
         );
     }
 

@@ -1,0 +1,199 @@
+//! The charging-station preset (Park et al. 2019, §3.2 and Fig. 5): N vehicles
+//! charging at once, k of them sharing each 10 Mbit/s power-line segment, all
+//! downloading from one server SA behind a WAN link and a switch.
+//!
+//! ```text
+//! SA —(WAN 500 Mbit/s, 10 ms)— switch —(PLC segment j: 10 Mbit/s, 0.9 ms)— seg j
+//!                                                         seg j —(access)— ev i  (k per segment)
+//! ```
+//!
+//! The shared segment is modelled by its transmitter: all traffic toward the k
+//! vehicles of a segment queues for one 10 Mbit/s drop-tail transmitter (and the
+//! ACKs of the k vehicles for one in the other direction), then reaches each
+//! vehicle over a fast, zero-delay access hop. That hop carries the vehicle's
+//! own loss stream, so each vehicle's PLC path loses packets independently
+//! while lost packets still consumed segment capacity. One bulk transfer
+//! SA → ev i per vehicle, started `stagger` apart.
+
+use serde::Deserialize;
+
+use super::units::{Bytes, Dur, Rate};
+use super::{check_mtu, check_queue, FlowConf, LinkConf, Scenario, SpecError};
+use super::{DEFAULT_FRAMING_BYTES, DEFAULT_QUEUE_PACKETS, DEFAULT_TRACE_INTERVAL_NS};
+use crate::net::{LossConf, LossKind, LossSpec};
+use crate::tcp::TcpSpec;
+
+/// Rate of the access hop between a segment and a vehicle: fast enough never
+/// to be a bottleneck (the segment is).
+const ACCESS_RATE_BPS: u64 = 10_000_000_000;
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StationSpec {
+    /// Number of vehicles (default 21).
+    pub vehicles: Option<u32>,
+    /// Vehicles sharing one PLC segment (default 3).
+    pub vehicles_per_segment: Option<u32>,
+    /// Transfer size per vehicle (default 100 MB).
+    pub bytes: Option<Bytes>,
+    /// Flow i (from 0) starts at i × stagger (default 2 ms).
+    pub stagger: Option<Dur>,
+    pub stop: Option<Dur>,
+    pub wan_rate: Option<Rate>,
+    pub wan_delay: Option<Dur>,
+    pub plc_rate: Option<Rate>,
+    pub plc_delay: Option<Dur>,
+    pub queue_packets: Option<u32>,
+    pub framing_bytes: Option<u32>,
+    pub mtu: Option<Bytes>,
+    /// Loss toward each vehicle on its PLC path, each with its own stream
+    /// (default model: burst).
+    pub loss: Option<LossSpec>,
+    /// Loss from each vehicle toward its segment (default: none).
+    pub reverse_loss: Option<LossSpec>,
+    pub tcp: Option<TcpSpec>,
+    pub trace_interval: Option<Dur>,
+}
+
+impl StationSpec {
+    pub fn resolve(self) -> Result<Scenario, SpecError> {
+        let vehicles = self.vehicles.unwrap_or(21);
+        if !(1..=1000).contains(&vehicles) {
+            return Err(SpecError::new(
+                "vehicles",
+                format!("{vehicles} is outside [1, 1000]"),
+            ));
+        }
+        let per_segment = self.vehicles_per_segment.unwrap_or(3);
+        if !(1..=1000).contains(&per_segment) {
+            return Err(SpecError::new(
+                "vehicles_per_segment",
+                format!("{per_segment} is outside [1, 1000]"),
+            ));
+        }
+        let queue_packets = check_queue(
+            "queue_packets",
+            self.queue_packets.unwrap_or(DEFAULT_QUEUE_PACKETS),
+        )?;
+        let framing_bytes = self.framing_bytes.unwrap_or(DEFAULT_FRAMING_BYTES);
+        let mtu_bytes = check_mtu("mtu", self.mtu)?;
+        let loss = self
+            .loss
+            .unwrap_or_default()
+            .resolve_or("loss", LossKind::Burst)?;
+        let reverse_loss = self
+            .reverse_loss
+            .unwrap_or_default()
+            .resolve_or("reverse_loss", LossKind::None)?;
+        let tcp = self.tcp.unwrap_or_default().resolve("tcp")?;
+        let bytes = self.bytes.map_or(100_000_000, |b| b.0);
+        if bytes == 0 {
+            return Err(SpecError::new("bytes", "must be at least 1 byte".into()));
+        }
+        let stagger = self.stagger.map_or(2_000_000, |d| d.0);
+        let link = |name: String, a: String, b: String, rate_bps: u64, delay_ns: u64| LinkConf {
+            name,
+            a,
+            b,
+            rate_bps,
+            delay_ns,
+            queue_packets,
+            framing_bytes,
+            mtu_bytes,
+            loss_ab: LossConf::None,
+            loss_ba: LossConf::None,
+        };
+        let segments = vehicles.div_ceil(per_segment);
+        let mut nodes = vec!["sa".to_string(), "switch".to_string()];
+        let mut links = vec![link(
+            "wan".into(),
+            "sa".into(),
+            "switch".into(),
+            self.wan_rate.map_or(500_000_000, |r| r.0),
+            self.wan_delay.map_or(10_000_000, |d| d.0),
+        )];
+        let plc_rate = self.plc_rate.map_or(10_000_000, |r| r.0);
+        let plc_delay = self.plc_delay.map_or(900_000, |d| d.0);
+        for j in 1..=segments {
+            nodes.push(format!("seg{j}"));
+            links.push(link(
+                format!("plc{j}"),
+                "switch".into(),
+                format!("seg{j}"),
+                plc_rate,
+                plc_delay,
+            ));
+        }
+        let mut flows = Vec::with_capacity(vehicles as usize);
+        for i in 1..=vehicles {
+            let ev = format!("ev{i}");
+            let segment = (i - 1) / per_segment + 1;
+            nodes.push(ev.clone());
+            let mut access = link(
+                format!("access{i}"),
+                format!("seg{segment}"),
+                ev.clone(),
+                ACCESS_RATE_BPS,
+                0,
+            );
+            access.loss_ab = loss.clone();
+            access.loss_ba = reverse_loss.clone();
+            links.push(access);
+            flows.push(FlowConf {
+                name: ev.clone(),
+                src: "sa".into(),
+                dst: ev,
+                bytes,
+                start_ns: u64::from(i - 1) * stagger,
+                tcp: tcp.clone(),
+            });
+        }
+        let scenario = Scenario {
+            preset: "station".into(),
+            nodes,
+            links,
+            flows,
+            stop_ns: self.stop.map(|d| d.0),
+            trace_interval_ns: self
+                .trace_interval
+                .map_or(DEFAULT_TRACE_INTERVAL_NS, |d| d.0),
+        };
+        scenario.validate()?;
+        Ok(scenario)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::resolve_value;
+    use serde_json::json;
+
+    #[test]
+    fn twenty_one_vehicles_on_seven_segments() {
+        let s = resolve_value(json!({"preset": "station"})).unwrap();
+        assert_eq!(s.flows.len(), 21);
+        assert_eq!(
+            s.links.iter().filter(|l| l.name.starts_with("plc")).count(),
+            7
+        );
+        let ev4 = s.links.iter().find(|l| l.b == "ev4").unwrap();
+        assert_eq!(ev4.a, "seg2");
+        assert_eq!(s.flows[3].start_ns, 6_000_000);
+        assert_eq!(s.links[0].delay_ns, 10_000_000);
+    }
+
+    #[test]
+    fn uneven_last_segment_and_errors() {
+        let s =
+            resolve_value(json!({"preset": "station", "vehicles": 5, "vehicles_per_segment": 2}))
+                .unwrap();
+        assert_eq!(
+            s.links.iter().filter(|l| l.name.starts_with("plc")).count(),
+            3
+        );
+        let e = resolve_value(json!({"preset": "station", "vehicles": 0})).unwrap_err();
+        assert_eq!(e.to_string(), "vehicles: 0 is outside [1, 1000]");
+        let e = resolve_value(json!({"preset": "station", "loss": {"mean_loss": 2}})).unwrap_err();
+        assert_eq!(e.path, "loss.mean_loss");
+    }
+}
