@@ -311,6 +311,82 @@ pub fn merge_tcp(base: Option<&TcpSpec>, over: Option<&TcpSpec>) -> Result<TcpSp
     from_value(serde_json::Value::Object(merged), "tcp")
 }
 
+/// Per-link settings shared by every link a preset builds.
+pub(crate) struct LinkTemplate {
+    queue_packets: u32,
+    framing_bytes: u32,
+    mtu_bytes: u32,
+}
+
+impl LinkTemplate {
+    /// Validate a preset's `queue_packets`, `framing_bytes` and `mtu` fields.
+    pub(crate) fn new(
+        queue: Option<u32>,
+        framing: Option<u32>,
+        mtu: Option<Bytes>,
+    ) -> Result<Self, SpecError> {
+        Ok(LinkTemplate {
+            queue_packets: check_queue("queue_packets", queue.unwrap_or(DEFAULT_QUEUE_PACKETS))?,
+            framing_bytes: framing.unwrap_or(DEFAULT_FRAMING_BYTES),
+            mtu_bytes: check_mtu("mtu", mtu)?,
+        })
+    }
+
+    /// A lossless link a–b.
+    pub(crate) fn link(
+        &self,
+        name: impl Into<String>,
+        a: impl Into<String>,
+        b: impl Into<String>,
+        rate_bps: u64,
+        delay_ns: u64,
+    ) -> LinkConf {
+        LinkConf {
+            name: name.into(),
+            a: a.into(),
+            b: b.into(),
+            rate_bps,
+            delay_ns,
+            queue_packets: self.queue_packets,
+            framing_bytes: self.framing_bytes,
+            mtu_bytes: self.mtu_bytes,
+            loss_ab: LossConf::None,
+            loss_ba: LossConf::None,
+        }
+    }
+}
+
+impl Scenario {
+    /// Put a preset's parts together and validate the result.
+    pub(crate) fn assemble(
+        preset: &str,
+        nodes: Vec<String>,
+        links: Vec<LinkConf>,
+        flows: Vec<FlowConf>,
+        stop: Option<Dur>,
+        trace_interval: Option<Dur>,
+    ) -> Result<Scenario, SpecError> {
+        let scenario = Scenario {
+            preset: preset.into(),
+            nodes,
+            links,
+            flows,
+            stop_ns: stop.map(|d| d.0),
+            trace_interval_ns: trace_interval.map_or(DEFAULT_TRACE_INTERVAL_NS, |d| d.0),
+        };
+        scenario.validate()?;
+        Ok(scenario)
+    }
+}
+
+/// A preset's per-flow transfer size (default 100 MB), at least one byte.
+pub(crate) fn transfer_size(bytes: Option<Bytes>) -> Result<u64, SpecError> {
+    match bytes.map_or(100_000_000, |b| b.0) {
+        0 => Err(SpecError::new("bytes", "must be at least 1 byte".into())),
+        n => Ok(n),
+    }
+}
+
 pub(crate) fn check_mtu(path: &str, mtu: Option<Bytes>) -> Result<u32, SpecError> {
     let m = mtu.map_or(u64::from(DEFAULT_MTU_BYTES), |b| b.0);
     if (68..=65_535).contains(&m) {
@@ -391,18 +467,14 @@ impl CustomSpec {
                 })
             })
             .collect::<Result<Vec<_>, SpecError>>()?;
-        let scenario = Scenario {
-            preset: "custom".into(),
-            nodes: self.nodes,
+        Scenario::assemble(
+            "custom",
+            self.nodes,
             links,
             flows,
-            stop_ns: self.stop.map(|d| d.0),
-            trace_interval_ns: self
-                .trace_interval
-                .map_or(DEFAULT_TRACE_INTERVAL_NS, |d| d.0),
-        };
-        scenario.validate()?;
-        Ok(scenario)
+            self.stop,
+            self.trace_interval,
+        )
     }
 }
 

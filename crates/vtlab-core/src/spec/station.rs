@@ -18,9 +18,8 @@
 use serde::Deserialize;
 
 use super::units::{Bytes, Dur, Rate};
-use super::{check_mtu, check_queue, FlowConf, LinkConf, Scenario, SpecError};
-use super::{DEFAULT_FRAMING_BYTES, DEFAULT_QUEUE_PACKETS, DEFAULT_TRACE_INTERVAL_NS};
-use crate::net::{LossConf, LossKind, LossSpec};
+use super::{transfer_size, FlowConf, LinkTemplate, Scenario, SpecError};
+use crate::net::{LossKind, LossSpec};
 use crate::tcp::TcpSpec;
 
 /// Rate of the access hop between a segment and a vehicle: fast enough never
@@ -71,12 +70,7 @@ impl StationSpec {
                 format!("{per_segment} is outside [1, 1000]"),
             ));
         }
-        let queue_packets = check_queue(
-            "queue_packets",
-            self.queue_packets.unwrap_or(DEFAULT_QUEUE_PACKETS),
-        )?;
-        let framing_bytes = self.framing_bytes.unwrap_or(DEFAULT_FRAMING_BYTES);
-        let mtu_bytes = check_mtu("mtu", self.mtu)?;
+        let t = LinkTemplate::new(self.queue_packets, self.framing_bytes, self.mtu)?;
         let loss = self
             .loss
             .unwrap_or_default()
@@ -86,29 +80,14 @@ impl StationSpec {
             .unwrap_or_default()
             .resolve_or("reverse_loss", LossKind::None)?;
         let tcp = self.tcp.unwrap_or_default().resolve("tcp")?;
-        let bytes = self.bytes.map_or(100_000_000, |b| b.0);
-        if bytes == 0 {
-            return Err(SpecError::new("bytes", "must be at least 1 byte".into()));
-        }
+        let bytes = transfer_size(self.bytes)?;
         let stagger = self.stagger.map_or(2_000_000, |d| d.0);
-        let link = |name: String, a: String, b: String, rate_bps: u64, delay_ns: u64| LinkConf {
-            name,
-            a,
-            b,
-            rate_bps,
-            delay_ns,
-            queue_packets,
-            framing_bytes,
-            mtu_bytes,
-            loss_ab: LossConf::None,
-            loss_ba: LossConf::None,
-        };
         let segments = vehicles.div_ceil(per_segment);
         let mut nodes = vec!["sa".to_string(), "switch".to_string()];
-        let mut links = vec![link(
-            "wan".into(),
-            "sa".into(),
-            "switch".into(),
+        let mut links = vec![t.link(
+            "wan",
+            "sa",
+            "switch",
             self.wan_rate.map_or(500_000_000, |r| r.0),
             self.wan_delay.map_or(10_000_000, |d| d.0),
         )];
@@ -116,9 +95,9 @@ impl StationSpec {
         let plc_delay = self.plc_delay.map_or(900_000, |d| d.0);
         for j in 1..=segments {
             nodes.push(format!("seg{j}"));
-            links.push(link(
+            links.push(t.link(
                 format!("plc{j}"),
-                "switch".into(),
+                "switch",
                 format!("seg{j}"),
                 plc_rate,
                 plc_delay,
@@ -129,7 +108,7 @@ impl StationSpec {
             let ev = format!("ev{i}");
             let segment = (i - 1) / per_segment + 1;
             nodes.push(ev.clone());
-            let mut access = link(
+            let mut access = t.link(
                 format!("access{i}"),
                 format!("seg{segment}"),
                 ev.clone(),
@@ -148,18 +127,14 @@ impl StationSpec {
                 tcp: tcp.clone(),
             });
         }
-        let scenario = Scenario {
-            preset: "station".into(),
+        Scenario::assemble(
+            "station",
             nodes,
             links,
             flows,
-            stop_ns: self.stop.map(|d| d.0),
-            trace_interval_ns: self
-                .trace_interval
-                .map_or(DEFAULT_TRACE_INTERVAL_NS, |d| d.0),
-        };
-        scenario.validate()?;
-        Ok(scenario)
+            self.stop,
+            self.trace_interval,
+        )
     }
 }
 

@@ -12,8 +12,7 @@
 use serde::Deserialize;
 
 use super::units::{Bytes, Dur, Rate};
-use super::{check_mtu, check_queue, FlowConf, LinkConf, Scenario, SpecError};
-use super::{DEFAULT_FRAMING_BYTES, DEFAULT_QUEUE_PACKETS, DEFAULT_TRACE_INTERVAL_NS};
+use super::{transfer_size, FlowConf, LinkTemplate, Scenario, SpecError};
 use crate::net::{LossKind, LossSpec};
 use crate::tcp::TcpSpec;
 
@@ -43,33 +42,15 @@ pub struct V2gSpec {
 
 impl V2gSpec {
     pub fn resolve(self) -> Result<Scenario, SpecError> {
-        let queue_packets = check_queue(
-            "queue_packets",
-            self.queue_packets.unwrap_or(DEFAULT_QUEUE_PACKETS),
-        )?;
-        let framing_bytes = self.framing_bytes.unwrap_or(DEFAULT_FRAMING_BYTES);
-        let mtu_bytes = check_mtu("mtu", self.mtu)?;
-        let none = crate::net::LossConf::None;
-        let link = |name: &str, a: &str, b: &str, rate: u64, delay: u64| LinkConf {
-            name: name.into(),
-            a: a.into(),
-            b: b.into(),
-            rate_bps: rate,
-            delay_ns: delay,
-            queue_packets,
-            framing_bytes,
-            mtu_bytes,
-            loss_ab: none.clone(),
-            loss_ba: none.clone(),
-        };
-        let wan = link(
+        let t = LinkTemplate::new(self.queue_packets, self.framing_bytes, self.mtu)?;
+        let wan = t.link(
             "wan",
             "sa",
             "secc",
             self.wan_rate.map_or(500_000_000, |r| r.0),
             self.wan_delay.map_or(900_000, |d| d.0),
         );
-        let mut plc = link(
+        let mut plc = t.link(
             "plc",
             "secc",
             "evcc",
@@ -84,30 +65,23 @@ impl V2gSpec {
             .reverse_loss
             .unwrap_or_default()
             .resolve_or("reverse_loss", LossKind::None)?;
-        let tcp = self.tcp.unwrap_or_default().resolve("tcp")?;
-        let bytes = self.bytes.map_or(100_000_000, |b| b.0);
-        if bytes == 0 {
-            return Err(SpecError::new("bytes", "must be at least 1 byte".into()));
-        }
-        let scenario = Scenario {
-            preset: "v2g".into(),
-            nodes: vec!["sa".into(), "secc".into(), "evcc".into()],
-            links: vec![wan, plc],
-            flows: vec![FlowConf {
-                name: "evcc".into(),
-                src: "sa".into(),
-                dst: "evcc".into(),
-                bytes,
-                start_ns: self.start.map_or(0, |d| d.0),
-                tcp,
-            }],
-            stop_ns: self.stop.map(|d| d.0),
-            trace_interval_ns: self
-                .trace_interval
-                .map_or(DEFAULT_TRACE_INTERVAL_NS, |d| d.0),
+        let flow = FlowConf {
+            name: "evcc".into(),
+            src: "sa".into(),
+            dst: "evcc".into(),
+            bytes: transfer_size(self.bytes)?,
+            start_ns: self.start.map_or(0, |d| d.0),
+            tcp: self.tcp.unwrap_or_default().resolve("tcp")?,
         };
-        scenario.validate()?;
-        Ok(scenario)
+        let nodes = vec!["sa".into(), "secc".into(), "evcc".into()];
+        Scenario::assemble(
+            "v2g",
+            nodes,
+            vec![wan, plc],
+            vec![flow],
+            self.stop,
+            self.trace_interval,
+        )
     }
 }
 
@@ -151,6 +125,12 @@ mod tests {
         };
         assert!((burst_start - 0.0204).abs() < 1e-4);
         assert!((mean_loss - 0.05).abs() < 1e-12);
+    }
+
+    #[test]
+    fn zero_bytes_names_the_field() {
+        let e = resolve_value(json!({"preset": "v2g", "bytes": 0})).unwrap_err();
+        assert_eq!(e.to_string(), "bytes: must be at least 1 byte");
     }
 
     #[test]

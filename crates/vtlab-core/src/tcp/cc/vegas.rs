@@ -182,9 +182,7 @@ impl CongestionOps for Vegas {
     }
 
     fn cwnd_event(&mut self, info: &ConnInfo, _w: &mut Window, event: CwndEvent) {
-        if self.profile == Profile::Linux && event == CwndEvent::TxStart {
-            self.rtt.init(info.snd_nxt);
-        }
+        self.rtt.cwnd_event(self.profile, info, event);
     }
 }
 
@@ -197,14 +195,7 @@ mod tests {
         Vegas::new(&Params::new(), p)
     }
 
-    /// A sample as the sender hands it over, chosen so that the stored value
-    /// is exactly `us` microseconds in both profiles (Linux adds 1 µs).
-    fn rtt(p: Profile, us: u64) -> Option<Duration> {
-        Some(match p {
-            Profile::Linux => Duration::from_micros(us - 1),
-            Profile::Ns3 => Duration::from_micros(us),
-        })
-    }
+    use super::super::vegas_rtt::stored_sample as rtt;
 
     /// Set up a round with `baseRTT` from an earlier round, three samples of
     /// `min_us` in this one, and a round edge at 0; then end it with an ACK.

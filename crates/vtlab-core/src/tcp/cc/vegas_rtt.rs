@@ -15,7 +15,7 @@
 //!   nanosecond resolution; a round ends when the ACK reaches `beg_snd_nxt`
 //!   (`m_lastAckedSeq >= m_begSndNxt`).
 
-use super::{ConnInfo, Profile};
+use super::{ConnInfo, CwndEvent, Profile};
 use crate::engine::Duration;
 use crate::tcp::CaState;
 
@@ -87,6 +87,13 @@ impl VegasRtt {
     }
 
     /// `set_state` / `CongestionStateSet`: Open enables, anything else disables.
+    /// Linux re-initialises the round on TX_START (`tcp_vegas_cwnd_event`).
+    pub fn cwnd_event(&mut self, profile: Profile, info: &ConnInfo, event: CwndEvent) {
+        if profile == Profile::Linux && event == CwndEvent::TxStart {
+            self.init(info.snd_nxt);
+        }
+    }
+
     pub fn set_state(&mut self, info: &ConnInfo, new: CaState) {
         if new == CaState::Open {
             self.enable(info.snd_nxt);
@@ -121,6 +128,16 @@ pub fn linux_us(d: Option<Duration>) -> u64 {
 /// an unset minimum is `Time::Max()` (2^63 − 1 ns).
 pub fn ns3_secs(d: Option<Duration>) -> f64 {
     d.map_or(i64::MAX as f64 / 1e9, |d| d.as_nanos() as f64 / 1e9)
+}
+
+/// The sample to hand over so that the stored value is exactly `us` µs in
+/// either profile (Linux adds 1 µs to every sample).
+#[cfg(test)]
+pub(crate) fn stored_sample(p: Profile, us: u64) -> Option<Duration> {
+    Some(match p {
+        Profile::Linux => Duration::from_micros(us - 1),
+        Profile::Ns3 => Duration::from_micros(us),
+    })
 }
 
 #[cfg(test)]

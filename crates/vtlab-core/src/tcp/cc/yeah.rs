@@ -304,9 +304,7 @@ impl CongestionOps for Yeah {
     }
 
     fn cwnd_event(&mut self, info: &ConnInfo, _w: &mut Window, event: CwndEvent) {
-        if self.profile == Profile::Linux && event == CwndEvent::TxStart {
-            self.rtt.init(info.snd_nxt);
-        }
+        self.rtt.cwnd_event(self.profile, info, event);
     }
 }
 
@@ -319,13 +317,7 @@ mod tests {
         Yeah::new(&Params::new(), p)
     }
 
-    /// Stored sample of exactly `us` µs in either profile.
-    fn rtt(p: Profile, us: u64) -> Option<Duration> {
-        Some(match p {
-            Profile::Linux => Duration::from_micros(us - 1),
-            Profile::Ns3 => Duration::from_micros(us),
-        })
-    }
+    use super::super::vegas_rtt::stored_sample as rtt;
 
     /// baseRTT `base_us` from before, three samples of `min_us` this round,
     /// then an ACK that ends the round (edge 0) acking `acked` segments.
