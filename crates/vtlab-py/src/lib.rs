@@ -107,37 +107,46 @@ impl RowId<'_> {
     }
 }
 
+/// A dict of column lists: the identity columns, then one per named field.
+macro_rules! columns {
+    ($py:expr, $rows:expr, $id:expr, [$($field:ident),* $(,)?]) => {{
+        let d = PyDict::new($py);
+        $id.add_columns(&d, $rows.len())?;
+        $( d.set_item(stringify!($field), $rows.iter().map(|r| r.$field.clone()).collect::<Vec<_>>())?; )*
+        d
+    }};
+}
+
 fn flow_columns<'py>(
     py: Python<'py>,
     rows: &[FlowResult],
     id: &RowId,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    id.add_columns(&d, rows.len())?;
-    macro_rules! col {
-        ($($f:ident),*) => { $( d.set_item(stringify!($f), rows.iter().map(|r| r.$f.clone()).collect::<Vec<_>>())?; )* };
-    }
-    col!(
-        flow,
-        cc,
-        profile,
-        recovery,
-        bytes,
-        completed,
-        goodput_bps,
-        completion_s,
-        segments_sent,
-        retransmissions,
-        rto_count,
-        fast_recoveries,
-        slow_starts_after_loss,
-        drops_link_error,
-        drops_queue,
-        rtt_min_s,
-        rtt_mean_s,
-        rtt_max_s
-    );
-    Ok(d)
+    Ok(columns!(
+        py,
+        rows,
+        id,
+        [
+            flow,
+            cc,
+            profile,
+            recovery,
+            bytes,
+            completed,
+            goodput_bps,
+            completion_s,
+            segments_sent,
+            retransmissions,
+            rto_count,
+            fast_recoveries,
+            slow_starts_after_loss,
+            drops_link_error,
+            drops_queue,
+            rtt_min_s,
+            rtt_mean_s,
+            rtt_max_s,
+        ]
+    ))
 }
 
 fn link_columns<'py>(
@@ -145,20 +154,19 @@ fn link_columns<'py>(
     rows: &[LinkResult],
     id: &RowId,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    id.add_columns(&d, rows.len())?;
-    macro_rules! col {
-        ($($f:ident),*) => { $( d.set_item(stringify!($f), rows.iter().map(|r| r.$f.clone()).collect::<Vec<_>>())?; )* };
-    }
-    col!(
-        link,
-        direction,
-        packets_carried,
-        bytes_carried,
-        drops_queue,
-        drops_link_error
-    );
-    Ok(d)
+    Ok(columns!(
+        py,
+        rows,
+        id,
+        [
+            link,
+            direction,
+            packets_carried,
+            bytes_carried,
+            drops_queue,
+            drops_link_error
+        ]
+    ))
 }
 
 fn trace_columns<'py>(py: Python<'py>, t: &Trace, id: &RowId) -> PyResult<Bound<'py, PyDict>> {
