@@ -2,7 +2,7 @@
 
 Every registered algorithm, under both implementation profiles, over the V2G
 charging cable at several mean loss rates: mean goodput ± 95 % CI over seeds.
-Regenerate with ``vtlab cc table --out docs/cc-table.md`` (see the CLI docs).
+Regenerate with ``vtlab cc table --store out/cc-table`` and paste the output.
 """
 
 from __future__ import annotations

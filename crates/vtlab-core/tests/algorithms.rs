@@ -60,6 +60,19 @@ fn newreno_nd_turns_delayed_acks_off() {
 }
 
 #[test]
+fn westwood_nr_uses_newreno_recovery() {
+    let s = resolve_value(json!({"preset": "v2g", "tcp": {"cc": "westwood-nr"}})).unwrap();
+    assert_eq!(s.flows[0].tcp.recovery, vtlab_core::tcp::Recovery::NewReno);
+    assert!(!s.flows[0].tcp.prr);
+    let plus = resolve_value(json!({"preset": "v2g", "tcp": {"cc": "westwood-plus"}})).unwrap();
+    assert_eq!(plus.flows[0].tcp.recovery, vtlab_core::tcp::Recovery::Sack);
+    let e =
+        resolve_value(json!({"preset": "v2g", "tcp": {"cc": "westwood-nr", "recovery": "sack"}}))
+            .unwrap_err();
+    assert_eq!(e.to_string(), "tcp.recovery: 'westwood-nr' means recovery = newreno; drop this setting or choose another cc");
+}
+
+#[test]
 fn parameters_reach_the_algorithm() {
     // NewReno-SC's floor k: a larger floor keeps cwnd higher after losses.
     let goodput = |k: f64| {

@@ -221,21 +221,27 @@ impl TcpSpec {
                 ),
             ));
         };
-        let delayed_ack = match (desc.implies_delayed_ack, self.delayed_ack) {
+        let conflict = |field: &str, implied: String| {
+            SpecError::new(
+                f(field),
+                format!("'{cc}' means {field} = {implied}; drop this setting or choose another cc"),
+            )
+        };
+        let delayed_ack = match (desc.implies.delayed_ack, self.delayed_ack) {
             (Some(implied), Some(given)) if implied != given => {
-                return Err(SpecError::new(
-                    f("delayed_ack"),
-                    format!(
-                        "'{cc}' means delayed ACKs {}; drop this setting or choose another cc",
-                        if implied { "on" } else { "off" }
-                    ),
-                ))
+                return Err(conflict("delayed_ack", implied.to_string()))
             }
             (Some(implied), _) => implied,
             (None, given) => given.unwrap_or(d.delayed_ack),
         };
+        let recovery = match (desc.implies.recovery, self.recovery) {
+            (Some(implied), Some(given)) if implied != given => {
+                return Err(conflict("recovery", format!("{implied:?}").to_lowercase()))
+            }
+            (Some(implied), _) => implied,
+            (None, given) => given.unwrap_or(d.recovery),
+        };
         let cc_params = self.cc_params.clone().unwrap_or_default();
-        let recovery = self.recovery.unwrap_or(d.recovery);
         let prr = match (recovery, self.prr) {
             (Recovery::Sack, p) => p.unwrap_or(d.prr),
             (_, None | Some(false)) => false,

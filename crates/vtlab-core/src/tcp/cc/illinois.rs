@@ -6,7 +6,7 @@
 //! delay-based congestion control algorithm for high-speed networks", Perf.
 //! Eval. 65 (2008); Linux `net/ipv4/tcp_illinois.c`; ns-3
 //! `src/internet/model/tcp-illinois.cc`; cc-spec §2.12. Illinois-AA: Park et
-//! al. 2019, "TCP performance over the V2G path", §4.1.2 and Fig. 10.
+//! al. 2019, "Improving TCP Performance in Vehicle-To-Grid (V2G) Communication", §4.1.2 and Fig. 10.
 //!
 //! Once per RTT the average queueing delay `da` (mean RTT of the round minus
 //! the minimum RTT ever) and the maximum `dm` (maximum RTT ever minus the

@@ -189,6 +189,21 @@ algorithms! {
     Yeah(Yeah),
 }
 
+/// Stack settings implied by a registry entry; a conflicting explicit setting
+/// is an error.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Implied {
+    pub delayed_ack: Option<bool>,
+    pub recovery: Option<crate::tcp::Recovery>,
+}
+
+impl Implied {
+    pub const NOTHING: Implied = Implied {
+        delayed_ack: None,
+        recovery: None,
+    };
+}
+
 /// One tunable parameter of an algorithm. Defaults may differ by profile
 /// (e.g. Hybla's reference RTT is 25 ms in Linux and 50 ms in ns-3).
 #[derive(Clone, Copy, Debug)]
@@ -219,8 +234,9 @@ pub struct CcDescriptor {
     pub description: &'static str,
     pub source: &'static str,
     pub params: &'static [ParamSpec],
-    /// A receiver setting this variant stands for (NewReno-ND: delayed ACKs off).
-    pub implies_delayed_ack: Option<bool>,
+    /// Stack settings this variant stands for (NewReno-ND: delayed ACKs off;
+    /// Westwood-NR: NewReno recovery).
+    pub implies: Implied,
     build: fn(&Params, Profile) -> AnyCc,
 }
 
@@ -242,7 +258,7 @@ pub static REGISTRY: &[CcDescriptor] = &[CcDescriptor {
     description: "Reno window laws (slow start, AIMD) with RFC 6582 NewReno fast recovery",
     source: "RFC 5681, RFC 6582; ns-3 tcp-congestion-ops.cc (TcpNewReno)",
     params: &[],
-    implies_delayed_ack: None,
+    implies: Implied::NOTHING,
     build: |_, profile| AnyCc::NewReno(NewReno::new(profile)),
 },
 CcDescriptor {
@@ -250,7 +266,10 @@ CcDescriptor {
     description: "NewReno with delayed ACKs disabled at the receiver (the V2G study's NewReno ND)",
     source: "Park et al. 2019, §5 (NewReno ND); RFC 6582",
     params: &[],
-    implies_delayed_ack: Some(false),
+    implies: Implied {
+        delayed_ack: Some(false),
+        recovery: None,
+    },
     build: |_, profile| AnyCc::NewReno(NewReno::new(profile)),
 },
 CcDescriptor {
@@ -258,7 +277,7 @@ CcDescriptor {
     description: "NewReno with the ssthresh floor raised to k MSS (the V2G study's proposal)",
     source: "Park et al. 2019, Algorithm 1 (NewReno SC); RFC 6582",
     params: newreno::SC_PARAMS,
-    implies_delayed_ack: None,
+    implies: Implied::NOTHING,
     build: |p, profile| AnyCc::NewReno(NewReno::ssthresh_changed(p, profile)),
 },
 CcDescriptor {
@@ -266,7 +285,7 @@ CcDescriptor {
     description: "H-TCP: additive increase grows with the time since the last congestion event; decrease adapts to minRTT/maxRTT",
     source: "Leith & Shorten, PFLDnet 2004; Linux tcp_htcp.c; ns-3 tcp-htcp.cc (TcpHtcp)",
     params: htcp::PARAMS,
-    implies_delayed_ack: None,
+    implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Htcp(Htcp::new(p, profile)),
 },
 CcDescriptor {
@@ -274,7 +293,7 @@ CcDescriptor {
     description: "Hybla: growth scaled by rho = RTT/RTT0 (slow start 2^rho − 1, avoidance rho²/cwnd) to remove the RTT bias",
     source: "Caini & Firrincieli, Int. J. Satell. Commun. Netw. 22 (2004); Linux tcp_hybla.c; ns-3 tcp-hybla.cc (TcpHybla)",
     params: hybla::PARAMS,
-    implies_delayed_ack: None,
+    implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Hybla(Hybla::new(p, profile)),
 },
 CcDescriptor {
@@ -282,7 +301,7 @@ CcDescriptor {
     description: "BIC: binary search toward the window of the last loss, then max probing; decrease to 0.8",
     source: "Xu, Harfoush & Rhee, IEEE INFOCOM 2004; Linux tcp_bic.c; ns-3 tcp-bic.cc (TcpBic)",
     params: bic::PARAMS,
-    implies_delayed_ack: None,
+    implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Bic(Bic::new(p, profile)),
 },
 CcDescriptor {
@@ -290,7 +309,7 @@ CcDescriptor {
     description: "CUBIC: window a cubic function of the time since the last loss, Reno-friendly floor, HyStart slow-start exit",
     source: "Ha, Rhee & Xu, SIGOPS OSR 42(5) 2008; RFC 9438; Linux tcp_cubic.c; ns-3 tcp-cubic.cc (TcpCubic)",
     params: cubic::PARAMS,
-    implies_delayed_ack: None,
+    implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Cubic(Cubic::new(p, profile)),
 },
 CcDescriptor {
@@ -298,7 +317,7 @@ CcDescriptor {
     description: "TCP-Illinois: AIMD with alpha (10 → 0.3) and beta (1/8 → 1/2) set once per RTT by the average queueing delay",
     source: "Liu, Başar & Srikant, Perf. Eval. 65 (2008); Linux tcp_illinois.c; ns-3 tcp-illinois.cc (TcpIllinois)",
     params: illinois::PARAMS,
-    implies_delayed_ack: None,
+    implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Illinois(Illinois::new(p, profile)),
 },
 CcDescriptor {
@@ -306,7 +325,7 @@ CcDescriptor {
     description: "Illinois with added aggressiveness (V2G study): alpha 11 → 1.0, beta 0.025 → 0.5",
     source: "Park et al., Electronics 8(11) 1206 (2019) §4.1.2, Fig. 10; Illinois law as Linux tcp_illinois.c / ns-3 tcp-illinois.cc",
     params: illinois::AA_PARAMS,
-    implies_delayed_ack: None,
+    implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Illinois(Illinois::aa(p, profile)),
 },
 CcDescriptor {
@@ -314,7 +333,7 @@ CcDescriptor {
     description: "Vegas: delay-based, keeps alpha..beta segments queued (diff = expected − actual window, once per RTT)",
     source: "Brakmo & Peterson, IEEE JSAC 13(8) 1995; Linux tcp_vegas.c; ns-3 tcp-vegas.cc (TcpVegas)",
     params: vegas::PARAMS,
-    implies_delayed_ack: None,
+    implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Vegas(Vegas::new(p, profile)),
 },
 CcDescriptor {
@@ -322,7 +341,7 @@ CcDescriptor {
     description: "Veno: Reno that uses the Vegas backlog to tell random losses (cut to 4/5) from congestive ones (halve)",
     source: "Fu & Liew, IEEE JSAC 21(2) 2003; Linux tcp_veno.c; ns-3 tcp-veno.cc (TcpVeno)",
     params: veno::PARAMS,
-    implies_delayed_ack: None,
+    implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Veno(Veno::new(p, profile)),
 },
 CcDescriptor {
@@ -330,7 +349,7 @@ CcDescriptor {
     description: "Original Westwood: per-ACK bandwidth samples, time-varying Tustin filter; ssthresh = BWE·RTTmin after loss",
     source: "Mascolo et al., MobiCom 2001; ns-2 tcp-westwood-nr.cc (tau, virtual samples); ns-3 tcp-westwood.cc (removed in 3.38)",
     params: westwood::PARAMS,
-    implies_delayed_ack: None,
+    implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Westwood(Westwood::new(p, profile)),
 },
 CcDescriptor {
@@ -338,7 +357,7 @@ CcDescriptor {
     description: "Westwood+: per-RTT bandwidth samples; ssthresh (and cwnd after recovery) = BWE·RTTmin",
     source: "Grieco & Mascolo, CCR 34(2) 2004; Linux tcp_westwood.c; ns-3 tcp-westwood-plus.cc (TcpWestwoodPlus)",
     params: westwood::PLUS_PARAMS,
-    implies_delayed_ack: None,
+    implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Westwood(Westwood::plus(p, profile)),
 },
 CcDescriptor {
@@ -346,7 +365,10 @@ CcDescriptor {
     description: "Westwood+ bandwidth estimation over NewReno recovery (the sender's NewReno machine); same window law as westwood-plus",
     source: "Grieco & Mascolo, CCR 34(2) 2004; ns-2 WestwoodNR; Linux tcp_westwood.c; ns-3 tcp-westwood-plus.cc (alias of westwood-plus)",
     params: westwood::PLUS_PARAMS,
-    implies_delayed_ack: None,
+    implies: Implied {
+        delayed_ack: None,
+        recovery: Some(crate::tcp::Recovery::NewReno),
+    },
     build: |p, profile| AnyCc::Westwood(Westwood::plus(p, profile)),
 },
 CcDescriptor {
@@ -354,7 +376,7 @@ CcDescriptor {
     description: "HighSpeed TCP: a(w)/b(w) from the RFC 3649 table above 38 segments, Reno below",
     source: "RFC 3649 (Appendix B); Linux tcp_highspeed.c; ns-3 tcp-highspeed.cc (TcpHighSpeed)",
     params: highspeed::PARAMS,
-    implies_delayed_ack: None,
+    implies: Implied::NOTHING,
     build: |p, profile| AnyCc::HighSpeed(HighSpeed::new(p, profile)),
 },
 CcDescriptor {
@@ -362,7 +384,7 @@ CcDescriptor {
     description: "Scalable TCP: +1 segment per ai segments acked, cut by md = 1/8 on loss",
     source: "Kelly, CCR 33(2) 2003; Linux tcp_scalable.c; ns-3 tcp-scalable.cc (TcpScalable)",
     params: scalable::PARAMS,
-    implies_delayed_ack: None,
+    implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Scalable(Scalable::new(p, profile)),
 },
 CcDescriptor {
@@ -370,7 +392,7 @@ CcDescriptor {
     description: "YeAH: Scalable growth while the queue is small, Reno otherwise; precautionary decongestion",
     source: "Baiocchi, Castellani & Vacirca, PFLDnet 2007; Linux tcp_yeah.c; ns-3 tcp-yeah.cc (TcpYeah)",
     params: yeah::PARAMS,
-    implies_delayed_ack: None,
+    implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Yeah(Yeah::new(p, profile)),
 }];
 
