@@ -55,6 +55,12 @@ FLOW_COLUMNS: tuple[str, ...] = (
     "rtt_min_s",
     "rtt_mean_s",
     "rtt_max_s",
+    "loss_events",
+    "true_link_losses",
+    "true_congestion_losses",
+    "predicted_link_losses",
+    "predicted_congestion_losses",
+    "correct_predictions",
 )
 
 #: Columns of :attr:`Result.links`, one row per link direction per run.

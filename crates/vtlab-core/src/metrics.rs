@@ -28,6 +28,17 @@ pub struct FlowResult {
     pub rtt_min_s: f64,
     pub rtt_mean_s: f64,
     pub rtt_max_s: f64,
+    /// Loss events (fast retransmits and first timeouts of a window) and their
+    /// true causes from the simulator's drop records (an unknown cause, e.g. a
+    /// spurious timeout, counts in neither).
+    pub loss_events: u64,
+    pub true_link_losses: u64,
+    pub true_congestion_losses: u64,
+    /// Verdicts of a loss-classifying controller (zero for the others) and how
+    /// many matched the true cause.
+    pub predicted_link_losses: u64,
+    pub predicted_congestion_losses: u64,
+    pub correct_predictions: u64,
 }
 
 /// One link direction's counters.

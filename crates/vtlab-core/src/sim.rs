@@ -11,9 +11,9 @@ use std::time::Instant;
 use crate::engine::{Duration, RngStream, Scheduler, Time};
 use crate::metrics::{FlowResult, LinkResult, RunResult, Trace};
 use crate::net::link::{Arrival, Enqueued};
-use crate::net::{LinkDir, LinkParams, LossModel, NodeId, Packet};
+use crate::net::{LinkDir, LinkParams, LossModel, NodeId, Packet, PacketKind};
 use crate::spec::Scenario;
-use crate::tcp::cc;
+use crate::tcp::cc::{self, LossCause};
 use crate::tcp::{Receiver, Sender};
 
 #[derive(Clone, Copy, Debug)]
@@ -214,7 +214,7 @@ impl Simulation {
                 }
                 match fate {
                     Some(Arrival::Delivered(p)) => self.deliver(now, self.links[d as usize].to, p),
-                    Some(Arrival::Lost(p)) => self.flows[p.flow as usize].drops_link_error += 1,
+                    Some(Arrival::Lost(p)) => self.dropped(p, LossCause::Link),
                     None => {}
                 }
             }
@@ -336,7 +336,19 @@ impl Simulation {
                     self.sched.schedule(t, Event::Arrival(d));
                 }
             }
-            Enqueued::QueueFull => self.flows[p.flow as usize].drops_queue += 1,
+            Enqueued::QueueFull => self.dropped(p, LossCause::Congestion),
+        }
+    }
+
+    /// Count a drop and, for data, tell the sender's loss oracle its cause.
+    fn dropped(&mut self, p: Packet, cause: LossCause) {
+        let flow = &mut self.flows[p.flow as usize];
+        match cause {
+            LossCause::Link => flow.drops_link_error += 1,
+            LossCause::Congestion => flow.drops_queue += 1,
+        }
+        if p.kind == PacketKind::Data {
+            flow.sender.record_drop(p.seq, cause);
         }
     }
 
@@ -407,6 +419,12 @@ impl Simulation {
                         f64::NAN
                     },
                     rtt_max_s: st.rtt_max.map_or(f64::NAN, |d| d.as_secs_f64()),
+                    loss_events: st.loss_events,
+                    true_link_losses: st.true_link_losses,
+                    true_congestion_losses: st.true_congestion_losses,
+                    predicted_link_losses: st.predicted_link_losses,
+                    predicted_congestion_losses: st.predicted_congestion_losses,
+                    correct_predictions: st.correct_predictions,
                 }
             })
             .collect();

@@ -27,7 +27,9 @@
 
 use crate::engine::{Duration, Time};
 use crate::net::{NodeId, Packet, PacketKind};
-use crate::tcp::cc::{AnyCc, CongestionOps, ConnInfo, CwndEvent, Profile, Window};
+use std::collections::BTreeMap;
+
+use crate::tcp::cc::{AnyCc, CongestionOps, ConnInfo, CwndEvent, LossCause, Profile, Window};
 use crate::tcp::config::option_bytes;
 use crate::tcp::prr::Prr;
 use crate::tcp::scoreboard::{Next, Scoreboard};
@@ -75,6 +77,16 @@ pub struct SenderStats {
     /// Entries into slow start after a loss (a timeout outside state Loss).
     pub slow_starts_after_loss: u64,
     pub syn_retransmissions: u64,
+    /// Loss events (fast retransmits and first timeouts of a window).
+    pub loss_events: u64,
+    /// Their true causes, from the simulator's drop records.
+    pub true_link_losses: u64,
+    pub true_congestion_losses: u64,
+    /// The controller's verdicts, for controllers that classify losses.
+    pub predicted_link_losses: u64,
+    pub predicted_congestion_losses: u64,
+    /// Verdicts that matched the true cause.
+    pub correct_predictions: u64,
     pub rtt_samples: u64,
     pub rtt_sum_s: f64,
     pub rtt_min: Option<Duration>,
@@ -113,6 +125,9 @@ pub struct Sender {
     sb: Option<Scoreboard>,
     /// PRR state while in SACK recovery with `prr` on.
     prr: Option<Prr>,
+    /// The loss oracle: why each data segment was last dropped, by sequence
+    /// number, recorded by the simulation (see [`Sender::record_drop`]).
+    drops: BTreeMap<u64, LossCause>,
     pub stats: SenderStats,
 }
 
@@ -154,6 +169,7 @@ impl Sender {
             acked_remainder: 0,
             sb: (cfg.recovery == Recovery::Sack).then(|| Scoreboard::new(cfg.mss)),
             prr: None,
+            drops: BTreeMap::new(),
             stats: SenderStats::default(),
             cfg,
         }
@@ -211,7 +227,44 @@ impl Sender {
             min_rtt: self.rtt.min_rtt(),
             ca_state: self.ca_state,
             profile: self.cfg.profile,
+            loss_cause: None,
         }
+    }
+
+    /// The simulation reports that the data segment starting at `seq` was
+    /// dropped, and why (the oracle's input; no real sender has it).
+    pub fn record_drop(&mut self, seq: u64, cause: LossCause) {
+        if seq >= self.snd_una {
+            self.drops.insert(seq, cause);
+        }
+    }
+
+    /// ssthresh for a loss event of the first unacknowledged segment: asks the
+    /// controller (passing the oracle's truth in `ConnInfo::loss_cause`) and
+    /// accounts the event and, for classifying controllers, the verdict.
+    fn loss_event_ssthresh(&mut self, now: Time, in_flight: u64) -> u64 {
+        self.drops = self.drops.split_off(&self.snd_una);
+        let truth = self.drops.get(&self.snd_una).copied();
+        let mut info = self.info(now);
+        info.loss_cause = truth;
+        let ssthresh = self.cc.ssthresh(&info, &self.w, in_flight);
+        let s = &mut self.stats;
+        s.loss_events += 1;
+        match truth {
+            Some(LossCause::Link) => s.true_link_losses += 1,
+            Some(LossCause::Congestion) => s.true_congestion_losses += 1,
+            None => {}
+        }
+        if let Some(verdict) = self.cc.loss_verdict() {
+            match verdict {
+                LossCause::Link => s.predicted_link_losses += 1,
+                LossCause::Congestion => s.predicted_congestion_losses += 1,
+            }
+            if truth == Some(verdict) {
+                s.correct_predictions += 1;
+            }
+        }
+        ssthresh
     }
 
     fn set_state(&mut self, now: Time, new: CaState) {
@@ -449,10 +502,9 @@ impl Sender {
     }
 
     fn enter_recovery(&mut self, now: Time, newly_sacked: u64, out: &mut Vec<Packet>) {
-        let info = self.info(now);
         // ns-3 passes BytesInFlight (pipe with SACK); Linux controllers use cwnd.
         let in_flight = self.bytes_in_flight();
-        self.w.ssthresh = self.cc.ssthresh(&info, &self.w, in_flight);
+        self.w.ssthresh = self.loss_event_ssthresh(now, in_flight);
         self.recover = Some(self.snd_max);
         self.set_state(now, CaState::Recovery);
         self.partial_ack_seen = false;
@@ -473,9 +525,8 @@ impl Sender {
 
     /// Tahoe: retransmit and restart from one segment in slow start, going back N.
     fn tahoe_fast_retransmit(&mut self, now: Time, out: &mut Vec<Packet>) {
-        let info = self.info(now);
         let flight = self.flight_size();
-        self.w.ssthresh = self.cc.ssthresh(&info, &self.w, flight);
+        self.w.ssthresh = self.loss_event_ssthresh(now, flight);
         self.recover = Some(self.snd_max);
         self.set_state(now, CaState::Loss);
         self.w.cwnd = self.cfg.mss;
@@ -496,9 +547,8 @@ impl Sender {
                 None => self.snd_una < self.snd_nxt.min(self.recover.unwrap_or(0)),
             };
         if !head_resent {
-            let info = self.info(now);
             let in_flight = self.bytes_in_flight();
-            self.w.ssthresh = self.cc.ssthresh(&info, &self.w, in_flight);
+            self.w.ssthresh = self.loss_event_ssthresh(now, in_flight);
         }
         if self.ca_state != CaState::Loss {
             self.stats.slow_starts_after_loss += 1;

@@ -19,9 +19,11 @@
 //! one entry in [`REGISTRY`].
 
 mod newreno;
+mod newreno_lp;
 pub mod reno;
 
 pub use newreno::NewReno;
+pub use newreno_lp::NewRenoLp;
 
 mod bic;
 mod cubic;
@@ -77,6 +79,14 @@ impl Profile {
     }
 }
 
+/// Why a packet was lost: a full queue (congestion) or a link error (noise on
+/// a wireless or power-line link).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossCause {
+    Congestion,
+    Link,
+}
+
 /// What a controller may read about its connection.
 #[derive(Clone, Copy, Debug)]
 pub struct ConnInfo {
@@ -91,6 +101,11 @@ pub struct ConnInfo {
     pub min_rtt: Option<Duration>,
     pub ca_state: CaState,
     pub profile: Profile,
+    /// The loss oracle (an upper bound no real sender has): when the sender
+    /// asks for ssthresh at a loss event, the true cause of the loss of the
+    /// first unacknowledged segment, from the simulator's drop records; `None`
+    /// at other times or when no drop of that segment was recorded.
+    pub loss_cause: Option<LossCause>,
 }
 
 /// The window a controller governs, in bytes.
@@ -142,6 +157,13 @@ pub trait CongestionOps {
     fn congestion_state_set(&mut self, _info: &ConnInfo, _w: &mut Window, _new: CaState) {}
 
     fn cwnd_event(&mut self, _info: &ConnInfo, _w: &mut Window, _event: CwndEvent) {}
+
+    /// For controllers that classify losses: the verdict of the last
+    /// `ssthresh` call. The sender compares it with the oracle's truth to
+    /// measure classification accuracy.
+    fn loss_verdict(&self) -> Option<LossCause> {
+        None
+    }
 }
 
 /// Declares [`AnyCc`], the enum of every implemented controller (enum
@@ -170,12 +192,16 @@ macro_rules! algorithms {
             fn cwnd_event(&mut self, info: &ConnInfo, w: &mut Window, event: CwndEvent) {
                 match self { $(AnyCc::$variant(c) => c.cwnd_event(info, w, event)),* }
             }
+            fn loss_verdict(&self) -> Option<LossCause> {
+                match self { $(AnyCc::$variant(c) => c.loss_verdict()),* }
+            }
         }
     };
 }
 
 algorithms! {
     NewReno(NewReno),
+    NewRenoLp(NewRenoLp),
     Htcp(Htcp),
     Hybla(Hybla),
     Bic(Bic),
@@ -260,6 +286,28 @@ pub static REGISTRY: &[CcDescriptor] = &[CcDescriptor {
     params: &[],
     implies: Implied::NOTHING,
     build: |_, profile| AnyCc::NewReno(NewReno::new(profile)),
+},
+CcDescriptor {
+    name: "newreno-lp",
+    description: "NewReno with the Vegas loss predictor: gentle reaction to losses it ascribes to link errors",
+    source: "Martignon et al., NewReno-LP (Vegas predictor, Brakmo & Peterson 1995); RFC 6582",
+    params: newreno_lp::LP_PARAMS,
+    implies: Implied {
+        delayed_ack: None,
+        recovery: Some(crate::tcp::Recovery::NewReno),
+    },
+    build: |p, profile| AnyCc::NewRenoLp(NewRenoLp::vegas(p, profile)),
+},
+CcDescriptor {
+    name: "newreno-ideal-lp",
+    description: "NewReno-LP with an ideal predictor that reads the simulator's drop records (an upper bound)",
+    source: "Martignon et al., ideal loss predictor; vtlab loss oracle (ConnInfo::loss_cause)",
+    params: &[],
+    implies: Implied {
+        delayed_ack: None,
+        recovery: Some(crate::tcp::Recovery::NewReno),
+    },
+    build: |_, profile| AnyCc::NewRenoLp(NewRenoLp::ideal(profile)),
 },
 CcDescriptor {
     name: "newreno-nd",

@@ -127,6 +127,7 @@ pub(crate) mod test_support {
             min_rtt: None,
             ca_state: CaState::Open,
             profile,
+            loss_cause: None,
         }
     }
 

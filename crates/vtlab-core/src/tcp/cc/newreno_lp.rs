@@ -1,0 +1,242 @@
+//! NewReno-LP and NewReno-Ideal-LP: NewReno whose reaction to a loss depends
+//! on a prediction of its cause.
+//!
+//! Source: Martignon et al., "NewReno-LP: NewReno with a Vegas loss predictor"
+//! (the study in ../shared/papers/martignon-newreno-lp.txt, §2); the predictor
+//! is Vegas's (Brakmo & Peterson 1995).
+//!
+//! At every loss event (three duplicate ACKs or a timeout) the predictor
+//! classifies the loss:
+//! * **congestion**: react exactly as NewReno (ssthresh = half the flight);
+//! * **link error**: ssthresh = the current flight size; the sender then sets
+//!   cwnd = ssthresh + 3 MSS and recovers as NewReno (fast retransmit) or
+//!   cwnd = 1 segment (timeout), as for any loss.
+//!
+//! **Vegas predictor** (`newreno-lp`): Vp = (cwnd/RTTmin − cwnd/RTT)·RTTmin =
+//! cwnd·(1 − RTTmin/RTT) segments, with RTT the latest sample the controller
+//! received (the SRTT under the ns3 profile, the raw sample under linux) and
+//! RTTmin the smallest. Vp > β: congestion; Vp < α: link error; in between the
+//! previous verdict stands (hysteresis; congestion before any verdict).
+//! α = 1 and β = 3 segments (the study's best values) are parameters.
+//!
+//! **Ideal predictor** (`newreno-ideal-lp`): the verdict is the true cause of the
+//! loss of the first unacknowledged segment, read from the simulator's drop
+//! records through `ConnInfo::loss_cause` (the loss oracle). No real sender has
+//! this: it is the upper bound of loss differentiation. A loss with no recorded
+//! drop (a spurious timeout) counts as congestion.
+//!
+//! Both use NewReno recovery (their registry entries imply `recovery = "newreno"`).
+
+use super::newreno::NewReno;
+use super::{param, CongestionOps, ConnInfo, LossCause, ParamSpec, Params, Profile, Window};
+use crate::engine::Duration;
+use crate::tcp::CaState;
+
+/// Parameters of the Vegas loss predictor.
+pub const LP_PARAMS: &[ParamSpec] = &[
+    ParamSpec {
+        name: "alpha",
+        default_ns3: 1.0,
+        default_linux: 1.0,
+        min: 0.0,
+        max: 1000.0,
+        doc: "Vp below alpha (segments): the loss is ascribed to a link error",
+    },
+    ParamSpec {
+        name: "beta",
+        default_ns3: 3.0,
+        default_linux: 3.0,
+        min: 0.0,
+        max: 1000.0,
+        doc: "Vp above beta (segments): the loss is ascribed to congestion",
+    },
+];
+
+#[derive(Clone, Debug)]
+enum Predictor {
+    Vegas {
+        alpha: f64,
+        beta: f64,
+        min_rtt: Option<Duration>,
+        last_rtt: Option<Duration>,
+    },
+    Oracle,
+}
+
+#[derive(Clone, Debug)]
+pub struct NewRenoLp {
+    newreno: NewReno,
+    predictor: Predictor,
+    verdict: Option<LossCause>,
+}
+
+impl NewRenoLp {
+    /// NewReno-LP with the Vegas predictor.
+    pub fn vegas(params: &Params, profile: Profile) -> Self {
+        NewRenoLp {
+            newreno: NewReno::new(profile),
+            predictor: Predictor::Vegas {
+                alpha: param(LP_PARAMS, params, "alpha", profile),
+                beta: param(LP_PARAMS, params, "beta", profile)
+                    .max(param(LP_PARAMS, params, "alpha", profile)),
+                min_rtt: None,
+                last_rtt: None,
+            },
+            verdict: None,
+        }
+    }
+
+    /// NewReno-Ideal-LP: the loss oracle's verdict.
+    pub fn ideal(profile: Profile) -> Self {
+        NewRenoLp {
+            newreno: NewReno::new(profile),
+            predictor: Predictor::Oracle,
+            verdict: None,
+        }
+    }
+
+    /// Vp in segments, if both RTTs are known.
+    fn vp(&self, info: &ConnInfo, w: &Window) -> Option<f64> {
+        match &self.predictor {
+            Predictor::Vegas {
+                min_rtt: Some(min),
+                last_rtt: Some(last),
+                ..
+            } if last.as_nanos() > 0 => {
+                let cwnd = w.cwnd as f64 / info.mss as f64;
+                Some(cwnd * (1.0 - min.as_nanos() as f64 / last.as_nanos() as f64))
+            }
+            _ => None,
+        }
+    }
+
+    fn classify(&self, info: &ConnInfo, w: &Window) -> LossCause {
+        let previous = self.verdict.unwrap_or(LossCause::Congestion);
+        match &self.predictor {
+            Predictor::Oracle => info.loss_cause.unwrap_or(LossCause::Congestion),
+            Predictor::Vegas { alpha, beta, .. } => match self.vp(info, w) {
+                Some(vp) if vp > *beta => LossCause::Congestion,
+                Some(vp) if vp < *alpha => LossCause::Link,
+                _ => previous,
+            },
+        }
+    }
+}
+
+impl CongestionOps for NewRenoLp {
+    fn ssthresh(&mut self, info: &ConnInfo, w: &Window, bytes_in_flight: u64) -> u64 {
+        let verdict = self.classify(info, w);
+        self.verdict = Some(verdict);
+        match verdict {
+            LossCause::Congestion => self.newreno.ssthresh(info, w, bytes_in_flight),
+            LossCause::Link => bytes_in_flight.max(2 * info.mss),
+        }
+    }
+
+    fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
+        self.newreno.increase_window(info, w, segments_acked);
+    }
+
+    fn pkts_acked(&mut self, _info: &ConnInfo, _w: &Window, _segments: u32, rtt: Option<Duration>) {
+        if let (
+            Predictor::Vegas {
+                min_rtt, last_rtt, ..
+            },
+            Some(r),
+        ) = (&mut self.predictor, rtt)
+        {
+            *min_rtt = Some(min_rtt.map_or(r, |m| m.min(r)));
+            *last_rtt = Some(r);
+        }
+    }
+
+    fn congestion_state_set(&mut self, info: &ConnInfo, w: &mut Window, new: CaState) {
+        self.newreno.congestion_state_set(info, w, new);
+    }
+
+    fn loss_verdict(&self) -> Option<LossCause> {
+        self.verdict
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::reno::test_support::{info, window};
+    use super::*;
+
+    fn sample(cc: &mut NewRenoLp, ms: u64) {
+        cc.pkts_acked(
+            &info(Profile::Ns3),
+            &window(1, 1),
+            1,
+            Some(Duration::from_millis(ms)),
+        );
+    }
+
+    #[test]
+    fn vp_arithmetic_and_thresholds() {
+        let mut lp = NewRenoLp::vegas(&Params::new(), Profile::Ns3);
+        let i = info(Profile::Ns3);
+        sample(&mut lp, 100);
+        sample(&mut lp, 125);
+        // cwnd 20 segments, RTTmin 100 ms, RTT 125 ms: Vp = 20·(1 − 0.8) = 4 > β = 3.
+        let w = window(20, 100);
+        assert!((lp.vp(&i, &w).unwrap() - 4.0).abs() < 1e-12);
+        // Congestion: NewReno's half of the flight (30 segments → 15).
+        assert_eq!(lp.ssthresh(&i, &w, 30_000), 15_000);
+        assert_eq!(lp.loss_verdict(), Some(LossCause::Congestion));
+        // RTT back to 102 ms: Vp = 20·(1 − 100/102) ≈ 0.39 < α = 1 → link error:
+        // ssthresh = the flight.
+        sample(&mut lp, 102);
+        assert_eq!(lp.ssthresh(&i, &w, 30_000), 30_000);
+        assert_eq!(lp.loss_verdict(), Some(LossCause::Link));
+    }
+
+    #[test]
+    fn hysteresis_keeps_the_previous_verdict_between_thresholds() {
+        let mut lp = NewRenoLp::vegas(&Params::new(), Profile::Ns3);
+        let i = info(Profile::Ns3);
+        let w = window(20, 100);
+        // Before any RTT sample: congestion (NewReno's reaction).
+        assert_eq!(lp.ssthresh(&i, &w, 10_000), 5_000);
+        sample(&mut lp, 100);
+        sample(&mut lp, 110);
+        // Vp = 20·(1 − 100/110) ≈ 1.82: between α and β, previous verdict (congestion).
+        assert_eq!(lp.ssthresh(&i, &w, 10_000), 5_000);
+        sample(&mut lp, 100);
+        assert_eq!(lp.ssthresh(&i, &w, 10_000), 10_000, "Vp = 0 < α: link");
+        sample(&mut lp, 110);
+        assert_eq!(lp.ssthresh(&i, &w, 10_000), 10_000, "between: stays link");
+    }
+
+    #[test]
+    fn thresholds_are_parameters() {
+        let p = Params::from([("alpha".to_string(), 5.0), ("beta".to_string(), 8.0)]);
+        let mut lp = NewRenoLp::vegas(&p, Profile::Ns3);
+        sample(&mut lp, 100);
+        sample(&mut lp, 125);
+        // Vp = 4 < α = 5: link.
+        lp.ssthresh(&info(Profile::Ns3), &window(20, 100), 10_000);
+        assert_eq!(lp.loss_verdict(), Some(LossCause::Link));
+    }
+
+    #[test]
+    fn ideal_predictor_follows_the_oracle() {
+        let mut ideal = NewRenoLp::ideal(Profile::Ns3);
+        let mut i = info(Profile::Ns3);
+        let w = window(20, 100);
+        i.loss_cause = Some(LossCause::Link);
+        assert_eq!(ideal.ssthresh(&i, &w, 30_000), 30_000);
+        i.loss_cause = Some(LossCause::Congestion);
+        assert_eq!(ideal.ssthresh(&i, &w, 30_000), 15_000);
+        i.loss_cause = None;
+        assert_eq!(
+            ideal.ssthresh(&i, &w, 30_000),
+            15_000,
+            "unknown: congestion"
+        );
+        // A link verdict never sets ssthresh below 2 MSS.
+        i.loss_cause = Some(LossCause::Link);
+        assert_eq!(ideal.ssthresh(&i, &w, 500), 2_000);
+    }
+}
