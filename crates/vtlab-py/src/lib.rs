@@ -145,6 +145,12 @@ fn flow_columns<'py>(
             rtt_min_s,
             rtt_mean_s,
             rtt_max_s,
+            loss_events,
+            true_link_losses,
+            true_congestion_losses,
+            predicted_link_losses,
+            predicted_congestion_losses,
+            correct_predictions,
         ]
     ))
 }
