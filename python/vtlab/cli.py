@@ -483,8 +483,24 @@ def bench_command(
     loss: LossOpt = None,
     bytes_: BytesOpt = None,
     set_: SetOpt = None,
-    repeat: Annotated[int, typer.Option("--repeat", "-r", help="Timed repetitions.")] = 5,
+    repeat: Annotated[
+        int | None,
+        typer.Option(
+            "--repeat",
+            "-r",
+            help="Timed repetitions (default 5; 3 with --vs-ns3).",
+            show_default=False,
+        ),
+    ] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of every repetition.")] = 1,
+    vs_ns3: Annotated[
+        bool,
+        typer.Option(
+            "--vs-ns3",
+            help="Also run the scenario in ns-3 (needs the ns3 extra) and compare wall time "
+            "and peak memory per run.",
+        ),
+    ] = False,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the measurements as one JSON object.")
     ] = False,
@@ -492,7 +508,7 @@ def bench_command(
     """Time the engine on a scenario (default: NewReno, 100 MB, V2G, 5 % mean loss)."""
     from vtlab.bench import DEFAULT_BENCH_SPEC, bench
 
-    if repeat < 1:
+    if repeat is not None and repeat < 1:
         raise CliError(f"--repeat must be at least 1, got {repeat}")
     if seed < 0 or seed > MAX_SEED:
         raise CliError(f"--seed must be in [0, {MAX_SEED}], got {seed}")
@@ -506,6 +522,12 @@ def bench_command(
         sets=set_,
         default=DEFAULT_BENCH_SPEC,
     )
+    if vs_ns3:
+        from vtlab.ns3 import bench_vs_ns3_command
+
+        bench_vs_ns3_command(sc, seed=seed, repeat=repeat, json_out=json_out)
+        return
+    repeat = 5 if repeat is None else repeat
     res = bench(sc, seed=seed, repeat=repeat)
     if json_out:
         typer.echo(json.dumps(res.as_dict()))
@@ -674,6 +696,11 @@ def cc_table_command(
 def version_command() -> None:
     """Print the vtlab version."""
     typer.echo(f"vtlab {_core.version()}")
+
+
+from vtlab import validate  # noqa: E402  (registers `vtlab validate`)
+
+validate.register(app)
 
 
 def main() -> None:

@@ -1,0 +1,798 @@
+"""The ns-3 side of validation: find the ``ns3`` wheel, compile the reference program
+``validation/ns3/v2g.cc`` on demand, translate a vtlab scenario into its arguments,
+run it, and compare speed and memory with vtlab (:func:`bench_vs_ns3`).
+
+The ``ns3`` PyPI wheel (``pip install 'vtlab[ns3]'``, i.e. ``ns3==3.44.post0``) carries
+the ns-3 C++ headers (``<site-packages>/ns3/include``) and shared libraries
+(``<site-packages>/ns3/lib64``).  :func:`ensure_binary` compiles ``v2g.cc`` against
+them with g++ into ``<cache>/ns3/<sha256 of source and command>/v2g``, where
+``<cache>`` is ``$VTLAB_CACHE`` or ``~/.cache/vtlab``; the binary is reused while the
+source, the compile command and the ns-3 installation stay the same.
+
+This module imports only the standard library at import time, so that
+``validation/ns3/build.sh`` can run it as a plain script with any ``python3``::
+
+    python3 python/vtlab/ns3.py build [--out DIR]
+
+which prints the compile command and the path of the binary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CC_TO_NS3",
+    "COMPILE_FLAGS",
+    "NS3_MISSING",
+    "NS3_MODULES",
+    "BenchSide",
+    "Ns3Binary",
+    "Ns3Error",
+    "Ns3Install",
+    "Ns3NotInstalled",
+    "ProcResult",
+    "VTLAB_CHILD",
+    "bench_vs_ns3",
+    "bench_vs_ns3_command",
+    "cache_root",
+    "compile_command",
+    "core_dir",
+    "ensure_binary",
+    "find_ns3",
+    "ns3_args",
+    "run_process",
+    "run_v2g",
+    "source_path",
+    "vtlab_child_command",
+]
+
+#: The one-line message when the ``ns3`` wheel is missing.
+NS3_MISSING = "ns-3 is not installed: pip install 'vtlab[ns3]'"
+
+#: vtlab congestion-control name -> ns-3 TypeId (without the ``ns3::`` prefix), for
+#: every algorithm both implement.
+CC_TO_NS3: dict[str, str] = {
+    "newreno": "TcpNewReno",
+    "hybla": "TcpHybla",
+    "highspeed": "TcpHighSpeed",
+    "htcp": "TcpHtcp",
+    "vegas": "TcpVegas",
+    "scalable": "TcpScalable",
+    "veno": "TcpVeno",
+    "bic": "TcpBic",
+    "illinois": "TcpIllinois",
+    "westwood-plus": "TcpWestwoodPlus",
+    "cubic": "TcpCubic",
+    "yeah": "TcpYeah",
+}
+
+#: ns-3 modules linked into the reference program.  Linking every ``libns3.44-*.so``
+#: fails (config-store needs GTK, visualizer needs libpython).
+NS3_MODULES: tuple[str, ...] = (
+    "core",
+    "network",
+    "internet",
+    "point-to-point",
+    "applications",
+    "traffic-control",
+    "stats",
+    "bridge",
+)
+
+#: Compiler flags before the include directory.
+COMPILE_FLAGS: tuple[str, ...] = ("-std=c++20", "-O2")
+
+#: Name of the compiled program inside its cache directory.
+BINARY_NAME = "v2g"
+
+
+class Ns3Error(RuntimeError):
+    """ns-3 is missing, or the reference program failed to build or run."""
+
+
+class Ns3NotInstalled(Ns3Error):
+    """The ``ns3`` wheel is not installed in this Python environment."""
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__(NS3_MISSING + (f" ({detail})" if detail else ""))
+
+
+# -- locating ns-3 and the source ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ns3Install:
+    """An installed ``ns3`` wheel."""
+
+    root: Path  #: ``<site-packages>/ns3``
+    version: str  #: distribution version, e.g. ``3.44.post0``
+
+    @property
+    def include(self) -> Path:
+        return self.root / "include"
+
+    @property
+    def libdir(self) -> Path:
+        lib64 = self.root / "lib64"
+        return lib64 if lib64.is_dir() else self.root / "lib"
+
+    @property
+    def lib_version(self) -> str:
+        """The version in the library names, e.g. ``3.44`` in ``libns3.44-core.so``."""
+        m = re.match(r"\d+\.\d+", self.version)
+        if m:
+            return m.group(0)
+        libs = sorted(self.libdir.glob("libns3.*-core.so"))
+        if libs:
+            return libs[0].name[len("libns") : -len("-core.so")]
+        raise Ns3Error(f"cannot tell the ns-3 library version of {self.root}")
+
+
+def find_ns3() -> Ns3Install:
+    """The ``ns3`` wheel of the running Python, found through its distribution metadata
+    (importing ``ns`` is not needed and can fail without cppyy's dependencies).
+
+    Raises :class:`Ns3NotInstalled`.
+    """
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution("ns3")
+    except metadata.PackageNotFoundError:
+        raise Ns3NotInstalled() from None
+    root = Path(str(dist.locate_file("ns3")))
+    if not (root / "include" / "ns3").is_dir():
+        raise Ns3NotInstalled(f"no C++ headers under {root / 'include'}")
+    return Ns3Install(root=root, version=dist.version)
+
+
+def source_path() -> Path:
+    """The reference program's source: ``$VTLAB_NS3_SOURCE``, else
+    ``validation/ns3/v2g.cc`` of the source tree this module belongs to."""
+    env = os.environ.get("VTLAB_NS3_SOURCE")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "validation" / "ns3" / "v2g.cc"
+
+
+def cache_root() -> Path:
+    """``$VTLAB_CACHE``, else ``$XDG_CACHE_HOME/vtlab``, else ``~/.cache/vtlab``."""
+    env = os.environ.get("VTLAB_CACHE")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "vtlab"
+
+
+# -- compiling ---------------------------------------------------------------------------
+
+
+def compile_command(install: Ns3Install, source: Path, output: Path) -> list[str]:
+    """The g++ command that builds the reference program (see validation/ns3/README.md).
+
+    ``--no-as-needed`` keeps every listed library loaded even though the program
+    references none of its symbols directly, so that their TypeIds (every
+    TcpCongestionOps, TcpSocketBase) get registered.
+    """
+    cxx = os.environ.get("CXX", "g++")
+    libs = [f"-lns{install.lib_version}-{m}" for m in NS3_MODULES]
+    return [
+        cxx,
+        *COMPILE_FLAGS,
+        f"-I{install.include}",
+        str(source),
+        "-o",
+        str(output),
+        f"-L{install.libdir}",
+        "-Wl,--no-as-needed",
+        *libs,
+        "-Wl,--as-needed",
+        f"-Wl,-rpath,{install.libdir}",
+    ]
+
+
+@dataclass(frozen=True)
+class Ns3Binary:
+    """A compiled reference program."""
+
+    path: Path
+    build_hash: str  #: sha256 of the source, the compile command and the ns-3 version
+    ns3_version: str
+    source: Path
+    command: tuple[str, ...]
+
+    @property
+    def short_hash(self) -> str:
+        return self.build_hash[:16]
+
+
+def build_hash(source_bytes: bytes, command: Sequence[str], ns3_version: str) -> str:
+    """sha256 over the source, the compile command (output path left out) and the
+    ns-3 version."""
+    h = hashlib.sha256()
+    h.update(source_bytes)
+    h.update(b"\0")
+    h.update(json.dumps([ns3_version, *command]).encode())
+    return h.hexdigest()
+
+
+def ensure_binary(
+    *,
+    source: Path | None = None,
+    cache: Path | None = None,
+    rebuild: bool = False,
+    log: Callable[[str], None] | None = None,
+    output: Path | None = None,
+) -> Ns3Binary:
+    """Compile the reference program unless the cached binary is current.
+
+    The binary goes to ``output`` if given, else to
+    ``<cache>/ns3/<build hash>/v2g`` (``cache`` defaults to :func:`cache_root`).
+    Compilation (about 10 s) writes to a temporary name and renames, so concurrent
+    callers are safe.  ``log`` receives a line before compiling.  Raises
+    :class:`Ns3NotInstalled` or :class:`Ns3Error`.
+    """
+    install = find_ns3()
+    src = Path(source) if source is not None else source_path()
+    try:
+        src_bytes = src.read_bytes()
+    except OSError as exc:
+        raise Ns3Error(
+            f"cannot read the ns-3 reference program {src}: {exc.strerror or exc} "
+            "(set VTLAB_NS3_SOURCE to validation/ns3/v2g.cc of a vtlab checkout)"
+        ) from None
+    placeholder = Path(BINARY_NAME)
+    digest = build_hash(src_bytes, compile_command(install, src, placeholder), install.version)
+    if output is not None:
+        binary = Path(output)
+    else:
+        binary = (Path(cache) if cache is not None else cache_root()) / "ns3" / digest / BINARY_NAME
+    command = compile_command(install, src, binary)
+    result = Ns3Binary(binary, digest, install.version, src, tuple(command))
+    stamp = binary.with_name(binary.name + ".hash")
+    current = binary.is_file() and os.access(binary, os.X_OK)
+    if current and output is not None:
+        current = stamp.is_file() and stamp.read_text().strip() == digest
+    if current and not rebuild:
+        return result
+
+    if shutil.which(command[0]) is None:
+        raise Ns3Error(f"C++ compiler '{command[0]}' not found (install g++ or set CXX)")
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    tmp = binary.with_name(f".{binary.name}.{os.getpid()}.tmp")
+    tmp_command = compile_command(install, src, tmp)
+    if log is not None:
+        log(f"compiling the ns-3 reference program (about 10 s): {shlex.join(command)}")
+    proc = subprocess.run(tmp_command, capture_output=True, text=True)
+    if proc.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        tail = " | ".join(proc.stderr.strip().splitlines()[-5:])
+        raise Ns3Error(f"compiling {src} failed (exit {proc.returncode}): {tail}")
+    os.replace(tmp, binary)
+    stamp.write_text(digest + "\n")
+    binary.with_name(binary.name + ".command.txt").write_text(shlex.join(command) + "\n")
+    return result
+
+
+# -- running -----------------------------------------------------------------------------
+
+
+@dataclass
+class ProcResult:
+    """A finished child process with its own resource usage."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    wall_s: float  #: wall time from spawn to exit
+    max_rss_mib: float  #: peak resident set size of the child (``ru_maxrss``)
+    cpu_s: float  #: user + system CPU time of the child
+
+
+#: A lean launcher (``python -S -I``, about 8 MiB) that spawns the measured program and
+#: writes its wall time and ``os.wait4`` resource usage to the file descriptor argv[1].
+#: Spawning straight from this (large) Python process would not do: on Linux, exec
+#: keeps the spawning process's peak RSS as the floor of the child's ``ru_maxrss``.
+_LAUNCHER = """
+import os, sys, time
+fd = int(sys.argv[1])
+t = time.perf_counter()
+pid = os.posix_spawnp(sys.argv[2], sys.argv[2:], os.environ)
+_, status, ru = os.wait4(pid, 0)
+wall = time.perf_counter() - t
+os.write(fd, ("%d %r %d %r %r" % (os.waitstatus_to_exitcode(status), wall, ru.ru_maxrss,
+         ru.ru_utime, ru.ru_stime)).encode())
+"""
+
+
+def run_process(cmd: Sequence[str], *, env: Mapping[str, str] | None = None) -> ProcResult:
+    """Run ``cmd`` and measure the child alone: wall time from spawn to exit, and peak
+    RSS and CPU time from ``os.wait4``, taken by a lean launcher process (see
+    ``_LAUNCHER``).  Raises :class:`Ns3Error` if the launcher itself fails."""
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.TemporaryFile() as meta,
+    ):
+        fd = meta.fileno()
+        launcher = [sys.executable, "-S", "-I", "-c", _LAUNCHER, str(fd), *cmd]
+        proc = subprocess.run(
+            launcher, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env, pass_fds=(fd,)
+        )
+        out.seek(0)
+        err.seek(0)
+        meta.seek(0)
+        stdout = out.read().decode(errors="replace")
+        stderr = err.read().decode(errors="replace")
+        fields = meta.read().decode().split()
+        if proc.returncode != 0 or len(fields) != 5:
+            tail = " | ".join(stderr.strip().splitlines()[-3:])
+            raise Ns3Error(f"could not run {shlex.join(cmd)}: {tail}")
+        code, wall, rss, utime, stime = fields
+        scale = 1024 * 1024 if sys.platform == "darwin" else 1024
+        return ProcResult(
+            returncode=int(code),
+            stdout=stdout,
+            stderr=stderr,
+            wall_s=float(wall),
+            max_rss_mib=int(rss) / scale,
+            cpu_s=float(utime) + float(stime),
+        )
+
+
+def parse_flow_lines(stdout: str) -> list[dict[str, Any]]:
+    """The ``{"type": "flow", ...}`` JSON lines the reference program prints."""
+    rows = []
+    for line in stdout.splitlines():
+        if line.startswith("{"):
+            d = json.loads(line)
+            if d.get("type") == "flow":
+                rows.append(d)
+    return rows
+
+
+def run_v2g(
+    binary: Path | Ns3Binary, args: Sequence[str], *, measure: bool = False
+) -> tuple[dict[str, Any], ProcResult]:
+    """Run the reference program with ``args``; return its (single) flow row and the
+    process measurements (wall time only, unless ``measure``: then also peak RSS and
+    CPU time, see :func:`run_process`).  Raises :class:`Ns3Error` when it fails."""
+    path = binary.path if isinstance(binary, Ns3Binary) else Path(binary)
+    cmd = [str(path), *args]
+    if measure:
+        proc = run_process(cmd)
+    else:
+        started = time.perf_counter()
+        p = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        wall = time.perf_counter() - started
+        proc = ProcResult(p.returncode, p.stdout, p.stderr, wall, math.nan, math.nan)
+    if proc.returncode != 0:
+        tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
+        raise Ns3Error(f"{shlex.join(cmd)} exited with {proc.returncode}: {tail}")
+    rows = parse_flow_lines(proc.stdout)
+    if len(rows) != 1:
+        raise Ns3Error(f"{shlex.join(cmd)} printed {len(rows)} flow rows, expected 1")
+    return rows[0], proc
+
+
+# -- scenario translation ----------------------------------------------------------------
+
+#: ns-3 settings that v2g.cc leaves at ns-3's defaults; a vtlab scenario must match them.
+_NS3_FIXED: dict[str, Any] = {
+    "profile": "ns3",
+    "header_bytes": 40,
+    "dupack_threshold": 3,
+    "limited_transmit": True,
+    "rto_initial_ns": 1_000_000_000,
+    "rto_max_ns": 60_000_000_000,
+    "clock_granularity_ns": 1_000_000,
+    "syn_timeout_ns": 3_000_000_000,
+}
+
+
+def _num(x: float) -> str:
+    """A number for the ns-3 command line: 12 significant digits (so that 5 % is
+    ``0.05``, not ``0.04999999999999982``), without a trailing ``.0``."""
+    return format(float(x), ".12g")
+
+
+def ns3_args(expanded: Mapping[str, Any], seed: int) -> list[str]:
+    """Arguments of ``v2g`` for a resolved vtlab scenario (``Scenario.expand()``) and a
+    seed (passed as ``--run``; the ns-3 RngSeed stays 1).
+
+    Only the single-vehicle V2G topology (SA -- WAN -- SECC -- PLC -- EVCC, burst loss
+    on the PLC data direction) is supported; anything the reference program cannot
+    reproduce raises :class:`ValueError` naming the field.
+    """
+    nodes = list(expanded.get("nodes", []))
+    links = {link["name"]: link for link in expanded.get("links", [])}
+    flows = list(expanded.get("flows", []))
+    if nodes != ["sa", "secc", "evcc"] or set(links) != {"wan", "plc"} or len(flows) != 1:
+        raise ValueError(
+            "the ns-3 reference program models only the single-vehicle V2G topology "
+            "(preset v2g: sa -- wan -- secc -- plc -- evcc, one flow sa -> evcc); "
+            "the 21-vehicle charging station is not available yet"
+        )
+    wan, plc = links["wan"], links["plc"]
+    flow = flows[0]
+    if (wan["a"], wan["b"], plc["a"], plc["b"]) != ("sa", "secc", "secc", "evcc") or (
+        flow["src"],
+        flow["dst"],
+    ) != ("sa", "evcc"):
+        raise ValueError("the ns-3 reference program needs the v2g link and flow directions")
+    for name in ("queue_packets", "mtu_bytes", "framing_bytes"):
+        if wan[name] != plc[name]:
+            raise ValueError(f"links.{name}: ns-3 reference uses one value for both links")
+    if plc["framing_bytes"] != 2:
+        raise ValueError("links.framing_bytes: ns-3 point-to-point frames add 2 bytes (PPP)")
+    for name, model in (
+        ("wan.loss_ab", wan["loss_ab"]),
+        ("wan.loss_ba", wan["loss_ba"]),
+        ("plc.loss_ba", plc["loss_ba"]),
+    ):
+        if model.get("model") != "none":
+            raise ValueError(f"links.{name}: ns-3 reference applies loss on the PLC data side")
+    loss = plc["loss_ab"]
+    if loss.get("model") == "none":
+        loss_args = ["--meanLoss=0"]
+    elif loss.get("model") == "burst" and (loss.get("burst_min"), loss.get("burst_max")) == (1, 4):
+        if loss.get("mean_loss") is not None:
+            loss_args = [f"--meanLoss={_num(loss['mean_loss'])}"]
+        else:
+            loss_args = [f"--burstRate={_num(loss['burst_start'])}"]
+    else:
+        raise ValueError(
+            "links.plc.loss_ab: ns-3 reference supports the burst model with bursts of 1..4"
+        )
+
+    tcp = flow["tcp"]
+    for name, want in _NS3_FIXED.items():
+        if tcp.get(name) != want:
+            raise ValueError(f"tcp.{name}: must be {want!r} to compare with ns-3")
+    cc = tcp["cc"]
+    if cc not in CC_TO_NS3:
+        raise ValueError(
+            f"tcp.cc: '{cc}' has no ns-3 counterpart (ns-3 has: {', '.join(CC_TO_NS3)})"
+        )
+    if tcp.get("cc_params"):
+        raise ValueError("tcp.cc_params: the ns-3 reference runs every algorithm at its defaults")
+    recovery = tcp["recovery"]
+    if recovery == "sack":
+        rec_args = ["--sack=true", f"--recovery={'prr' if tcp['prr'] else 'classic'}"]
+    elif recovery == "newreno":
+        rec_args = ["--sack=false", "--recovery=classic"]
+    else:
+        raise ValueError(f"tcp.recovery: '{recovery}' has no ns-3 counterpart (sack, newreno)")
+    del_ack_count = tcp["delayed_ack_count"] if tcp["delayed_ack"] else 1
+    args = [
+        f"--cc={CC_TO_NS3[cc]}",
+        *loss_args,
+        f"--bytes={int(flow['bytes'])}",
+        f"--run={int(seed)}",
+        *rec_args,
+        f"--timestamps={'true' if tcp['timestamps'] else 'false'}",
+        f"--delAckCount={del_ack_count}",
+        f"--delAckTimeout={_num(tcp['delayed_ack_timeout_ns'] / 1e9)}",
+        f"--initialCwnd={tcp['initial_cwnd']}",
+        f"--minRto={_num(tcp['rto_min_ns'] / 1e9)}",
+        f"--sndBuf={tcp['send_buffer']}",
+        f"--rcvBuf={tcp['recv_buffer']}",
+        f"--segmentSize={tcp['mss']}",
+        f"--mtu={plc['mtu_bytes']}",
+        f"--queuePackets={plc['queue_packets']}",
+        f"--plcRate={_num(plc['rate_bps'] / 1e6)}",
+        f"--wanRate={_num(wan['rate_bps'] / 1e6)}",
+        f"--plcDelay={_num(plc['delay_ns'] / 1e6)}",
+        f"--wanDelay={_num(wan['delay_ns'] / 1e6)}",
+    ]
+    if tcp.get("initial_ssthresh") is not None:
+        args.append(f"--initialSsthresh={int(tcp['initial_ssthresh'])}")
+    return args
+
+
+# -- speed and memory versus ns-3 ----------------------------------------------------
+
+#: The child that runs vtlab: it imports only the compiled core (not the vtlab package,
+#: which pulls in pandas) and prints the run's meta and flow row as one JSON line.
+#: argv: core directory, spec JSON, seed.
+VTLAB_CHILD = """
+import json, sys, time, types
+pkg = types.ModuleType("vtlab"); pkg.__path__ = [sys.argv[1]]; sys.modules["vtlab"] = pkg
+from vtlab import _core
+spec = sys.argv[2]; seed = int(sys.argv[3])
+t = time.perf_counter()
+out = _core.run(spec, seed, False)
+wall = time.perf_counter() - t
+flow = {k: v[0] for k, v in out["flows"].items()}
+print(json.dumps({"meta": out["meta"], "flow": flow, "call_wall_s": wall}))
+"""
+
+
+def core_dir() -> str:
+    """The directory of the compiled ``vtlab._core`` (argv[1] of :data:`VTLAB_CHILD`)."""
+    from vtlab import _core
+
+    return str(Path(_core.__file__).resolve().parent)
+
+
+def vtlab_child_command(spec_json: str, seed: int, directory: str | None = None) -> list[str]:
+    """The command that runs one vtlab simulation in a lean child process."""
+    return [
+        sys.executable,
+        "-S",  # no site: the child needs only the standard library and the core
+        "-I",
+        "-c",
+        VTLAB_CHILD,
+        directory if directory is not None else core_dir(),
+        spec_json,
+        str(int(seed)),
+    ]
+
+
+@dataclass
+class BenchSide:
+    """Repeated runs of one side (``vtlab`` or ``ns-3``)."""
+
+    name: str
+    wall_s: list[float] = field(default_factory=list)  #: process wall time per run
+    inner_wall_s: list[float] = field(default_factory=list)  #: simulation-only wall time
+    max_rss_mib: list[float] = field(default_factory=list)  #: peak RSS per run
+    goodput_bps: float = math.nan
+    completion_s: float = math.nan
+    segments_sent: int = 0  #: data segments sent by TCP, retransmissions included
+
+    @property
+    def median_wall_s(self) -> float:
+        return statistics.median(self.wall_s)
+
+    @property
+    def median_inner_wall_s(self) -> float:
+        return statistics.median(self.inner_wall_s)
+
+    @property
+    def peak_rss_mib(self) -> float:
+        return max(self.max_rss_mib)
+
+
+@dataclass
+class VsNs3Result:
+    """Result of :func:`bench_vs_ns3`."""
+
+    scenario_hash: str
+    seed: int
+    vtlab_version: str
+    ns3_version: str
+    ns3_args: list[str]
+    vtlab: BenchSide
+    ns3: BenchSide
+    events: int
+    packets: int
+    baseline_rss_mib: float  #: peak RSS of the same Python child without running anything
+
+    @property
+    def speedup(self) -> float:
+        """ns-3 process wall time / vtlab process wall time (medians)."""
+        return self.ns3.median_wall_s / self.vtlab.median_wall_s
+
+    @property
+    def inner_speedup(self) -> float:
+        """ns-3 / vtlab, simulation time only (vtlab: the ``_core.run`` call; ns-3:
+        the program's own wall time from ``main`` to the end, library loading excluded)."""
+        return self.ns3.median_inner_wall_s / self.vtlab.median_inner_wall_s
+
+    @property
+    def per_segment_speedup(self) -> float:
+        """:attr:`inner_speedup` per data segment sent: the two sides' runs differ in
+        how many segments they send (different random streams, different recovery)."""
+        v, n = self.vtlab, self.ns3
+        if not (v.segments_sent and n.segments_sent):
+            return math.nan
+        return (n.median_inner_wall_s / n.segments_sent) / (v.median_inner_wall_s / v.segments_sent)
+
+    @property
+    def memory_ratio(self) -> float:
+        """ns-3 peak RSS / vtlab peak RSS (whole processes)."""
+        return self.ns3.peak_rss_mib / self.vtlab.peak_rss_mib
+
+    @property
+    def events_per_s(self) -> float:
+        return self.events / self.vtlab.median_inner_wall_s
+
+    @property
+    def packets_per_s(self) -> float:
+        return self.packets / self.vtlab.median_inner_wall_s
+
+    def as_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.update(
+            speedup=self.speedup,
+            inner_speedup=self.inner_speedup,
+            per_segment_speedup=self.per_segment_speedup,
+            memory_ratio=self.memory_ratio,
+            events_per_s=self.events_per_s,
+            packets_per_s=self.packets_per_s,
+        )
+        return d
+
+    def summary_lines(self) -> list[str]:
+        """A human-readable summary (what ``vtlab bench --vs-ns3`` prints)."""
+        v, n = self.vtlab, self.ns3
+        runs = len(v.wall_s)
+
+        def walls(side: BenchSide) -> str:
+            return ", ".join(f"{w:.3f}" for w in side.wall_s)
+
+        return [
+            f"scenario {self.scenario_hash} · seed/run {self.seed} · {runs} runs per side · "
+            f"vtlab {self.vtlab_version} · ns-3 {self.ns3_version}",
+            f"ns-3 args    {' '.join(self.ns3_args)}",
+            f"wall/run     vtlab {v.median_wall_s:.3f} s ({walls(v)})  "
+            f"ns-3 {n.median_wall_s:.3f} s ({walls(n)})  -> {self.speedup:,.1f}x",
+            f"sim only     vtlab {v.median_inner_wall_s * 1e3:.1f} ms  "
+            f"ns-3 {n.median_inner_wall_s * 1e3:.1f} ms  -> {self.inner_speedup:,.1f}x "
+            f"({self.per_segment_speedup:,.1f}x per data segment: vtlab sent "
+            f"{v.segments_sent:,}, ns-3 {n.segments_sent:,})",
+            f"peak RSS     vtlab {v.peak_rss_mib:.1f} MiB (Python + core; bare interpreter "
+            f"with the core imported: {self.baseline_rss_mib:.1f} MiB)  "
+            f"ns-3 {n.peak_rss_mib:.1f} MiB  -> {self.memory_ratio:.2f}x",
+            f"vtlab rate   {self.events:,} events ({self.events_per_s / 1e6:.2f} M events/s), "
+            f"{self.packets:,} link transmissions ({self.packets_per_s / 1e6:.2f} M packets/s)",
+            f"goodput      vtlab {v.goodput_bps / 1e6:.3f} Mbit/s  "
+            f"ns-3 {n.goodput_bps / 1e6:.3f} Mbit/s (same parameters, different RNG streams)",
+        ]
+
+
+def bench_vs_ns3(
+    scenario: Any = None,
+    *,
+    seed: int = 1,
+    repeat: int = 3,
+    log: Callable[[str], None] | None = None,
+) -> VsNs3Result:
+    """Run the same scenario ``repeat`` times on each side, each run in its own child
+    process, and measure wall time and peak memory (``ru_maxrss`` via ``os.wait4``).
+
+    ``scenario`` is anything :meth:`vtlab.Scenario.coerce` accepts; the default is the
+    bench scenario (NewReno, 100 MB, single-vehicle V2G, 5 % mean loss).  It is
+    translated with :func:`ns3_args`; the vtlab child imports only ``vtlab._core``.
+    The sides alternate (vtlab, ns-3, vtlab, ...) so that machine load hits both.
+    """
+    from vtlab import _core
+    from vtlab.bench import DEFAULT_BENCH_SPEC
+    from vtlab.scenario import Scenario
+
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, got {repeat}")
+    sc = Scenario.coerce(scenario if scenario is not None else dict(DEFAULT_BENCH_SPEC))
+    expanded = json.loads(sc.expanded_json())
+    args = ns3_args(expanded, seed)
+    binary = ensure_binary(log=log)
+    spec_json = sc.to_json()
+    child = vtlab_child_command(spec_json, seed)
+    baseline = run_process([*child[:4], VTLAB_CHILD.split("spec = ")[0], child[5]])
+    if baseline.returncode != 0:
+        raise RuntimeError(f"the vtlab child failed: {baseline.stderr.strip()[-500:]}")
+
+    vt, ns = BenchSide("vtlab"), BenchSide("ns-3")
+    events = packets = 0
+    scenario_hash = ""
+    for _ in range(repeat):
+        proc = run_process(child)
+        if proc.returncode != 0:
+            raise RuntimeError(f"the vtlab child failed: {proc.stderr.strip()[-500:]}")
+        d = json.loads(proc.stdout.strip().splitlines()[-1])
+        vt.wall_s.append(proc.wall_s)
+        vt.inner_wall_s.append(d["call_wall_s"])
+        vt.max_rss_mib.append(proc.max_rss_mib)
+        vt.goodput_bps = d["flow"]["goodput_bps"]
+        vt.completion_s = d["flow"]["completion_s"]
+        vt.segments_sent = int(d["flow"].get("segments_sent", 0))
+        events, packets = d["meta"]["events"], d["meta"]["packets"]
+        scenario_hash = d["meta"]["scenario_hash"]
+
+        row, proc = run_v2g(binary, args, measure=True)
+        ns.wall_s.append(proc.wall_s)
+        ns.inner_wall_s.append(float(row["wall_s"]))
+        ns.max_rss_mib.append(proc.max_rss_mib)
+        ns.goodput_bps = row["goodput_bps"]
+        ns.completion_s = row["completion_s"]
+        ns.segments_sent = int(row.get("packets_sent_data", 0))
+        if log is not None:
+            log(
+                f"run {len(vt.wall_s)}/{repeat}: vtlab {vt.wall_s[-1]:.3f} s, "
+                f"ns-3 {ns.wall_s[-1]:.3f} s"
+            )
+
+    return VsNs3Result(
+        scenario_hash=scenario_hash,
+        seed=seed,
+        vtlab_version=_core.version(),
+        ns3_version=binary.ns3_version,
+        ns3_args=args,
+        vtlab=vt,
+        ns3=ns,
+        events=events,
+        packets=packets,
+        baseline_rss_mib=baseline.max_rss_mib,
+    )
+
+
+#: Printed by ``vtlab bench --vs-ns3``: the other scenario of issue 5 is not built yet.
+BENCH_21_NOTE = "21-vehicle charging-station scenario: not available yet (vtlab and ns-3)"
+
+
+def bench_vs_ns3_command(
+    scenario: Any = None,
+    *,
+    seed: int = 1,
+    repeat: int | None = None,
+    json_out: bool = False,
+) -> None:
+    """Body of ``vtlab bench --vs-ns3``: run :func:`bench_vs_ns3` (``repeat`` None
+    means 3) and print the summary, or one JSON object with ``json_out``.  A missing
+    or broken ns-3 prints one ``error:`` line and exits with status 2."""
+    import typer
+
+    def log(line: str) -> None:
+        if not json_out:
+            typer.echo(line, err=True)
+
+    try:
+        res = bench_vs_ns3(scenario, seed=seed, repeat=3 if repeat is None else repeat, log=log)
+    except Ns3Error as exc:
+        typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
+        raise typer.Exit(2) from None
+    if json_out:
+        typer.echo(json.dumps({**res.as_dict(), "note": BENCH_21_NOTE}))
+        return
+    for line in res.summary_lines():
+        typer.echo(line)
+    typer.echo(BENCH_21_NOTE)
+
+
+# -- script entry point (used by validation/ns3/build.sh) -----------------------------
+
+
+def _main(argv: Sequence[str]) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="ns3.py", description="Build the ns-3 V2G reference program.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="compile validation/ns3/v2g.cc unless up to date")
+    b.add_argument("--out", type=Path, help="directory for the binary (default: the cache)")
+    b.add_argument("--source", type=Path, help="source file (default: validation/ns3/v2g.cc)")
+    b.add_argument("--rebuild", action="store_true", help="compile even if up to date")
+    a = ap.parse_args(argv)
+    try:
+        binary = ensure_binary(
+            source=a.source,
+            output=a.out / BINARY_NAME if a.out is not None else None,
+            rebuild=a.rebuild,
+            log=lambda line: print(line, file=sys.stderr),
+        )
+    except Ns3Error as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(binary.path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

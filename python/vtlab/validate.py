@@ -1,0 +1,1071 @@
+"""Cross-validation against ns-3: ``vtlab validate``.
+
+Runs vtlab (ns-3 profile) and the ns-3 reference program ``validation/ns3/v2g.cc``
+on the same grid — algorithm × mean loss × seed, one transfer size, the
+single-vehicle V2G topology — and writes ``<out>/report.md`` and
+``<out>/agreement.csv`` (and ``.parquet``): per algorithm × loss × topology, the mean
+goodput with its 95 % confidence interval (Student t) on each side, the ratio
+vtlab/ns-3, RTO expiries and fast recoveries on each side, and a verdict.
+
+* Verdict: ``agree`` if the ratio is within ±10 % or the two 95 % CIs overlap,
+  otherwise ``DIFFERS`` (:func:`verdict`).
+* Rankings: per loss level, the algorithms ordered by mean goodput on each side,
+  Spearman's ρ, and whether the orders are equal (:func:`rankings`).
+* Resume: every finished run is appended to ``<out>/runs.jsonl``, keyed by (side,
+  algorithm, loss, seed, bytes, source hash); a re-run skips those.  The source hash
+  is the sha256 of the compiled vtlab core on the vtlab side and the build hash of
+  the ns-3 program (source + compile command) on the ns-3 side, so results are
+  recomputed when either simulator changes.
+
+The module is registered on the CLI by :func:`register`.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import os
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from vtlab import ns3 as _ns3
+
+__all__ = [
+    "AGREE_TOLERANCE",
+    "DEFAULT_BYTES",
+    "DEFAULT_CCS",
+    "DEFAULT_LOSSES",
+    "DEFAULT_RUNS",
+    "QUICK",
+    "Grid",
+    "RunCache",
+    "agreement_table",
+    "mean_ci",
+    "rankings",
+    "register",
+    "run_grid",
+    "spearman",
+    "validate",
+    "verdict",
+    "write_report",
+]
+
+#: Every algorithm both vtlab and ns-3.44 implement, in report order.
+DEFAULT_CCS: tuple[str, ...] = tuple(_ns3.CC_TO_NS3)
+#: Mean loss levels of the PLC link (burst model, bursts of 1..4 packets).
+DEFAULT_LOSSES: tuple[float, ...] = (0.0, 0.0025, 0.01, 0.05)
+#: Seeds 1..DEFAULT_RUNS (ns-3: ``--run=k``).
+DEFAULT_RUNS = 6
+DEFAULT_BYTES = 100_000_000
+#: The CI subset (``--quick``); explicit options override each field.
+QUICK: dict[str, Any] = {
+    "ccs": ("newreno", "illinois", "cubic"),
+    "losses": (0.0, 0.05),
+    "bytes": 5_000_000,
+    "runs": 2,
+}
+#: ``agree`` when |vtlab/ns-3 − 1| is at most this (or the 95 % CIs overlap).
+AGREE_TOLERANCE = 0.10
+#: Topologies: vehicles at the charging station -> available.
+TOPOLOGIES: dict[str, bool] = {"1": True, "21": False}
+TOPOLOGY_21_NOTE = (
+    "the 21-vehicle charging-station topology is not available yet in vtlab "
+    "(nor in the ns-3 reference program); only --topology 1 runs"
+)
+SIDES = ("vtlab", "ns-3")
+
+EXIT_USAGE = 2
+
+
+class ValidateError(Exception):
+    """Bad input to ``vtlab validate``: one ``error:`` line, exit status 2."""
+
+
+# -- statistics and verdicts -----------------------------------------------------------
+
+
+def mean_ci(values: Iterable[float]) -> tuple[float, float, int]:
+    """(mean, 95 % confidence half-width, n) of ``values`` (NaNs dropped).
+
+    The half-width is Student's ``t(0.975, n-1) · sd / √n``; NaN when n < 2.
+
+    >>> [round(x, 4) for x in mean_ci([1.0, 2.0, 3.0])]
+    [2.0, 2.4841, 3]
+    """
+    from vtlab.stats import ci95_halfwidth
+
+    xs = [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    n = len(xs)
+    if n == 0:
+        return math.nan, math.nan, 0
+    mean = sum(xs) / n
+    if n < 2:
+        return mean, math.nan, n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
+    return mean, ci95_halfwidth(sd, n), n
+
+
+def ci_overlap(m1: float, h1: float, m2: float, h2: float) -> bool:
+    """Whether [m1 ± h1] and [m2 ± h2] overlap; a NaN half-width counts as 0."""
+    h1 = 0.0 if math.isnan(h1) else h1
+    h2 = 0.0 if math.isnan(h2) else h2
+    return m1 - h1 <= m2 + h2 and m2 - h2 <= m1 + h1
+
+
+def verdict(
+    vt_mean: float,
+    vt_ci: float,
+    ns_mean: float,
+    ns_ci: float,
+    tolerance: float = AGREE_TOLERANCE,
+) -> str:
+    """``agree`` if vtlab/ns-3 is within ±``tolerance`` or the 95 % CIs overlap,
+    ``DIFFERS`` otherwise, ``missing`` when either side has no runs.
+
+    >>> verdict(1.05, 0.0, 1.0, 0.0), verdict(1.5, 0.1, 1.0, 0.45), verdict(2, 0.1, 1, 0.1)
+    ('agree', 'agree', 'DIFFERS')
+    """
+    if math.isnan(vt_mean) or math.isnan(ns_mean):
+        return "missing"
+    ratio = vt_mean / ns_mean if ns_mean else math.nan
+    if math.isfinite(ratio) and abs(ratio - 1.0) <= tolerance + 1e-12:
+        return "agree"
+    if ci_overlap(vt_mean, vt_ci, ns_mean, ns_ci):
+        return "agree"
+    return "DIFFERS"
+
+
+def _ranks(values: Sequence[float]) -> list[float]:
+    """Ranks 1..n (1 = largest), ties get their average rank."""
+    order = sorted(range(len(values)), key=lambda i: -values[i])
+    ranks = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def spearman(a: Sequence[float], b: Sequence[float]) -> float:
+    """Spearman's rank correlation of two equally long sequences (ties averaged);
+    NaN for fewer than two items or a constant sequence.
+
+    >>> spearman([1, 2, 3], [10, 20, 30]), spearman([1, 2, 3], [3, 2, 1])
+    (1.0, -1.0)
+    """
+    if len(a) != len(b):
+        raise ValueError("spearman: sequences differ in length")
+    n = len(a)
+    if n < 2:
+        return math.nan
+    ra, rb = _ranks(list(a)), _ranks(list(b))
+    ma, mb = sum(ra) / n, sum(rb) / n
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb, strict=True))
+    va = sum((x - ma) ** 2 for x in ra)
+    vb = sum((y - mb) ** 2 for y in rb)
+    if va == 0 or vb == 0:
+        return math.nan
+    return cov / math.sqrt(va * vb)
+
+
+# -- the run cache -------------------------------------------------------------------------
+
+
+def loss_key(loss: float) -> float:
+    """A loss level as stored in keys (rounded to 9 decimals)."""
+    return round(float(loss), 9)
+
+
+def run_key(side: str, cc: str, loss: float, seed: int, nbytes: int, source_hash: str) -> str:
+    """The cache key of one run."""
+    return json.dumps([side, cc, loss_key(loss), int(seed), int(nbytes), source_hash])
+
+
+class RunCache:
+    """``<out>/runs.jsonl``: one JSON object per finished run.  Lines that do not parse
+    (e.g. cut short by an interruption) are ignored; later lines win."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.records: dict[str, dict[str, Any]] = {}
+        if self.path.is_file():
+            with self.path.open() as fh:
+                for line in fh:
+                    try:
+                        rec = json.loads(line)
+                        key = run_key(
+                            rec["side"],
+                            rec["cc"],
+                            rec["loss"],
+                            rec["seed"],
+                            rec["bytes"],
+                            rec["source_hash"],
+                        )
+                    except (ValueError, KeyError, TypeError):
+                        continue
+                    self.records[key] = rec
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.records
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self.records.get(key)
+
+    def add(self, record: Mapping[str, Any]) -> None:
+        rec = dict(record)
+        key = run_key(
+            rec["side"], rec["cc"], rec["loss"], rec["seed"], rec["bytes"], rec["source_hash"]
+        )
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        needs_newline = self.path.is_file() and self.path.stat().st_size > 0
+        if needs_newline:
+            with self.path.open("rb") as fh:
+                fh.seek(-1, os.SEEK_END)
+                needs_newline = fh.read(1) != b"\n"
+        with self.path.open("a") as fh:
+            fh.write(("\n" if needs_newline else "") + json.dumps(rec) + "\n")
+            fh.flush()
+        self.records[key] = rec
+
+
+# -- the grid ---------------------------------------------------------------------------
+
+
+@dataclass
+class Grid:
+    """What ``vtlab validate`` compares."""
+
+    ccs: list[str]
+    losses: list[float]
+    seeds: list[int]
+    nbytes: int
+    topologies: list[str] = field(default_factory=lambda: ["1"])
+    skipped: dict[str, str] = field(default_factory=dict)  #: cc -> reason
+
+
+def vtlab_spec(cc: str, loss: float, nbytes: int) -> dict[str, Any]:
+    """The vtlab scenario of one grid cell (single-vehicle V2G, ns-3 profile)."""
+    return {
+        "preset": "v2g",
+        "bytes": int(nbytes),
+        "loss": {"mean_loss": float(loss)},
+        "tcp": {"cc": cc, "profile": "ns3"},
+    }
+
+
+def vtlab_source_hash() -> str:
+    """sha256 (16 hex digits) of the compiled core, so cached vtlab runs are redone
+    whenever the engine is rebuilt."""
+    from vtlab import _core
+
+    h = hashlib.sha256()
+    with open(_core.__file__, "rb") as fh:
+        for chunk in iter(functools.partial(fh.read, 1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()[:16]
+
+
+@dataclass
+class Task:
+    side: str
+    cc: str
+    loss: float
+    seed: int
+    nbytes: int
+    source_hash: str
+    spec_json: str = ""  #: vtlab side
+    core_dir: str | None = None  #: vtlab side: directory of the compiled core
+    binary: str = ""  #: ns-3 side
+    args: list[str] = field(default_factory=list)  #: ns-3 side
+
+    @property
+    def key(self) -> str:
+        return run_key(self.side, self.cc, self.loss, self.seed, self.nbytes, self.source_hash)
+
+    @property
+    def label(self) -> str:
+        return f"{self.side} {self.cc} {self.loss * 100:g}% seed {self.seed}"
+
+
+def _record(task: Task, row: Mapping[str, Any], wall: float) -> dict[str, Any]:
+    return {
+        "side": task.side,
+        "cc": task.cc,
+        "loss": loss_key(task.loss),
+        "seed": task.seed,
+        "bytes": task.nbytes,
+        "source_hash": task.source_hash,
+        "topology": "1",
+        **row,
+        "wall_s": wall,
+    }
+
+
+#: Child processes of running tasks, killed when the grid is interrupted.
+_LIVE: set[subprocess.Popen[str]] = set()
+_LIVE_LOCK = threading.Lock()
+_STOP = threading.Event()
+
+
+def _run_child(cmd: Sequence[str]) -> str:
+    """Run one child process to completion and return its stdout."""
+    if _STOP.is_set():
+        raise RuntimeError("stopped")
+    proc = subprocess.Popen(
+        list(cmd),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    with _LIVE_LOCK:
+        _LIVE.add(proc)
+    try:
+        out, err = proc.communicate()
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(proc)
+    if proc.returncode != 0:
+        tail = " | ".join(err.strip().splitlines()[-3:])
+        raise RuntimeError(f"{Path(cmd[0]).name} exited with {proc.returncode}: {tail}")
+    return out
+
+
+def _kill_children() -> None:
+    _STOP.set()
+    with _LIVE_LOCK:
+        procs = list(_LIVE)
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def execute(task: Task) -> dict[str, Any]:
+    """Run one task in its own child process and return its cache record.
+
+    vtlab runs in a lean Python child that imports only the compiled core
+    (:data:`vtlab.ns3.VTLAB_CHILD`), ns-3 runs the compiled reference program, so
+    ``--jobs`` runs go in parallel on both sides."""
+    started = time.perf_counter()
+    if task.side == "vtlab":
+        out = _run_child(_ns3.vtlab_child_command(task.spec_json, task.seed, task.core_dir))
+        f = json.loads(out.strip().splitlines()[-1])["flow"]
+        row = {
+            "completed": bool(f["completed"]),
+            "goodput_bps": f["goodput_bps"],
+            "completion_s": f["completion_s"],
+            "retransmissions": f["retransmissions"],
+            "rto_expiries": f["rto_count"],
+            "rto_episodes": f.get("slow_starts_after_loss"),
+            "fast_recoveries": f["fast_recoveries"],
+            "drops_link_error": f["drops_link_error"],
+            "drops_queue": f["drops_queue"],
+        }
+    else:
+        rows = _ns3.parse_flow_lines(_run_child([task.binary, *task.args]))
+        if len(rows) != 1:
+            raise RuntimeError(f"the ns-3 program printed {len(rows)} flow rows, expected 1")
+        f = rows[0]
+        row = {
+            "completed": bool(f["complete"]),
+            "goodput_bps": f["goodput_bps"],
+            "completion_s": f["completion_s"],
+            "retransmissions": f["retransmissions"],
+            "rto_expiries": f["rto_expiries"],
+            "rto_episodes": f["rto_count"],
+            "fast_recoveries": f["fast_recoveries"],
+            "drops_link_error": f["drops_link_error"],
+            "drops_queue": f["drops_queue"],
+        }
+    return _record(task, row, time.perf_counter() - started)
+
+
+#: Signature of the function that runs a task (tests substitute a fake one).
+Runner = Callable[[Task], dict[str, Any]]
+
+
+def plan(grid: Grid, vtlab_hash: str, binary: _ns3.Ns3Binary) -> list[Task]:
+    """Every task of the grid, ns-3 first (they are the long ones)."""
+    from vtlab import _core
+
+    ns_tasks: list[Task] = []
+    vt_tasks: list[Task] = []
+    core = _ns3.core_dir()
+    for cc in grid.ccs:
+        for loss in grid.losses:
+            spec_json = json.dumps(vtlab_spec(cc, loss, grid.nbytes))
+            expanded = json.loads(_core.expand(spec_json))
+            for seed in grid.seeds:
+                vt_tasks.append(
+                    Task(
+                        "vtlab",
+                        cc,
+                        loss,
+                        seed,
+                        grid.nbytes,
+                        vtlab_hash,
+                        spec_json=spec_json,
+                        core_dir=core,
+                    )
+                )
+                ns_tasks.append(
+                    Task(
+                        "ns-3",
+                        cc,
+                        loss,
+                        seed,
+                        grid.nbytes,
+                        binary.short_hash,
+                        binary=str(binary.path),
+                        args=_ns3.ns3_args(expanded, seed),
+                    )
+                )
+    # Within a side, high loss first: those runs are the slowest.
+    ns_tasks.sort(key=lambda t: -t.loss)
+    return ns_tasks + vt_tasks
+
+
+def run_grid(
+    tasks: Sequence[Task],
+    cache: RunCache,
+    *,
+    jobs: int = 1,
+    runner: Runner = execute,
+    progress: bool = True,
+    console: Any = None,
+) -> tuple[int, list[str]]:
+    """Run the tasks not yet in ``cache``, at most ``jobs`` at a time, and append each
+    result to the cache as it finishes.  Returns (runs done, errors).
+
+    Each run is a child process (:func:`execute`), driven by a thread pool; on an
+    interruption the queued runs are cancelled and the running children killed."""
+    todo = [t for t in tasks if t.key not in cache]
+    errors: list[str] = []
+    if not todo:
+        return 0, errors
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    done_before = len(tasks) - len(todo)
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        disable=not progress,
+        transient=False,
+    )
+    done = 0
+    with bar:
+        pid = bar.add_task("runs", total=len(tasks), completed=done_before)
+
+        def finished(task: Task, rec: dict[str, Any] | None, exc: BaseException | None) -> None:
+            nonlocal done
+            if exc is not None:
+                errors.append(f"{task.label}: {exc}")
+            else:
+                assert rec is not None
+                cache.add(rec)
+                done += 1
+            bar.update(pid, advance=1, description=task.label)
+
+        _STOP.clear()
+        if jobs <= 1:
+            for task in todo:
+                try:
+                    rec = runner(task)
+                except (KeyboardInterrupt, SystemExit):
+                    raise
+                except Exception as exc:  # noqa: BLE001 - reported per run
+                    finished(task, None, exc)
+                else:
+                    finished(task, rec, None)
+        else:
+            # Threads only wait: every run is its own child process (see execute).
+            from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+            pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="vtlab-validate")
+            try:
+                futures = {pool.submit(runner, t): t for t in todo}
+                pending = set(futures)
+                while pending:
+                    finished_now, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                    for fut in finished_now:
+                        exc = fut.exception()
+                        finished(futures[fut], None if exc else fut.result(), exc)
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                _kill_children()
+                pool.shutdown(wait=True)
+                raise
+            pool.shutdown(wait=True)
+    return done, errors
+
+
+# -- aggregation ---------------------------------------------------------------------------
+
+
+def agreement_table(
+    records: Iterable[Mapping[str, Any]],
+    ccs: Sequence[str],
+    losses: Sequence[float],
+    topology: str = "1",
+    tolerance: float = AGREE_TOLERANCE,
+) -> list[dict[str, Any]]:
+    """One row per (algorithm, loss) from run records (``side``, ``cc``, ``loss``,
+    ``goodput_bps``, ``rto_expiries``, ``fast_recoveries``, ...)."""
+    by: dict[tuple[str, str, float], list[Mapping[str, Any]]] = {}
+    for rec in records:
+        by.setdefault((rec["side"], rec["cc"], loss_key(rec["loss"])), []).append(rec)
+    rows = []
+    for cc in ccs:
+        for loss in losses:
+            row: dict[str, Any] = {
+                "cc": cc,
+                "ns3_type": _ns3.CC_TO_NS3.get(cc, ""),
+                "loss": loss_key(loss),
+                "topology": topology,
+            }
+            for side, prefix in (("vtlab", "vtlab"), ("ns-3", "ns3")):
+                recs = by.get((side, cc, loss_key(loss)), [])
+                mean, ci, n = mean_ci(r["goodput_bps"] for r in recs)
+                row[f"{prefix}_n"] = n
+                row[f"{prefix}_completed"] = sum(1 for r in recs if r.get("completed"))
+                row[f"{prefix}_goodput_mbps"] = mean / 1e6
+                row[f"{prefix}_goodput_ci95_mbps"] = ci / 1e6
+                for metric in ("rto_expiries", "fast_recoveries", "retransmissions"):
+                    vals = [r[metric] for r in recs if r.get(metric) is not None]
+                    row[f"{prefix}_{metric}"] = sum(vals) / len(vals) if vals else math.nan
+            vt, ns = row["vtlab_goodput_mbps"], row["ns3_goodput_mbps"]
+            row["ratio"] = vt / ns if ns and not math.isnan(ns) else math.nan
+            row["verdict"] = verdict(
+                vt, row["vtlab_goodput_ci95_mbps"], ns, row["ns3_goodput_ci95_mbps"], tolerance
+            )
+            rows.append(row)
+    return rows
+
+
+def _separated(a: Mapping[str, Any], b: Mapping[str, Any], prefix: str) -> bool:
+    """Whether two cells' 95 % CIs on one side are disjoint (both need n >= 2)."""
+    ha, hb = a[f"{prefix}_goodput_ci95_mbps"], b[f"{prefix}_goodput_ci95_mbps"]
+    if math.isnan(ha) or math.isnan(hb):
+        return False
+    return not ci_overlap(a[f"{prefix}_goodput_mbps"], ha, b[f"{prefix}_goodput_mbps"], hb)
+
+
+def rankings(table: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per loss level: algorithms ordered by mean goodput on each side (best first),
+    Spearman's ρ, exact order equality, and the significant inversions: pairs that
+    both sides separate (non-overlapping 95 % CIs) but in opposite order."""
+    out = []
+    losses: list[float] = []
+    for row in table:
+        if row["loss"] not in losses:
+            losses.append(row["loss"])
+    for loss in losses:
+        rows = [
+            r
+            for r in table
+            if r["loss"] == loss
+            and not math.isnan(r["vtlab_goodput_mbps"])
+            and not math.isnan(r["ns3_goodput_mbps"])
+        ]
+        vt = [r["vtlab_goodput_mbps"] for r in rows]
+        ns = [r["ns3_goodput_mbps"] for r in rows]
+        names = [r["cc"] for r in rows]
+        order_vt = [names[i] for i in sorted(range(len(rows)), key=lambda i: -vt[i])]
+        order_ns = [names[i] for i in sorted(range(len(rows)), key=lambda i: -ns[i])]
+        inversions = []
+        for i in range(len(rows)):
+            for j in range(i + 1, len(rows)):
+                a, b = rows[i], rows[j]
+                vt_sep = _separated(a, b, "vtlab")
+                ns_sep = _separated(a, b, "ns3")
+                vt_sign = a["vtlab_goodput_mbps"] > b["vtlab_goodput_mbps"]
+                ns_sign = a["ns3_goodput_mbps"] > b["ns3_goodput_mbps"]
+                if vt_sep and ns_sep and vt_sign != ns_sign:
+                    inversions.append(f"{a['cc']}/{b['cc']}")
+        out.append(
+            {
+                "loss": loss,
+                "vtlab_order": order_vt,
+                "ns3_order": order_ns,
+                "spearman": spearman(vt, ns),
+                "same_order": order_vt == order_ns,
+                "significant_inversions": inversions,
+            }
+        )
+    return out
+
+
+# -- the report ----------------------------------------------------------------------------
+
+
+def _pct(loss: float) -> str:
+    return f"{loss * 100:g} %"
+
+
+def _f(x: float, digits: int = 3) -> str:
+    return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def _mci(mean: float, ci: float, digits: int = 3) -> str:
+    if math.isnan(mean):
+        return "–"
+    return f"{mean:.{digits}f} ± {_f(ci, digits)}"
+
+
+def write_report(
+    out: Path,
+    table: Sequence[Mapping[str, Any]],
+    ranks: Sequence[Mapping[str, Any]],
+    meta: Mapping[str, Any],
+) -> dict[str, Path]:
+    """Write ``report.md``, ``agreement.csv`` and ``agreement.parquet`` into ``out``.
+
+    ``meta`` keys used: ``command``, ``explicit_command``, ``vtlab_version``,
+    ``vtlab_hash``, ``ns3_version``, ``ns3_hash``, ``wall_s``, ``runs_done``,
+    ``runs_cached``, ``run_time_s`` (side -> summed run wall time), ``seeds``,
+    ``bytes``, ``skipped`` (cc -> reason), ``errors``, ``jobs``, ``date``.
+    """
+    import pandas as pd
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    df = pd.DataFrame(list(table))
+    paths = {
+        "report": out / "report.md",
+        "csv": out / "agreement.csv",
+        "parquet": out / "agreement.parquet",
+    }
+    df.to_csv(paths["csv"], index=False)
+    df.to_parquet(paths["parquet"], index=False)
+
+    n_agree = sum(1 for r in table if r["verdict"] == "agree")
+    ratios = [(r["ratio"], r) for r in table if not math.isnan(r["ratio"])]
+    seeds = list(meta.get("seeds", []))
+    seed_text = f"{seeds[0]}..{seeds[-1]}" if len(seeds) > 1 else ", ".join(map(str, seeds))
+    lines = [
+        "# vtlab versus ns-3: cross-validation report",
+        "",
+        f"* Command: `{meta.get('command', '')}`",
+    ]
+    if meta.get("explicit_command") and meta.get("explicit_command") != meta.get("command"):
+        lines.append(f"* Same grid, spelled out: `{meta['explicit_command']}`")
+    lines += [
+        f"* vtlab {meta.get('vtlab_version', '?')} (core sha256 {meta.get('vtlab_hash', '?')}),"
+        f" profile ns3",
+        f"* ns-3 {meta.get('ns3_version', '?')} (`validation/ns3/v2g.cc`, build "
+        f"{meta.get('ns3_hash', '?')})",
+        f"* Wall time {float(meta.get('wall_s', math.nan)):.1f} s "
+        f"({meta.get('runs_done', 0)} runs now, {meta.get('runs_cached', 0)} from "
+        f"`runs.jsonl`; {meta.get('jobs', 1)} jobs) · {meta.get('date', '')}",
+    ]
+    run_time = meta.get("run_time_s")
+    if run_time:
+        lines.append(
+            "* Run time summed over the grid's runs (each run is its own process): "
+            + ", ".join(f"{side} {float(t):,.1f} s" for side, t in run_time.items())
+        )
+    lines += [
+        f"* Grid: {len({r['cc'] for r in table})} algorithms × "
+        f"{len({r['loss'] for r in table})} mean losses × seeds {seed_text} "
+        f"(ns-3 `--run=k`) × {int(meta.get('bytes', 0)):,} bytes, topology 1 vehicle",
+        "",
+        "Scenario: SA —(WAN 500 Mbit/s, 0.9 ms)— SECC —(PLC 10 Mbit/s, 0.9 ms)— EVCC, "
+        "one bulk transfer SA → EVCC, burst loss (bursts of 1..4 packets) on the PLC "
+        "data direction, drop-tail 100 packets, no qdisc. TCP at ns-3's defaults on both "
+        "sides: SACK + PRR, timestamps (1512 B IP packets, fragmented at MTU 1500), "
+        "delayed ACK 2 / 200 ms, minimum RTO 1 s, initial window 10, MSS 1460, "
+        "128 KiB buffers. Goodput is in Mbit/s, mean ± 95 % CI (Student t) over seeds; "
+        "RTO counts every expiry (back-offs included), FR counts fast-recovery entries.",
+        "",
+        "## Topologies",
+        "",
+        "* 1 vehicle: compared below.",
+        f"* 21 vehicles (charging station): **not available yet** — {TOPOLOGY_21_NOTE}.",
+        "",
+    ]
+    skipped = dict(meta.get("skipped", {}))
+    if skipped:
+        lines += ["## Skipped algorithms", ""]
+        lines += [f"* {cc}: {why}" for cc, why in skipped.items()]
+        lines.append("")
+    lines += [
+        "## Agreement",
+        "",
+        f"Verdict: **agree** if vtlab/ns-3 is within ±{AGREE_TOLERANCE:.0%} or the two 95 % "
+        f"CIs overlap, else **DIFFERS**. {n_agree} of {len(table)} cells agree.",
+    ]
+    if ratios:
+        lo = min(ratios, key=lambda x: x[0])
+        hi = max(ratios, key=lambda x: x[0])
+        lines.append(
+            f"Worst ratios: lowest {lo[0]:.3f} ({lo[1]['cc']}, {_pct(lo[1]['loss'])}), "
+            f"highest {hi[0]:.3f} ({hi[1]['cc']}, {_pct(hi[1]['loss'])})."
+        )
+    lines += [
+        "",
+        "| algorithm | loss | vehicles | vtlab goodput | ns-3 goodput | ratio "
+        "| RTO vtlab | RTO ns-3 | FR vtlab | FR ns-3 | verdict |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in table:
+        v = r["verdict"]
+        lines.append(
+            f"| {r['cc']} | {_pct(r['loss'])} | {r['topology']} "
+            f"| {_mci(r['vtlab_goodput_mbps'], r['vtlab_goodput_ci95_mbps'])} "
+            f"| {_mci(r['ns3_goodput_mbps'], r['ns3_goodput_ci95_mbps'])} "
+            f"| {_f(r['ratio'])} | {_f(r['vtlab_rto_expiries'], 1)} "
+            f"| {_f(r['ns3_rto_expiries'], 1)} | {_f(r['vtlab_fast_recoveries'], 1)} "
+            f"| {_f(r['ns3_fast_recoveries'], 1)} | {'**DIFFERS**' if v == 'DIFFERS' else v} |"
+        )
+    lines += [
+        "",
+        "## Rankings by mean goodput (best first)",
+        "",
+        "Orders at equal goodput (e.g. loss-free, where every algorithm fills the "
+        "link) are noise; *significant inversions* are pairs that both sides separate "
+        "(non-overlapping 95 % CIs) in opposite order.",
+        "",
+        "| loss | vtlab | ns-3 | Spearman ρ | same order | significant inversions |",
+        "|---:|---|---|---:|---|---|",
+    ]
+    for rk in ranks:
+        inv = ", ".join(rk["significant_inversions"]) or "none"
+        lines.append(
+            f"| {_pct(rk['loss'])} | {' > '.join(rk['vtlab_order'])} "
+            f"| {' > '.join(rk['ns3_order'])} | {_f(rk['spearman'], 2)} "
+            f"| {'yes' if rk['same_order'] else 'no'} | {inv} |"
+        )
+    errors = list(meta.get("errors", []))
+    if errors:
+        lines += ["", "## Failed runs", ""]
+        lines += [f"* {e}" for e in errors]
+    lines += [
+        "",
+        "Files: `agreement.csv` / `agreement.parquet` (this table), `runs.jsonl` (every "
+        "run, the cache that lets an interrupted validation resume).",
+        "",
+    ]
+    paths["report"].write_text("\n".join(lines))
+    return paths
+
+
+# -- the command ---------------------------------------------------------------------------
+
+
+def parse_loss(text: str) -> float:
+    """``5%`` -> 0.05, ``0.25 %`` -> 0.0025, ``0.01`` -> 0.01."""
+    s = str(text).strip()
+    try:
+        value = float(s[:-1].strip()) / 100 if s.endswith("%") else float(s)
+    except ValueError:
+        raise ValidateError(f"--loss: not a loss rate: '{text}' (e.g. 5% or 0.05)") from None
+    if not 0 <= value < 1:
+        raise ValidateError(f"--loss: {text} is outside [0, 1)")
+    return value
+
+
+def parse_bytes(text: str | int) -> int:
+    """A transfer size as vtlab understands it (``100MB``, ``2MB``, ``128KiB``)."""
+    from vtlab import _core
+    from vtlab._core import ScenarioError
+
+    try:
+        value: Any = int(text)
+    except ValueError:
+        value = str(text)
+    try:
+        expanded = json.loads(_core.expand(json.dumps({"preset": "v2g", "bytes": value})))
+    except ScenarioError as exc:
+        raise ValidateError(f"--bytes: {exc}") from None
+    return int(expanded["flows"][0]["bytes"])
+
+
+def make_grid(
+    ccs: Sequence[str] | None,
+    losses: Sequence[str] | None,
+    runs: int | None,
+    nbytes: str | None,
+    topologies: Sequence[str] | None,
+    quick: bool,
+) -> Grid:
+    """The grid a command line asks for; raises :class:`ValidateError`."""
+    from vtlab import _core
+
+    for topo in topologies or ["1"]:
+        if topo not in TOPOLOGIES:
+            raise ValidateError(f"--topology: '{topo}' is not one of {', '.join(TOPOLOGIES)}")
+        if not TOPOLOGIES[topo]:
+            raise ValidateError(TOPOLOGY_21_NOTE)
+    base = QUICK if quick else {}
+    cc_list = list(ccs) if ccs else list(base.get("ccs", DEFAULT_CCS))
+    unknown = [c for c in cc_list if c not in _ns3.CC_TO_NS3]
+    if unknown:
+        raise ValidateError(
+            f"--cc: no ns-3 counterpart for {', '.join(unknown)} "
+            f"(allowed: {', '.join(_ns3.CC_TO_NS3)})"
+        )
+    available = {c["name"] for c in _core.congestion_controls()}
+    skipped = {
+        c: "not in vtlab's registry yet (`vtlab cc list`)" for c in cc_list if c not in available
+    }
+    cc_list = list(dict.fromkeys(c for c in cc_list if c in available))
+    if not cc_list:
+        raise ValidateError("none of the requested algorithms is available in vtlab yet")
+    loss_list = (
+        [parse_loss(x) for x in losses] if losses else list(base.get("losses", DEFAULT_LOSSES))
+    )
+    loss_list = list(dict.fromkeys(loss_key(x) for x in loss_list))
+    n_runs = runs if runs is not None else int(base.get("runs", DEFAULT_RUNS))
+    if n_runs < 1:
+        raise ValidateError(f"--runs must be at least 1, got {n_runs}")
+    size = parse_bytes(nbytes) if nbytes is not None else int(base.get("bytes", DEFAULT_BYTES))
+    return Grid(cc_list, loss_list, list(range(1, n_runs + 1)), size, ["1"], skipped)
+
+
+def explicit_command(grid: Grid, out: Path, jobs: int) -> str:
+    parts = ["vtlab", "validate"]
+    for cc in grid.ccs:
+        parts += ["--cc", cc]
+    for loss in grid.losses:
+        parts += ["--loss", f"{loss * 100:g}%"]
+    parts += ["--runs", str(len(grid.seeds)), "--bytes", str(grid.nbytes), "--out", str(out)]
+    return shlex.join(parts)
+
+
+def typed_command() -> str:
+    """The command line as typed, when this process is the ``vtlab`` program."""
+    prog = Path(sys.argv[0]).name
+    if prog in ("vtlab", "__main__.py", "cli.py"):
+        return shlex.join(["vtlab", *sys.argv[1:]])
+    return ""
+
+
+@dataclass
+class ValidateResult:
+    grid: Grid
+    table: list[dict[str, Any]]
+    ranks: list[dict[str, Any]]
+    paths: dict[str, Path]
+    runs_done: int
+    runs_cached: int
+    errors: list[str]
+    wall_s: float
+
+
+def validate(
+    grid: Grid,
+    out: Path,
+    *,
+    jobs: int = 1,
+    progress: bool = True,
+    runner: Runner = execute,
+    binary: _ns3.Ns3Binary | None = None,
+    command: str = "",
+    log: Callable[[str], None] | None = None,
+    console: Any = None,
+) -> ValidateResult:
+    """Run (or resume) the grid and write the report.  ``binary`` defaults to
+    :func:`vtlab.ns3.ensure_binary` (compiled on demand).  Raises
+    :class:`vtlab.ns3.Ns3Error` when ns-3 is missing or does not build."""
+    import datetime as dt
+
+    from vtlab import _core
+
+    started = time.perf_counter()
+    if binary is None:
+        binary = _ns3.ensure_binary(log=log)
+    vt_hash = vtlab_source_hash()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    cache = RunCache(out / "runs.jsonl")
+    tasks = plan(grid, vt_hash, binary)
+    cached = sum(1 for t in tasks if t.key in cache)
+    done, errors = run_grid(
+        tasks, cache, jobs=jobs, runner=runner, progress=progress, console=console
+    )
+    records = [cache.get(t.key) for t in tasks]
+    table = agreement_table([r for r in records if r is not None], grid.ccs, grid.losses)
+    ranks = rankings(table)
+    wall = time.perf_counter() - started
+    run_time = {
+        side: sum(float(r.get("wall_s") or 0.0) for r in records if r and r["side"] == side)
+        for side in SIDES
+    }
+    meta = {
+        "run_time_s": run_time,
+        "command": command or explicit_command(grid, out, jobs),
+        "explicit_command": explicit_command(grid, out, jobs),
+        "vtlab_version": _core.version(),
+        "vtlab_hash": vt_hash,
+        "ns3_version": binary.ns3_version,
+        "ns3_hash": binary.short_hash,
+        "wall_s": wall,
+        "runs_done": done,
+        "runs_cached": cached,
+        "seeds": grid.seeds,
+        "bytes": grid.nbytes,
+        "skipped": grid.skipped,
+        "errors": errors,
+        "jobs": jobs,
+        "date": dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+    }
+    paths = write_report(out, table, ranks, meta)
+    return ValidateResult(grid, table, ranks, paths, done, cached, errors, wall)
+
+
+def _fail(message: str) -> typer.Exit:
+    one_line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    typer.echo(f"error: {one_line}", err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``validate`` command to the ``vtlab`` CLI."""
+
+    @app.command("validate")
+    def validate_command(
+        cc: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--cc",
+                metavar="NAME",
+                help="Algorithm (vtlab name); repeatable. Default: every algorithm both "
+                "implement (" + ", ".join(DEFAULT_CCS) + ").",
+                show_default=False,
+            ),
+        ] = None,
+        loss: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--loss",
+                metavar="LOSS",
+                help="Mean loss of the PLC link, e.g. 5% or 0.05; repeatable. "
+                "Default: 0, 0.25%, 1%, 5%.",
+                show_default=False,
+            ),
+        ] = None,
+        runs: Annotated[
+            int | None,
+            typer.Option(
+                "--runs", "-n", help="Seeds 1..RUNS (ns-3 --run=k). Default 6.", show_default=False
+            ),
+        ] = None,
+        bytes_: Annotated[
+            str | None,
+            typer.Option(
+                "--bytes", help="Transfer size, e.g. 100MB (default).", show_default=False
+            ),
+        ] = None,
+        topology: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--topology",
+                metavar="VEHICLES",
+                help="Vehicles at the charging station: 1 (default); 21 is not available yet.",
+                show_default=False,
+            ),
+        ] = None,
+        out: Annotated[
+            Path,
+            typer.Option(
+                "--out", "-o", help="Directory for report.md, agreement.csv and runs.jsonl."
+            ),
+        ] = Path("validation"),
+        jobs: Annotated[
+            int | None,
+            typer.Option(
+                "--jobs", "-j", help="Parallel runs (default: all cores).", show_default=False
+            ),
+        ] = None,
+        quick: Annotated[
+            bool,
+            typer.Option(
+                "--quick",
+                help="CI subset: newreno, illinois, cubic at 0 and 5 %, 5 MB, 2 seeds "
+                "(explicit options override).",
+            ),
+        ] = False,
+        quiet: Annotated[
+            bool, typer.Option("--quiet", "-q", help="No progress bar or status lines.")
+        ] = False,
+    ) -> None:
+        """Cross-validate vtlab against ns-3 and write OUT/report.md and OUT/agreement.csv
+        (needs the ns-3 wheel: the ns3 extra of vtlab, and g++)."""
+        from rich.console import Console
+
+        try:
+            grid = make_grid(cc, loss, runs, bytes_, topology, quick)
+            n_jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+            if n_jobs < 1:
+                raise ValidateError(f"--jobs must be at least 1, got {n_jobs}")
+        except ValidateError as exc:
+            raise _fail(str(exc)) from None
+        console = Console(stderr=True, highlight=False)
+
+        def log(line: str) -> None:
+            if not quiet:
+                console.print(line, markup=False, soft_wrap=True)
+
+        for name, why in grid.skipped.items():
+            log(f"note: skipping {name}: {why}")
+        log("note: topology 21 vehicles: not available yet")
+        try:
+            binary = _ns3.ensure_binary(log=log)
+            res = validate(
+                grid,
+                out,
+                jobs=n_jobs,
+                progress=not quiet,
+                binary=binary,
+                command=typed_command(),
+                log=log,
+                console=console,
+            )
+        except _ns3.Ns3Error as exc:
+            if os.environ.get("VTLAB_DEBUG"):
+                raise
+            raise _fail(str(exc)) from None
+        except KeyboardInterrupt:
+            console.print(
+                f"interrupted: finished runs are kept in {out / 'runs.jsonl'}; "
+                "run the same command again to resume",
+                markup=False,
+                soft_wrap=True,
+            )
+            raise typer.Exit(130) from None
+        differs = [r for r in res.table if r["verdict"] == "DIFFERS"]
+        log(
+            f"{len(res.table) - len(differs)}/{len(res.table)} cells agree · "
+            f"{res.runs_done} runs now, {res.runs_cached} cached · {res.wall_s:.1f} s"
+        )
+        typer.echo(f"wrote {res.paths['report']}, {res.paths['csv']}, {res.paths['parquet']}")
+        if res.errors:
+            for e in res.errors:
+                typer.echo(f"error: {e}", err=True)
+            raise typer.Exit(1)

@@ -1,0 +1,564 @@
+"""Cross-validation against ns-3 (vtlab.validate, vtlab.ns3): statistics, verdicts,
+rankings, the report, the run cache, the scenario translation and the on-demand
+build.  The end-to-end test runs only when the ns3 wheel and g++ are installed."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import stat
+import sys
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from vtlab import Scenario, validate
+from vtlab import ns3 as ns3mod
+from vtlab.validate import (
+    Grid,
+    RunCache,
+    Task,
+    agreement_table,
+    mean_ci,
+    rankings,
+    spearman,
+    verdict,
+    write_report,
+)
+
+
+def _ns3_available() -> bool:
+    try:
+        metadata.distribution("ns3")
+    except metadata.PackageNotFoundError:
+        return False
+    return shutil.which(os.environ.get("CXX", "g++")) is not None
+
+
+requires_ns3 = pytest.mark.skipif(
+    not _ns3_available(), reason="needs the ns3 wheel (pip install 'vtlab[ns3]') and g++"
+)
+
+
+@pytest.fixture(scope="module")
+def app() -> typer.Typer:
+    a = typer.Typer()
+
+    @a.command()
+    def noop() -> None:  # a second command keeps `validate` a subcommand
+        pass
+
+    validate.register(a)
+    return a
+
+
+def invoke(app: typer.Typer, *args: str) -> Any:
+    try:
+        runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]
+    except TypeError:
+        runner = CliRunner()
+    return runner.invoke(app, ["validate", *args], catch_exceptions=True)
+
+
+# -- statistics, verdicts, rankings ------------------------------------------------------
+
+
+def test_mean_ci_student_t():
+    mean, ci, n = mean_ci([1.0, 2.0, 3.0])
+    assert (mean, n) == (2.0, 3)
+    assert ci == pytest.approx(4.302653 * 1.0 / math.sqrt(3), rel=1e-6)
+    m1, c1, n1 = mean_ci([5.0])
+    assert (m1, n1) == (5.0, 1) and math.isnan(c1)
+    m0, c0, n0 = mean_ci([])
+    assert n0 == 0 and math.isnan(m0) and math.isnan(c0)
+    assert mean_ci([1.0, float("nan"), 3.0])[:1] == (2.0,)
+
+
+@pytest.mark.parametrize(
+    ("vt", "vt_ci", "ns", "ns_ci", "expected"),
+    [
+        (1.10, 0.0, 1.0, 0.0, "agree"),  # +10 % exactly: within tolerance
+        (0.90, 0.0, 1.0, 0.0, "agree"),  # -10 %
+        (1.11, 0.0, 1.0, 0.0, "DIFFERS"),
+        (1.50, 0.30, 1.0, 0.25, "agree"),  # 1.2..1.8 overlaps 0.75..1.25
+        (1.50, 0.20, 1.0, 0.20, "DIFFERS"),  # 1.3..1.7 vs 0.8..1.2
+        (1.50, math.nan, 1.0, 0.6, "agree"),  # one seed: a point inside the other CI
+        (math.nan, 0.0, 1.0, 0.0, "missing"),
+        (0.0, 0.0, 0.0, 0.0, "agree"),
+    ],
+)
+def test_verdict(vt, vt_ci, ns, ns_ci, expected):
+    assert verdict(vt, vt_ci, ns, ns_ci) == expected
+
+
+def test_spearman_known_values():
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+    assert spearman([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(0.8)
+    # ties get average ranks: ranks (1.5, 1.5, 3) vs (1, 2, 3)
+    assert spearman([3, 3, 1], [3, 2, 1]) == pytest.approx(math.sqrt(3) / 2)
+    assert math.isnan(spearman([1], [1]))
+    assert math.isnan(spearman([1, 1], [1, 2]))
+
+
+def _records(cells: dict[tuple[str, str, float], list[float]]) -> list[dict[str, Any]]:
+    """Fake run records: (side, cc, loss) -> goodputs in Mbit/s."""
+    out = []
+    for (side, cc, loss), goodputs in cells.items():
+        for seed, g in enumerate(goodputs, start=1):
+            out.append(
+                {
+                    "side": side,
+                    "cc": cc,
+                    "loss": loss,
+                    "seed": seed,
+                    "bytes": 1000,
+                    "source_hash": "x",
+                    "completed": True,
+                    "goodput_bps": g * 1e6,
+                    "rto_expiries": seed,
+                    "fast_recoveries": 2 * seed,
+                    "retransmissions": 3,
+                }
+            )
+    return out
+
+
+FAKE = _records(
+    {
+        ("vtlab", "newreno", 0.0): [9.5, 9.5],
+        ("ns-3", "newreno", 0.0): [9.3, 9.6],
+        ("vtlab", "cubic", 0.0): [9.4, 9.4],
+        ("ns-3", "cubic", 0.0): [9.5, 9.5],
+        ("vtlab", "newreno", 0.05): [0.80, 0.82, 0.81],
+        ("ns-3", "newreno", 0.05): [0.55, 0.57, 0.56],
+        ("vtlab", "cubic", 0.05): [0.70, 0.71, 0.72],
+        ("ns-3", "cubic", 0.05): [0.85, 0.86, 0.87],
+    }
+)
+
+
+def test_agreement_table_on_fake_records():
+    table = agreement_table(FAKE, ["newreno", "cubic"], [0.0, 0.05])
+    assert [(r["cc"], r["loss"]) for r in table] == [
+        ("newreno", 0.0),
+        ("newreno", 0.05),
+        ("cubic", 0.0),
+        ("cubic", 0.05),
+    ]
+    nr0, nr5, cu0, cu5 = table
+    assert nr0["ratio"] == pytest.approx(9.5 / 9.45) and nr0["verdict"] == "agree"
+    assert nr0["ns3_n"] == 2 and nr0["ns3_type"] == "TcpNewReno"
+    assert nr5["vtlab_goodput_mbps"] == pytest.approx(0.81)
+    assert nr5["ratio"] == pytest.approx(0.81 / 0.56)
+    assert nr5["verdict"] == "DIFFERS"
+    assert nr5["vtlab_rto_expiries"] == pytest.approx(2.0)
+    assert nr5["ns3_fast_recoveries"] == pytest.approx(4.0)
+    assert cu0["verdict"] == "agree"
+    assert cu5["verdict"] == "DIFFERS"
+    # a cell without runs is "missing", not an error
+    (row,) = agreement_table(FAKE, ["veno"], [0.0])
+    assert row["verdict"] == "missing" and row["vtlab_n"] == 0
+
+
+def test_rankings_orders_spearman_and_significant_inversions():
+    ranks = rankings(agreement_table(FAKE, ["newreno", "cubic"], [0.0, 0.05]))
+    r0, r5 = ranks
+    assert r0["vtlab_order"] == ["newreno", "cubic"]
+    assert r0["ns3_order"] == ["cubic", "newreno"]
+    assert not r0["same_order"]
+    # loss-free: ns-3's CI of newreno is wide, so the inversion is not significant
+    assert r0["significant_inversions"] == []
+    assert r5["vtlab_order"] == ["newreno", "cubic"] and r5["ns3_order"] == ["cubic", "newreno"]
+    assert r5["spearman"] == pytest.approx(-1.0)
+    assert r5["significant_inversions"] == ["newreno/cubic"]
+
+
+def test_write_report_on_a_tiny_fake_grid(tmp_path):
+    table = agreement_table(FAKE, ["newreno", "cubic"], [0.0, 0.05])
+    meta = {
+        "command": "vtlab validate --quick",
+        "explicit_command": "vtlab validate --cc newreno --cc cubic",
+        "vtlab_version": "9.9.9",
+        "vtlab_hash": "abc",
+        "ns3_version": "3.44.post0",
+        "ns3_hash": "def",
+        "wall_s": 12.5,
+        "seeds": [1, 2, 3],
+        "bytes": 5_000_000,
+        "skipped": {"bic": "not in vtlab's registry yet"},
+    }
+    paths = write_report(tmp_path, table, rankings(table), meta)
+    text = paths["report"].read_text()
+    for needle in (
+        "`vtlab validate --quick`",
+        "vtlab 9.9.9",
+        "ns-3 3.44.post0",
+        "Wall time 12.5 s",
+        "not available yet",
+        "bic: not in vtlab's registry yet",
+        "| newreno | 5 % | 1 | 0.810 ± ",
+        "**DIFFERS**",
+        "2 of 4 cells agree",
+        "Worst ratios: lowest 0.826 (cubic, 5 %), highest 1.446 (newreno, 5 %)",
+        "| 5 % | newreno > cubic | cubic > newreno | -1.00 | no | newreno/cubic |",
+    ):
+        assert needle in text, needle
+    csv = pd.read_csv(paths["csv"])
+    assert list(csv["verdict"]) == ["agree", "DIFFERS", "agree", "DIFFERS"]
+    for col in (
+        "vtlab_goodput_mbps",
+        "vtlab_goodput_ci95_mbps",
+        "ns3_goodput_mbps",
+        "ns3_goodput_ci95_mbps",
+        "ratio",
+        "vtlab_rto_expiries",
+        "ns3_rto_expiries",
+        "vtlab_fast_recoveries",
+        "ns3_fast_recoveries",
+        "topology",
+    ):
+        assert col in csv.columns
+    assert len(pd.read_parquet(paths["parquet"])) == 4
+
+
+# -- the run cache and resuming -----------------------------------------------------------
+
+
+def _fake_binary(tmp_path: Path) -> ns3mod.Ns3Binary:
+    return ns3mod.Ns3Binary(
+        path=tmp_path / "v2g",
+        build_hash="f" * 64,
+        ns3_version="3.44.post0",
+        source=tmp_path / "v2g.cc",
+        command=("g++",),
+    )
+
+
+class FakeRunner:
+    """Returns a plausible record per task; optionally interrupts after N tasks."""
+
+    def __init__(self, interrupt_after: int | None = None) -> None:
+        self.calls: list[str] = []
+        self.interrupt_after = interrupt_after
+
+    def __call__(self, task: Task) -> dict[str, Any]:
+        if self.interrupt_after is not None and len(self.calls) >= self.interrupt_after:
+            raise KeyboardInterrupt
+        self.calls.append(task.key)
+        g = 9.4e6 if task.loss == 0 else (0.8e6 if task.side == "vtlab" else 0.6e6)
+        return validate._record(
+            task,
+            {
+                "completed": True,
+                "goodput_bps": g + task.seed,
+                "completion_s": 1.0,
+                "retransmissions": 0,
+                "rto_expiries": 0,
+                "rto_episodes": 0,
+                "fast_recoveries": 1,
+                "drops_link_error": 0,
+                "drops_queue": 0,
+            },
+            0.0,
+        )
+
+
+GRID = Grid(["newreno", "cubic"], [0.0, 0.05], [1, 2], 1_000_000)
+
+
+def test_second_invocation_runs_nothing_new(tmp_path):
+    binary = _fake_binary(tmp_path)
+    first = FakeRunner()
+    res = validate.validate(GRID, tmp_path, runner=first, binary=binary, progress=False)
+    n_tasks = 2 * 2 * 2 * 2  # cc x loss x seed x side
+    assert len(first.calls) == n_tasks and res.runs_done == n_tasks
+    assert len((tmp_path / "runs.jsonl").read_text().splitlines()) == n_tasks
+    assert (tmp_path / "report.md").is_file() and (tmp_path / "agreement.csv").is_file()
+    assert [r["verdict"] for r in res.table] == ["agree", "DIFFERS", "agree", "DIFFERS"]
+
+    second = FakeRunner()
+    res2 = validate.validate(GRID, tmp_path, runner=second, binary=binary, progress=False)
+    assert second.calls == []
+    assert (res2.runs_done, res2.runs_cached) == (0, n_tasks)
+    assert res2.table == res.table
+
+    # a larger grid reuses the finished cells and runs only the new seed
+    third = FakeRunner()
+    bigger = Grid(GRID.ccs, GRID.losses, [1, 2, 3], GRID.nbytes)
+    validate.validate(bigger, tmp_path, runner=third, binary=binary, progress=False)
+    assert len(third.calls) == 2 * 2 * 2 and all(json.loads(k)[3] == 3 for k in third.calls)
+
+
+def test_interrupted_run_resumes_where_it_stopped(tmp_path):
+    binary = _fake_binary(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        validate.validate(
+            GRID, tmp_path, runner=FakeRunner(interrupt_after=5), binary=binary, progress=False
+        )
+    lines = (tmp_path / "runs.jsonl").read_text().splitlines()
+    assert len(lines) == 5
+    assert not (tmp_path / "report.md").exists()
+    # a line cut short by the interruption is ignored
+    with (tmp_path / "runs.jsonl").open("a") as fh:
+        fh.write('{"side": "vtlab", "cc": "newr')
+    rest = FakeRunner()
+    validate.validate(GRID, tmp_path, runner=rest, binary=binary, progress=False)
+    assert len(rest.calls) == 16 - 5
+    assert len(RunCache(tmp_path / "runs.jsonl").records) == 16
+
+
+def test_cache_key_includes_the_source_hashes(tmp_path):
+    binary = _fake_binary(tmp_path)
+    validate.validate(GRID, tmp_path, runner=FakeRunner(), binary=binary, progress=False)
+    rebuilt = ns3mod.Ns3Binary(
+        binary.path, "e" * 64, binary.ns3_version, binary.source, binary.command
+    )
+    again = FakeRunner()
+    validate.validate(GRID, tmp_path, runner=again, binary=rebuilt, progress=False)
+    assert len(again.calls) == 8 and all(json.loads(k)[0] == "ns-3" for k in again.calls)
+
+
+# -- command line -------------------------------------------------------------------------
+
+
+def _one_error_line(result: Any, *needles: str) -> str:
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
+    for needle in needles:
+        assert needle in lines[0]
+    return lines[0]
+
+
+def test_cli_missing_ns3_is_one_line_exit_2(app, tmp_path, monkeypatch):
+    def missing(name: str) -> Any:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "distribution", missing)
+    r = invoke(app, "--quick", "--out", str(tmp_path), "-q")
+    line = _one_error_line(r)
+    assert line == "error: ns-3 is not installed: pip install 'vtlab[ns3]'"
+
+
+def test_bench_vs_ns3_command_without_ns3(monkeypatch, capsys):
+    def missing(name: str) -> Any:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "distribution", missing)
+    with pytest.raises(typer.Exit) as info:
+        ns3mod.bench_vs_ns3_command({"preset": "v2g", "bytes": "1MB"}, repeat=1)
+    assert info.value.exit_code == 2
+    assert capsys.readouterr().err == "error: ns-3 is not installed: pip install 'vtlab[ns3]'\n"
+
+
+def test_cli_topology_21_is_not_available_yet(app, tmp_path):
+    r = invoke(app, "--topology", "21", "--out", str(tmp_path))
+    _one_error_line(r, "21-vehicle", "not available yet")
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--cc", "reno"], "no ns-3 counterpart for reno"),
+        (["--loss", "abc"], "--loss"),
+        (["--loss", "150%"], "outside [0, 1)"),
+        (["--runs", "0"], "--runs must be at least 1"),
+        (["--bytes", "lots"], "--bytes"),
+        (["--jobs", "0"], "--jobs must be at least 1"),
+    ],
+)
+def test_cli_bad_options(app, tmp_path, args, needle):
+    _one_error_line(invoke(app, *args, "--out", str(tmp_path)), needle)
+
+
+def test_make_grid_quick_defaults_and_overrides():
+    g = validate.make_grid(None, None, None, None, None, quick=True)
+    assert (g.ccs, g.losses, g.seeds, g.nbytes) == (
+        ["newreno", "illinois", "cubic"],
+        [0.0, 0.05],
+        [1, 2],
+        5_000_000,
+    )
+    g = validate.make_grid(None, ["0.25%", "0.01"], 1, "2MB", ["1"], quick=True)
+    assert (g.losses, g.seeds, g.nbytes) == ([0.0025, 0.01], [1], 2_000_000)
+    full = validate.make_grid(None, None, None, None, None, quick=False)
+    assert full.losses == [0.0, 0.0025, 0.01, 0.05] and full.seeds == [1, 2, 3, 4, 5, 6]
+    assert full.nbytes == 100_000_000
+    assert set(full.ccs) | set(full.skipped) == set(ns3mod.CC_TO_NS3)
+
+
+def test_make_grid_skips_algorithms_missing_from_vtlab(monkeypatch):
+    from vtlab import _core
+
+    real = _core.congestion_controls()
+    monkeypatch.setattr(
+        _core, "congestion_controls", lambda: [c for c in real if c["name"] != "cubic"]
+    )
+    g = validate.make_grid(["newreno", "cubic"], None, 1, None, None, quick=False)
+    assert g.ccs == ["newreno"] and "cubic" in g.skipped
+
+
+# -- scenario translation and the build ---------------------------------------------------
+
+
+def test_ns3_args_of_the_v2g_scenario():
+    sc = Scenario({"preset": "v2g", "bytes": "2MB", "loss": {"mean_loss": "5%"}})
+    args = ns3mod.ns3_args(sc.expanded(), seed=4)
+    for a in (
+        "--cc=TcpNewReno",
+        "--meanLoss=0.05",
+        "--bytes=2000000",
+        "--run=4",
+        "--sack=true",
+        "--recovery=prr",
+        "--timestamps=true",
+        "--delAckCount=2",
+        "--delAckTimeout=0.2",
+        "--initialCwnd=10",
+        "--minRto=1",
+        "--sndBuf=131072",
+        "--segmentSize=1460",
+        "--mtu=1500",
+        "--queuePackets=100",
+        "--plcRate=10",
+        "--wanRate=500",
+        "--plcDelay=0.9",
+    ):
+        assert a in args, a
+    sc = Scenario({"preset": "v2g", "tcp": {"cc": "westwood-plus", "recovery": "newreno"}})
+    args = ns3mod.ns3_args(sc.expanded(), seed=1)
+    assert "--cc=TcpWestwoodPlus" in args and "--sack=false" in args
+    assert "--recovery=classic" in args and "--meanLoss=0" in args
+
+
+@pytest.mark.parametrize(
+    ("spec", "needle"),
+    [
+        ({"tcp": {"cc": "westwood"}}, "no ns-3 counterpart"),
+        ({"tcp": {"cc": "cubic", "cc_params": {"beta": 0.7}}}, "cc_params"),
+        ({"tcp": {"profile": "linux"}}, "tcp.profile"),
+        ({"tcp": {"recovery": "tahoe"}}, "tcp.recovery"),
+    ],
+)
+def test_ns3_args_rejects_what_ns3_cannot_reproduce(spec, needle):
+    sc = Scenario({"preset": "v2g", **spec})
+    try:
+        expanded = sc.expanded()
+    except ValueError:
+        pytest.skip("vtlab itself rejects this spec")
+    with pytest.raises(ValueError, match=needle):
+        ns3mod.ns3_args(expanded, seed=1)
+
+
+def test_compile_command_links_modules_without_as_needed(tmp_path):
+    inst = ns3mod.Ns3Install(root=tmp_path / "ns3", version="3.44.post0")
+    (tmp_path / "ns3" / "lib64").mkdir(parents=True)
+    cmd = ns3mod.compile_command(inst, Path("v2g.cc"), Path("out/v2g"))
+    assert cmd[1:3] == ["-std=c++20", "-O2"]
+    i, j = cmd.index("-Wl,--no-as-needed"), cmd.index("-Wl,--as-needed")
+    assert cmd[i + 1 : j] == [f"-lns3.44-{m}" for m in ns3mod.NS3_MODULES]
+    assert cmd[-1] == f"-Wl,-rpath,{tmp_path / 'ns3' / 'lib64'}"
+
+
+def test_ensure_binary_compiles_once_per_source_hash(tmp_path, monkeypatch):
+    root = tmp_path / "site" / "ns3"
+    (root / "include" / "ns3").mkdir(parents=True)
+    (root / "lib64").mkdir()
+    monkeypatch.setattr(ns3mod, "find_ns3", lambda: ns3mod.Ns3Install(root, "3.44.post0"))
+    log = tmp_path / "compiles.log"
+    fake_cxx = tmp_path / "fake-g++"
+    fake_cxx.write_text(
+        f"#!{sys.executable}\n"
+        "import os, sys\n"
+        "out = sys.argv[sys.argv.index('-o') + 1]\n"
+        "open(out, 'w').write('#!/bin/sh\\necho ok\\n')\n"
+        "os.chmod(out, 0o755)\n"
+        f"open({str(log)!r}, 'a').write(out + '\\n')\n"
+    )
+    fake_cxx.chmod(fake_cxx.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("CXX", str(fake_cxx))
+    monkeypatch.setenv("VTLAB_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "v2g.cc"
+    src.write_text("int main() {}\n")
+
+    b1 = ns3mod.ensure_binary(source=src)
+    b2 = ns3mod.ensure_binary(source=src)
+    assert b1 == b2 and len(log.read_text().splitlines()) == 1
+    assert b1.path == tmp_path / "cache" / "ns3" / b1.build_hash / "v2g"
+    assert os.access(b1.path, os.X_OK)
+    src.write_text("int main() { return 0; }\n")
+    b3 = ns3mod.ensure_binary(source=src)
+    assert b3.build_hash != b1.build_hash and len(log.read_text().splitlines()) == 2
+    # an explicit output directory (build.sh) is rebuilt only when its stamp is stale
+    out = tmp_path / "build" / "v2g"
+    ns3mod.ensure_binary(source=src, output=out)
+    ns3mod.ensure_binary(source=src, output=out)
+    assert len(log.read_text().splitlines()) == 3
+
+
+def test_ensure_binary_reports_a_failed_compile(tmp_path, monkeypatch):
+    root = tmp_path / "ns3"
+    (root / "include" / "ns3").mkdir(parents=True)
+    monkeypatch.setattr(ns3mod, "find_ns3", lambda: ns3mod.Ns3Install(root, "3.44.post0"))
+    monkeypatch.setenv("CXX", "false")
+    src = tmp_path / "v2g.cc"
+    src.write_text("x")
+    with pytest.raises(ns3mod.Ns3Error, match="failed"):
+        ns3mod.ensure_binary(source=src, cache=tmp_path / "c")
+    with pytest.raises(ns3mod.Ns3Error, match="cannot read"):
+        ns3mod.ensure_binary(source=tmp_path / "missing.cc", cache=tmp_path / "c")
+
+
+def test_run_process_measures_the_child_alone():
+    # the parent (pytest with pandas) is far larger than the child; the child's peak
+    # RSS must not inherit it
+    small = ns3mod.run_process([sys.executable, "-S", "-c", "pass"])
+    big = ns3mod.run_process(
+        [sys.executable, "-S", "-c", "x = bytearray(80_000_000); x[::4096] = b'1' * len(x[::4096])"]
+    )
+    assert small.returncode == 0 and big.returncode == 0
+    assert small.max_rss_mib < 40
+    assert big.max_rss_mib > small.max_rss_mib + 60
+    assert small.wall_s > 0
+    failed = ns3mod.run_process([sys.executable, "-S", "-c", "import sys; sys.exit(3)"])
+    assert failed.returncode == 3
+
+
+# -- end to end (needs ns-3) ---------------------------------------------------------------
+
+
+@requires_ns3
+def test_quick_validation_end_to_end(app, tmp_path):
+    r = invoke(
+        app, "--quick", "--runs", "1", "--bytes", "2MB", "--jobs", "1", "-q", "--out", str(tmp_path)
+    )
+    assert r.exit_code == 0, (r.output, r.stderr)
+    assert (tmp_path / "report.md").is_file()
+    table = pd.read_csv(tmp_path / "agreement.csv")
+    assert len(table) == 3 * 2
+    row = table[(table["cc"] == "newreno") & (table["loss"] == 0)].iloc[0]
+    assert row["ratio"] == pytest.approx(1.0, abs=0.02)
+    assert row["ns3_goodput_mbps"] == pytest.approx(9.46, abs=0.1)
+
+
+@requires_ns3
+def test_bench_vs_ns3_small():
+    res = ns3mod.bench_vs_ns3(
+        {"preset": "v2g", "bytes": "1MB", "loss": {"mean_loss": "1%"}}, repeat=1
+    )
+    assert len(res.vtlab.wall_s) == 1 and len(res.ns3.wall_s) == 1
+    assert res.events > 0 and res.packets > 0 and res.events_per_s > 0
+    assert res.speedup > 0 and res.memory_ratio > 0
+    assert 0 < res.vtlab.peak_rss_mib < 500 and 0 < res.ns3.peak_rss_mib < 500
+    assert "--meanLoss=0.01" in res.ns3_args
+    d = res.as_dict()
+    assert {"speedup", "inner_speedup", "memory_ratio", "events_per_s", "packets_per_s"} <= set(d)
+    assert any("peak RSS" in line for line in res.summary_lines())
