@@ -8,6 +8,7 @@
 mod station;
 pub mod units;
 mod v2g;
+mod wired_wireless;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -21,6 +22,7 @@ use units::{Bytes, Dur, Rate};
 
 pub use station::StationSpec;
 pub use v2g::V2gSpec;
+pub use wired_wireless::{FlowGroup, WiredWirelessSpec};
 
 /// An invalid scenario: the field path and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,7 +53,7 @@ impl fmt::Display for SpecError {
 impl std::error::Error for SpecError {}
 
 /// Every preset, by name.
-pub const PRESETS: &[&str] = &["custom", "station", "v2g"];
+pub const PRESETS: &[&str] = &["custom", "station", "v2g", "wired-wireless"];
 
 /// Deserialize `value` as `T`, turning serde's error into a [`SpecError`]
 /// whose path is `prefix` plus the path inside `value`.
@@ -102,6 +104,7 @@ pub fn resolve_value(value: serde_json::Value) -> Result<Scenario, SpecError> {
         "custom" => from_value::<CustomSpec>(rest, "")?.resolve(),
         "v2g" => from_value::<V2gSpec>(rest, "")?.resolve(),
         "station" => from_value::<StationSpec>(rest, "")?.resolve(),
+        "wired-wireless" => from_value::<WiredWirelessSpec>(rest, "")?.resolve(),
         other => Err(SpecError::new(
             "preset",
             format!("unknown preset '{other}' (allowed: {})", PRESETS.join(", ")),
@@ -489,10 +492,11 @@ mod tests {
 
     #[test]
     fn preset_is_required_and_checked() {
-        assert!(err(json!({})).starts_with("preset: missing (allowed: custom, station, v2g)"));
+        assert!(err(json!({}))
+            .starts_with("preset: missing (allowed: custom, station, v2g, wired-wireless)"));
         assert_eq!(
             err(json!({"preset": "v2x"})),
-            "preset: unknown preset 'v2x' (allowed: custom, station, v2g)"
+            "preset: unknown preset 'v2x' (allowed: custom, station, v2g, wired-wireless)"
         );
     }
 

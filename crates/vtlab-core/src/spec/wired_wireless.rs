@@ -1,0 +1,195 @@
+//! The wired + wireless path of the loss-differentiation study (Martignon et
+//! al., Fig. 1): senders S behind a wired link to a base station N, then a
+//! lossy wireless link to the receivers D.
+//!
+//! ```text
+//! S —(wired: C_SN, T_SN)— N —(wireless: C_ND, T_ND, loss toward D)— D
+//! ```
+//!
+//! Every flow runs S → D through both links (each flow has its own sender and
+//! receiver endpoints on the shared S and D nodes). Flows come in groups, each
+//! with its own congestion control, count, transfer size and start stagger, so
+//! one preset covers a single transfer, n LP + m NewReno competitors, and
+//! hundreds of short transfers one after another. Queues hold the bandwidth-
+//! delay product by default, as in the study: ⌈min(C_SN, C_ND) · 2(T_SN + T_ND)
+//! / (1500 B · 8)⌉ packets, at least 2.
+
+use serde::Deserialize;
+
+use super::units::{Bytes, Dur, Rate};
+use super::{merge_tcp, transfer_size, FlowConf, LinkTemplate, Scenario, SpecError};
+use crate::net::{LossKind, LossSpec};
+use crate::tcp::TcpSpec;
+
+/// A group of identical flows.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowGroup {
+    /// Name prefix of the group's flows (default: the congestion control).
+    pub name: Option<String>,
+    /// Congestion control (default: the top-level `tcp.cc`).
+    pub cc: Option<String>,
+    /// Number of flows (default 1).
+    pub flows: Option<u32>,
+    /// Transfer size per flow (default: the top-level `bytes`).
+    pub bytes: Option<Bytes>,
+    /// First start time (default 0) and the gap between starts (default 0).
+    pub start: Option<Dur>,
+    pub stagger: Option<Dur>,
+    /// TCP settings of this group over the top-level `tcp`.
+    pub tcp: Option<TcpSpec>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WiredWirelessSpec {
+    pub bytes: Option<Bytes>,
+    pub wired_rate: Option<Rate>,
+    pub wired_delay: Option<Dur>,
+    pub wireless_rate: Option<Rate>,
+    pub wireless_delay: Option<Dur>,
+    /// Queue limit of every link direction (default: the bandwidth-delay product).
+    pub queue_packets: Option<u32>,
+    pub framing_bytes: Option<u32>,
+    pub mtu: Option<Bytes>,
+    /// Loss on the wireless link toward D (default model: bernoulli).
+    pub loss: Option<LossSpec>,
+    /// Loss on the wireless link toward N (default: none).
+    pub reverse_loss: Option<LossSpec>,
+    pub tcp: Option<TcpSpec>,
+    /// Flow groups (default: one flow with the top-level settings).
+    pub groups: Option<Vec<FlowGroup>>,
+    pub stop: Option<Dur>,
+    pub trace_interval: Option<Dur>,
+}
+
+/// Bandwidth-delay product in 1500-byte packets.
+fn bdp_packets(rate_bps: u64, rtt_ns: u64) -> u32 {
+    let bits = u128::from(rate_bps) * u128::from(rtt_ns) / 1_000_000_000;
+    (bits.div_ceil(1500 * 8) as u32).max(2)
+}
+
+impl WiredWirelessSpec {
+    pub fn resolve(self) -> Result<Scenario, SpecError> {
+        let wired_rate = self.wired_rate.map_or(10_000_000, |r| r.0);
+        let wired_delay = self.wired_delay.map_or(50_000_000, |d| d.0);
+        let wireless_rate = self.wireless_rate.map_or(10_000_000, |r| r.0);
+        let wireless_delay = self.wireless_delay.map_or(10_000, |d| d.0);
+        let bdp = bdp_packets(
+            wired_rate.min(wireless_rate),
+            2 * (wired_delay + wireless_delay),
+        );
+        let t = LinkTemplate::new(
+            Some(self.queue_packets.unwrap_or(bdp)),
+            self.framing_bytes,
+            self.mtu,
+        )?;
+        let wired = t.link("wired", "s", "n", wired_rate, wired_delay);
+        let mut wireless = t.link("wireless", "n", "d", wireless_rate, wireless_delay);
+        wireless.loss_ab = self
+            .loss
+            .unwrap_or_default()
+            .resolve_or("loss", LossKind::Bernoulli)?;
+        wireless.loss_ba = self
+            .reverse_loss
+            .unwrap_or_default()
+            .resolve_or("reverse_loss", LossKind::None)?;
+        let default_bytes = transfer_size(self.bytes)?;
+        let groups = self.groups.unwrap_or_else(|| vec![FlowGroup::default()]);
+        if groups.is_empty() {
+            return Err(SpecError::new(
+                "groups",
+                "at least one flow group is required".into(),
+            ));
+        }
+        let mut flows = Vec::new();
+        for (g, group) in groups.iter().enumerate() {
+            let path = format!("groups[{g}]");
+            let mut tcp_spec = merge_tcp(self.tcp.as_ref(), group.tcp.as_ref())?;
+            if let Some(cc) = &group.cc {
+                tcp_spec.cc = Some(cc.clone());
+            }
+            let tcp = tcp_spec.resolve(&format!("{path}.tcp"))?;
+            let count = group.flows.unwrap_or(1);
+            if !(1..=100_000).contains(&count) {
+                return Err(SpecError::new(
+                    format!("{path}.flows"),
+                    format!("{count} is outside [1, 100000]"),
+                ));
+            }
+            let bytes = match group.bytes {
+                Some(Bytes(0)) => {
+                    return Err(SpecError::new(
+                        format!("{path}.bytes"),
+                        "must be at least 1 byte".into(),
+                    ))
+                }
+                Some(b) => b.0,
+                None => default_bytes,
+            };
+            let prefix = group.name.clone().unwrap_or_else(|| tcp.cc.clone());
+            let start = group.start.map_or(0, |d| d.0);
+            let stagger = group.stagger.map_or(0, |d| d.0);
+            for i in 0..count {
+                flows.push(FlowConf {
+                    name: format!("{prefix}-{}", i + 1),
+                    src: "s".into(),
+                    dst: "d".into(),
+                    bytes,
+                    start_ns: start + u64::from(i) * stagger,
+                    tcp: tcp.clone(),
+                });
+            }
+        }
+        let nodes = vec!["s".into(), "n".into(), "d".into()];
+        Scenario::assemble(
+            "wired-wireless",
+            nodes,
+            vec![wired, wireless],
+            flows,
+            self.stop,
+            self.trace_interval,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::resolve_value;
+    use crate::net::LossConf;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_follow_the_study() {
+        let s = resolve_value(json!({"preset": "wired-wireless", "loss": {"mean_loss": 0.01}}))
+            .unwrap();
+        // BDP: 10 Mbit/s × 2 × 50.01 ms = 1 000 200 bit → 84 packets of 1500 B.
+        assert_eq!(s.links[0].queue_packets, 84);
+        assert_eq!(s.links[1].loss_ab, LossConf::Bernoulli { mean_loss: 0.01 });
+        assert_eq!(s.flows.len(), 1);
+        assert_eq!(s.flows[0].name, "newreno-1");
+    }
+
+    #[test]
+    fn groups_make_competing_and_sequential_flows() {
+        let s = resolve_value(json!({"preset": "wired-wireless", "bytes": "1MB", "groups": [
+            {"cc": "newreno-lp", "flows": 3},
+            {"cc": "newreno", "flows": 2, "tcp": {"recovery": "newreno"}},
+            {"name": "short", "cc": "newreno", "flows": 4, "bytes": "10KB", "start": "10s", "stagger": "2s"},
+        ]}))
+        .unwrap();
+        assert_eq!(s.flows.len(), 9);
+        assert_eq!(s.flows[4].name, "newreno-2");
+        assert_eq!(s.flows[3].tcp.recovery, crate::tcp::Recovery::NewReno);
+        assert_eq!(s.flows[8].name, "short-4");
+        assert_eq!(s.flows[8].start_ns, 16_000_000_000);
+        assert_eq!(s.flows[8].bytes, 10_000);
+        let e = resolve_value(json!({"preset": "wired-wireless", "groups": [{"cc": "nope"}]}))
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("groups[0].tcp.cc: unknown congestion control 'nope'"),
+            "{e}"
+        );
+    }
+}
