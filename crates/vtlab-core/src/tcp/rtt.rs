@@ -64,6 +64,14 @@ impl RttEstimator {
         rto.max(self.rto_min).min(self.rto_max)
     }
 
+    /// Recompute the RTO from srtt and rttvar, dropping any backoff (ns-3
+    /// `NewAck`); no-op before the first sample.
+    pub fn clear_backoff(&mut self) {
+        if self.srtt_ns.is_some() {
+            self.rto = self.computed_rto();
+        }
+    }
+
     /// Exponential backoff after an expiry.
     pub fn back_off(&mut self) {
         self.rto = Duration(self.rto.as_nanos().saturating_mul(2)).min(self.rto_max);

@@ -66,20 +66,25 @@ impl Scoreboard {
         self.segs.push_back(Seg::default());
     }
 
-    /// The cumulative ACK advanced to `ack`.
-    pub fn on_cumulative_ack(&mut self, ack: u64) {
+    /// The cumulative ACK advanced to `ack`; returns the bytes it covers that
+    /// were already SACKed (not newly delivered, RFC 6937 DeliveredData).
+    pub fn on_cumulative_ack(&mut self, ack: u64) -> u64 {
+        let mut sacked = 0;
         while ack > self.base && !self.segs.is_empty() {
             let len = self.seg_len(0);
             if self.base + len > ack {
                 break;
             }
-            self.segs.pop_front();
+            if self.segs.pop_front().is_some_and(|s| s.sacked) {
+                sacked += len;
+            }
             self.base += len;
         }
         if self.segs.is_empty() {
             self.base = ack.max(self.base);
             self.high = self.high.max(self.base);
         }
+        sacked
     }
 
     /// Apply SACK blocks; returns the bytes newly SACKed.
@@ -262,6 +267,14 @@ mod tests {
         b.on_sack_blocks(&[(8000, 9000)]);
         b.update_lost(3);
         assert_eq!(b.next_seg(false), Some(Next::Retransmit(0)));
+    }
+
+    #[test]
+    fn cumulative_ack_reports_the_sacked_bytes_it_covers() {
+        let mut b = board();
+        b.on_sack_blocks(&[(2000, 4000), (6000, 7000)]);
+        assert_eq!(b.on_cumulative_ack(5000), 2000);
+        assert_eq!(b.on_cumulative_ack(8000), 1000);
     }
 
     #[test]

@@ -356,13 +356,17 @@ impl Sender {
         self.rwnd = p.rwnd;
         let ack = p.ack.min(self.snd_max);
         let mut newly_sacked = 0;
+        let mut sacked_acked = 0;
         if let Some(sb) = self.sb.as_mut() {
-            sb.on_cumulative_ack(ack.max(self.snd_una));
+            sacked_acked = sb.on_cumulative_ack(ack.max(self.snd_una));
             newly_sacked = sb.on_sack_blocks(p.sack_blocks());
             sb.update_lost(self.cfg.dupack_threshold);
         }
         if ack > self.snd_una {
-            self.on_new_ack(now, p, ack, newly_sacked, out);
+            // RFC 6937 DeliveredData: the advance of snd_una plus the newly SACKed
+            // bytes, less the bytes SACKed earlier that this ACK now covers.
+            let delivered = ack - self.snd_una + newly_sacked - sacked_acked;
+            self.on_new_ack(now, p, ack, delivered, out);
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             self.on_dupack(now, newly_sacked, out);
         }
@@ -374,7 +378,7 @@ impl Sender {
         now: Time,
         p: &Packet,
         ack: u64,
-        newly_sacked: u64,
+        delivered: u64,
         out: &mut Vec<Packet>,
     ) {
         let newly = ack - self.snd_una;
@@ -406,9 +410,15 @@ impl Sender {
                     // Full ACK (RFC 6582 step 3, option 2 as ns-3; RFC 6675 end of
                     // recovery), or any new ACK for Reno: deflate to ssthresh.
                     self.exit_recovery(now);
+                    // As ns-3 (ProcessAck) and Linux: the ACK that ends recovery also
+                    // grows the window from its new value, cwnd = ssthresh.
+                    let info = self.info(now);
+                    self.cc
+                        .pkts_acked(&info, &self.w, segments, self.rtt.srtt());
+                    self.cc.increase_window(&info, &mut self.w, segments);
                 } else if self.sb.is_some() {
                     // SACK: the scoreboard drives retransmissions; PRR sets cwnd.
-                    self.prr_update(newly + newly_sacked);
+                    self.prr_update(delivered);
                 } else {
                     // Partial ACK (step 4): retransmit the next hole, deflate by the
                     // amount acknowledged, add back one MSS if at least one was acked.
@@ -442,6 +452,12 @@ impl Sender {
         if self.snd_una >= self.snd_max {
             self.timer = None;
         } else if restart_timer {
+            if self.cfg.profile == Profile::Ns3 {
+                // ns-3 NewAck recomputes m_rto from srtt/rttvar whenever it restarts
+                // the timer, dropping any backoff without a new RTT sample (RFC 6298
+                // keeps the backoff until a valid sample; the linux profile does).
+                self.rtt.clear_backoff();
+            }
             self.timer = Some(now + self.rtt.rto());
         }
     }
@@ -475,9 +491,11 @@ impl Sender {
             CaState::Open | CaState::Disorder => {
                 self.dupacks += 1;
                 // RFC 6582 step 1 (and RFC 6675's RecoveryPoint): enter only if the
-                // ACK covers more than `recover`. Classic Reno has no such guard.
+                // ACK covers more than `recover`, the highest byte sent; `recover`
+                // is kept as an exclusive end (snd_max), hence >=. As ns-3
+                // (highRxAck >= m_recover). Classic Reno has no such guard.
                 let may_enter = self.cfg.recovery == Recovery::Reno
-                    || self.recover.is_none_or(|r| self.snd_una > r);
+                    || self.recover.is_none_or(|r| self.snd_una >= r);
                 let head_lost = self.sb.as_ref().is_some_and(|sb| sb.head_lost());
                 if (self.dupacks >= self.cfg.dupack_threshold || head_lost) && may_enter {
                     match self.cfg.recovery {
