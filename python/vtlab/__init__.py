@@ -14,7 +14,7 @@ from vtlab import _core
 from vtlab._core import ScenarioError
 from vtlab.api import Result, run, run_many
 from vtlab.scenario import Scenario
-from vtlab.stats import summarize
+from vtlab.stats import jain_index, summarize
 
 __version__: str = _core.version()
 
@@ -39,5 +39,6 @@ __all__ = [
     "presets",
     "run",
     "run_many",
+    "jain_index",
     "summarize",
 ]

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["DEFAULT_METRICS", "ci95_halfwidth", "summarize"]
+__all__ = ["DEFAULT_METRICS", "ci95_halfwidth", "jain_index", "summarize"]
 
 #: Metrics summarised by default (all are flow-table columns).
 DEFAULT_METRICS: tuple[str, ...] = (
@@ -93,3 +93,25 @@ def summarize(
     for col in ("mean", "sd", "ci95"):
         out[col] = out[col].astype("float64")
     return out
+
+
+def jain_index(values: Sequence[float] | np.ndarray | pd.Series) -> float:
+    """Jain's fairness index (Jain, Chiu & Hawe 1984): (Σx)² / (n·Σx²).
+
+    1 when every value is equal, 1/n when one value takes everything. Raises
+    ValueError for an empty input, negative values or all zeros.
+
+    >>> jain_index([1.0, 1.0, 1.0, 1.0])
+    1.0
+    >>> round(jain_index([1.0, 0.0, 0.0, 0.0]), 4)
+    0.25
+    """
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        raise ValueError("jain_index needs at least one value")
+    if np.any(x < 0) or not np.all(np.isfinite(x)):
+        raise ValueError("jain_index needs finite, non-negative values")
+    squares = float(np.sum(x * x))
+    if squares == 0.0:
+        raise ValueError("jain_index is undefined when every value is zero")
+    return float(np.sum(x)) ** 2 / (x.size * squares)

@@ -77,3 +77,15 @@ def test_ci95_matches_scipy_interval(n: int) -> None:
     lo, hi = stats.t.interval(0.95, n - 1, loc=0.0, scale=2.0 / math.sqrt(n))
     assert ci95_halfwidth(2.0, n) == pytest.approx(hi)
     assert ci95_halfwidth(2.0, 1) != ci95_halfwidth(2.0, 1)  # NaN
+
+
+def test_jain_index_known_values():
+    from vtlab import jain_index
+
+    assert jain_index([2.0, 2.0, 2.0]) == pytest.approx(1.0)
+    assert jain_index([1.0, 0.0, 0.0, 0.0]) == pytest.approx(0.25)
+    # (1+2+3)² / (3·(1+4+9)) = 36/42.
+    assert jain_index([1.0, 2.0, 3.0]) == pytest.approx(36 / 42)
+    for bad in ([], [1.0, -1.0], [0.0, 0.0], [float("nan")]):
+        with pytest.raises(ValueError):
+            jain_index(bad)
