@@ -45,11 +45,8 @@ struct Flow {
     /// Smallest MTU on the path toward the receiver / toward the sender.
     mtu_forward: u32,
     mtu_reverse: u32,
-    /// IPv4 reassembly at each end: the next fragment index expected for the
-    /// packet being reassembled (0: waiting for a first fragment). Fragments of
-    /// one flow direction follow one FIFO path, so they arrive in order; a gap
-    /// means a fragment was lost and the packet is discarded.
-    reassembly: [u16; 2],
+    /// IPv4 reassembly at the receiver's end (0) and the sender's end (1).
+    reassembly: [Reassembly; 2],
 }
 
 /// Options of one run that do not change its results' identity.
@@ -137,7 +134,7 @@ impl Simulation {
                     done: false,
                     mtu_forward: path_mtu(&routes, &links, src, dst),
                     mtu_reverse: path_mtu(&routes, &links, dst, src),
-                    reassembly: [0; 2],
+                    reassembly: [Reassembly::default(); 2],
                 }
             })
             .collect::<Vec<_>>();
@@ -255,21 +252,8 @@ impl Simulation {
         }
         let f = p.flow;
         let flow = &mut self.flows[f as usize];
-        if p.frag_count > 1 {
-            let expected = &mut flow.reassembly[usize::from(!p.toward_receiver())];
-            if p.frag_index == 0 {
-                *expected = 1;
-                return;
-            }
-            if p.frag_index != *expected {
-                *expected = 0;
-                return;
-            }
-            *expected += 1;
-            if p.frag_index + 1 < p.frag_count {
-                return;
-            }
-            *expected = 0;
+        if !flow.reassembly[usize::from(!p.toward_receiver())].accept(&p) {
+            return;
         }
         if p.toward_receiver() {
             flow.receiver.on_packet(now, &p, &mut self.out);
@@ -456,6 +440,50 @@ impl Simulation {
     }
 }
 
+/// IPv4 reassembly of one flow direction at its destination.
+///
+/// Fragments of one flow direction follow one FIFO path, so they arrive in
+/// order; a gap means a fragment was lost and the datagram is discarded. A
+/// fragment must belong to the datagram being reassembled, identified (as by
+/// the IPv4 identification) by its first payload byte and send time: losing the
+/// tail of one packet and the head of the next loses both rather than splicing
+/// them into one.
+#[derive(Clone, Copy, Debug, Default)]
+struct Reassembly {
+    /// The datagram in progress and the next fragment index expected.
+    partial: Option<((u64, Time), u16)>,
+}
+
+impl Reassembly {
+    /// Take one arriving packet; `true` when a whole datagram is complete
+    /// (always for an unfragmented packet).
+    fn accept(&mut self, p: &Packet) -> bool {
+        if p.frag_count <= 1 {
+            return true;
+        }
+        let id = (p.seq, p.ts_val);
+        match self.partial {
+            _ if p.frag_index == 0 => {
+                self.partial = Some((id, 1));
+                false
+            }
+            Some((current, next)) if current == id && next == p.frag_index => {
+                if p.frag_index + 1 == p.frag_count {
+                    self.partial = None;
+                    true
+                } else {
+                    self.partial = Some((id, next + 1));
+                    false
+                }
+            }
+            _ => {
+                self.partial = None;
+                false
+            }
+        }
+    }
+}
+
 /// Smallest MTU along the route from `from` to `to`. Packets are fragmented
 /// once, at their source, to fit it (routers do not refragment).
 fn path_mtu(routes: &[Vec<Option<u32>>], links: &[LinkDir], from: NodeId, to: NodeId) -> u32 {
@@ -498,4 +526,54 @@ fn shortest_path_routes(n_nodes: usize, links: &[LinkDir]) -> Vec<Vec<Option<u32
         }
     }
     routes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::PacketKind;
+
+    fn fragment(seq: u64, sent: u64, index: u16, count: u16) -> Packet {
+        Packet {
+            flow: 0,
+            dst: NodeId(1),
+            kind: PacketKind::Data,
+            seq,
+            len: 1460,
+            ack: 0,
+            rwnd: 0,
+            ts_val: Time(sent),
+            ts_ecr: Time::ZERO,
+            ip_bytes: 1500,
+            sack: Default::default(),
+            sack_len: 0,
+            frag_index: index,
+            frag_count: count,
+        }
+    }
+
+    #[test]
+    fn reassembly_completes_whole_datagrams_only() {
+        let mut r = Reassembly::default();
+        assert!(r.accept(&fragment(0, 1, 0, 1)), "unfragmented");
+        assert!(!r.accept(&fragment(0, 1, 0, 2)));
+        assert!(r.accept(&fragment(0, 1, 1, 2)));
+        // A lost first fragment: the second alone is discarded.
+        assert!(!r.accept(&fragment(1460, 2, 1, 2)));
+    }
+
+    #[test]
+    fn reassembly_never_splices_two_datagrams() {
+        // Tail of datagram A and head of datagram B lost: A's head and B's tail
+        // arrive back to back and must not make a datagram.
+        let mut r = Reassembly::default();
+        assert!(!r.accept(&fragment(0, 10, 0, 2)));
+        assert!(!r.accept(&fragment(1460, 11, 1, 2)));
+        // A retransmission of the same bytes is a different datagram too.
+        assert!(!r.accept(&fragment(0, 10, 0, 2)));
+        assert!(!r.accept(&fragment(0, 99, 1, 2)));
+        // And the next whole datagram still goes through.
+        assert!(!r.accept(&fragment(2920, 12, 0, 2)));
+        assert!(r.accept(&fragment(2920, 12, 1, 2)));
+    }
 }
