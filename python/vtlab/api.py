@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import operator
 import os
@@ -24,6 +26,7 @@ __all__ = [
     "TRACE_COLUMNS",
     "Result",
     "check_seed",
+    "core_build",
     "run",
     "run_many",
     "sibling_paths",
@@ -93,6 +96,18 @@ TRACE_COLUMNS: tuple[str, ...] = (
 )
 
 _META_KEY = b"vtlab.meta"
+
+
+@functools.lru_cache(maxsize=1)
+def core_build() -> str:
+    """Fingerprint of the compiled simulator core: the first 16 hex digits of the
+    SHA-256 of the extension module. Stored runs are keyed by it, so a rebuilt
+    engine never reuses results of an earlier build."""
+    digest = hashlib.sha256()
+    with open(_core.__file__, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()[:16]
 
 
 def check_seed(seed: Any) -> int:

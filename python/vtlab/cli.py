@@ -702,6 +702,10 @@ from vtlab import validate  # noqa: E402  (registers `vtlab validate`)
 
 validate.register(app)
 
+from vtlab import reproduce  # noqa: E402  (registers `vtlab reproduce`)
+
+reproduce.register(app)
+
 
 def main() -> None:
     """Entry point of the ``vtlab`` script."""

@@ -6,7 +6,7 @@ gives the same loss pattern at every point (common random numbers), so paired
 comparisons across the grid need fewer runs.
 
 With a ``store`` directory each finished run is written at once, atomically, as
-``runs/<scenario hash>-<seed>-<version>.parquet`` (plus ``.links.parquet`` and, with
+``runs/<scenario hash>-<seed>-<version>-<core build>.parquet`` (plus ``.links.parquet`` and, with
 traces, ``.traces.parquet``), and a later call skips every run whose file exists:
 an interrupted sweep resumes without repeating or losing runs, and a finished one
 reloads without simulating. The engine releases the GIL, so runs execute in
@@ -27,7 +27,7 @@ from typing import Any
 import pandas as pd
 
 from vtlab import _core
-from vtlab.api import FLOW_COLUMNS, LINK_COLUMNS, Result, check_seed
+from vtlab.api import FLOW_COLUMNS, LINK_COLUMNS, TRACE_COLUMNS, Result, check_seed, core_build
 from vtlab.progress import run_progress
 from vtlab.scenario import Scenario, ScenarioLike, set_path
 
@@ -118,7 +118,7 @@ class Sweep:
         """Every (grid point, seed), validated: a bad setting raises ScenarioError
         before anything runs."""
         points: list[Point] = []
-        version = _core.version()
+        version = f"{_core.version()}-{core_build()[:8]}"
         for combo in itertools.product(*(a.levels for a in self.axes)):
             sc = self.base.copy()
             for _, assignments in combo:
@@ -127,7 +127,7 @@ class Sweep:
             scenario_hash = sc.hash()
             labels = tuple((a.name, label) for a, (label, _) in zip(self.axes, combo, strict=True))
             for seed in self.seeds:
-                key = f"{scenario_hash}-{seed}-{version}"
+                key = f"{scenario_hash}-{seed}-{version}"  # version includes the build
                 points.append(Point(labels=labels, scenario=sc, seed=seed, key=key))
         return points
 
@@ -155,6 +155,10 @@ class Sweep:
         for p in points:
             stored = _load_run(run_dir, p.key, self.trace) if run_dir is not None else None
             if stored is not None:
+                # A run may have been stored by another sweep with other axes:
+                # keep the result columns and label it for this sweep.
+                _strip_labels(stored)
+                _add_labels(stored, p.labels)
                 results[p.key] = stored
             else:
                 todo.append(p)
@@ -206,6 +210,13 @@ def _add_labels(res: Result, labels: Sequence[tuple[str, Any]]) -> None:
             frame.insert(i, name, [value] * len(frame))
 
 
+def _strip_labels(res: Result) -> None:
+    res.flows = res.flows[[c for c in res.flows.columns if c in FLOW_COLUMNS]]
+    res.links = res.links[[c for c in res.links.columns if c in LINK_COLUMNS]]
+    if res.traces is not None:
+        res.traces = res.traces[[c for c in res.traces.columns if c in TRACE_COLUMNS]]
+
+
 def _paths(run_dir: Path, key: str) -> dict[str, Path]:
     return {
         "flows": run_dir / f"{key}.parquet",
@@ -236,6 +247,12 @@ def _load_run(run_dir: Path, key: str, trace: bool) -> Result | None:
     flows = pd.read_parquet(paths["flows"])
     links = pd.read_parquet(paths["links"])
     traces = pd.read_parquet(paths["traces"]) if trace else None
-    scenario_hash, seed, version = key.rsplit("-", 2)
-    meta = {"scenario_hash": scenario_hash, "seed": int(seed), "version": version, "stored": True}
+    scenario_hash, seed, version, build = key.split("-", 3)
+    meta = {
+        "scenario_hash": scenario_hash,
+        "seed": int(seed),
+        "version": version,
+        "core_build": build,
+        "stored": True,
+    }
     return Result(flows=flows, links=links, traces=traces, meta=meta)

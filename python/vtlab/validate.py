@@ -1,18 +1,25 @@
 """Cross-validation against ns-3: ``vtlab validate``.
 
 Runs vtlab (ns-3 profile) and the ns-3 reference program ``validation/ns3/v2g.cc``
-on the same grid — algorithm × mean loss × seed, one transfer size, the
-single-vehicle V2G topology — and writes ``<out>/report.md`` and
-``<out>/agreement.csv`` (and ``.parquet``): per algorithm × loss × topology, the mean
-goodput with its 95 % confidence interval (Student t) on each side, the ratio
-vtlab/ns-3, RTO expiries and fast recoveries on each side, and a verdict.
+on the same grid — algorithm × mean loss × seed × topology, one transfer size — and
+writes ``<out>/report.md`` and ``<out>/agreement.csv`` (and ``.parquet``): per
+algorithm × loss × topology, the mean goodput with its 95 % confidence interval
+(Student t) on each side, the ratio vtlab/ns-3, RTO expiries and fast recoveries on
+each side, and a verdict.
+
+* Topologies: ``1`` is the single-vehicle V2G cable (preset ``v2g``); ``N`` ≥ 2 is the
+  charging station with N vehicles, 3 per PLC segment (preset ``station``).  For a
+  station, a run's goodput is the mean over its vehicles (and the counters are means
+  per vehicle); the aggregate goodput is reported next to it
+  (:func:`vtlab.ns3.vehicle_summary`).
 
 * Verdict: ``agree`` if the ratio is within ±10 % or the two 95 % CIs overlap,
   otherwise ``DIFFERS`` (:func:`verdict`).
 * Rankings: per loss level, the algorithms ordered by mean goodput on each side,
   Spearman's ρ, and whether the orders are equal (:func:`rankings`).
 * Resume: every finished run is appended to ``<out>/runs.jsonl``, keyed by (side,
-  algorithm, loss, seed, bytes, source hash); a re-run skips those.  The source hash
+  algorithm, loss, seed, bytes, source hash and, for a station, topology); a re-run
+  skips those.  The source hash
   is the sha256 of the compiled vtlab core on the vtlab side and the build hash of
   the ns-3 program (source + compile command) on the ns-3 side, so results are
   recomputed when either simulator changes.
@@ -22,8 +29,6 @@ The module is registered on the CLI by :func:`register`.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import math
 import os
@@ -40,6 +45,7 @@ from typing import Annotated, Any
 import typer
 
 from vtlab import ns3 as _ns3
+from vtlab.api import core_build
 
 __all__ = [
     "AGREE_TOLERANCE",
@@ -77,12 +83,10 @@ QUICK: dict[str, Any] = {
 }
 #: ``agree`` when |vtlab/ns-3 − 1| is at most this (or the 95 % CIs overlap).
 AGREE_TOLERANCE = 0.10
-#: Topologies: vehicles at the charging station -> available.
-TOPOLOGIES: dict[str, bool] = {"1": True, "21": False}
-TOPOLOGY_21_NOTE = (
-    "the 21-vehicle charging-station topology is not available yet in vtlab "
-    "(nor in the ns-3 reference program); only --topology 1 runs"
-)
+#: Largest ``--topology`` (vehicles at the charging station), as in vtlab's preset.
+MAX_VEHICLES = 1000
+#: Vehicles sharing one PLC segment at the charging station (the preset's default).
+PER_SEGMENT = 3
 SIDES = ("vtlab", "ns-3")
 
 EXIT_USAGE = 2
@@ -191,9 +195,33 @@ def loss_key(loss: float) -> float:
     return round(float(loss), 9)
 
 
-def run_key(side: str, cc: str, loss: float, seed: int, nbytes: int, source_hash: str) -> str:
-    """The cache key of one run."""
-    return json.dumps([side, cc, loss_key(loss), int(seed), int(nbytes), source_hash])
+def run_key(
+    side: str,
+    cc: str,
+    loss: float,
+    seed: int,
+    nbytes: int,
+    source_hash: str,
+    topology: str = "1",
+) -> str:
+    """The cache key of one run.  A single-vehicle run's key has no topology (so
+    ``runs.jsonl`` files written before the station existed still match)."""
+    key: list[Any] = [side, cc, loss_key(loss), int(seed), int(nbytes), source_hash]
+    if str(topology) != "1":
+        key.append(str(topology))
+    return json.dumps(key)
+
+
+def _record_key(rec: Mapping[str, Any]) -> str:
+    return run_key(
+        rec["side"],
+        rec["cc"],
+        rec["loss"],
+        rec["seed"],
+        rec["bytes"],
+        rec["source_hash"],
+        str(rec.get("topology", "1")),
+    )
 
 
 class RunCache:
@@ -208,14 +236,7 @@ class RunCache:
                 for line in fh:
                     try:
                         rec = json.loads(line)
-                        key = run_key(
-                            rec["side"],
-                            rec["cc"],
-                            rec["loss"],
-                            rec["seed"],
-                            rec["bytes"],
-                            rec["source_hash"],
-                        )
+                        key = _record_key(rec)
                     except (ValueError, KeyError, TypeError):
                         continue
                     self.records[key] = rec
@@ -228,9 +249,7 @@ class RunCache:
 
     def add(self, record: Mapping[str, Any]) -> None:
         rec = dict(record)
-        key = run_key(
-            rec["side"], rec["cc"], rec["loss"], rec["seed"], rec["bytes"], rec["source_hash"]
-        )
+        key = _record_key(rec)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         needs_newline = self.path.is_file() and self.path.stat().st_size > 0
         if needs_newline:
@@ -258,26 +277,30 @@ class Grid:
     skipped: dict[str, str] = field(default_factory=dict)  #: cc -> reason
 
 
-def vtlab_spec(cc: str, loss: float, nbytes: int) -> dict[str, Any]:
-    """The vtlab scenario of one grid cell (single-vehicle V2G, ns-3 profile)."""
-    return {
+def vtlab_spec(cc: str, loss: float, nbytes: int, topology: str = "1") -> dict[str, Any]:
+    """The vtlab scenario of one grid cell, ns-3 profile: topology ``1`` is the
+    single-vehicle V2G cable, ``N`` the charging station with N vehicles (the preset's
+    defaults otherwise: 3 per segment, WAN 10 ms, flows 2 ms apart)."""
+    spec: dict[str, Any] = {
         "preset": "v2g",
         "bytes": int(nbytes),
         "loss": {"mean_loss": float(loss)},
         "tcp": {"cc": cc, "profile": "ns3"},
     }
+    if str(topology) != "1":
+        spec = {
+            "preset": "station",
+            "vehicles": int(topology),
+            "vehicles_per_segment": PER_SEGMENT,
+            **{k: v for k, v in spec.items() if k != "preset"},
+        }
+    return spec
 
 
 def vtlab_source_hash() -> str:
-    """sha256 (16 hex digits) of the compiled core, so cached vtlab runs are redone
-    whenever the engine is rebuilt."""
-    from vtlab import _core
-
-    h = hashlib.sha256()
-    with open(_core.__file__, "rb") as fh:
-        for chunk in iter(functools.partial(fh.read, 1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()[:16]
+    """Fingerprint of the compiled core, so cached vtlab runs are redone whenever
+    the engine is rebuilt."""
+    return core_build()
 
 
 @dataclass
@@ -292,14 +315,18 @@ class Task:
     core_dir: str | None = None  #: vtlab side: directory of the compiled core
     binary: str = ""  #: ns-3 side
     args: list[str] = field(default_factory=list)  #: ns-3 side
+    topology: str = "1"  #: vehicles
 
     @property
     def key(self) -> str:
-        return run_key(self.side, self.cc, self.loss, self.seed, self.nbytes, self.source_hash)
+        return run_key(
+            self.side, self.cc, self.loss, self.seed, self.nbytes, self.source_hash, self.topology
+        )
 
     @property
     def label(self) -> str:
-        return f"{self.side} {self.cc} {self.loss * 100:g}% seed {self.seed}"
+        veh = "" if self.topology == "1" else f" {self.topology} vehicles"
+        return f"{self.side} {self.cc} {self.loss * 100:g}%{veh} seed {self.seed}"
 
 
 def _record(task: Task, row: Mapping[str, Any], wall: float) -> dict[str, Any]:
@@ -310,10 +337,54 @@ def _record(task: Task, row: Mapping[str, Any], wall: float) -> dict[str, Any]:
         "seed": task.seed,
         "bytes": task.nbytes,
         "source_hash": task.source_hash,
-        "topology": "1",
+        "topology": task.topology,
         **row,
         "wall_s": wall,
     }
+
+
+#: Counters of a run record, per flow; for a station, the mean over vehicles.
+#: (record key, vtlab column, ns-3 column)
+_COUNTERS: tuple[tuple[str, str, str], ...] = (
+    ("retransmissions", "retransmissions", "retransmissions"),
+    ("rto_expiries", "rto_count", "rto_expiries"),
+    ("rto_episodes", "slow_starts_after_loss", "rto_count"),
+    ("fast_recoveries", "fast_recoveries", "fast_recoveries"),
+    ("drops_link_error", "drops_link_error", "drops_link_error"),
+    ("drops_queue", "drops_queue", "drops_queue"),
+)
+
+
+def _row(side: str, flows: Sequence[Mapping[str, Any]], topology: str) -> dict[str, Any]:
+    """The record fields of one run from its flow rows (vtlab or ns-3 columns)."""
+    col = 1 if side == "vtlab" else 2
+    done_key = "completed" if side == "vtlab" else "complete"
+    if topology == "1":
+        if len(flows) != 1:
+            raise RuntimeError(f"the {side} run printed {len(flows)} flow rows, expected 1")
+        f = flows[0]
+        row: dict[str, Any] = {
+            "completed": bool(f[done_key]),
+            "goodput_bps": f["goodput_bps"],
+            "completion_s": f["completion_s"],
+        }
+        for key, *names in _COUNTERS:
+            row[key] = f.get(names[col - 1])
+        return row
+    if len(flows) != int(topology):
+        raise RuntimeError(f"the {side} run printed {len(flows)} flow rows, expected {topology}")
+    summary = _ns3.vehicle_summary(flows)
+    row = {
+        "completed": all(bool(f[done_key]) for f in flows),
+        **summary,
+        "completion_s": max(float(f["completion_s"]) for f in flows),
+        "vehicle_goodputs_bps": [f["goodput_bps"] for f in flows],
+    }
+    for key, *names in _COUNTERS:
+        vals = [f.get(names[col - 1]) for f in flows]
+        nums = [float(v) for v in vals if v is not None]
+        row[key] = sum(nums) / len(nums) if nums else None
+    return row
 
 
 #: Child processes of running tasks, killed when the grid is interrupted.
@@ -364,34 +435,13 @@ def execute(task: Task) -> dict[str, Any]:
     started = time.perf_counter()
     if task.side == "vtlab":
         out = _run_child(_ns3.vtlab_child_command(task.spec_json, task.seed, task.core_dir))
-        f = json.loads(out.strip().splitlines()[-1])["flow"]
-        row = {
-            "completed": bool(f["completed"]),
-            "goodput_bps": f["goodput_bps"],
-            "completion_s": f["completion_s"],
-            "retransmissions": f["retransmissions"],
-            "rto_expiries": f["rto_count"],
-            "rto_episodes": f.get("slow_starts_after_loss"),
-            "fast_recoveries": f["fast_recoveries"],
-            "drops_link_error": f["drops_link_error"],
-            "drops_queue": f["drops_queue"],
-        }
+        d = json.loads(out.strip().splitlines()[-1])
+        flows = d.get("flows") or [d["flow"]]
     else:
-        rows = _ns3.parse_flow_lines(_run_child([task.binary, *task.args]))
-        if len(rows) != 1:
-            raise RuntimeError(f"the ns-3 program printed {len(rows)} flow rows, expected 1")
-        f = rows[0]
-        row = {
-            "completed": bool(f["complete"]),
-            "goodput_bps": f["goodput_bps"],
-            "completion_s": f["completion_s"],
-            "retransmissions": f["retransmissions"],
-            "rto_expiries": f["rto_expiries"],
-            "rto_episodes": f["rto_count"],
-            "fast_recoveries": f["fast_recoveries"],
-            "drops_link_error": f["drops_link_error"],
-            "drops_queue": f["drops_queue"],
-        }
+        flows = _ns3.parse_flow_lines(_run_child([task.binary, *task.args]))
+        for f in flows:  # ns-3's flows start at 0.1 s + i x stagger
+            f.setdefault("start_s", 0.1)
+    row = _row(task.side, flows, task.topology)
     return _record(task, row, time.perf_counter() - started)
 
 
@@ -406,37 +456,40 @@ def plan(grid: Grid, vtlab_hash: str, binary: _ns3.Ns3Binary) -> list[Task]:
     ns_tasks: list[Task] = []
     vt_tasks: list[Task] = []
     core = _ns3.core_dir()
-    for cc in grid.ccs:
-        for loss in grid.losses:
-            spec_json = json.dumps(vtlab_spec(cc, loss, grid.nbytes))
-            expanded = json.loads(_core.expand(spec_json))
-            for seed in grid.seeds:
-                vt_tasks.append(
-                    Task(
-                        "vtlab",
-                        cc,
-                        loss,
-                        seed,
-                        grid.nbytes,
-                        vtlab_hash,
-                        spec_json=spec_json,
-                        core_dir=core,
+    for topology in grid.topologies:
+        for cc in grid.ccs:
+            for loss in grid.losses:
+                spec_json = json.dumps(vtlab_spec(cc, loss, grid.nbytes, topology))
+                expanded = json.loads(_core.expand(spec_json))
+                for seed in grid.seeds:
+                    vt_tasks.append(
+                        Task(
+                            "vtlab",
+                            cc,
+                            loss,
+                            seed,
+                            grid.nbytes,
+                            vtlab_hash,
+                            spec_json=spec_json,
+                            core_dir=core,
+                            topology=topology,
+                        )
                     )
-                )
-                ns_tasks.append(
-                    Task(
-                        "ns-3",
-                        cc,
-                        loss,
-                        seed,
-                        grid.nbytes,
-                        binary.short_hash,
-                        binary=str(binary.path),
-                        args=_ns3.ns3_args(expanded, seed),
+                    ns_tasks.append(
+                        Task(
+                            "ns-3",
+                            cc,
+                            loss,
+                            seed,
+                            grid.nbytes,
+                            binary.short_hash,
+                            binary=str(binary.path),
+                            args=_ns3.ns3_args(expanded, seed),
+                            topology=topology,
+                        )
                     )
-                )
-    # Within a side, high loss first: those runs are the slowest.
-    ns_tasks.sort(key=lambda t: -t.loss)
+    # Within a side, high loss and many vehicles first: those runs are the slowest.
+    ns_tasks.sort(key=lambda t: (-t.loss, -int(t.topology)))
     return ns_tasks + vt_tasks
 
 
@@ -532,39 +585,53 @@ def agreement_table(
     records: Iterable[Mapping[str, Any]],
     ccs: Sequence[str],
     losses: Sequence[float],
-    topology: str = "1",
+    topologies: Sequence[str] | str = ("1",),
     tolerance: float = AGREE_TOLERANCE,
 ) -> list[dict[str, Any]]:
-    """One row per (algorithm, loss) from run records (``side``, ``cc``, ``loss``,
-    ``goodput_bps``, ``rto_expiries``, ``fast_recoveries``, ...)."""
-    by: dict[tuple[str, str, float], list[Mapping[str, Any]]] = {}
+    """One row per (topology, algorithm, loss) from run records (``side``, ``cc``,
+    ``loss``, ``topology`` (default ``1``), ``goodput_bps``, ``rto_expiries``,
+    ``fast_recoveries``, ...).  For a station, ``goodput_bps`` and the counters are a
+    run's means per vehicle; ``aggregate_goodput_bps`` (the whole station) and
+    ``jain`` are averaged over runs too (a single vehicle's aggregate is its goodput)."""
+    topos = [topologies] if isinstance(topologies, str) else list(topologies)
+    by: dict[tuple[str, str, float, str], list[Mapping[str, Any]]] = {}
     for rec in records:
-        by.setdefault((rec["side"], rec["cc"], loss_key(rec["loss"])), []).append(rec)
+        key = (rec["side"], rec["cc"], loss_key(rec["loss"]), str(rec.get("topology", "1")))
+        by.setdefault(key, []).append(rec)
     rows = []
-    for cc in ccs:
-        for loss in losses:
-            row: dict[str, Any] = {
-                "cc": cc,
-                "ns3_type": _ns3.CC_TO_NS3.get(cc, ""),
-                "loss": loss_key(loss),
-                "topology": topology,
-            }
-            for side, prefix in (("vtlab", "vtlab"), ("ns-3", "ns3")):
-                recs = by.get((side, cc, loss_key(loss)), [])
-                mean, ci, n = mean_ci(r["goodput_bps"] for r in recs)
-                row[f"{prefix}_n"] = n
-                row[f"{prefix}_completed"] = sum(1 for r in recs if r.get("completed"))
-                row[f"{prefix}_goodput_mbps"] = mean / 1e6
-                row[f"{prefix}_goodput_ci95_mbps"] = ci / 1e6
-                for metric in ("rto_expiries", "fast_recoveries", "retransmissions"):
-                    vals = [r[metric] for r in recs if r.get(metric) is not None]
-                    row[f"{prefix}_{metric}"] = sum(vals) / len(vals) if vals else math.nan
-            vt, ns = row["vtlab_goodput_mbps"], row["ns3_goodput_mbps"]
-            row["ratio"] = vt / ns if ns and not math.isnan(ns) else math.nan
-            row["verdict"] = verdict(
-                vt, row["vtlab_goodput_ci95_mbps"], ns, row["ns3_goodput_ci95_mbps"], tolerance
-            )
-            rows.append(row)
+    for topology in topos:
+        for cc in ccs:
+            for loss in losses:
+                row: dict[str, Any] = {
+                    "cc": cc,
+                    "ns3_type": _ns3.CC_TO_NS3.get(cc, ""),
+                    "loss": loss_key(loss),
+                    "topology": str(topology),
+                }
+                for side, prefix in (("vtlab", "vtlab"), ("ns-3", "ns3")):
+                    recs = by.get((side, cc, loss_key(loss), str(topology)), [])
+                    mean, ci, n = mean_ci(r["goodput_bps"] for r in recs)
+                    row[f"{prefix}_n"] = n
+                    row[f"{prefix}_completed"] = sum(1 for r in recs if r.get("completed"))
+                    row[f"{prefix}_goodput_mbps"] = mean / 1e6
+                    row[f"{prefix}_goodput_ci95_mbps"] = ci / 1e6
+                    agg, agg_ci, _ = mean_ci(
+                        r.get("aggregate_goodput_bps", r["goodput_bps"]) for r in recs
+                    )
+                    row[f"{prefix}_aggregate_mbps"] = agg / 1e6
+                    row[f"{prefix}_aggregate_ci95_mbps"] = agg_ci / 1e6
+                    row[f"{prefix}_jain"] = mean_ci(r.get("jain", 1.0) for r in recs)[0]
+                    for metric in ("rto_expiries", "fast_recoveries", "retransmissions"):
+                        vals = [r[metric] for r in recs if r.get(metric) is not None]
+                        row[f"{prefix}_{metric}"] = sum(vals) / len(vals) if vals else math.nan
+                vt, ns = row["vtlab_goodput_mbps"], row["ns3_goodput_mbps"]
+                row["ratio"] = vt / ns if ns and not math.isnan(ns) else math.nan
+                va, na = row["vtlab_aggregate_mbps"], row["ns3_aggregate_mbps"]
+                row["aggregate_ratio"] = va / na if na and not math.isnan(na) else math.nan
+                row["verdict"] = verdict(
+                    vt, row["vtlab_goodput_ci95_mbps"], ns, row["ns3_goodput_ci95_mbps"], tolerance
+                )
+                rows.append(row)
     return rows
 
 
@@ -577,19 +644,21 @@ def _separated(a: Mapping[str, Any], b: Mapping[str, Any], prefix: str) -> bool:
 
 
 def rankings(table: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per loss level: algorithms ordered by mean goodput on each side (best first),
-    Spearman's ρ, exact order equality, and the significant inversions: pairs that
-    both sides separate (non-overlapping 95 % CIs) but in opposite order."""
+    """Per loss level (and topology): algorithms ordered by mean goodput on each side
+    (best first), Spearman's ρ, exact order equality, and the significant inversions:
+    pairs that both sides separate (non-overlapping 95 % CIs) but in opposite order."""
     out = []
-    losses: list[float] = []
+    levels: list[tuple[str, float]] = []
     for row in table:
-        if row["loss"] not in losses:
-            losses.append(row["loss"])
-    for loss in losses:
+        level = (str(row.get("topology", "1")), row["loss"])
+        if level not in levels:
+            levels.append(level)
+    for topology, loss in levels:
         rows = [
             r
             for r in table
             if r["loss"] == loss
+            and str(r.get("topology", "1")) == topology
             and not math.isnan(r["vtlab_goodput_mbps"])
             and not math.isnan(r["ns3_goodput_mbps"])
         ]
@@ -611,6 +680,7 @@ def rankings(table: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         out.append(
             {
                 "loss": loss,
+                "topology": topology,
                 "vtlab_order": order_vt,
                 "ns3_order": order_ns,
                 "spearman": spearman(vt, ns),
@@ -626,6 +696,16 @@ def rankings(table: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def _pct(loss: float) -> str:
     return f"{loss * 100:g} %"
+
+
+def _vehicles(topology: str) -> str:
+    return "1 vehicle" if str(topology) == "1" else f"{topology} vehicles"
+
+
+def _cell(row: Mapping[str, Any]) -> str:
+    topology = str(row.get("topology", "1"))
+    where = "" if topology == "1" else f", {topology} vehicles"
+    return f"{row['cc']}, {_pct(row['loss'])}{where}"
 
 
 def _f(x: float, digits: int = 3) -> str:
@@ -690,25 +770,44 @@ def write_report(
             "* Run time summed over the grid's runs (each run is its own process): "
             + ", ".join(f"{side} {float(t):,.1f} s" for side, t in run_time.items())
         )
+    topologies: list[str] = []
+    for r in table:
+        if str(r.get("topology", "1")) not in topologies:
+            topologies.append(str(r.get("topology", "1")))
+    topo_text = ", ".join(_vehicles(t) for t in topologies)
+    stations = [t for t in topologies if t != "1"]
     lines += [
         f"* Grid: {len({r['cc'] for r in table})} algorithms × "
         f"{len({r['loss'] for r in table})} mean losses × seeds {seed_text} "
-        f"(ns-3 `--run=k`) × {int(meta.get('bytes', 0)):,} bytes, topology 1 vehicle",
+        f"(ns-3 `--run=k`) × {int(meta.get('bytes', 0)):,} bytes, topology {topo_text}",
         "",
-        "Scenario: SA —(WAN 500 Mbit/s, 0.9 ms)— SECC —(PLC 10 Mbit/s, 0.9 ms)— EVCC, "
-        "one bulk transfer SA → EVCC, burst loss (bursts of 1..4 packets) on the PLC "
-        "data direction, drop-tail 100 packets, no qdisc. TCP at ns-3's defaults on both "
-        "sides: SACK + PRR, timestamps (1512 B IP packets, fragmented at MTU 1500), "
-        "delayed ACK 2 / 200 ms, minimum RTO 1 s, initial window 10, MSS 1460, "
-        "128 KiB buffers. Goodput is in Mbit/s, mean ± 95 % CI (Student t) over seeds; "
-        "RTO counts every expiry (back-offs included), FR counts fast-recovery entries.",
+        "TCP at ns-3's defaults on both sides: SACK + PRR, timestamps (1512 B IP packets, "
+        "fragmented at MTU 1500), delayed ACK 2 / 200 ms, minimum RTO 1 s, initial window "
+        "10, MSS 1460, 128 KiB buffers; drop-tail 100 packets on every device, no qdisc; "
+        "burst loss (bursts of 1..4 packets). Goodput is in Mbit/s, mean ± 95 % CI "
+        "(Student t) over seeds; RTO counts every expiry (back-offs included), FR counts "
+        "fast-recovery entries.",
         "",
         "## Topologies",
         "",
-        "* 1 vehicle: compared below.",
-        f"* 21 vehicles (charging station): **not available yet** — {TOPOLOGY_21_NOTE}.",
-        "",
     ]
+    if "1" in topologies:
+        lines.append(
+            "* 1 vehicle: SA —(WAN 500 Mbit/s, 0.9 ms)— SECC —(PLC 10 Mbit/s, 0.9 ms)— "
+            "EVCC, one bulk transfer SA → EVCC, loss on the PLC data direction."
+        )
+    for t in stations:
+        segments = math.ceil(int(t) / PER_SEGMENT)
+        lines.append(
+            f"* {t} vehicles (charging station, {PER_SEGMENT} per PLC segment, {segments} "
+            "segments): SA —(WAN 500 Mbit/s, 10 ms)— switch —(PLC segment j: 10 Mbit/s, "
+            "0.9 ms)— seg j —(access 10 Gbit/s, 0 ms)— ev i; one bulk transfer SA → ev i "
+            "each, flow i starting at i × 2 ms; each vehicle's own loss stream on its "
+            "access hop toward it. Goodput, RTO and FR are **per vehicle** (a run's mean "
+            "over its vehicles); the aggregate (all bytes / (last byte − first start)) is "
+            "in its own table below."
+        )
+    lines.append("")
     skipped = dict(meta.get("skipped", {}))
     if skipped:
         lines += ["## Skipped algorithms", ""]
@@ -724,8 +823,8 @@ def write_report(
         lo = min(ratios, key=lambda x: x[0])
         hi = max(ratios, key=lambda x: x[0])
         lines.append(
-            f"Worst ratios: lowest {lo[0]:.3f} ({lo[1]['cc']}, {_pct(lo[1]['loss'])}), "
-            f"highest {hi[0]:.3f} ({hi[1]['cc']}, {_pct(hi[1]['loss'])})."
+            f"Worst ratios: lowest {lo[0]:.3f} ({_cell(lo[1])}), "
+            f"highest {hi[0]:.3f} ({_cell(hi[1])})."
         )
     lines += [
         "",
@@ -743,6 +842,27 @@ def write_report(
             f"| {_f(r['ns3_rto_expiries'], 1)} | {_f(r['vtlab_fast_recoveries'], 1)} "
             f"| {_f(r['ns3_fast_recoveries'], 1)} | {'**DIFFERS**' if v == 'DIFFERS' else v} |"
         )
+    station_rows = [r for r in table if str(r.get("topology", "1")) != "1"]
+    if station_rows:
+        lines += [
+            "",
+            "## Charging station: aggregate goodput",
+            "",
+            "All bytes received × 8 / (last byte at any vehicle − start of the first flow), "
+            "mean ± 95 % CI over seeds; Jain's fairness index of the per-vehicle goodputs, "
+            "mean over seeds.",
+            "",
+            "| algorithm | loss | vehicles | vtlab aggregate | ns-3 aggregate | ratio "
+            "| Jain vtlab | Jain ns-3 |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in station_rows:
+            lines.append(
+                f"| {r['cc']} | {_pct(r['loss'])} | {r['topology']} "
+                f"| {_mci(r['vtlab_aggregate_mbps'], r['vtlab_aggregate_ci95_mbps'])} "
+                f"| {_mci(r['ns3_aggregate_mbps'], r['ns3_aggregate_ci95_mbps'])} "
+                f"| {_f(r['aggregate_ratio'])} | {_f(r['vtlab_jain'])} | {_f(r['ns3_jain'])} |"
+            )
     lines += [
         "",
         "## Rankings by mean goodput (best first)",
@@ -751,13 +871,13 @@ def write_report(
         "link) are noise; *significant inversions* are pairs that both sides separate "
         "(non-overlapping 95 % CIs) in opposite order.",
         "",
-        "| loss | vtlab | ns-3 | Spearman ρ | same order | significant inversions |",
-        "|---:|---|---|---:|---|---|",
+        "| loss | vehicles | vtlab | ns-3 | Spearman ρ | same order | significant inversions |",
+        "|---:|---:|---|---|---:|---|---|",
     ]
     for rk in ranks:
         inv = ", ".join(rk["significant_inversions"]) or "none"
         lines.append(
-            f"| {_pct(rk['loss'])} | {' > '.join(rk['vtlab_order'])} "
+            f"| {_pct(rk['loss'])} | {rk.get('topology', '1')} | {' > '.join(rk['vtlab_order'])} "
             f"| {' > '.join(rk['ns3_order'])} | {_f(rk['spearman'], 2)} "
             f"| {'yes' if rk['same_order'] else 'no'} | {inv} |"
         )
@@ -806,6 +926,21 @@ def parse_bytes(text: str | int) -> int:
     return int(expanded["flows"][0]["bytes"])
 
 
+def parse_topology(text: str | int) -> str:
+    """A ``--topology`` value: the number of vehicles, 1 (the V2G cable) or 2..1000
+    (the charging station), as a canonical string (``"021"`` -> ``"21"``)."""
+    try:
+        n = int(str(text).strip())
+    except ValueError:
+        raise ValidateError(
+            f"--topology: '{text}' is not a number of vehicles (1 = the V2G cable, "
+            f"2..{MAX_VEHICLES} = the charging station, e.g. 21)"
+        ) from None
+    if not 1 <= n <= MAX_VEHICLES:
+        raise ValidateError(f"--topology: {n} vehicles is outside [1, {MAX_VEHICLES}]")
+    return str(n)
+
+
 def make_grid(
     ccs: Sequence[str] | None,
     losses: Sequence[str] | None,
@@ -817,11 +952,7 @@ def make_grid(
     """The grid a command line asks for; raises :class:`ValidateError`."""
     from vtlab import _core
 
-    for topo in topologies or ["1"]:
-        if topo not in TOPOLOGIES:
-            raise ValidateError(f"--topology: '{topo}' is not one of {', '.join(TOPOLOGIES)}")
-        if not TOPOLOGIES[topo]:
-            raise ValidateError(TOPOLOGY_21_NOTE)
+    topo_list = list(dict.fromkeys(parse_topology(t) for t in topologies or ["1"]))
     base = QUICK if quick else {}
     cc_list = list(ccs) if ccs else list(base.get("ccs", DEFAULT_CCS))
     unknown = [c for c in cc_list if c not in _ns3.CC_TO_NS3]
@@ -845,7 +976,7 @@ def make_grid(
     if n_runs < 1:
         raise ValidateError(f"--runs must be at least 1, got {n_runs}")
     size = parse_bytes(nbytes) if nbytes is not None else int(base.get("bytes", DEFAULT_BYTES))
-    return Grid(cc_list, loss_list, list(range(1, n_runs + 1)), size, ["1"], skipped)
+    return Grid(cc_list, loss_list, list(range(1, n_runs + 1)), size, topo_list, skipped)
 
 
 def explicit_command(grid: Grid, out: Path, jobs: int) -> str:
@@ -854,6 +985,9 @@ def explicit_command(grid: Grid, out: Path, jobs: int) -> str:
         parts += ["--cc", cc]
     for loss in grid.losses:
         parts += ["--loss", f"{loss * 100:g}%"]
+    if grid.topologies != ["1"]:
+        for topology in grid.topologies:
+            parts += ["--topology", topology]
     parts += ["--runs", str(len(grid.seeds)), "--bytes", str(grid.nbytes), "--out", str(out)]
     return shlex.join(parts)
 
@@ -910,7 +1044,9 @@ def validate(
         tasks, cache, jobs=jobs, runner=runner, progress=progress, console=console
     )
     records = [cache.get(t.key) for t in tasks]
-    table = agreement_table([r for r in records if r is not None], grid.ccs, grid.losses)
+    table = agreement_table(
+        [r for r in records if r is not None], grid.ccs, grid.losses, grid.topologies
+    )
     ranks = rankings(table)
     wall = time.perf_counter() - started
     run_time = {
@@ -987,7 +1123,8 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--topology",
                 metavar="VEHICLES",
-                help="Vehicles at the charging station: 1 (default); 21 is not available yet.",
+                help="Vehicles: 1 (default, the V2G cable) or N >= 2 (the charging "
+                "station, 3 per PLC segment, e.g. 21); repeatable.",
                 show_default=False,
             ),
         ] = None,
@@ -1034,7 +1171,6 @@ def register(app: typer.Typer) -> None:
 
         for name, why in grid.skipped.items():
             log(f"note: skipping {name}: {why}")
-        log("note: topology 21 vehicles: not available yet")
         try:
             binary = _ns3.ensure_binary(log=log)
             res = validate(

@@ -1,0 +1,164 @@
+"""``vtlab reproduce``: regenerate a paper's tables and figures with one command.
+
+Registered on the CLI by :func:`register` (``reproduce.register(app)`` in cli.py).
+
+    vtlab reproduce --list
+    vtlab reproduce park2019 [--quick] [--out DIR] [--jobs N] [--profile ns3|linux]
+                             [--runs N] [--quiet]
+
+Every finished run is stored under ``OUT/runs`` as it completes, so an interrupted
+campaign resumes where it stopped and a finished one re-renders its figures and
+report without simulating.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vtlab import experiments
+from vtlab._core import ScenarioError
+
+__all__ = ["register"]
+
+EXIT_USAGE = 2
+
+
+class ReproduceError(ValueError):
+    """Bad command-line input for ``vtlab reproduce``."""
+
+
+def _fail(message: str) -> typer.Exit:
+    one_line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    typer.echo(f"error: {one_line}", err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+def default_out(name: str, quick: bool) -> Path:
+    """``out/<name>`` (``out/<name>-quick`` for ``--quick``, so the CI version never
+    overwrites the full reproduction's figures)."""
+    return Path("out") / (f"{name}-quick" if quick else name)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``reproduce`` command to the ``vtlab`` CLI."""
+
+    @app.command("reproduce")
+    def reproduce_command(
+        name: Annotated[
+            str | None,
+            typer.Argument(
+                metavar="EXPERIMENT",
+                help="Experiment to reproduce (see --list).",
+                show_default=False,
+            ),
+        ] = None,
+        list_: Annotated[
+            bool, typer.Option("--list", help="List the available experiments and exit.")
+        ] = False,
+        quick: Annotated[
+            bool,
+            typer.Option(
+                "--quick",
+                help="Reduced version for CI (small transfers, 2 runs, fewer loss levels "
+                "and sizes); about 10 s on 2 cores.",
+            ),
+        ] = False,
+        out: Annotated[
+            Path | None,
+            typer.Option(
+                "--out",
+                "-o",
+                help="Output folder for figures, tables, report.md and the run store "
+                "(default out/EXPERIMENT, or out/EXPERIMENT-quick with --quick).",
+                show_default=False,
+            ),
+        ] = None,
+        jobs: Annotated[
+            int | None,
+            typer.Option(
+                "--jobs", "-j", help="Parallel runs (default: one per core).", show_default=False
+            ),
+        ] = None,
+        profile: Annotated[
+            str,
+            typer.Option("--profile", help="TCP implementation profile: ns3 or linux."),
+        ] = "ns3",
+        runs: Annotated[
+            int | None,
+            typer.Option(
+                "--runs",
+                "-n",
+                help="Runs per grid point, overriding the experiment's (the paper's) number.",
+                show_default=False,
+            ),
+        ] = None,
+        quiet: Annotated[
+            bool, typer.Option("--quiet", "-q", help="No progress bar or status lines.")
+        ] = False,
+    ) -> None:
+        """Reproduce a paper's tables and figures, with a report comparing them to the
+        published numbers."""
+        from rich.console import Console
+
+        from vtlab.experiments.common import Config
+
+        if list_:
+            for exp_name, description in experiments.describe():
+                typer.echo(f"{exp_name:<12} {description}")
+            return
+        console = Console(stderr=True, highlight=False)
+        try:
+            if name is None:
+                raise ReproduceError(
+                    "give an experiment to reproduce "
+                    f"(one of: {', '.join(experiments.names())}) or --list"
+                )
+            try:
+                module = experiments.load(name)
+            except KeyError as exc:
+                raise ReproduceError(exc.args[0]) from None
+            folder = out if out is not None else default_out(name, quick)
+            if folder.exists() and not folder.is_dir():
+                raise ReproduceError(f"--out {folder}: exists and is not a directory")
+
+            def log(line: str) -> None:
+                if not quiet:
+                    console.print(line, markup=False, soft_wrap=True)
+
+            config = Config(
+                out=folder,
+                quick=quick,
+                runs=runs,
+                jobs=jobs,
+                profile=profile,
+                progress=not quiet,
+                log=log,
+            )
+            outcome = module.reproduce(config)
+        except KeyboardInterrupt:
+            console.print(
+                "interrupted: finished runs are kept in the run store; run the same "
+                "command again to resume",
+                markup=False,
+                soft_wrap=True,
+            )
+            raise typer.Exit(130) from None
+        except (ReproduceError, ScenarioError, ValueError, OSError) as exc:
+            if os.environ.get("VTLAB_DEBUG"):
+                raise
+            if isinstance(exc, OSError) and exc.filename is not None:
+                raise _fail(f"{exc.filename}: {exc.strerror or exc}") from None
+            raise _fail(str(exc) or type(exc).__name__) from None
+        typer.echo(
+            f"{name}: wrote {len(outcome.files)} files to {outcome.out} "
+            f"(report: {outcome.out / 'report.md'})"
+        )
+        typer.echo(
+            f"wall time {outcome.wall_s:.1f} s this invocation "
+            f"({outcome.simulated} runs simulated, {outcome.loaded} loaded from the store); "
+            f"campaign wall time {outcome.campaign_wall_s:.1f} s"
+        )

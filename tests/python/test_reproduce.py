@@ -1,0 +1,267 @@
+"""``vtlab reproduce park2019``: the quick reproduction end to end (every file, the
+paper's numbers in the report, the study's findings that hold in our model), re-runs
+that simulate nothing, ``--list`` and bad options."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from conftest import assert_usage_error
+from vtlab import reproduce
+from vtlab.experiments import common, park2019
+from vtlab.experiments.common import Comparison, Config
+
+PAPER = Path("/work/shared/papers/park2019-v2g-tcp.txt")
+
+
+def _app() -> typer.Typer:
+    """The real CLI if ``reproduce`` is registered there, else an app with just it."""
+    from vtlab.cli import app as main_app
+
+    if any(c.name == "reproduce" for c in main_app.registered_commands):
+        return main_app
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:  # a group, so that "reproduce" stays a subcommand
+        pass
+
+    reproduce.register(app)
+    return app
+
+
+@pytest.fixture(scope="module")
+def invoke():
+    runner = CliRunner()
+    app = _app()
+
+    def run(*args: str):
+        return runner.invoke(app, ["reproduce", *args], catch_exceptions=True)
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory, invoke):
+    """The quick reproduction, run once for the module: (folder, result, seconds)."""
+    out = tmp_path_factory.mktemp("park2019-quick")
+    started = time.perf_counter()
+    res = invoke("park2019", "--quick", "--out", str(out), "--quiet")
+    wall = time.perf_counter() - started
+    assert res.exit_code == 0, res.output + res.stderr
+    return out, res, wall
+
+
+def _csv(out: Path, name: str) -> pd.DataFrame:
+    return pd.read_csv(out / f"{name}.csv")
+
+
+def _goodput(frame: pd.DataFrame, variant: str, loss: float, **extra) -> float:
+    rows = frame[(frame["variant"] == variant) & (frame["loss"].sub(loss).abs() < 1e-12)]
+    for col, value in extra.items():
+        rows = rows[rows[col] == value]
+    assert len(rows) == 1, (variant, loss, extra)
+    return float(rows["goodput_mbps"].iloc[0])
+
+
+# -- the quick reproduction ------------------------------------------------------------
+
+
+def test_quick_writes_every_listed_file(quick):
+    out, res, wall = quick
+    for name in park2019.expected_outputs():
+        path = out / name
+        assert path.is_file() and path.stat().st_size > 0, name
+    for stem in park2019.FIGURES:
+        assert (out / f"{stem}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert "<svg" in (out / f"{stem}.svg").read_text()[:2000]
+    assert "wall time" in res.stdout and "report.md" in res.stdout
+    assert wall < 120, f"quick reproduction took {wall:.0f} s"
+
+
+def test_report_has_the_papers_table2_and_the_setup(quick):
+    out, _, _ = quick
+    report = (out / "report.md").read_text()
+    for values in park2019.TABLE2.values():
+        for v in values:
+            assert f"{v:.3f}" in report
+    for q in park2019.QUOTES:
+        assert f"{q.value:.3f}" in report
+    assert "`vtlab reproduce park2019 --quick`" in report
+    assert "`ns3`" in report and "burst-start probability" in report
+    assert "campaign wall time" in report and "Large deviations" in report
+    assert "Quick version" in report
+    # Table 2 files: the paper's values beside ours, relative difference consistent.
+    t2 = _csv(out, "table2")
+    assert set(t2["size_mb"]) == set(park2019.QUICK.sizes_mb)
+    assert len(t2) == len(park2019.VARIANTS) * len(park2019.QUICK.sizes_mb)
+    for row in t2.itertuples():
+        paper = park2019.TABLE2[row.size_mb][list(park2019.VARIANTS).index(row.variant)]
+        assert row.paper_mbps == paper
+        assert math.isclose(row.rel_diff, (row.goodput_mbps - paper) / paper)
+    assert "| File size |" in (out / "table2.md").read_text()
+
+
+def test_quick_findings_that_hold_in_our_model(quick):
+    """The study's qualitative findings that vtlab reproduces robustly even on the
+    quick run (means over the runs; loss levels are those of the quick plan)."""
+    out, _, _ = quick
+    lo, hi = min(park2019.QUICK.losses), max(park2019.QUICK.losses)
+    fig11 = _csv(out, "fig11")
+    for connections in (1, park2019.QUICK.vehicles):
+        # §5: NewReno SC above NewReno at 5 % loss.
+        sc = _goodput(fig11, "NewReno SC", hi, connections=connections)
+        nr = _goodput(fig11, "NewReno", hi, connections=connections)
+        assert sc > 1.5 * nr, (connections, sc, nr)
+    for name in ("fig4", "fig6"):
+        frame = _csv(out, name)
+        for variant in park2019.VARIANTS:
+            # Every variant's goodput falls from the lowest to the highest loss level.
+            assert _goodput(frame, variant, hi) < 0.5 * _goodput(frame, variant, lo), (
+                name,
+                variant,
+            )
+        # §3.1/§3.2: Illinois well above NewReno at 5 %.
+        assert _goodput(frame, "Illinois", hi) > 1.5 * _goodput(frame, "NewReno", hi), name
+    # §3.2: a segment's capacity is shared by its three vehicles.
+    ratio = _goodput(_csv(out, "fig4"), "NewReno", lo) / _goodput(_csv(out, "fig6"), "NewReno", lo)
+    assert 2.0 < ratio < 4.5
+    # §3.3, Fig. 8: Illinois has fewer slow starts (RTO) than NewReno at 5 %.
+    ev = _csv(out, "fig8")
+    ev = ev[(ev["event"] == "Slow Start") & (ev["loss"] == hi)].set_index(
+        ["connections", "variant"]
+    )["mean"]
+    for connections in (1, park2019.QUICK.vehicles):
+        assert ev[(connections, "Illinois")] < ev[(connections, "NewReno")]
+
+
+def test_rerun_simulates_nothing(quick, invoke, monkeypatch):
+    out, _, _ = quick
+    before = sorted(p.name for p in (out / "runs").iterdir())
+    report_before = (out / "report.md").read_text()
+
+    def no_simulation(*args, **kwargs):
+        raise AssertionError("a finished campaign must not simulate again")
+
+    monkeypatch.setattr("vtlab.sweep._core.run", no_simulation)
+    res = invoke("park2019", "--quick", "--out", str(out), "--quiet")
+    assert res.exit_code == 0, res.output + res.stderr
+    assert "(0 runs simulated" in res.stdout
+    assert sorted(p.name for p in (out / "runs").iterdir()) == before
+    # Same numbers; the campaign wall time is still the simulating session's.
+    report = (out / "report.md").read_text()
+    table = report.split("## Table 2")[1].split("## Qualitative")[0]
+    assert table == report_before.split("## Table 2")[1].split("## Qualitative")[0]
+    sessions = json.loads((out / "campaign.json").read_text())["sessions"]
+    assert [s["simulated_runs"] > 0 for s in sessions] == [True, False]
+    wall = re.search(r"campaign wall time \| ([0-9.]+) s", report)
+    assert wall and float(wall.group(1)) == pytest.approx(sessions[0]["wall_s"], abs=0.06)
+
+
+# -- the command line ------------------------------------------------------------------
+
+
+def test_list(invoke):
+    res = invoke("--list")
+    assert res.exit_code == 0
+    assert res.stdout.startswith("park2019")
+    assert "Table 2" in res.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["park2019", "--profile", "bsd"], "--profile must be one of ns3, linux"),
+        (["park2019", "--runs", "0"], "--runs must be at least 1"),
+        (["park2019", "--jobs", "0"], "--jobs must be at least 1"),
+        (["nosuchpaper"], "unknown experiment 'nosuchpaper' (available: park2019)"),
+        ([], "give an experiment to reproduce"),
+    ],
+)
+def test_bad_options_exit_2(invoke, tmp_path, args, needle):
+    res = invoke(*args, "--out", str(tmp_path / "x"))
+    assert_usage_error(res, needle)
+    assert not (tmp_path / "x" / "runs").exists()
+
+
+def test_out_must_be_a_directory(invoke, tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    assert_usage_error(invoke("park2019", "--quick", "--out", str(f)), "not a directory")
+
+
+# -- declarations and helpers ----------------------------------------------------------
+
+
+@pytest.mark.skipif(not PAPER.exists(), reason="paper text not available")
+def test_table2_and_quotes_transcribed_from_the_paper():
+    text = PAPER.read_text()
+    for size, values in park2019.TABLE2.items():
+        m = re.search(rf"^{size} MB((?: [0-9.]+){{10}})\s*$", text, re.MULTILINE)
+        assert m, size
+        assert tuple(float(v) for v in m.group(1).split()) == values
+    for number in ("7.526", "9.323", "0.485", "2.266", "2.702", "2.920", "1.454", "0.422"):
+        assert number in text
+    assert "41% better" in text.replace("\n", " ")
+
+
+def test_grids_apply_the_profile_and_share_points():
+    grids = park2019.grids(park2019.FULL)
+    for grid in grids.values():
+        for point in grid.sweep(1, "linux").points()[:2]:
+            assert point.scenario.spec["tcp"]["profile"] == "linux"
+    # Table 2's 100 MB column is Fig. 4's 5 % point: the store runs it once.
+    t2 = {p.key for p in grids["table2"].sweep(1, "ns3").points()}
+    f4 = {p.key for p in grids["fig4"].sweep(1, "ns3").points()}
+    assert len(t2 & f4) == len(park2019.VARIANTS)
+    assert {p.label_dict["variant"] for p in grids["fig12"].sweep(1, "ns3").points()} == set(
+        park2019.FIG12_VARIANTS
+    )
+
+
+def test_config_checks_and_command():
+    with pytest.raises(ValueError, match="--profile"):
+        Config(out=Path("x"), profile="bsd")
+    cfg = Config(out=Path("x"), quick=True, profile="linux", runs=3)
+    assert cfg.command("park2019") == "vtlab reproduce park2019 --quick --profile linux --runs 3"
+
+
+def test_comparison_and_tables():
+    c = Comparison("s", "q", paper=2.0, ours=3.0, ci=0.5, n=6, sd=0.4)
+    assert c.rel == pytest.approx(0.5) and c.large
+    assert not c.within_noise(6)
+    assert Comparison("s", "q", paper=2.0, ours=2.2, n=6, sd=0.4).within_noise(6)
+    assert common.fmt_rel(0.5) == "**+50.0 %**" and common.fmt_rel(-0.1) == "-10.0 %"
+    assert common.fmt_ci(1.23456, math.nan) == "1.235"
+    assert common.md_table(["a", "b"], [["x|y", 1]]).splitlines()[2] == "| x\\|y | 1 |"
+
+
+def test_campaign_wall_time_sums_simulating_sessions(tmp_path):
+    key = {"experiment": "t", "quick": True}
+    assert common.record_session(tmp_path, key, 10.0, 5) == 10.0
+    assert common.record_session(tmp_path, key, 1.0, 0) == 10.0  # re-render only
+    assert common.record_session(tmp_path, key, 4.0, 2) == 14.0  # resumed
+    assert common.record_session(tmp_path, {"other": 1}, 3.0, 1) == 3.0
+
+
+def test_campaign_warns_about_runs_of_another_core_build(tmp_path):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "abc-1-0.1.0.parquet").write_bytes(b"")
+    (tmp_path / "campaign.json").write_text(
+        json.dumps({"sessions": [{"core_build": "deadbeef", "simulated_runs": 3, "wall_s": 1}]})
+    )
+    lines: list[str] = []
+    campaign = common.Campaign(Config(out=tmp_path, log=lines.append), default_runs=2)
+    assert campaign.other_builds == ["deadbeef"] and campaign.runs == 2
+    assert len(lines) == 1 and "another build" in lines[0]
+    common.record_session(tmp_path, {"k": 1}, 1.0, 1)
+    assert common.read_sessions(tmp_path)[-1]["core_build"] == common.core_build()
