@@ -202,15 +202,17 @@ def test_write_report_on_a_tiny_fake_grid(tmp_path):
         "vtlab 9.9.9",
         "ns-3 3.44.post0",
         "Wall time 12.5 s",
-        "not available yet",
+        "topology 1 vehicle",
+        "* 1 vehicle: SA —(WAN 500 Mbit/s, 0.9 ms)— SECC",
         "bic: not in vtlab's registry yet",
         "| newreno | 5 % | 1 | 0.810 ± ",
         "**DIFFERS**",
         "2 of 4 cells agree",
         "Worst ratios: lowest 0.826 (cubic, 5 %), highest 1.446 (newreno, 5 %)",
-        "| 5 % | newreno > cubic | cubic > newreno | -1.00 | no | newreno/cubic |",
+        "| 5 % | 1 | newreno > cubic | cubic > newreno | -1.00 | no | newreno/cubic |",
     ):
         assert needle in text, needle
+    assert "Charging station" not in text
     csv = pd.read_csv(paths["csv"])
     assert list(csv["verdict"]) == ["agree", "DIFFERS", "agree", "DIFFERS"]
     for col in (
@@ -359,9 +361,23 @@ def test_bench_vs_ns3_command_without_ns3(monkeypatch, capsys):
     assert capsys.readouterr().err == "error: ns-3 is not installed: pip install 'vtlab[ns3]'\n"
 
 
-def test_cli_topology_21_is_not_available_yet(app, tmp_path):
-    r = invoke(app, "--topology", "21", "--out", str(tmp_path))
-    _one_error_line(r, "21-vehicle", "not available yet")
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [("abc", "not a number of vehicles"), ("0", "outside [1, 1000]"), ("1001", "outside")],
+)
+def test_cli_bad_topology(app, tmp_path, value, needle):
+    _one_error_line(invoke(app, "--topology", value, "--out", str(tmp_path)), needle)
+
+
+def test_make_grid_topologies():
+    g = validate.make_grid(["newreno"], ["0"], 1, "1MB", ["21", "1", "021"], quick=False)
+    assert g.topologies == ["21", "1"]
+    assert validate.make_grid(["newreno"], None, 1, None, None, quick=False).topologies == ["1"]
+    cmd = validate.explicit_command(g, Path("/tmp/x"), 1)
+    assert "--topology 21 --topology 1" in cmd
+    assert "--topology" not in validate.explicit_command(
+        Grid(["newreno"], [0.0], [1], 1000), Path("/tmp/x"), 1
+    )
 
 
 @pytest.mark.parametrize(
@@ -562,3 +578,272 @@ def test_bench_vs_ns3_small():
     d = res.as_dict()
     assert {"speedup", "inner_speedup", "memory_ratio", "events_per_s", "packets_per_s"} <= set(d)
     assert any("peak RSS" in line for line in res.summary_lines())
+
+
+# -- the charging station (topology N >= 2) ------------------------------------------------
+
+
+def test_vtlab_spec_of_a_station_cell():
+    assert validate.vtlab_spec("cubic", 0.05, 1000)["preset"] == "v2g"
+    spec = validate.vtlab_spec("cubic", 0.05, 1000, "21")
+    assert spec == {
+        "preset": "station",
+        "vehicles": 21,
+        "vehicles_per_segment": 3,
+        "bytes": 1000,
+        "loss": {"mean_loss": 0.05},
+        "tcp": {"cc": "cubic", "profile": "ns3"},
+    }
+
+
+def test_ns3_args_of_the_station_scenario():
+    sc = Scenario({"preset": "station", "bytes": "2MB", "loss": {"mean_loss": "5%"}})
+    args = ns3mod.ns3_args(sc.expanded(), seed=3)
+    for a in (
+        "--cc=TcpNewReno",
+        "--meanLoss=0.05",
+        "--bytes=2000000",
+        "--run=3",
+        "--sack=true",
+        "--recovery=prr",
+        "--timestamps=true",
+        "--queuePackets=100",
+        "--plcRate=10",
+        "--plcDelay=0.9",
+        "--wanRate=500",
+        "--wanDelay=10",
+        "--vehicles=21",
+        "--perSegment=3",
+        "--stagger=0.002",
+        "--accessRate=10000",
+        "--accessDelay=0",
+    ):
+        assert a in args, a
+    # the single-vehicle flags are a prefix: the same translation of TCP and links
+    v2g = ns3mod.ns3_args(Scenario({"preset": "v2g", "bytes": "2MB"}).expanded(), seed=3)
+    assert [a.split("=")[0] for a in args[: len(v2g)]] == [a.split("=")[0] for a in v2g]
+    sc = Scenario(
+        {
+            "preset": "station",
+            "vehicles": 5,
+            "vehicles_per_segment": 2,
+            "stagger": "5ms",
+            "wan_delay": "2ms",
+            "tcp": {"cc": "illinois"},
+        }
+    )
+    args = ns3mod.ns3_args(sc.expanded(), seed=1)
+    for a in ("--vehicles=5", "--perSegment=2", "--stagger=0.005", "--wanDelay=2"):
+        assert a in args, a
+    assert "--cc=TcpIllinois" in args and "--meanLoss=0" in args
+
+
+@pytest.mark.parametrize(
+    ("spec", "needle"),
+    [
+        ({"vehicles": 1}, "2 or more vehicles"),
+        ({"reverse_loss": {"model": "burst", "mean_loss": 0.01}}, "loss_ba"),
+        ({"loss": {"model": "bernoulli", "mean_loss": 0.01}}, "burst model"),
+        ({"tcp": {"cc": "westwood"}}, "no ns-3 counterpart"),
+    ],
+)
+def test_ns3_args_rejects_stations_ns3_cannot_build(spec, needle):
+    try:
+        expanded = Scenario({"preset": "station", **spec}).expanded()
+    except ValueError:
+        pytest.skip("vtlab itself rejects this spec")
+    with pytest.raises(ValueError, match=needle):
+        ns3mod.ns3_args(expanded, seed=1)
+
+
+def test_vehicle_summary_mean_aggregate_and_fairness():
+    rows = [
+        {"goodput_bps": 4.0, "completion_s": 2.0, "start_s": 0.0},
+        {"goodput_bps": 2.0, "completion_s": 3.0, "start_s": 1.0},
+    ]
+    s = ns3mod.vehicle_summary(rows)
+    assert s["vehicles"] == 2 and s["goodput_bps"] == 3.0
+    # 8 + 6 bits over [0, 4] s
+    assert s["aggregate_goodput_bps"] == pytest.approx(3.5)
+    assert (s["goodput_min_bps"], s["goodput_max_bps"]) == (2.0, 4.0)
+    assert s["jain"] == pytest.approx(36 / (2 * 20))
+    one = ns3mod.vehicle_summary([{"goodput_bps": 5.0, "completion_s": 1.0}])
+    assert one["aggregate_goodput_bps"] == 5.0 and one["jain"] == 1.0
+    with pytest.raises(ValueError):
+        ns3mod.vehicle_summary([])
+
+
+def test_station_record_from_flow_rows_of_either_side():
+    vt_flows = [
+        {
+            "flow": f"ev{i}",
+            "completed": True,
+            "goodput_bps": g,
+            "completion_s": 8.0 / g,
+            "start_s": (i - 1) * 0.002,
+            "retransmissions": i,
+            "rto_count": 2 * i,
+            "slow_starts_after_loss": 1,
+            "fast_recoveries": 3,
+            "drops_link_error": 4,
+            "drops_queue": 5,
+        }
+        for i, g in ((1, 4.0), (2, 2.0), (3, 2.0))
+    ]
+    row = validate._row("vtlab", vt_flows, "3")
+    assert row["vehicles"] == 3 and row["completed"]
+    assert row["goodput_bps"] == pytest.approx(8 / 3)
+    assert row["rto_expiries"] == pytest.approx(4.0) and row["retransmissions"] == 2.0
+    assert row["vehicle_goodputs_bps"] == [4.0, 2.0, 2.0]
+    assert row["completion_s"] == 4.0
+    assert row["aggregate_goodput_bps"] == pytest.approx(24 / 4.004)
+    ns_flows = [
+        {
+            "complete": i != 2,
+            "goodput_bps": 1.0,
+            "completion_s": 1.0,
+            "start_s": 0.1,
+            "retransmissions": 0,
+            "rto_expiries": 6,
+            "rto_count": 3,
+            "fast_recoveries": 1,
+            "drops_link_error": 0,
+            "drops_queue": 0,
+        }
+        for i in range(1, 4)
+    ]
+    row = validate._row("ns-3", ns_flows, "3")
+    assert not row["completed"] and row["rto_expiries"] == 6 and row["rto_episodes"] == 3
+    with pytest.raises(RuntimeError, match="expected 21"):
+        validate._row("ns-3", ns_flows, "21")
+    single = validate._row("ns-3", ns_flows[:1], "1")
+    assert set(single) == {
+        "completed",
+        "goodput_bps",
+        "completion_s",
+        "retransmissions",
+        "rto_expiries",
+        "rto_episodes",
+        "fast_recoveries",
+        "drops_link_error",
+        "drops_queue",
+    }
+
+
+def test_run_key_of_single_vehicle_runs_is_unchanged():
+    old = json.dumps(["ns-3", "newreno", 0.05, 1, 1000, "abc"])
+    assert validate.run_key("ns-3", "newreno", 0.05, 1, 1000, "abc") == old
+    assert validate.run_key("ns-3", "newreno", 0.05, 1, 1000, "abc", "1") == old
+    assert validate.run_key("ns-3", "newreno", 0.05, 1, 1000, "abc", "21") != old
+
+
+def test_station_grid_with_a_fake_runner(tmp_path):
+    binary = _fake_binary(tmp_path)
+    grid = Grid(["newreno", "cubic"], [0.0, 0.05], [1, 2], 1_000_000, ["1", "21"])
+    runner = FakeRunner()
+    res = validate.validate(grid, tmp_path, runner=runner, binary=binary, progress=False)
+    assert len(runner.calls) == 2 * 2 * 2 * 2 * 2  # topology x cc x loss x seed x side
+    assert [(r["topology"], r["cc"], r["loss"]) for r in res.table][:5] == [
+        ("1", "newreno", 0.0),
+        ("1", "newreno", 0.05),
+        ("1", "cubic", 0.0),
+        ("1", "cubic", 0.05),
+        ("21", "newreno", 0.0),
+    ]
+    assert {r["topology"] for r in res.ranks} == {"1", "21"} and len(res.ranks) == 4
+    text = (tmp_path / "report.md").read_text()
+    for needle in (
+        "topology 1 vehicle, 21 vehicles",
+        "* 21 vehicles (charging station, 3 per PLC segment, 7 segments)",
+        "## Charging station: aggregate goodput",
+        "| newreno | 5 % | 21 | 0.800 ± ",
+        "--topology 1 --topology 21",
+    ):
+        assert needle in text, needle
+    # runs of each topology are cached under their own key
+    again = FakeRunner()
+    validate.validate(grid, tmp_path, runner=again, binary=binary, progress=False)
+    assert again.calls == []
+    only_station = Grid(grid.ccs, grid.losses, grid.seeds, grid.nbytes, ["21"])
+    res21 = validate.validate(only_station, tmp_path, runner=again, binary=binary, progress=False)
+    assert again.calls == [] and {r["topology"] for r in res21.table} == {"21"}
+
+
+def test_agreement_table_station_aggregate_columns():
+    recs = [
+        {
+            "side": side,
+            "cc": "newreno",
+            "loss": 0.0,
+            "seed": seed,
+            "topology": "21",
+            "goodput_bps": 3.2e6,
+            "aggregate_goodput_bps": agg * 1e6,
+            "jain": 0.99,
+            "completed": True,
+        }
+        for side, agg in (("vtlab", 66.0), ("ns-3", 60.0))
+        for seed in (1, 2)
+    ]
+    (row,) = agreement_table(recs, ["newreno"], [0.0], ["21"])
+    assert row["topology"] == "21" and row["ratio"] == pytest.approx(1.0)
+    assert row["vtlab_aggregate_mbps"] == pytest.approx(66.0)
+    assert row["aggregate_ratio"] == pytest.approx(1.1)
+    assert row["ns3_jain"] == pytest.approx(0.99)
+    # records of another topology do not leak into the cell
+    (row1,) = agreement_table(recs, ["newreno"], [0.0])
+    assert row1["vtlab_n"] == 0
+
+
+@requires_ns3
+def test_ns3_station_program_end_to_end():
+    binary = ns3mod.ensure_binary()
+    sc = Scenario({"preset": "station", "vehicles": 6, "bytes": "500KB"})
+    args = ns3mod.ns3_args(sc.expanded(), seed=1)
+    rows, _ = ns3mod.run_v2g_flows(binary, args)
+    assert [r["flow"] for r in rows] == [f"ev{i}" for i in range(1, 7)]
+    assert [r["segment"] for r in rows] == [1, 1, 1, 2, 2, 2]
+    assert [r["start_s"] for r in rows] == pytest.approx([0.1 + 0.002 * i for i in range(6)])
+    assert all(r["complete"] and r["bytes_received"] == 500_000 for r in rows)
+    # 10 ms WAN + 0.9 ms PLC each way
+    assert rows[0]["rtt_handshake_s"] == pytest.approx(0.0218, abs=0.002)
+    s = ns3mod.vehicle_summary(rows)
+    assert 2 * 8.0e6 < s["aggregate_goodput_bps"] < 2 * 9.505e6
+    # the single vehicle keeps its numeric flow id and no station keys
+    row, _ = ns3mod.run_v2g(binary, ["--bytes=200000"])
+    assert row["flow"] == 0 and "vehicles" not in row
+    row1, _ = ns3mod.run_v2g(binary, ["--bytes=200000", "--vehicles=1", "--wanDelay=0.9"])
+    drop = ("wall_s", "max_rss_mib")
+    assert {k: v for k, v in row1.items() if k not in drop} == {
+        k: v for k, v in row.items() if k not in drop
+    }
+
+
+@requires_ns3
+def test_quick_station_validation_end_to_end(app, tmp_path):
+    r = invoke(
+        app,
+        *("--cc", "newreno", "--loss", "0", "--topology", "6", "--runs", "1"),
+        *("--bytes", "1MB", "--jobs", "1", "-q", "--out", str(tmp_path)),
+    )
+    assert r.exit_code == 0, (r.output, r.stderr)
+    table = pd.read_csv(tmp_path / "agreement.csv")
+    (row,) = table.itertuples()
+    assert row.topology == 6 and row.vtlab_n == 1 and row.ns3_n == 1
+    assert row.ratio == pytest.approx(1.0, abs=0.1)
+    assert row.ns3_aggregate_mbps == pytest.approx(2 * 9.4, rel=0.06)
+    recs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    assert {rec["topology"] for rec in recs} == {"6"}
+    assert all(len(rec["vehicle_goodputs_bps"]) == 6 for rec in recs)
+
+
+@requires_ns3
+def test_bench_vs_ns3_station_small():
+    res = ns3mod.bench_vs_ns3(
+        {"preset": "station", "vehicles": 4, "bytes": "300KB", "loss": {"mean_loss": "1%"}},
+        repeat=1,
+    )
+    assert res.vtlab.flows == 4 and res.ns3.flows == 4
+    assert "--vehicles=4" in res.ns3_args
+    assert res.ns3.aggregate_goodput_bps > 0 and res.vtlab.aggregate_goodput_bps > 0
+    assert any("per vehicle (mean of 4)" in line for line in res.summary_lines())

@@ -1,11 +1,23 @@
 // vtlab validation: ns-3 reference program for the V2G charging-cable scenario
-// (Park et al. 2019, section 3).
+// and the charging station (Park et al. 2019, section 3).
+//
+// --vehicles=1 (default), the single charging cable:
 //
 //   SA --(WAN p2p 500 Mbit/s, 0.9 ms)-- SECC --(PLC p2p 10 Mbit/s, 0.9 ms)-- EVCC
 //
 // One TCP bulk transfer SA -> EVCC. Bursty PLC loss is modelled with
 // ns3::BurstErrorModel installed as ReceiveErrorModel on the EVCC's PLC device
 // (i.e. it hits the data direction SECC -> EVCC).
+//
+// --vehicles=N > 1, the charging station (vtlab preset "station"):
+//
+//   SA --(WAN 500 Mbit/s, 10 ms)-- switch --(PLC j: 10 Mbit/s, 0.9 ms)-- seg j
+//   seg j --(access: 10 Gbit/s, 0 ms)-- ev i      (--perSegment vehicles per segment)
+//
+// All point-to-point links; switch and seg j are plain routers (global routing).
+// One bulk transfer SA -> ev i per vehicle, flow i (from 0) starting at
+// 0.1 s + i * --stagger. Each vehicle's loss: a BurstErrorModel of its own (fixed
+// RNG streams) as ReceiveErrorModel on ev i's access device.
 //
 // Written for vtlab against the public ns-3.44 API. Output: one JSON object per
 // flow on stdout (plus a "defaults" object with --printDefaults).
@@ -22,7 +34,9 @@
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
+#include <deque>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -133,6 +147,8 @@ BurstRateFromMeanLoss(double L)
 struct FlowStats
 {
     uint32_t id{0};
+    std::string label;  // "evK" (station)
+    uint32_t segment{0}; // station: index of the vehicle's PLC segment (from 0)
     Ptr<BulkSendApplication> sender;
     Ptr<PacketSink> sink;
     double startTime{0};
@@ -160,6 +176,10 @@ struct FlowStats
     double rttHandshake{-1};
     Time lastRto{Seconds(0)};
     uint32_t maxCwnd{0};
+    // station: per-flow drop counters
+    uint64_t linkErrData{0};  // error-model drops at ev i's access rx (IP packets/fragments)
+    uint64_t linkErrAck{0};   // error-model drops at seg j's access rx (--lossOn=ack|both)
+    uint64_t queueDrops{0};   // device-queue drops of this flow's packets (data or ACK)
 };
 
 static std::vector<FlowStats*> g_flows;
@@ -180,6 +200,10 @@ struct LinkCounters
 };
 
 static LinkCounters g_link;
+// station: counters of each segment's switch-side PLC device (index = segment)
+static std::vector<LinkCounters> g_seg;
+// station: vehicle address -> flow, to attribute device-queue drops
+static std::map<uint32_t, FlowStats*> g_flowByAddr;
 
 static void
 OnSinkRx(FlowStats* f, Ptr<const Packet> p, const Address&)
@@ -313,6 +337,63 @@ static void
 OnQueueDrop(Ptr<const Packet>)
 {
     g_link.queueDrops++;
+}
+
+// Station: a device-queue drop, attributed to the flow whose vehicle is the packet's
+// IPv4 destination (data) or source (ACKs). Queued packets carry the PPP header.
+static void
+OnQueueDropByFlow(Ptr<const Packet> p)
+{
+    g_link.queueDrops++;
+    Ptr<Packet> c = p->Copy();
+    PppHeader ppp;
+    c->RemoveHeader(ppp);
+    if (ppp.GetProtocol() != 0x0021)
+    {
+        return;
+    }
+    Ipv4Header ip;
+    c->PeekHeader(ip);
+    auto it = g_flowByAddr.find(ip.GetDestination().Get());
+    if (it == g_flowByAddr.end())
+    {
+        it = g_flowByAddr.find(ip.GetSource().Get());
+    }
+    if (it != g_flowByAddr.end())
+    {
+        it->second->queueDrops++;
+    }
+}
+
+static void
+OnAccessRxDrop(FlowStats* f, bool dataDir, Ptr<const Packet>)
+{
+    g_link.linkErrDrops++;
+    if (dataDir)
+    {
+        g_link.linkErrDropsEvcc++;
+        f->linkErrData++;
+    }
+    else
+    {
+        g_link.linkErrDropsSecc++;
+        f->linkErrAck++;
+    }
+}
+
+static void
+OnSegPhyTx(uint32_t seg, Ptr<const Packet> p)
+{
+    LinkCounters& c = g_seg[seg];
+    c.plcTxPackets++;
+    c.plcTxBytes += p->GetSize();
+    c.plcMaxPktBytes = std::max(c.plcMaxPktBytes, p->GetSize());
+}
+
+static void
+OnSegQueueLen(uint32_t seg, uint32_t, uint32_t v)
+{
+    g_seg[seg].plcMaxQueue = std::max(g_seg[seg].plcMaxQueue, v);
 }
 
 static void
@@ -497,7 +578,11 @@ main(int argc, char* argv[])
     double plcRateMbps = 10;
     double wanRateMbps = 500;
     double plcDelayMs = 0.9;
-    double wanDelayMs = 0.9;
+    double wanDelayMs = -1; // 0.9 ms for one vehicle, 10 ms for the station
+    uint32_t perSegment = 3;
+    double stagger = 0.002;
+    double accessRateMbps = 10000;
+    double accessDelayMs = 0;
     double initialSsthresh = -1;
     uint32_t scFloor = 10;
     bool printDefaults = false;
@@ -530,15 +615,26 @@ main(int argc, char* argv[])
     cmd.AddValue("plcRate", "PLC rate Mbit/s", plcRateMbps);
     cmd.AddValue("wanRate", "WAN rate Mbit/s", wanRateMbps);
     cmd.AddValue("plcDelay", "PLC delay ms", plcDelayMs);
-    cmd.AddValue("wanDelay", "WAN delay ms", wanDelayMs);
+    cmd.AddValue("wanDelay", "WAN delay ms (default 0.9 for one vehicle, 10 for the station)", wanDelayMs);
+    cmd.AddValue("perSegment", "station: vehicles per PLC segment", perSegment);
+    cmd.AddValue("stagger", "station: flow i (from 0) starts at 0.1 s + i * stagger (s)", stagger);
+    cmd.AddValue("accessRate", "station: segment -> vehicle access hop rate Mbit/s", accessRateMbps);
+    cmd.AddValue("accessDelay", "station: access hop delay ms", accessDelayMs);
     cmd.AddValue("scFloor", "ssthresh floor (segments) for --cc=V2gNewRenoSc", scFloor);
     cmd.AddValue("stopTime", "simulation stop time (s)", stopTime);
-    cmd.AddValue("vehicles", "number of vehicles (only 1 supported)", vehicles);
+    cmd.AddValue("vehicles", "number of vehicles (1: the V2G cable; >1: the charging station)", vehicles);
     cmd.AddValue("printDefaults", "print ns-3 defaults (and the default qdisc) and exit", printDefaults);
     cmd.AddValue("checkLossModel", "draw 10^7 packets through the error model, print loss stats, exit", checkLossModel);
     cmd.Parse(argc, argv);
 
-    NS_ABORT_MSG_IF(vehicles != 1, "only --vehicles=1 is implemented");
+    NS_ABORT_MSG_IF(vehicles < 1 || vehicles > 1000, "--vehicles must be in [1, 1000]");
+    NS_ABORT_MSG_IF(perSegment < 1, "--perSegment must be at least 1");
+    NS_ABORT_MSG_IF(stagger < 0, "--stagger must not be negative");
+    const bool station = vehicles > 1;
+    if (wanDelayMs < 0)
+    {
+        wanDelayMs = station ? 10.0 : 0.9;
+    }
     NS_ABORT_MSG_IF(meanLoss >= 0 && burstRate >= 0, "give --meanLoss or --burstRate, not both");
     int sack = -1;
     int ts = -1;
@@ -645,12 +741,6 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::V2gNewRenoSc::FloorSegments", UintegerValue(scFloor));
 
     // ---------------- topology ----------------
-    NodeContainer nodes;
-    nodes.Create(3);
-    Ptr<Node> sa = nodes.Get(0);
-    Ptr<Node> secc = nodes.Get(1);
-    Ptr<Node> evcc = nodes.Get(2);
-
     const bool plainDropTail = (qdisc == "none");
     NS_ABORT_MSG_IF(!plainDropTail && qdisc != "default", "bad --qdisc " << qdisc);
 
@@ -668,24 +758,85 @@ main(int argc, char* argv[])
         }
         return h;
     };
-    PointToPointHelper wanHelper = makeP2p(wanRateMbps, wanDelayMs);
-    PointToPointHelper plcHelper = makeP2p(plcRateMbps, plcDelayMs);
-    NetDeviceContainer wanDevs = wanHelper.Install(sa, secc);
-    NetDeviceContainer plcDevs = plcHelper.Install(secc, evcc);
 
+    NodeContainer nodes;
+    Ptr<Node> sa;
+    std::vector<Ptr<Node>> evNodes;             // receiver of flow i
+    std::vector<Ipv4Address> evAddrs;           // its address
+    std::vector<NetDeviceContainer> allDevs;    // every link (qdisc removal, drop traces)
+    NetDeviceContainer plcDevs;                 // one vehicle: SECC (0) -- EVCC (1)
+    std::vector<NetDeviceContainer> segDevs;    // station: switch (0) -- seg j (1)
+    std::vector<NetDeviceContainer> accessDevs; // station: seg j (0) -- ev i (1)
+    const uint32_t segments = (vehicles + perSegment - 1) / perSegment;
     InternetStackHelper stack;
-    stack.Install(nodes);
     Ipv4AddressHelper addr;
-    addr.SetBase("10.1.1.0", "255.255.255.0");
-    addr.Assign(wanDevs);
-    addr.SetBase("10.1.2.0", "255.255.255.0");
-    Ipv4InterfaceContainer plcIf = addr.Assign(plcDevs);
+    if (!station)
+    {
+        nodes.Create(3);
+        sa = nodes.Get(0);
+        Ptr<Node> secc = nodes.Get(1);
+        Ptr<Node> evcc = nodes.Get(2);
+        PointToPointHelper wanHelper = makeP2p(wanRateMbps, wanDelayMs);
+        PointToPointHelper plcHelper = makeP2p(plcRateMbps, plcDelayMs);
+        NetDeviceContainer wanDevs = wanHelper.Install(sa, secc);
+        plcDevs = plcHelper.Install(secc, evcc);
+
+        stack.Install(nodes);
+        addr.SetBase("10.1.1.0", "255.255.255.0");
+        addr.Assign(wanDevs);
+        addr.SetBase("10.1.2.0", "255.255.255.0");
+        Ipv4InterfaceContainer plcIf = addr.Assign(plcDevs);
+        evNodes.push_back(evcc);
+        evAddrs.push_back(plcIf.GetAddress(1));
+        allDevs = {wanDevs, plcDevs};
+    }
+    else
+    {
+        // nodes: sa, switch, seg 1..S, ev 1..N
+        nodes.Create(2 + segments + vehicles);
+        sa = nodes.Get(0);
+        Ptr<Node> sw = nodes.Get(1);
+        PointToPointHelper wanHelper = makeP2p(wanRateMbps, wanDelayMs);
+        PointToPointHelper plcHelper = makeP2p(plcRateMbps, plcDelayMs);
+        PointToPointHelper accessHelper = makeP2p(accessRateMbps, accessDelayMs);
+        NetDeviceContainer wanDevs = wanHelper.Install(sa, sw);
+        allDevs.push_back(wanDevs);
+        for (uint32_t j = 0; j < segments; ++j)
+        {
+            segDevs.push_back(plcHelper.Install(sw, nodes.Get(2 + j)));
+            allDevs.push_back(segDevs.back());
+        }
+        for (uint32_t i = 0; i < vehicles; ++i)
+        {
+            Ptr<Node> ev = nodes.Get(2 + segments + i);
+            accessDevs.push_back(accessHelper.Install(nodes.Get(2 + i / perSegment), ev));
+            allDevs.push_back(accessDevs.back());
+            evNodes.push_back(ev);
+        }
+
+        stack.Install(nodes);
+        addr.SetBase("10.1.1.0", "255.255.255.0");
+        addr.Assign(wanDevs);
+        // one /30 per link: segments in 10.2.0.0/16, access hops in 10.3.0.0/16
+        for (uint32_t j = 0; j < segments; ++j)
+        {
+            addr.SetBase(Ipv4Address(0x0a020000u + 4 * j), "255.255.255.252");
+            addr.Assign(segDevs[j]);
+        }
+        for (uint32_t i = 0; i < vehicles; ++i)
+        {
+            addr.SetBase(Ipv4Address(0x0a030000u + 4 * i), "255.255.255.252");
+            Ipv4InterfaceContainer ifc = addr.Assign(accessDevs[i]);
+            evAddrs.push_back(ifc.GetAddress(1));
+        }
+    }
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
 
     if (printDefaults)
     {
-        Ptr<NetDevice> dev = plcDevs.Get(0);
-        Ptr<QueueDisc> qd = secc->GetObject<TrafficControlLayer>()->GetRootQueueDiscOnDevice(dev);
+        Ptr<NetDevice> dev = station ? segDevs[0].Get(0) : plcDevs.Get(0);
+        Ptr<QueueDisc> qd =
+            dev->GetNode()->GetObject<TrafficControlLayer>()->GetRootQueueDiscOnDevice(dev);
         Ptr<PointToPointNetDevice> pd = DynamicCast<PointToPointNetDevice>(dev);
         bool ndqi = (dev->GetObject<NetDeviceQueueInterface>() != nullptr);
         std::cout << "{\"type\":\"defaults\",\"ns3\":{" << defs.str() << "},"
@@ -706,11 +857,11 @@ main(int argc, char* argv[])
         // With DisableFlowControl() Ipv4AddressHelper::Assign() does not install
         // its default qdisc; remove any root qdisc that is present anyway.
         TrafficControlHelper tch;
-        for (NetDeviceContainer* dc : {&wanDevs, &plcDevs})
+        for (NetDeviceContainer& dc : allDevs)
         {
-            for (uint32_t i = 0; i < dc->GetN(); ++i)
+            for (uint32_t i = 0; i < dc.GetN(); ++i)
             {
-                Ptr<NetDevice> d = dc->Get(i);
+                Ptr<NetDevice> d = dc.Get(i);
                 if (d->GetNode()->GetObject<TrafficControlLayer>()->GetRootQueueDiscOnDevice(d))
                 {
                     std::cerr << "note: removing root qdisc on node " << d->GetNode()->GetId()
@@ -732,28 +883,85 @@ main(int argc, char* argv[])
     {
         NS_ABORT_MSG_IF(lossOn != "data" && lossOn != "ack" && lossOn != "both",
                         "bad --lossOn " << lossOn);
-        if (lossOn == "data" || lossOn == "both")
+        if (!station)
         {
-            plcDevs.Get(1)->SetAttribute("ReceiveErrorModel", PointerValue(makeEm()));
+            if (lossOn == "data" || lossOn == "both")
+            {
+                plcDevs.Get(1)->SetAttribute("ReceiveErrorModel", PointerValue(makeEm()));
+            }
+            if (lossOn == "ack" || lossOn == "both")
+            {
+                plcDevs.Get(0)->SetAttribute("ReceiveErrorModel", PointerValue(makeEm()));
+            }
         }
-        if (lossOn == "ack" || lossOn == "both")
+        else
         {
-            plcDevs.Get(0)->SetAttribute("ReceiveErrorModel", PointerValue(makeEm()));
+            // Every vehicle's loss process has streams of its own (4i, 4i+1 toward the
+            // vehicle; 4i+2, 4i+3 toward the segment), independent of the others and
+            // of how many vehicles there are.
+            for (uint32_t i = 0; i < vehicles; ++i)
+            {
+                if (lossOn == "data" || lossOn == "both")
+                {
+                    Ptr<BurstErrorModel> em = makeEm();
+                    em->AssignStreams(4 * int64_t(i));
+                    accessDevs[i].Get(1)->SetAttribute("ReceiveErrorModel", PointerValue(em));
+                }
+                if (lossOn == "ack" || lossOn == "both")
+                {
+                    Ptr<BurstErrorModel> em = makeEm();
+                    em->AssignStreams(4 * int64_t(i) + 2);
+                    accessDevs[i].Get(0)->SetAttribute("ReceiveErrorModel", PointerValue(em));
+                }
+            }
         }
     }
 
-    // ---------------- counters on devices / queues ----------------
-    for (uint32_t i = 0; i < plcDevs.GetN(); ++i)
+    // ---------------- flows ----------------
+    const uint16_t port = 50000;
+    const double startTime = 0.1;
+    const int64_t staggerNs = std::llround(stagger * 1e9);
+    std::deque<FlowStats> flows(vehicles);
+    for (uint32_t i = 0; i < vehicles; ++i)
     {
-        plcDevs.Get(i)->TraceConnectWithoutContext("PhyRxDrop",
-                                                   MakeBoundCallback(&OnPhyRxDrop, i == 1));
+        FlowStats& f = flows[i];
+        f.id = i;
+        f.label = "ev" + std::to_string(i + 1);
+        f.segment = i / perSegment;
+        f.startTime = startTime + i * (staggerNs * 1e-9);
+        f.target = bytes;
+        g_flowByAddr[evAddrs[i].Get()] = &f;
     }
-    for (NetDeviceContainer* dc : {&wanDevs, &plcDevs})
+
+    // ---------------- counters on devices / queues ----------------
+    if (!station)
     {
-        for (uint32_t i = 0; i < dc->GetN(); ++i)
+        for (uint32_t i = 0; i < plcDevs.GetN(); ++i)
         {
-            Ptr<PointToPointNetDevice> d = DynamicCast<PointToPointNetDevice>(dc->Get(i));
-            d->GetQueue()->TraceConnectWithoutContext("Drop", MakeCallback(&OnQueueDrop));
+            plcDevs.Get(i)->TraceConnectWithoutContext("PhyRxDrop",
+                                                       MakeBoundCallback(&OnPhyRxDrop, i == 1));
+        }
+    }
+    else
+    {
+        for (uint32_t i = 0; i < vehicles; ++i)
+        {
+            accessDevs[i].Get(1)->TraceConnectWithoutContext(
+                "PhyRxDrop",
+                MakeBoundCallback(&OnAccessRxDrop, &flows[i], true));
+            accessDevs[i].Get(0)->TraceConnectWithoutContext(
+                "PhyRxDrop",
+                MakeBoundCallback(&OnAccessRxDrop, &flows[i], false));
+        }
+    }
+    for (NetDeviceContainer& dc : allDevs)
+    {
+        for (uint32_t i = 0; i < dc.GetN(); ++i)
+        {
+            Ptr<PointToPointNetDevice> d = DynamicCast<PointToPointNetDevice>(dc.Get(i));
+            d->GetQueue()->TraceConnectWithoutContext(
+                "Drop",
+                MakeCallback(station ? &OnQueueDropByFlow : &OnQueueDrop));
             if (!plainDropTail)
             {
                 Ptr<Node> n = d->GetNode();
@@ -769,37 +977,47 @@ main(int argc, char* argv[])
             "TcDrop",
             MakeCallback(&OnTcDrop));
     }
+    if (!station)
     {
         Ptr<PointToPointNetDevice> d = DynamicCast<PointToPointNetDevice>(plcDevs.Get(0));
         d->TraceConnectWithoutContext("PhyTxBegin", MakeCallback(&OnPlcPhyTx));
         d->GetQueue()->TraceConnectWithoutContext("PacketsInQueue", MakeCallback(&OnPlcQueueLen));
     }
+    else
+    {
+        g_seg.resize(segments);
+        for (uint32_t j = 0; j < segments; ++j)
+        {
+            Ptr<PointToPointNetDevice> d = DynamicCast<PointToPointNetDevice>(segDevs[j].Get(0));
+            d->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&OnSegPhyTx, j));
+            d->GetQueue()->TraceConnectWithoutContext("PacketsInQueue",
+                                                      MakeBoundCallback(&OnSegQueueLen, j));
+        }
+    }
 
     // ---------------- applications ----------------
-    const uint16_t port = 50000;
-    const double startTime = 0.1;
-    FlowStats flow;
-    flow.id = 0;
-    flow.startTime = startTime;
-    flow.target = bytes;
-
     PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
                                 InetSocketAddress(Ipv4Address::GetAny(), port));
-    ApplicationContainer sinkApps = sinkHelper.Install(evcc);
-    sinkApps.Start(Seconds(0));
-    flow.sink = DynamicCast<PacketSink>(sinkApps.Get(0));
-    flow.sink->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnSinkRx, &flow));
+    for (uint32_t i = 0; i < vehicles; ++i)
+    {
+        FlowStats& flow = flows[i];
+        ApplicationContainer sinkApps = sinkHelper.Install(evNodes[i]);
+        sinkApps.Start(Seconds(0));
+        flow.sink = DynamicCast<PacketSink>(sinkApps.Get(0));
+        flow.sink->TraceConnectWithoutContext("Rx", MakeBoundCallback(&OnSinkRx, &flow));
 
-    BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(plcIf.GetAddress(1), port));
-    bulk.SetAttribute("MaxBytes", UintegerValue(bytes));
-    bulk.SetAttribute("SendSize", UintegerValue(sendSize ? sendSize : segmentSize));
-    ApplicationContainer srcApps = bulk.Install(sa);
-    srcApps.Start(Seconds(startTime));
-    flow.sender = DynamicCast<BulkSendApplication>(srcApps.Get(0));
-    // The socket is created in StartApplication(); hook the traces right after.
-    Simulator::Schedule(Seconds(startTime) + NanoSeconds(1), &ConnectSenderTraces, &flow);
+        BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(evAddrs[i], port));
+        bulk.SetAttribute("MaxBytes", UintegerValue(bytes));
+        bulk.SetAttribute("SendSize", UintegerValue(sendSize ? sendSize : segmentSize));
+        ApplicationContainer srcApps = bulk.Install(sa);
+        Time start = Seconds(startTime) + NanoSeconds(i * staggerNs);
+        srcApps.Start(start);
+        flow.sender = DynamicCast<BulkSendApplication>(srcApps.Get(0));
+        // The socket is created in StartApplication(); hook the traces right after.
+        Simulator::Schedule(start + NanoSeconds(1), &ConnectSenderTraces, &flow);
 
-    g_flows.push_back(&flow);
+        g_flows.push_back(&flow);
+    }
 
     Simulator::Stop(Seconds(stopTime));
     Simulator::Run();
@@ -808,29 +1026,39 @@ main(int argc, char* argv[])
     auto wall1 = std::chrono::steady_clock::now();
     double wall = std::chrono::duration<double>(wall1 - wall0).count();
 
+    const uint64_t allQueueDrops = g_link.queueDrops + g_link.tcDrops + g_link.qdiscDrops;
     for (FlowStats* f : g_flows)
     {
         double dur = (f->lastRxTime > f->startTime) ? f->lastRxTime - f->startTime : 0;
         double goodput = dur > 0 ? double(f->rxBytes) * 8.0 / dur : 0;
+        // One vehicle: link and queue counters of the whole network, the PLC link's
+        // counters. Station: this flow's drops, the counters of its PLC segment.
+        const LinkCounters& plc = station ? g_seg[f->segment] : g_link;
+        const std::string flowId = station ? "\"" + f->label + "\"" : std::to_string(f->id);
+        const uint64_t errData = station ? f->linkErrData : g_link.linkErrDropsEvcc;
+        const uint64_t errAck = station ? f->linkErrAck : g_link.linkErrDropsSecc;
+        const uint64_t errAll = station ? errData + errAck : g_link.linkErrDrops;
+        const uint64_t qDev = station ? f->queueDrops : g_link.queueDrops;
+        const uint64_t qAll = station ? f->queueDrops : allQueueDrops;
         std::ostringstream o;
         o << "{\"type\":\"flow\",\"cc\":\"" << JsonEsc(cc) << "\",\"run\":" << run
-          << ",\"seed\":" << seed << ",\"flow\":" << f->id << ",\"bytes\":" << f->target
+          << ",\"seed\":" << seed << ",\"flow\":" << flowId << ",\"bytes\":" << f->target
           << ",\"bytes_received\":" << f->rxBytes << ",\"complete\":" << (f->done ? "true" : "false")
           << ",\"mean_loss\":" << Num(L) << ",\"burst_rate\":" << Num(p) << ",\"loss_on\":\""
           << lossOn << "\",\"goodput_bps\":" << Num(goodput) << ",\"completion_s\":" << Num(dur)
           << ",\"retransmissions\":" << f->retxSegs
           << ",\"retransmissions_trace\":" << f->retxTrace << ",\"rto_count\":" << f->lossEpisodes
           << ",\"rto_expiries\":" << f->rtoExpiries << ",\"fast_recoveries\":" << f->recoveries
-          << ",\"drops_link_error\":" << g_link.linkErrDrops
-          << ",\"drops_link_error_data_dir\":" << g_link.linkErrDropsEvcc
-          << ",\"drops_link_error_ack_dir\":" << g_link.linkErrDropsSecc
-          << ",\"drops_queue\":" << (g_link.queueDrops + g_link.tcDrops + g_link.qdiscDrops)
-          << ",\"drops_queue_device\":" << g_link.queueDrops << ",\"drops_tc\":" << g_link.tcDrops
+          << ",\"drops_link_error\":" << errAll
+          << ",\"drops_link_error_data_dir\":" << errData
+          << ",\"drops_link_error_ack_dir\":" << errAck
+          << ",\"drops_queue\":" << qAll
+          << ",\"drops_queue_device\":" << qDev << ",\"drops_tc\":" << g_link.tcDrops
           << ",\"drops_qdisc\":" << g_link.qdiscDrops << ",\"packets_sent_data\":" << f->dataSegs
-          << ",\"bytes_sent_data\":" << f->dataBytes << ",\"plc_tx_packets\":" << g_link.plcTxPackets
-          << ",\"plc_tx_bytes\":" << g_link.plcTxBytes
-          << ",\"plc_max_packet_bytes\":" << g_link.plcMaxPktBytes
-          << ",\"plc_max_queue_packets\":" << g_link.plcMaxQueue
+          << ",\"bytes_sent_data\":" << f->dataBytes << ",\"plc_tx_packets\":" << plc.plcTxPackets
+          << ",\"plc_tx_bytes\":" << plc.plcTxBytes
+          << ",\"plc_max_packet_bytes\":" << plc.plcMaxPktBytes
+          << ",\"plc_max_queue_packets\":" << plc.plcMaxQueue
           << ",\"max_cwnd_bytes\":" << f->maxCwnd << ",\"rtt_samples\":" << f->rttN
           << ",\"rtt_min_s\":" << Num(f->rttN ? f->rttMin : NAN)
           << ",\"rtt_mean_s\":" << Num(f->rttN ? f->rttSum / f->rttN : NAN)
@@ -839,7 +1067,16 @@ main(int argc, char* argv[])
           << ",\"rtt_handshake_s\":" << Num(f->rttHandshake >= 0 ? f->rttHandshake : NAN) << ",\"sim_end_s\":" << Num(simEnd)
           << ",\"qdisc\":\"" << qdisc << "\",\"queue_packets\":" << queuePackets
           << ",\"data_retries\":" << dataRetries << ",\"wall_s\":" << Num(wall)
-          << ",\"max_rss_mib\":" << Num(ProcessMaxRssMiB()) << "}";
+          << ",\"max_rss_mib\":" << Num(ProcessMaxRssMiB());
+        if (station)
+        {
+            o << ",\"vehicles\":" << vehicles << ",\"per_segment\":" << perSegment
+              << ",\"segment\":" << (f->segment + 1) << ",\"start_s\":" << Num(f->startTime)
+              << ",\"wan_delay_s\":" << Num(wanDelayMs * 1e-3)
+              << ",\"drops_link_error_all\":" << g_link.linkErrDrops
+              << ",\"drops_queue_all\":" << allQueueDrops;
+        }
+        o << "}";
         std::cout << o.str() << std::endl;
     }
 
