@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 
 use crate::engine::{Duration, Time};
 use crate::net::{NodeId, Packet, PacketKind, MAX_SACK_BLOCKS};
+use crate::tcp::cc::Profile;
 use crate::tcp::config::option_bytes;
 use crate::tcp::{Recovery, TcpConfig};
 
@@ -72,7 +73,13 @@ impl Receiver {
             rcv_nxt: 0,
             ooo: BTreeMap::new(),
             ooo_bytes: 0,
-            unacked_segments: 0,
+            // ns-3 (ProcessSynRcvd) primes the delayed-ACK counter when the
+            // handshake completes, so the first data segment is ACKed at once.
+            unacked_segments: if cfg.profile == Profile::Ns3 {
+                cfg.delayed_ack_count.saturating_sub(1)
+            } else {
+                0
+            },
             timer: None,
             ts_recent: Time::ZERO,
             last_ack_sent: 0,
@@ -300,8 +307,29 @@ mod tests {
     }
 
     #[test]
+    fn ns3_acks_the_first_data_segment_at_once() {
+        // ns-3 primes the delayed-ACK counter at the end of the handshake.
+        let cfg = TcpConfig {
+            recovery: Recovery::NewReno,
+            profile: Profile::Ns3,
+            ..TcpConfig::default()
+        };
+        let mut r = Receiver::new(&cfg, 0, NodeId(0), 100_000);
+        let mut out = vec![];
+        r.on_packet(Time(10), &data(0, 1000, 10), &mut out);
+        assert_eq!(out.len(), 1);
+        r.on_packet(Time(20), &data(1000, 1000, 20), &mut out);
+        assert_eq!(out.len(), 1, "then every second segment");
+    }
+
+    #[test]
     fn delayed_ack_every_second_segment_and_on_timeout() {
-        let mut r = rx(100_000);
+        let cfg = TcpConfig {
+            recovery: Recovery::NewReno,
+            profile: Profile::Linux,
+            ..TcpConfig::default()
+        };
+        let mut r = Receiver::new(&cfg, 0, NodeId(0), 100_000);
         let mut out = vec![];
         r.on_packet(Time(10), &data(0, 1000, 10), &mut out);
         assert!(out.is_empty());

@@ -29,6 +29,11 @@ pub struct Scoreboard {
     /// End of the highest segment sent (the sender's `snd_max`).
     high: u64,
     segs: VecDeque<Seg>,
+    /// ns-3's pipe (`TcpTxBuffer::BytesInFlight`: sent − SACKed − lost +
+    /// retransmitted) also counts a retransmitted segment that was SACKed
+    /// afterwards, until the cumulative ACK passes it or a timeout clears the
+    /// retransmitted marks; RFC 6675 counts SACKed segments as zero.
+    ns3_pipe: bool,
 }
 
 /// What the next transmission should be (RFC 6675 `NextSeg()`).
@@ -47,7 +52,14 @@ impl Scoreboard {
             base: 0,
             high: 0,
             segs: VecDeque::with_capacity(128),
+            ns3_pipe: false,
         }
+    }
+
+    /// Count SACKed retransmissions in pipe, as ns-3 does (ns3 profile).
+    pub fn with_ns3_pipe(mut self, on: bool) -> Self {
+        self.ns3_pipe = on;
+        self
     }
 
     fn seg_len(&self, i: usize) -> u64 {
@@ -140,8 +152,14 @@ impl Scoreboard {
         self.segs
             .iter()
             .enumerate()
-            .filter(|(_, s)| !s.sacked)
-            .map(|(i, s)| (u64::from(!s.lost) + u64::from(s.retransmitted)) * self.seg_len(i))
+            .map(|(i, s)| {
+                let n = if s.sacked {
+                    u64::from(self.ns3_pipe && s.retransmitted)
+                } else {
+                    u64::from(!s.lost) + u64::from(s.retransmitted)
+                };
+                n * self.seg_len(i)
+            })
             .sum()
     }
 
@@ -187,6 +205,22 @@ impl Scoreboard {
         self.segs.front().is_some_and(|s| s.retransmitted)
     }
 
+    /// Whether a segment that the cumulative ACK `ack` covers (fully) was
+    /// retransmitted (ns-3 `m_isRetransDataAcked`).
+    pub fn retransmitted_below(&self, ack: u64) -> bool {
+        let mut end = self.base;
+        for (i, s) in self.segs.iter().enumerate() {
+            end += self.seg_len(i);
+            if end > ack {
+                break;
+            }
+            if s.retransmitted {
+                return true;
+            }
+        }
+        false
+    }
+
     pub fn mark_retransmitted(&mut self, seq: u64) {
         let i = self.index_of(seq);
         if let Some(s) = self.segs.get_mut(i) {
@@ -198,8 +232,8 @@ impl Scoreboard {
     /// eligible for retransmission again (SACK information is kept, as Linux
     /// and ns-3 do).
     pub fn on_timeout(&mut self) {
-        for s in self.segs.iter_mut().filter(|s| !s.sacked) {
-            s.lost = true;
+        for s in self.segs.iter_mut() {
+            s.lost |= !s.sacked;
             s.retransmitted = false;
         }
     }
@@ -208,6 +242,18 @@ impl Scoreboard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ns3_pipe_counts_sacked_retransmissions() {
+        for (ns3, want) in [(false, 9000), (true, 10_000)] {
+            let mut b = board().with_ns3_pipe(ns3);
+            b.mark_retransmitted(3000);
+            b.on_sack_blocks(&[(3000, 4000)]);
+            assert_eq!(b.pipe(), want);
+            b.on_timeout();
+            assert!(b.pipe() < want, "a timeout clears the retransmitted marks");
+        }
+    }
 
     /// Ten 1000-byte segments outstanding from 0.
     fn board() -> Scoreboard {

@@ -125,6 +125,9 @@ pub struct Sender {
     sb: Option<Scoreboard>,
     /// PRR state while in SACK recovery with `prr` on.
     prr: Option<Prr>,
+    /// ns-3 `m_isRetransDataAcked` for the ACK being processed: a partial ACK
+    /// in recovery that cumulatively acknowledges retransmitted data.
+    retx_acked: bool,
     /// The loss oracle: why each data segment was last dropped, by sequence
     /// number, recorded by the simulation (see [`Sender::record_drop`]).
     drops: BTreeMap<u64, LossCause>,
@@ -167,8 +170,10 @@ impl Sender {
             timer: None,
             timed: None,
             acked_remainder: 0,
-            sb: (cfg.recovery == Recovery::Sack).then(|| Scoreboard::new(cfg.mss)),
+            sb: (cfg.recovery == Recovery::Sack)
+                .then(|| Scoreboard::new(cfg.mss).with_ns3_pipe(cfg.profile == Profile::Ns3)),
             prr: None,
+            retx_acked: false,
             drops: BTreeMap::new(),
             stats: SenderStats::default(),
             cfg,
@@ -357,6 +362,13 @@ impl Sender {
         let ack = p.ack.min(self.snd_max);
         let mut newly_sacked = 0;
         let mut sacked_acked = 0;
+        self.retx_acked = self.ca_state == CaState::Recovery
+            && ack > self.snd_una
+            && self.recover.is_some_and(|r| ack < r)
+            && self
+                .sb
+                .as_ref()
+                .is_some_and(|sb| sb.retransmitted_below(ack));
         if let Some(sb) = self.sb.as_mut() {
             sacked_acked = sb.on_cumulative_ack(ack.max(self.snd_una));
             newly_sacked = sb.on_sack_blocks(p.sack_blocks());
@@ -366,7 +378,7 @@ impl Sender {
             // RFC 6937 DeliveredData: the advance of snd_una plus the newly SACKed
             // bytes, less the bytes SACKed earlier that this ACK now covers.
             let delivered = ack - self.snd_una + newly_sacked - sacked_acked;
-            self.on_new_ack(now, p, ack, delivered, out);
+            self.on_new_ack(now, p, ack, delivered, newly_sacked, out);
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
             self.on_dupack(now, newly_sacked, out);
         }
@@ -379,6 +391,7 @@ impl Sender {
         p: &Packet,
         ack: u64,
         delivered: u64,
+        newly_sacked: u64,
         out: &mut Vec<Packet>,
     ) {
         let newly = ack - self.snd_una;
@@ -416,6 +429,16 @@ impl Sender {
                     self.cc
                         .pkts_acked(&info, &self.w, segments, self.rtt.srtt());
                     self.cc.increase_window(&info, &mut self.w, segments);
+                } else if self.sb.is_some() && self.cfg.profile == Profile::Ns3 {
+                    // ns-3 ProcessAck: an ACK that also SACKs new data is a
+                    // duplicate ACK first (DupAck → DoRecovery), then a partial
+                    // ACK (DoRecovery again, if it covers a whole segment).
+                    if newly_sacked > 0 {
+                        self.prr_update_ns3(delivered, true);
+                    }
+                    if segments >= 1 {
+                        self.prr_update_ns3(delivered, false);
+                    }
                 } else if self.sb.is_some() {
                     // SACK: the scoreboard drives retransmissions; PRR sets cwnd.
                     self.prr_update(delivered);
@@ -432,6 +455,38 @@ impl Sender {
                     self.partial_ack_seen = true;
                 }
             }
+            CaState::Open | CaState::Disorder
+                if self.cfg.profile == Profile::Ns3 && newly_sacked > 0 && self.sb.is_some() =>
+            {
+                // ns-3 (RFC 6675 §2/§5): an ACK that SACKs new data is a
+                // duplicate ACK even if it also advances snd_una: the dupack
+                // counter grows (not reset), Open becomes Disorder, recovery may
+                // start; cwnd does not grow (IncreaseWindow runs only in Open),
+                // PktsAcked gets the segments beyond the earlier dupacks, and
+                // the retransmission timer is left alone.
+                let old_dupacks = self.dupacks;
+                self.dupacks += 1;
+                if self.ca_state == CaState::Open {
+                    self.set_state(now, CaState::Disorder);
+                }
+                let may_enter = self.recover.is_none_or(|r| self.snd_una >= r);
+                let head_lost = self.sb.as_ref().is_some_and(|sb| sb.head_lost());
+                if (self.dupacks == self.cfg.dupack_threshold && may_enter) || head_lost {
+                    self.enter_recovery(now, delivered, out);
+                    if segments >= 1 {
+                        self.prr_update_ns3(delivered, false);
+                    }
+                    let info = self.info(now);
+                    self.cc.pkts_acked(&info, &self.w, 1, self.rtt.srtt());
+                } else {
+                    restart_timer = false;
+                    if segments >= old_dupacks {
+                        let info = self.info(now);
+                        self.cc
+                            .pkts_acked(&info, &self.w, segments - old_dupacks, self.rtt.srtt());
+                    }
+                }
+            }
             CaState::Loss | CaState::Open | CaState::Disorder => {
                 self.dupacks = 0;
                 let info = self.info(now);
@@ -439,10 +494,24 @@ impl Sender {
                     Profile::Ns3 => self.rtt.srtt(),
                     Profile::Linux => sample,
                 };
-                self.cc.pkts_acked(&info, &self.w, segments, rtt);
-                self.cc.increase_window(&info, &mut self.w, segments);
                 let left_loss =
                     self.ca_state == CaState::Loss && self.recover.is_none_or(|r| ack >= r);
+                // ns-3 ProcessAck: the ACK that ends Loss counts only the
+                // segments above the recovery point (ack − m_recover). Below
+                // it, ns-3's cwnd grows as if only the newly delivered data
+                // counted: a cumulative ACK that covers data SACKed before the
+                // timeout adds one segment, not the whole span (observed in
+                // ns-3.44 traces; Cubic's byte-counting slow start would
+                // otherwise jump to cwnd ≈ span and burst it).
+                let segments = match (self.cfg.profile, left_loss, self.recover) {
+                    (Profile::Ns3, true, Some(r)) => ((ack - r) / self.cfg.mss) as u32,
+                    (Profile::Ns3, false, _) if self.ca_state == CaState::Loss => {
+                        segments.min((delivered / self.cfg.mss).max(1) as u32)
+                    }
+                    _ => segments,
+                };
+                self.cc.pkts_acked(&info, &self.w, segments, rtt);
+                self.cc.increase_window(&info, &mut self.w, segments);
                 if self.ca_state == CaState::Disorder || left_loss {
                     self.set_state(now, CaState::Open);
                 }
@@ -470,6 +539,19 @@ impl Sender {
         let info = self.info(now);
         self.cc
             .cwnd_event(&info, &mut self.w, CwndEvent::CompleteCwr);
+    }
+
+    /// ns3 profile: PRR as ns-3.44 `TcpPrrRecovery::DoRecovery` computes it.
+    fn prr_update_ns3(&mut self, delivered: u64, dupack: bool) {
+        let pipe = self.bytes_in_flight();
+        let safe = self.retx_acked;
+        if let Some(prr) = self.prr.as_mut() {
+            if let Some(c) =
+                prr.on_ack_ns3(delivered, pipe, self.w.ssthresh, self.cfg.mss, dupack, safe)
+            {
+                self.w.cwnd = c;
+            }
+        }
     }
 
     /// PRR: cwnd for an ACK that delivered `delivered` bytes during recovery.
@@ -508,7 +590,13 @@ impl Sender {
             }
             CaState::Recovery => {
                 self.dupacks += 1;
-                if self.sb.is_some() {
+                if self.sb.is_some() && self.cfg.profile == Profile::Ns3 {
+                    // ns-3 calls DupAck (and so DoRecovery) only for an ACK
+                    // that updated the scoreboard.
+                    if newly_sacked > 0 {
+                        self.prr_update_ns3(newly_sacked, true);
+                    }
+                } else if self.sb.is_some() {
                     self.prr_update(newly_sacked);
                 } else {
                     // Inflate: one more segment has left the network.
@@ -529,7 +617,11 @@ impl Sender {
         self.stats.fast_recoveries += 1;
         if self.sb.is_some() {
             self.w.cwnd = self.w.ssthresh;
-            if self.cfg.prr {
+            if self.cfg.prr && self.cfg.profile == Profile::Ns3 {
+                // ns-3 TcpPrrRecovery::EnterRecovery: RecoverFS = pipe.
+                self.prr = Some(Prr::enter(in_flight));
+                self.prr_update_ns3(newly_sacked, true);
+            } else if self.cfg.prr {
                 self.prr = Some(Prr::enter(self.flight_size()));
                 self.prr_update(newly_sacked);
             }
@@ -669,8 +761,12 @@ impl Sender {
         }
         let len = self.cfg.mss.min(data_end - self.snd_max);
         let is_tail = self.snd_max + len >= self.total;
-        let fits_rwnd =
-            self.snd_max + len <= self.snd_una + self.rwnd || self.snd_max == self.snd_una;
+        // ns-3 (AvailableWindow) compares the peer's window with pipe, which
+        // the SACK sender checks in send_data_sack.
+        let ns3_sack = self.cfg.profile == Profile::Ns3 && self.sb.is_some();
+        let fits_rwnd = ns3_sack
+            || self.snd_max + len <= self.snd_una + self.rwnd
+            || self.snd_max == self.snd_una;
         ((len == self.cfg.mss || is_tail) && fits_rwnd).then_some(len)
     }
 
@@ -681,7 +777,12 @@ impl Sender {
         let mss = self.cfg.mss;
         loop {
             let Some(sb) = self.sb.as_ref() else { return };
-            if self.w.cwnd < sb.pipe() + mss {
+            let wnd = if self.cfg.profile == Profile::Ns3 {
+                self.w.cwnd.min(self.rwnd)
+            } else {
+                self.w.cwnd
+            };
+            if wnd < sb.pipe() + mss {
                 break;
             }
             let new_len = self.next_new_segment();

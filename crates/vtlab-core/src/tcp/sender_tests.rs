@@ -473,7 +473,11 @@ fn sack_recovery_retransmits_every_hole_at_once() {
 
 #[test]
 fn prr_spreads_transmissions_over_the_recovery() {
-    let mut h = after_two_acks(with_recovery(Recovery::Sack, true));
+    // RFC 6937 PRR (linux profile); ns-3.44's variant is tested in prr.rs.
+    let mut h = after_two_acks(TcpConfig {
+        profile: Profile::Linux,
+        ..with_recovery(Recovery::Sack, true)
+    });
     h.sack(22, 2000, &[(3, 4)]);
     h.sack(23, 2000, &[(3, 5)]);
     h.sack(24, 2000, &[(3, 6)]);
@@ -498,7 +502,11 @@ fn prr_spreads_transmissions_over_the_recovery() {
 
 #[test]
 fn prr_does_not_count_sacked_data_twice_on_a_partial_ack() {
-    let mut h = after_two_acks(with_recovery(Recovery::Sack, true));
+    // RFC 6937 PRR (linux profile); ns-3.44's variant is tested in prr.rs.
+    let mut h = after_two_acks(TcpConfig {
+        profile: Profile::Linux,
+        ..with_recovery(Recovery::Sack, true)
+    });
     h.sack(22, 2000, &[(3, 4)]);
     h.sack(23, 2000, &[(3, 5)]);
     h.sack(24, 2000, &[(3, 6)]);
