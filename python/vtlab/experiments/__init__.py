@@ -23,6 +23,7 @@ __all__ = ["EXPERIMENTS", "describe", "load", "names"]
 #: Experiment name → module path.
 EXPERIMENTS: dict[str, str] = {
     "park2019": "vtlab.experiments.park2019",
+    "martignon": "vtlab.experiments.martignon",
 }
 
 
