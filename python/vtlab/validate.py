@@ -511,22 +511,13 @@ def run_grid(
     errors: list[str] = []
     if not todo:
         return 0, errors
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+    from rich.progress import Progress
+
+    from vtlab.progress import columns
 
     done_before = len(tasks) - len(todo)
     bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
+        *columns(),
         console=console,
         disable=not progress,
         transient=False,

@@ -651,3 +651,26 @@ def plot_bars(
 def version() -> str:
     """The vtlab version the runs are made with."""
     return _core.version()
+
+
+def run_campaign(
+    config: Config, name: str, run_all: Callable[[Config], tuple[Any, Any, Campaign]]
+) -> tuple[float, Path, Any, Any, Campaign, float]:
+    """The common start of every reproduction: create the output folder, run (or
+    reload) the campaign, and log the session before rendering, so a failure while
+    drawing never loses the time spent. Returns (start time, output folder, plan,
+    data, campaign, campaign wall time)."""
+    started = time.perf_counter()
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    plan, data, campaign = run_all(config)
+    key = {
+        "experiment": name,
+        "quick": config.quick,
+        "profile": config.profile,
+        "runs": campaign.runs,
+        "version": version(),
+    }
+    campaign_wall = record_session(out, key, time.perf_counter() - started, campaign.simulated)
+    config.say("rendering figures, tables and report")
+    return started, out, plan, data, campaign, campaign_wall

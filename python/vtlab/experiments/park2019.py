@@ -347,22 +347,7 @@ def run_all(config: Config) -> tuple[Plan, dict[str, Result], Campaign]:
 def reproduce(config: Config) -> Outcome:
     """Run the campaign and write every figure, table and the report into
     ``config.out``."""
-    started = time.perf_counter()
-    out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
-    plan, data, campaign = run_all(config)
-    # Logged before rendering, so a failure while drawing never loses the time spent.
-    key = {
-        "experiment": NAME,
-        "quick": config.quick,
-        "profile": config.profile,
-        "runs": campaign.runs,
-        "version": common.version(),
-    }
-    campaign_wall = common.record_session(
-        out, key, time.perf_counter() - started, campaign.simulated
-    )
-    config.say("rendering figures, tables and report")
+    started, out, plan, data, campaign, campaign_wall = common.run_campaign(config, NAME, run_all)
     files: list[Path] = []
     summaries = summarize_all(data, plan)
     files += write_tables(summaries, out, plan)
