@@ -439,6 +439,26 @@ impl Sender {
                     if segments >= 1 {
                         self.prr_update_ns3(delivered, false);
                     }
+                    // ns-3 ProcessAck (partial ACK): unless the new head was
+                    // already retransmitted, DoRetransmit() sends, whatever
+                    // cwnd allows, NextSeg() without the recovery-only rule:
+                    // the first lost segment not yet retransmitted, else new
+                    // data, else the head again.
+                    if self.sb.as_ref().is_some_and(|sb| !sb.head_retransmitted()) {
+                        let lost = self.sb.as_ref().and_then(|sb| sb.first_unsent_lost());
+                        match (lost, self.next_new_segment()) {
+                            (Some(seq), _) => {
+                                let len = self.sb.as_ref().map_or(0, |sb| sb.len_at(seq));
+                                self.transmit(now, seq, len, out);
+                            }
+                            (None, Some(len)) => {
+                                self.transmit(now, self.snd_max, len, out);
+                                self.snd_max += len;
+                                self.snd_nxt = self.snd_max;
+                            }
+                            (None, None) => self.retransmit_head(now, out),
+                        }
+                    }
                 } else if self.sb.is_some() {
                     // SACK: the scoreboard drives retransmissions; PRR sets cwnd.
                     self.prr_update(delivered);

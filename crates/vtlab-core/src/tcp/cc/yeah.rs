@@ -33,8 +33,9 @@
 //!   compared with `1/φ` in **integer** arithmetic (= 0), so any queueing
 //!   means slow mode; loss from bytes in flight, max then min:
 //!   `red = min(max(lastQ, flight/2^δ), max(flight/2, 2))`,
-//!   `ssthresh = max(flight − red·MSS, 2·MSS)` (ns-3's u32 would wrap below
-//!   zero; saturated here).
+//!   `ssthresh = max(flight − red·MSS, 2·MSS)` in uint32_t, which wraps to
+//!   ~2^32 when fewer than `red` segments are in flight (ns-3 bug, kept:
+//!   that loss then cuts nothing and cwnd, also uint32_t, wraps likewise).
 
 use super::reno::{cong_avoid_ai, cwnd_segments, ns3_congestion_avoidance, slow_start};
 use super::scalable::ns3_scalable_avoidance;
@@ -187,6 +188,9 @@ impl Yeah {
                 } else {
                     ns3_congestion_avoidance(info, w, acked);
                 }
+                // ns-3's cWnd is a uint32_t: growth from a wrapped ssthresh
+                // (see `ssthresh`) wraps around 2^32 too.
+                w.cwnd = u64::from(w.cwnd as u32);
             }
         }
     }
@@ -277,7 +281,10 @@ impl CongestionOps for Yeah {
                 } else {
                     half
                 };
-                bytes_in_flight.saturating_sub(red * mss).max(2 * mss)
+                // ns-3 computes this in uint32_t: with fewer than `red`
+                // segments in flight the difference wraps to ~2^32 (no cut).
+                let raw = (bytes_in_flight as u32).wrapping_sub((red * mss) as u32);
+                u64::from(raw.max(2 * mss as u32))
             }
         };
         self.fast_count = 0;
@@ -460,8 +467,11 @@ mod tests {
         // lastQ 10, flight 400: red = min(max(10, 50), 200) = 50 → 350 segments.
         cc.last_q = 10;
         assert_eq!(cc.ssthresh(&info(p), &w, 400_000), 350_000);
-        // Tiny flight: 1 segment − 2 would wrap in ns-3's u32; floor 2·MSS.
-        assert_eq!(cc.ssthresh(&info(p), &w, 1_000), 2_000);
+        // Tiny flight: 1 segment − 2 wraps in ns-3's uint32_t.
+        assert_eq!(cc.ssthresh(&info(p), &w, 1_000), (1u64 << 32) - 1_000);
+        // No queue estimate and nothing in flight: red 0, floor 2·MSS.
+        cc.last_q = 0;
+        assert_eq!(cc.ssthresh(&info(p), &w, 0), 2_000);
     }
 
     #[test]
