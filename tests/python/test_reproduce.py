@@ -253,15 +253,13 @@ def test_campaign_wall_time_sums_simulating_sessions(tmp_path):
     assert common.record_session(tmp_path, {"other": 1}, 3.0, 1) == 3.0
 
 
-def test_campaign_warns_about_runs_of_another_core_build(tmp_path):
-    (tmp_path / "runs").mkdir()
-    (tmp_path / "runs" / "abc-1-0.1.0.parquet").write_bytes(b"")
-    (tmp_path / "campaign.json").write_text(
-        json.dumps({"sessions": [{"core_build": "deadbeef", "simulated_runs": 3, "wall_s": 1}]})
-    )
-    lines: list[str] = []
-    campaign = common.Campaign(Config(out=tmp_path, log=lines.append), default_runs=2)
-    assert campaign.other_builds == ["deadbeef"] and campaign.runs == 2
-    assert len(lines) == 1 and "another build" in lines[0]
+def test_runs_of_another_core_build_are_never_reused(tmp_path):
+    # Store keys carry the core build: a run file of another build does not match.
+    from vtlab.sweep import Sweep
+
+    (points,) = Sweep({"preset": "v2g", "bytes": "1MB"}, seeds=[1]).points()
+    assert points.key.endswith(common.core_build()[:8])
+    campaign = common.Campaign(Config(out=tmp_path, log=[].append), default_runs=2)
+    assert campaign.runs == 2
     common.record_session(tmp_path, {"k": 1}, 1.0, 1)
     assert common.read_sessions(tmp_path)[-1]["core_build"] == common.core_build()

@@ -189,21 +189,6 @@ class Campaign:
         self.simulated = 0
         self.loaded = 0
         self.started = time.perf_counter()
-        #: Builds of the core, other than this one, that simulated runs in the store.
-        self.other_builds = sorted(
-            {
-                str(s.get("core_build"))
-                for s in read_sessions(self.store)
-                if s.get("simulated_runs", 0) > 0
-                and s.get("core_build") not in (None, core_build())
-            }
-        )
-        if self.other_builds and count_stored_runs(self.store):
-            config.say(
-                f"warning: {self.store / 'runs'} holds runs made by another build of the "
-                f"simulator core with the same version {version()}; they are reused as they "
-                "are. Delete that folder to recompute them with this build."
-            )
 
     def run(self, grid: Grid) -> Result:
         """Run (or load) every point of ``grid``; returns all its rows."""
@@ -674,3 +659,28 @@ def run_campaign(
     campaign_wall = record_session(out, key, time.perf_counter() - started, campaign.simulated)
     config.say("rendering figures, tables and report")
     return started, out, plan, data, campaign, campaign_wall
+
+
+def minutes(seconds: float) -> str:
+    """``"7 min 05 s"``-style rendering of a duration."""
+    m, sec = divmod(int(round(seconds)), 60)
+    return f"{m} min {sec:02d} s"
+
+
+def session_rows(
+    campaign_wall_s: float, wall_s: float, simulated: int, loaded: int
+) -> list[list[str]]:
+    """The rows every report's setup table ends with: campaign and invocation wall
+    times and the generation time."""
+    return [
+        [
+            "campaign wall time",
+            f"{campaign_wall_s:.1f} s ({minutes(campaign_wall_s)}), summed over the "
+            "sessions that simulated runs of this configuration",
+        ],
+        [
+            "this invocation",
+            f"{wall_s:.1f} s: {simulated} runs simulated, {loaded} loaded from the store",
+        ],
+        ["generated", _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")],
+    ]

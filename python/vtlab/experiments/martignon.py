@@ -30,7 +30,6 @@ Choices where the paper is silent or where vtlab differs (also stated in the rep
 
 from __future__ import annotations
 
-import datetime as _dt
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -498,7 +497,6 @@ def reproduce(config: Config) -> Outcome:
         s,
         comparisons,
         findings,
-        other_builds=campaign.other_builds,
         runs=campaign.runs,
         wall_s=time.perf_counter() - started,
         campaign_wall_s=campaign_wall,
@@ -1344,10 +1342,6 @@ def evaluate_findings(s: Mapping[str, Any], plan: Plan) -> list[Finding]:
 # -- the report ------------------------------------------------------------------------
 
 
-def _minutes(seconds: float) -> str:
-    return f"{seconds / 60:.1f} min"
-
-
 def build_report(
     config: Config,
     plan: Plan,
@@ -1355,7 +1349,6 @@ def build_report(
     comparisons: Sequence[Comparison],
     findings: Sequence[Finding],
     *,
-    other_builds: Sequence[str] = (),
     runs: int,
     wall_s: float,
     campaign_wall_s: float,
@@ -1379,26 +1372,11 @@ def build_report(
                     f"for every sender; the predictor's RTT signal is also run under `{alt}`",
                 ],
                 ["runs per point", f"{runs} (seeds 1–{runs}; common random numbers)"],
-                [
-                    "campaign wall time",
-                    f"{campaign_wall_s:.1f} s ({_minutes(campaign_wall_s)}), summed over the "
-                    "sessions that simulated runs of this configuration",
-                ],
-                [
-                    "this invocation",
-                    f"{wall_s:.1f} s: {simulated} runs simulated, {loaded} loaded from the store",
-                ],
-                ["generated", _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")],
+                *common.session_rows(campaign_wall_s, wall_s, simulated, loaded),
             ],
             align="ll",
         )
     )
-    if other_builds:
-        add(
-            "> **Warning:** the run store also holds runs made by other builds of the "
-            f"simulator core ({', '.join(other_builds)}) with the same version; they were "
-            "reused. Delete `runs/` and rerun to recompute everything with this build.\n"
-        )
     if config.quick:
         add(
             f"> **Quick version** (CI): {runs} runs of {plan.duration_s:g} s, PER "

@@ -25,7 +25,6 @@ Choices where the paper is silent (also stated in the report):
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import math
 import re
@@ -362,7 +361,6 @@ def reproduce(config: Config) -> Outcome:
         summaries,
         comparisons,
         findings,
-        other_builds=campaign.other_builds,
         runs=campaign.runs,
         wall_s=wall,
         campaign_wall_s=campaign_wall,
@@ -1245,7 +1243,6 @@ def build_report(
     comparisons: Sequence[Comparison],
     findings: Sequence[Finding],
     *,
-    other_builds: Sequence[str] = (),
     runs: int,
     wall_s: float,
     campaign_wall_s: float,
@@ -1279,26 +1276,11 @@ def build_report(
                     f"{runs} (seeds 1–{runs}; the paper: 6)"
                     + ("" if runs == 6 else " — not the paper's 6"),
                 ],
-                [
-                    "campaign wall time",
-                    f"{campaign_wall_s:.1f} s ({_minutes(campaign_wall_s)}), summed over the "
-                    "sessions that simulated runs of this configuration",
-                ],
-                [
-                    "this invocation",
-                    f"{wall_s:.1f} s: {simulated} runs simulated, {loaded} loaded from the store",
-                ],
-                ["generated", _dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")],
+                *common.session_rows(campaign_wall_s, wall_s, simulated, loaded),
             ],
             align="ll",
         )
     )
-    if other_builds:
-        add(
-            "> **Warning:** the run store also holds runs made by other builds of the "
-            f"simulator core ({', '.join(other_builds)}) with the same version; they were "
-            "reused. Delete `runs/` and rerun to recompute everything with this build.\n"
-        )
     if config.quick:
         add(
             "> **Quick version** (CI): "
@@ -1670,11 +1652,6 @@ def _ns3_discussion(s: Mapping[str, Any], ref: Mapping[tuple[str, float, str], f
             )
         )
     return out
-
-
-def _minutes(seconds: float) -> str:
-    m, s = divmod(int(round(seconds)), 60)
-    return f"{m} min {s:02d} s"
 
 
 def _deviation_discussion(
