@@ -440,7 +440,8 @@ def grids(plan: Plan, profile: str = "ns3", runs: int | None = None) -> dict[str
 
 #: Files every reproduction writes into its output folder.
 FIGURES = ("fig2", "fig3", "fig4", "fig5", "fig6", "fig7", "short", "westwood")
-TABLES = (
+#: Tables computed from the runs (written by :func:`write_tables`).
+DATA_TABLES = (
     "accuracy",
     "goodput_per",
     "goodput_bad",
@@ -452,9 +453,8 @@ TABLES = (
     "westwood",
     "vp",
     "buffers",
-    "findings",
-    "comparison",
 )
+TABLES = (*DATA_TABLES, "findings", "comparison")
 
 
 def expected_outputs() -> list[str]:
@@ -827,19 +827,7 @@ def _row(frame: pd.DataFrame, **labels: Any) -> pd.Series | None:
 
 def write_tables(s: Mapping[str, Any], out: Path) -> list[Path]:
     files: list[Path] = []
-    for name in (
-        "accuracy",
-        "goodput_per",
-        "goodput_bad",
-        "goodput_rtt",
-        "short",
-        "friendliness",
-        "jain",
-        "profiles",
-        "westwood",
-        "vp",
-        "buffers",
-    ):
+    for name in DATA_TABLES:
         files += common.write_table(s[name], out, name)
     return files
 
