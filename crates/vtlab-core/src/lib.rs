@@ -2,8 +2,8 @@
 //! control over the links vehicles use (power-line charging cables, 802.11,
 //! LTE).
 //!
-//! A scenario spec (JSON/TOML, see [`spec`]) is resolved into a [`Scenario`],
-//! which [`run`] simulates with a seed; the result is tables of flows and
+//! A scenario spec (JSON/TOML, see [`spec`]) is resolved into a [`Scenario`]
+//! and checked into a [`Plan`], which [`run_plan`] simulates with a seed; the result is tables of flows and
 //! links and optional sampled traces ([`metrics`]).
 
 pub mod engine;
@@ -14,23 +14,20 @@ pub mod spec;
 pub mod tcp;
 
 pub use metrics::RunResult;
-pub use sim::RunOptions;
+pub use sim::{Plan, RunOptions};
 pub use spec::{Scenario, SpecError};
 
 /// The crate version, carried by every result row.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Run a resolved scenario with `seed`.
+/// Check a resolved scenario and run it with `seed`.
 pub fn run(scenario: &Scenario, seed: u64, options: RunOptions) -> Result<RunResult, SpecError> {
-    scenario.validate()?;
-    let sim = sim::Simulation::new(scenario, seed, options);
-    if let Some(flow) = sim.unreachable_flow() {
-        return Err(SpecError::new(
-            "flows",
-            format!("flow '{flow}' has no path between its source and destination"),
-        ));
-    }
-    Ok(sim.run())
+    Ok(run_plan(&spec::plan(scenario)?, seed, options))
+}
+
+/// Run a checked plan with `seed` (see [`spec::plan`]).
+pub fn run_plan(plan: &Plan, seed: u64, options: RunOptions) -> RunResult {
+    sim::Simulation::new(plan, seed, options).run()
 }
 
 /// Resolve a spec given as JSON text and run it.

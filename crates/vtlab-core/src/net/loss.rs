@@ -20,19 +20,6 @@
 use serde::{Deserialize, Serialize};
 
 use crate::engine::{RngStream, Time};
-use crate::spec::units::Fraction;
-use crate::spec::SpecError;
-
-/// Loss-model kinds, as named in scenarios.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum LossKind {
-    #[default]
-    None,
-    Bernoulli,
-    Burst,
-    GilbertElliott,
-}
 
 /// How Gilbert-Elliott state sojourns are measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
@@ -43,34 +30,6 @@ pub enum Sojourn {
     Time,
     /// Geometrically distributed packet counts; `mean_good`/`mean_bad` in packets.
     Packets,
-}
-
-/// A loss model as written by the user. Which fields apply depends on `model`;
-/// [`LossSpec::resolve`] rejects fields that do not belong to the chosen model.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct LossSpec {
-    /// Unset: the default model of the link this spec applies to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<LossKind>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mean_loss: Option<Fraction>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub burst_start: Option<Fraction>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub burst_min: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub burst_max: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sojourn: Option<Sojourn>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mean_good: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mean_bad: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loss_good: Option<Fraction>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loss_bad: Option<Fraction>,
 }
 
 /// A validated loss model with every parameter explicit (the canonical form
@@ -96,175 +55,6 @@ pub enum LossConf {
         loss_good: f64,
         loss_bad: f64,
     },
-}
-
-const DEFAULT_BURST_MIN: u32 = 1;
-const DEFAULT_BURST_MAX: u32 = 4;
-
-impl LossSpec {
-    /// The burst model of the V2G study with the given mean loss rate.
-    pub fn burst_mean(mean_loss: f64) -> Self {
-        LossSpec {
-            model: Some(LossKind::Burst),
-            mean_loss: Some(Fraction(mean_loss)),
-            ..Default::default()
-        }
-    }
-
-    /// Validate with `none` as the default model.
-    pub fn resolve(&self, path: &str) -> Result<LossConf, SpecError> {
-        self.resolve_or(path, LossKind::None)
-    }
-
-    /// Validate against the chosen model (or `default_model` if unset);
-    /// `path` prefixes error messages.
-    pub fn resolve_or(&self, path: &str, default_model: LossKind) -> Result<LossConf, SpecError> {
-        let model = self.model.unwrap_or(default_model);
-        let field = |name: &str| format!("{path}.{name}");
-        let set: Vec<&str> = [
-            ("mean_loss", self.mean_loss.is_some()),
-            ("burst_start", self.burst_start.is_some()),
-            ("burst_min", self.burst_min.is_some()),
-            ("burst_max", self.burst_max.is_some()),
-            ("sojourn", self.sojourn.is_some()),
-            ("mean_good", self.mean_good.is_some()),
-            ("mean_bad", self.mean_bad.is_some()),
-            ("loss_good", self.loss_good.is_some()),
-            ("loss_bad", self.loss_bad.is_some()),
-        ]
-        .iter()
-        .filter(|(_, present)| *present)
-        .map(|(n, _)| *n)
-        .collect();
-        let allowed: &[&str] = match model {
-            LossKind::None => &[],
-            LossKind::Bernoulli => &["mean_loss"],
-            LossKind::Burst => &["mean_loss", "burst_start", "burst_min", "burst_max"],
-            LossKind::GilbertElliott => {
-                &["sojourn", "mean_good", "mean_bad", "loss_good", "loss_bad"]
-            }
-        };
-        let model_name = serde_json::to_value(model)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default();
-        if let Some(bad) = set.iter().find(|n| !allowed.contains(n)) {
-            // A zero mean loss on the `none` model is harmless (the CLI's --loss 0).
-            let zero_loss_on_none = model == LossKind::None
-                && *bad == "mean_loss"
-                && self.mean_loss.map(|f| f.0) == Some(0.0)
-                && set.len() == 1;
-            if !zero_loss_on_none {
-                let list = if allowed.is_empty() {
-                    "none".to_string()
-                } else {
-                    allowed.join(", ")
-                };
-                return Err(SpecError::new(
-                    field(bad),
-                    format!(
-                        "not a parameter of loss model '{model_name}' (its parameters: {list})"
-                    ),
-                ));
-            }
-        }
-        let prob = |name: &str, v: Option<Fraction>, default: f64, upper_open: bool| {
-            let x = v.map(|f| f.0).unwrap_or(default);
-            let ok = x >= 0.0 && if upper_open { x < 1.0 } else { x <= 1.0 };
-            if ok {
-                Ok(x)
-            } else {
-                let range = if upper_open { "[0, 1)" } else { "[0, 1]" };
-                Err(SpecError::new(
-                    field(name),
-                    format!("{x} is outside {range} (write 0.05 or \"5%\")"),
-                ))
-            }
-        };
-        Ok(match model {
-            LossKind::None => LossConf::None,
-            LossKind::Bernoulli => LossConf::Bernoulli {
-                mean_loss: prob("mean_loss", self.mean_loss, 0.0, true)?,
-            },
-            LossKind::Burst => {
-                let burst_min = self.burst_min.unwrap_or(DEFAULT_BURST_MIN);
-                let burst_max = self.burst_max.unwrap_or(DEFAULT_BURST_MAX);
-                if burst_max < burst_min || burst_max == 0 {
-                    return Err(SpecError::new(
-                        field("burst_max"),
-                        format!("{burst_max} must be ≥ burst_min ({burst_min}) and ≥ 1"),
-                    ));
-                }
-                if burst_max > 10_000 {
-                    return Err(SpecError::new(
-                        field("burst_max"),
-                        format!("{burst_max} is outside [1, 10000]"),
-                    ));
-                }
-                let sizes = UniformSizes::new(burst_min, burst_max);
-                let burst_start = match (self.mean_loss, self.burst_start) {
-                    (Some(_), Some(_)) => {
-                        return Err(SpecError::new(
-                            field("burst_start"),
-                            "give either mean_loss or burst_start, not both".to_string(),
-                        ))
-                    }
-                    (None, Some(_)) => prob("burst_start", self.burst_start, 0.0, false)?,
-                    (m, None) => {
-                        let l = prob("mean_loss", m, 0.0, true)?;
-                        let max_l = sizes.mean_loss(1.0);
-                        if l >= max_l {
-                            return Err(SpecError::new(
-                                field("mean_loss"),
-                                format!(
-                                    "{l} is not reachable with burst sizes {burst_min}..{burst_max} \
-                                     (the mean loss must be below {max_l})"
-                                ),
-                            ));
-                        }
-                        sizes.start_prob_for_mean_loss(l)
-                    }
-                };
-                LossConf::Burst {
-                    burst_start,
-                    burst_min,
-                    burst_max,
-                    mean_loss: sizes.mean_loss(burst_start),
-                }
-            }
-            LossKind::GilbertElliott => {
-                let sojourn = self.sojourn.unwrap_or_default();
-                let min_mean = match sojourn {
-                    Sojourn::Time => 0.0,
-                    Sojourn::Packets => 1.0,
-                };
-                let mean = |name: &str, v: Option<f64>| -> Result<f64, SpecError> {
-                    let x = v.ok_or_else(|| {
-                        SpecError::new(field(name), "required for model 'gilbert-elliott'".into())
-                    })?;
-                    if x.is_finite() && x > min_mean || (min_mean > 0.0 && x == min_mean) {
-                        Ok(x)
-                    } else {
-                        let unit = match sojourn {
-                            Sojourn::Time => "seconds, > 0",
-                            Sojourn::Packets => "packets, ≥ 1",
-                        };
-                        Err(SpecError::new(
-                            field(name),
-                            format!("{x} is not a valid mean sojourn ({unit})"),
-                        ))
-                    }
-                };
-                LossConf::GilbertElliott {
-                    sojourn,
-                    mean_good: mean("mean_good", self.mean_good)?,
-                    mean_bad: mean("mean_bad", self.mean_bad)?,
-                    loss_good: prob("loss_good", self.loss_good, 0.0, false)?,
-                    loss_bad: prob("loss_bad", self.loss_bad, 1.0, false)?,
-                }
-            }
-        })
-    }
 }
 
 /// Burst sizes uniform on `min..=max`.
@@ -516,11 +306,18 @@ mod tests {
     use super::*;
     use crate::engine::Duration;
 
-    fn model(spec: LossSpec, seed: u64) -> LossModel {
-        LossModel::new(
-            &spec.resolve("loss").unwrap(),
-            RngStream::for_component(seed, "t"),
-        )
+    fn model(conf: LossConf, seed: u64) -> LossModel {
+        LossModel::new(&conf, RngStream::for_component(seed, "t"))
+    }
+
+    /// The V2G study's burst model (sizes 1..=4) with mean loss rate `l`.
+    fn burst_mean(l: f64) -> LossConf {
+        LossConf::Burst {
+            burst_start: burst_start_for_mean_loss(l, 1, 4),
+            burst_min: 1,
+            burst_max: 4,
+            mean_loss: l,
+        }
     }
 
     /// Loss fraction and mean burst (run) length over n packets spaced `gap` apart.
@@ -557,7 +354,7 @@ mod tests {
     #[test]
     fn burst_mean_loss_over_a_million_packets() {
         for target in [0.0025, 0.01, 0.05] {
-            let mut m = model(LossSpec::burst_mean(target), 11);
+            let mut m = model(burst_mean(target), 11);
             let (l, _) = measure(&mut m, 1_000_000, Duration(1));
             assert!(
                 (l - target).abs() < 0.05 * target + 2e-4,
@@ -570,7 +367,7 @@ mod tests {
     fn burst_run_length_is_about_two_and_a_half() {
         // With restarts inside bursts, runs are slightly longer than E[S] = 2.5
         // (an overlapping restart extends the run).
-        let mut m = model(LossSpec::burst_mean(0.01), 5);
+        let mut m = model(burst_mean(0.01), 5);
         let (_, run) = measure(&mut m, 1_000_000, Duration(1));
         assert!((2.4..2.7).contains(&run), "{run}");
     }
@@ -606,13 +403,12 @@ mod tests {
     fn real_burst_model_follows_the_scripted_machine() {
         // Replay the same stream by hand and compare decision by decision.
         let mut m = LossModel::new(
-            &LossSpec {
-                model: Some(LossKind::Burst),
-                burst_start: Some(Fraction(0.2)),
-                ..Default::default()
-            }
-            .resolve("loss")
-            .unwrap(),
+            &LossConf::Burst {
+                burst_start: 0.2,
+                burst_min: 1,
+                burst_max: 4,
+                mean_loss: burst_mean_loss(0.2, 1, 4),
+            },
             RngStream::for_component(9, "s"),
         );
         let mut rng = RngStream::for_component(9, "s");
@@ -634,11 +430,7 @@ mod tests {
 
     #[test]
     fn bernoulli_mean_and_runs() {
-        let spec = LossSpec {
-            model: Some(LossKind::Bernoulli),
-            mean_loss: Some(Fraction(0.02)),
-            ..Default::default()
-        };
+        let spec = LossConf::Bernoulli { mean_loss: 0.02 };
         let (l, run) = measure(&mut model(spec, 3), 1_000_000, Duration(1));
         assert!((l - 0.02).abs() < 0.001, "{l}");
         assert!((run - 1.0 / 0.98).abs() < 0.01, "{run}");
@@ -647,12 +439,12 @@ mod tests {
     #[test]
     fn gilbert_elliott_time_sojourns() {
         // Good 1 s without loss, Bad 0.05 s with PER 0.5: L = 0.05/1.05 × 0.5.
-        let spec = LossSpec {
-            model: Some(LossKind::GilbertElliott),
-            mean_good: Some(1.0),
-            mean_bad: Some(0.05),
-            loss_bad: Some(Fraction(0.5)),
-            ..Default::default()
+        let spec = LossConf::GilbertElliott {
+            sojourn: Sojourn::Time,
+            mean_good: 1.0,
+            mean_bad: 0.05,
+            loss_good: 0.0,
+            loss_bad: 0.5,
         };
         let (l, _) = measure(&mut model(spec, 4), 2_000_000, Duration::from_micros(500));
         let expected = 0.05 / 1.05 * 0.5;
@@ -662,45 +454,15 @@ mod tests {
     #[test]
     fn gilbert_elliott_packet_sojourns() {
         // Good 99 packets, Bad 1 packet with certain loss: L = 1/100, runs of ~1.
-        let spec = LossSpec {
-            model: Some(LossKind::GilbertElliott),
-            sojourn: Some(Sojourn::Packets),
-            mean_good: Some(99.0),
-            mean_bad: Some(4.0),
-            ..Default::default()
+        let spec = LossConf::GilbertElliott {
+            sojourn: Sojourn::Packets,
+            mean_good: 99.0,
+            mean_bad: 4.0,
+            loss_good: 0.0,
+            loss_bad: 1.0,
         };
         let (l, run) = measure(&mut model(spec, 4), 1_000_000, Duration(1));
         assert!((l - 4.0 / 103.0).abs() < 0.003, "{l}");
         assert!((run - 4.0).abs() < 0.3, "{run}");
-    }
-
-    #[test]
-    fn spec_errors_name_the_field() {
-        let e = LossSpec::burst_mean(1.5).resolve("loss").unwrap_err();
-        assert_eq!(e.path, "loss.mean_loss");
-        assert!(e.message.contains("outside [0, 1)"));
-        let e = LossSpec {
-            model: Some(LossKind::Bernoulli),
-            burst_min: Some(2),
-            ..Default::default()
-        }
-        .resolve("plc.loss")
-        .unwrap_err();
-        assert_eq!(e.path, "plc.loss.burst_min");
-        assert!(e.message.contains("its parameters: mean_loss"));
-        let e = LossSpec {
-            model: Some(LossKind::GilbertElliott),
-            ..Default::default()
-        }
-        .resolve("l")
-        .unwrap_err();
-        assert_eq!(e.path, "l.mean_good");
-        // Zero mean loss on the lossless model is accepted (the CLI's --loss 0).
-        let none_zero = LossSpec {
-            model: Some(LossKind::None),
-            mean_loss: Some(Fraction(0.0)),
-            ..Default::default()
-        };
-        assert_eq!(none_zero.resolve("l").unwrap(), LossConf::None);
     }
 }

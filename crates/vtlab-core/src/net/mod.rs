@@ -5,5 +5,5 @@ pub mod loss;
 mod packet;
 
 pub use link::{LinkDir, LinkDirStats, LinkParams};
-pub use loss::{LossConf, LossKind, LossModel, LossSpec, Sojourn};
+pub use loss::{LossConf, LossModel, Sojourn};
 pub use packet::{NodeId, Packet, PacketKind, IP_HEADER_BYTES, MAX_SACK_BLOCKS};

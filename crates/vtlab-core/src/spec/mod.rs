@@ -5,7 +5,10 @@
 //! `"custom"` (explicit nodes, links and flows) or a named preset such as
 //! `"v2g"`. Every error names the field path and the allowed values.
 
+pub mod loss;
+mod plan;
 mod station;
+pub mod tcp;
 pub mod units;
 mod v2g;
 mod wired_wireless;
@@ -16,8 +19,11 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::fmt;
 
-use crate::net::{LossConf, LossKind, LossSpec};
-use crate::tcp::{TcpConfig, TcpSpec};
+use crate::net::LossConf;
+use crate::tcp::TcpConfig;
+pub use loss::{LossKind, LossSpec};
+pub use plan::{plan, MAX_TIME_NS, RATE_RANGE_BPS};
+pub use tcp::TcpSpec;
 use units::{Bytes, Dur, Rate};
 
 pub use station::StationSpec;

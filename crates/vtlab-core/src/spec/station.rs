@@ -19,8 +19,7 @@ use serde::Deserialize;
 
 use super::units::{Bytes, Dur, Rate};
 use super::{transfer_size, FlowConf, LinkTemplate, Scenario, SpecError};
-use crate::net::{LossKind, LossSpec};
-use crate::tcp::TcpSpec;
+use super::{LossKind, LossSpec, TcpSpec};
 
 /// Rate of the access hop between a segment and a vehicle: fast enough never
 /// to be a bottleneck (the segment is).

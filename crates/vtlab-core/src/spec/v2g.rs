@@ -13,8 +13,7 @@ use serde::Deserialize;
 
 use super::units::{Bytes, Dur, Rate};
 use super::{transfer_size, FlowConf, LinkTemplate, Scenario, SpecError};
-use crate::net::{LossKind, LossSpec};
-use crate::tcp::TcpSpec;
+use super::{LossKind, LossSpec, TcpSpec};
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -18,8 +18,7 @@ use serde::Deserialize;
 
 use super::units::{Bytes, Dur, Rate};
 use super::{merge_tcp, transfer_size, FlowConf, LinkTemplate, Scenario, SpecError};
-use crate::net::{LossKind, LossSpec};
-use crate::tcp::TcpSpec;
+use super::{LossKind, LossSpec, TcpSpec};
 
 /// A group of identical flows.
 #[derive(Clone, Debug, Default, Deserialize)]

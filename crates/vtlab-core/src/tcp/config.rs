@@ -1,5 +1,5 @@
-//! TCP stack settings: the user's view ([`TcpSpec`], every field optional)
-//! and the resolved configuration ([`TcpConfig`], every field explicit).
+//! Resolved TCP stack settings ([`TcpConfig`], every field explicit; the
+//! user's view with optional fields is `spec::TcpSpec`).
 //!
 //! Defaults are ns-3.44's TCP defaults where the V2G study depends on them
 //! (initial window 10, delayed ACK every 2 segments / 200 ms, minimum RTO 1 s,
@@ -8,9 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::spec::units::{Bytes, Dur};
-use crate::spec::SpecError;
-use crate::tcp::cc::{self, Params, Profile};
+use crate::tcp::cc::{Params, Profile};
 
 /// Loss recovery: how the sender reacts to duplicate ACKs (cc-spec §1.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
@@ -29,44 +27,6 @@ pub enum Recovery {
 
 impl Recovery {
     pub const NAMES: &'static str = "tahoe, reno, newreno, sack";
-}
-
-/// TCP settings as written in a scenario; unset fields take the defaults.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct TcpSpec {
-    /// Implementation profile: `ns3` (default) or `linux`. It sets the stack
-    /// defaults below and the controller's behaviour where the two differ.
-    pub profile: Option<Profile>,
-    /// Congestion control, by registry name.
-    pub cc: Option<String>,
-    /// Parameters of the congestion control, by name.
-    pub cc_params: Option<Params>,
-    /// Loss recovery: tahoe, reno, newreno or sack (default sack, as ns-3 and Linux).
-    pub recovery: Option<Recovery>,
-    /// Proportional Rate Reduction during SACK recovery (default on, as ns-3 and Linux).
-    pub prr: Option<bool>,
-    /// Maximum segment size (payload bytes).
-    pub mss: Option<Bytes>,
-    /// TCP + IP header bytes (without options) added to each segment's payload.
-    pub header_bytes: Option<Bytes>,
-    pub send_buffer: Option<Bytes>,
-    pub recv_buffer: Option<Bytes>,
-    /// Initial congestion window, in segments.
-    pub initial_cwnd: Option<u32>,
-    /// Initial slow-start threshold; unset means unlimited.
-    pub initial_ssthresh: Option<Bytes>,
-    pub dupack_threshold: Option<u32>,
-    pub limited_transmit: Option<bool>,
-    pub timestamps: Option<bool>,
-    pub rto_initial: Option<Dur>,
-    pub rto_min: Option<Dur>,
-    pub rto_max: Option<Dur>,
-    pub clock_granularity: Option<Dur>,
-    pub syn_timeout: Option<Dur>,
-    pub delayed_ack: Option<bool>,
-    pub delayed_ack_count: Option<u32>,
-    pub delayed_ack_timeout: Option<Dur>,
 }
 
 /// Resolved TCP settings (base units: bytes, nanoseconds).
@@ -185,185 +145,5 @@ impl TcpConfig {
                 ..base
             },
         }
-    }
-}
-
-fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
-    path: &str,
-    v: T,
-    lo: T,
-    hi: T,
-    unit: &str,
-) -> Result<T, SpecError> {
-    if v < lo || v > hi {
-        Err(SpecError::new(
-            path.to_string(),
-            format!("{v} is outside [{lo}, {hi}]{unit}"),
-        ))
-    } else {
-        Ok(v)
-    }
-}
-
-impl TcpSpec {
-    /// Fill unset fields from defaults and check every range.
-    pub fn resolve(&self, path: &str) -> Result<TcpConfig, SpecError> {
-        let profile = self.profile.unwrap_or_default();
-        let d = TcpConfig::defaults(profile);
-        let f = |name: &str| format!("{path}.{name}");
-        let cc = self.cc.clone().unwrap_or(d.cc);
-        let Some(desc) = cc::lookup(&cc) else {
-            return Err(SpecError::new(
-                f("cc"),
-                format!(
-                    "unknown congestion control '{cc}' (allowed: {})",
-                    cc::names().join(", ")
-                ),
-            ));
-        };
-        let conflict = |field: &str, implied: String| {
-            SpecError::new(
-                f(field),
-                format!("'{cc}' means {field} = {implied}; drop this setting or choose another cc"),
-            )
-        };
-        let delayed_ack = match (desc.implies.delayed_ack, self.delayed_ack) {
-            (Some(implied), Some(given)) if implied != given => {
-                return Err(conflict("delayed_ack", implied.to_string()))
-            }
-            (Some(implied), _) => implied,
-            (None, given) => given.unwrap_or(d.delayed_ack),
-        };
-        let recovery = match (desc.implies.recovery, self.recovery) {
-            (Some(implied), Some(given)) if implied != given => {
-                return Err(conflict("recovery", format!("{implied:?}").to_lowercase()))
-            }
-            (Some(implied), _) => implied,
-            (None, given) => given.unwrap_or(d.recovery),
-        };
-        let cc_params = self.cc_params.clone().unwrap_or_default();
-        let prr = match (recovery, self.prr) {
-            (Recovery::Sack, p) => p.unwrap_or(d.prr),
-            (_, None | Some(false)) => false,
-            (_, Some(true)) => {
-                return Err(SpecError::new(
-                    f("prr"),
-                    "Proportional Rate Reduction applies to recovery 'sack' only".into(),
-                ))
-            }
-        };
-        cc::validate_params(desc, &cc_params)
-            .map_err(|(name, msg)| SpecError::new(format!("{}.{name}", f("cc_params")), msg))?;
-        let mss = in_range(
-            &f("mss"),
-            self.mss.map_or(d.mss, |b| b.0),
-            1,
-            65_495,
-            " bytes",
-        )?;
-        let header_bytes = in_range(
-            &f("header_bytes"),
-            self.header_bytes.map_or(d.header_bytes, |b| b.0),
-            20,
-            1_000,
-            " bytes (at least the 20 B IP header)",
-        )?;
-        let send_buffer = in_range(
-            &f("send_buffer"),
-            self.send_buffer.map_or(d.send_buffer, |b| b.0),
-            mss,
-            1 << 40,
-            " bytes (at least one MSS)",
-        )?;
-        let recv_buffer = in_range(
-            &f("recv_buffer"),
-            self.recv_buffer.map_or(d.recv_buffer, |b| b.0),
-            mss,
-            1 << 40,
-            " bytes (at least one MSS)",
-        )?;
-        let initial_cwnd = in_range(
-            &f("initial_cwnd"),
-            self.initial_cwnd.unwrap_or(d.initial_cwnd),
-            1,
-            1_000_000,
-            " segments",
-        )?;
-        let initial_ssthresh = match self.initial_ssthresh {
-            None => None,
-            Some(b) => Some(in_range(
-                &f("initial_ssthresh"),
-                b.0,
-                2 * mss,
-                u64::MAX,
-                " bytes (at least 2 MSS)",
-            )?),
-        };
-        let dupack_threshold = in_range(
-            &f("dupack_threshold"),
-            self.dupack_threshold.unwrap_or(d.dupack_threshold),
-            1,
-            1_000,
-            "",
-        )?;
-        let ns = |name: &str, v: Option<Dur>, default: u64, lo: u64| -> Result<u64, SpecError> {
-            let x = v.map_or(default, |d| d.0);
-            if x < lo {
-                Err(SpecError::new(
-                    f(name),
-                    format!("{x} ns is below the minimum of {lo} ns"),
-                ))
-            } else {
-                Ok(x)
-            }
-        };
-        let rto_min_ns = ns("rto_min", self.rto_min, d.rto_min_ns, 0)?;
-        let rto_max_ns = ns("rto_max", self.rto_max, d.rto_max_ns, 1)?;
-        if rto_max_ns < rto_min_ns {
-            return Err(SpecError::new(
-                f("rto_max"),
-                format!("{rto_max_ns} ns is below rto_min ({rto_min_ns} ns)"),
-            ));
-        }
-        Ok(TcpConfig {
-            profile,
-            cc,
-            cc_params,
-            recovery,
-            prr,
-            mss,
-            header_bytes,
-            send_buffer,
-            recv_buffer,
-            initial_cwnd,
-            initial_ssthresh,
-            dupack_threshold,
-            limited_transmit: self.limited_transmit.unwrap_or(d.limited_transmit),
-            timestamps: self.timestamps.unwrap_or(d.timestamps),
-            rto_initial_ns: ns("rto_initial", self.rto_initial, d.rto_initial_ns, 1)?,
-            rto_min_ns,
-            rto_max_ns,
-            clock_granularity_ns: ns(
-                "clock_granularity",
-                self.clock_granularity,
-                d.clock_granularity_ns,
-                0,
-            )?,
-            syn_timeout_ns: ns("syn_timeout", self.syn_timeout, d.syn_timeout_ns, 1)?,
-            delayed_ack,
-            delayed_ack_count: in_range(
-                &f("delayed_ack_count"),
-                self.delayed_ack_count.unwrap_or(d.delayed_ack_count),
-                1,
-                1_000,
-                " segments",
-            )?,
-            delayed_ack_timeout_ns: ns(
-                "delayed_ack_timeout",
-                self.delayed_ack_timeout,
-                d.delayed_ack_timeout_ns,
-                1,
-            )?,
-        })
     }
 }

@@ -9,7 +9,7 @@ mod rtt;
 mod scoreboard;
 mod sender;
 
-pub use config::{Recovery, TcpConfig, TcpSpec};
+pub use config::{Recovery, TcpConfig};
 pub use receiver::{Receiver, ReceiverStats};
 pub use rtt::RttEstimator;
 pub use sender::{CaState, Sender, SenderStats};

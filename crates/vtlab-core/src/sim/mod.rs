@@ -5,16 +5,17 @@
 //! timer that is pushed later (the RTO restarted on every ACK) is not
 //! rescheduled; when its stale event fires it re-arms at the new deadline.
 
-use std::collections::VecDeque;
+pub mod plan;
+
 use std::time::Instant;
 
 use crate::engine::{Duration, RngStream, Scheduler, Time};
 use crate::metrics::{FlowResult, LinkResult, RunResult, Trace};
 use crate::net::link::{Arrival, Enqueued};
-use crate::net::{LinkDir, LinkParams, LossModel, NodeId, Packet, PacketKind};
-use crate::spec::Scenario;
-use crate::tcp::cc::{self, LossCause};
+use crate::net::{LinkDir, LossModel, NodeId, Packet, PacketKind};
+use crate::tcp::cc::LossCause;
 use crate::tcp::{Receiver, Sender};
+pub use plan::Plan;
 
 #[derive(Clone, Copy, Debug)]
 enum Event {
@@ -28,7 +29,7 @@ enum Event {
 
 struct Flow {
     name: String,
-    cc: String,
+    cc: &'static str,
     profile: &'static str,
     recovery: &'static str,
     src: NodeId,
@@ -73,58 +74,46 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    /// Build a run of a validated scenario with `seed`.
-    pub fn new(scenario: &Scenario, seed: u64, options: RunOptions) -> Self {
-        let node_index =
-            |n: &str| NodeId(scenario.nodes.iter().position(|x| x == n).unwrap_or(0) as u32);
-        let mut links = Vec::with_capacity(scenario.links.len() * 2);
-        let mut link_names = Vec::new();
-        for l in &scenario.links {
-            let params = LinkParams {
-                rate_bps: l.rate_bps,
-                delay: Duration(l.delay_ns),
-                queue_packets: l.queue_packets,
-                framing_bytes: l.framing_bytes,
-                mtu_bytes: l.mtu_bytes,
-            };
-            for (from, to, loss) in [(&l.a, &l.b, &l.loss_ab), (&l.b, &l.a, &l.loss_ba)] {
-                let label = format!("loss/{}/{}->{}", l.name, from, to);
-                let model = LossModel::new(loss, RngStream::for_component(seed, &label));
-                links.push(LinkDir::new(
-                    l.name.clone(),
-                    node_index(from),
-                    node_index(to),
-                    params.clone(),
-                    model,
-                ));
-                link_names.push((l.name.clone(), format!("{from}->{to}")));
-            }
+    /// Build a run of a checked plan with `seed`.
+    pub fn new(plan: &Plan, seed: u64, options: RunOptions) -> Self {
+        let mut links = Vec::with_capacity(plan.links.len() * 2);
+        let mut link_names = Vec::with_capacity(plan.links.len() * 2);
+        for (l, from, to) in plan.directions() {
+            let (from_name, to_name) = (&plan.nodes[from.0 as usize], &plan.nodes[to.0 as usize]);
+            let loss = if from == l.a { &l.loss_ab } else { &l.loss_ba };
+            let label = format!("loss/{}/{}->{}", l.name, from_name, to_name);
+            let model = LossModel::new(loss, RngStream::for_component(seed, &label));
+            links.push(LinkDir::new(
+                l.name.clone(),
+                from,
+                to,
+                l.params.clone(),
+                model,
+            ));
+            link_names.push((l.name.clone(), format!("{from_name}->{to_name}")));
         }
-        let routes = shortest_path_routes(scenario.nodes.len(), &links);
-        let flows = scenario
+        let flows = plan
             .flows
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let (src, dst) = (node_index(&f.src), node_index(&f.dst));
-                let desc = cc::lookup(&f.tcp.cc).unwrap_or(&cc::REGISTRY[0]);
                 let sender = Sender::new(
                     f.tcp.clone(),
-                    desc.build(&f.tcp.cc_params, f.tcp.profile),
+                    f.cc.build(&f.tcp.cc_params, f.tcp.profile),
                     i as u32,
-                    dst,
+                    f.dst,
                     f.bytes,
                 );
-                let receiver = Receiver::new(&f.tcp, i as u32, src, f.bytes);
+                let receiver = Receiver::new(&f.tcp, i as u32, f.src, f.bytes);
                 Flow {
                     name: f.name.clone(),
-                    cc: f.tcp.cc.clone(),
+                    cc: f.cc.name,
                     profile: f.tcp.profile.as_str(),
                     recovery: f.tcp.recovery_name(),
-                    src,
-                    dst,
+                    src: f.src,
+                    dst: f.dst,
                     bytes: f.bytes,
-                    start: Time(f.start_ns),
+                    start: f.start,
                     sender,
                     receiver,
                     sender_timer_at: None,
@@ -132,8 +121,8 @@ impl Simulation {
                     drops_link_error: 0,
                     drops_queue: 0,
                     done: false,
-                    mtu_forward: path_mtu(&routes, &links, src, dst),
-                    mtu_reverse: path_mtu(&routes, &links, dst, src),
+                    mtu_forward: path_mtu(plan, &links, f.src, f.dst),
+                    mtu_reverse: path_mtu(plan, &links, f.dst, f.src),
                     reassembly: [Reassembly::default(); 2],
                 }
             })
@@ -142,39 +131,17 @@ impl Simulation {
             sched: Scheduler::new(),
             links,
             link_names,
-            routes,
+            routes: plan.routes.clone(),
             remaining: flows.len(),
             flows,
             out: Vec::with_capacity(64),
             trace: options.trace.then(Trace::default),
-            trace_interval: Duration(scenario.trace_interval_ns),
-            stop: scenario.stop_ns.map(Time),
+            trace_interval: plan.trace_interval,
+            stop: plan.stop,
             packets: 0,
-            hash: scenario.hash(),
+            hash: plan.hash.clone(),
             seed,
         }
-    }
-
-    /// Whether every flow can reach its destination.
-    pub fn unreachable_flow(&self) -> Option<&str> {
-        self.flows
-            .iter()
-            .find(|f| !self.reachable(f.src, f.dst) || !self.reachable(f.dst, f.src))
-            .map(|f| f.name.as_str())
-    }
-
-    fn reachable(&self, from: NodeId, to: NodeId) -> bool {
-        let mut node = from;
-        for _ in 0..=self.routes.len() {
-            if node == to {
-                return true;
-            }
-            match self.routes[node.0 as usize][to.0 as usize] {
-                Some(d) => node = self.links[d as usize].to,
-                None => return false,
-            }
-        }
-        false
     }
 
     /// Run to completion (every flow done) or to the stop time.
@@ -378,7 +345,7 @@ impl Simulation {
                 let secs = elapsed.as_secs_f64();
                 FlowResult {
                     flow: f.name.clone(),
-                    cc: f.cc.clone(),
+                    cc: f.cc.to_string(),
                     profile: f.profile,
                     recovery: f.recovery,
                     bytes: f.bytes,
@@ -486,46 +453,14 @@ impl Reassembly {
 
 /// Smallest MTU along the route from `from` to `to`. Packets are fragmented
 /// once, at their source, to fit it (routers do not refragment).
-fn path_mtu(routes: &[Vec<Option<u32>>], links: &[LinkDir], from: NodeId, to: NodeId) -> u32 {
-    let mut mtu = u32::MAX;
-    let mut node = from;
-    for _ in 0..routes.len() {
-        if node == to {
-            break;
-        }
-        match routes[node.0 as usize][to.0 as usize] {
-            Some(d) => {
-                let l = &links[d as usize];
-                mtu = mtu.min(l.params.mtu_bytes);
-                node = l.to;
-            }
-            None => break,
-        }
-    }
-    mtu
-}
-
-/// Next-hop table by breadth-first search from every destination over reversed
-/// links: fewest hops, ties broken by link order (deterministic).
-fn shortest_path_routes(n_nodes: usize, links: &[LinkDir]) -> Vec<Vec<Option<u32>>> {
-    let mut routes = vec![vec![None; n_nodes]; n_nodes];
-    for dst in 0..n_nodes {
-        let mut seen = vec![false; n_nodes];
-        seen[dst] = true;
-        let mut queue = VecDeque::from([dst]);
-        while let Some(v) = queue.pop_front() {
-            // Every link direction u→v gives u a route to dst through it.
-            for (d, l) in links.iter().enumerate() {
-                let (u, to) = (l.from.0 as usize, l.to.0 as usize);
-                if to == v && !seen[u] {
-                    seen[u] = true;
-                    routes[u][dst] = Some(d as u32);
-                    queue.push_back(u);
-                }
-            }
-        }
-    }
-    routes
+fn path_mtu(plan: &Plan, links: &[LinkDir], from: NodeId, to: NodeId) -> u32 {
+    let dirs: Vec<(NodeId, NodeId)> = links.iter().map(|l| (l.from, l.to)).collect();
+    plan::path(&plan.routes, &dirs, from, to)
+        .unwrap_or_default()
+        .iter()
+        .map(|&d| links[d as usize].params.mtu_bytes)
+        .min()
+        .unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]

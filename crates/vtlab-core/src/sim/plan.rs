@@ -1,0 +1,118 @@
+//! The plan: what the simulation runs, fully resolved and checked.
+//!
+//! A [`Plan`] is built only by [`crate::spec::plan`] from a resolved
+//! [`crate::spec::Scenario`]; its fields are private to the crate, so the
+//! engine cannot be handed anything that skipped the checks. Every name is
+//! looked up once here (nodes become indices, congestion controls become
+//! registry descriptors, routes are computed), so nothing downstream can fall
+//! back silently on a default.
+
+use crate::engine::{Duration, Time};
+use crate::net::{LinkParams, LossConf, NodeId};
+use crate::tcp::cc::CcDescriptor;
+use crate::tcp::TcpConfig;
+
+/// One point-to-point link, both directions, with node indices.
+#[derive(Clone, Debug)]
+pub struct PlannedLink {
+    pub(crate) name: String,
+    pub(crate) a: NodeId,
+    pub(crate) b: NodeId,
+    pub(crate) params: LinkParams,
+    /// Loss at the receiving end of a→b and of b→a.
+    pub(crate) loss_ab: LossConf,
+    pub(crate) loss_ba: LossConf,
+}
+
+/// One bulk transfer with its endpoints and congestion control looked up.
+#[derive(Clone)]
+pub struct PlannedFlow {
+    pub(crate) name: String,
+    pub(crate) src: NodeId,
+    pub(crate) dst: NodeId,
+    pub(crate) bytes: u64,
+    pub(crate) start: Time,
+    pub(crate) tcp: TcpConfig,
+    pub(crate) cc: &'static CcDescriptor,
+}
+
+/// A checked, engine-ready scenario.
+#[derive(Clone)]
+pub struct Plan {
+    pub(crate) hash: String,
+    pub(crate) nodes: Vec<String>,
+    pub(crate) links: Vec<PlannedLink>,
+    pub(crate) flows: Vec<PlannedFlow>,
+    /// `routes[node][dst]`: the link direction leaving `node` toward `dst`
+    /// (direction `2·i` is link i's a→b, `2·i + 1` its b→a).
+    pub(crate) routes: Vec<Vec<Option<u32>>>,
+    pub(crate) stop: Option<Time>,
+    pub(crate) trace_interval: Duration,
+}
+
+impl Plan {
+    /// The scenario hash every result row carries.
+    pub fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// Node names, by index.
+    pub fn nodes(&self) -> &[String] {
+        &self.nodes
+    }
+
+    /// The link directions as (link name, from node, to node), in direction
+    /// order.
+    pub(crate) fn directions(&self) -> impl Iterator<Item = (&PlannedLink, NodeId, NodeId)> {
+        self.links
+            .iter()
+            .flat_map(|l| [(l, l.a, l.b), (l, l.b, l.a)])
+    }
+}
+
+/// Next-hop table by breadth-first search from every destination over reversed
+/// link directions: fewest hops, ties broken by direction order (deterministic).
+/// `dirs[d]` is direction d's (from, to).
+pub(crate) fn shortest_path_routes(
+    n_nodes: usize,
+    dirs: &[(NodeId, NodeId)],
+) -> Vec<Vec<Option<u32>>> {
+    let mut routes = vec![vec![None; n_nodes]; n_nodes];
+    for dst in 0..n_nodes {
+        let mut seen = vec![false; n_nodes];
+        seen[dst] = true;
+        let mut queue = std::collections::VecDeque::from([dst]);
+        while let Some(v) = queue.pop_front() {
+            // Every direction u→v gives u a route to dst through it.
+            for (d, (from, to)) in dirs.iter().enumerate() {
+                let (u, to) = (from.0 as usize, to.0 as usize);
+                if to == v && !seen[u] {
+                    seen[u] = true;
+                    routes[u][dst] = Some(d as u32);
+                    queue.push_back(u);
+                }
+            }
+        }
+    }
+    routes
+}
+
+/// The hops from `from` to `to` (link directions), or `None` if unreachable.
+pub(crate) fn path(
+    routes: &[Vec<Option<u32>>],
+    dirs: &[(NodeId, NodeId)],
+    from: NodeId,
+    to: NodeId,
+) -> Option<Vec<u32>> {
+    let mut hops = Vec::new();
+    let mut node = from;
+    while node != to {
+        let d = routes[node.0 as usize][to.0 as usize]?;
+        hops.push(d);
+        node = dirs[d as usize].1;
+        if hops.len() > routes.len() {
+            return None;
+        }
+    }
+    Some(hops)
+}

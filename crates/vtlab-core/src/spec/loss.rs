@@ -1,0 +1,305 @@
+//! Loss models as users write them ([`LossSpec`]), resolved into the
+//! explicit [`LossConf`] the network layer runs.
+
+use serde::{Deserialize, Serialize};
+
+use super::units::Fraction;
+use super::SpecError;
+use crate::net::loss::{burst_mean_loss, burst_start_for_mean_loss};
+use crate::net::{LossConf, Sojourn};
+
+/// Loss-model kinds, as named in scenarios.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossKind {
+    #[default]
+    None,
+    Bernoulli,
+    Burst,
+    GilbertElliott,
+}
+
+/// A loss model as written by the user. Which fields apply depends on `model`;
+/// [`LossSpec::resolve`] rejects fields that do not belong to the chosen model.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LossSpec {
+    /// Unset: the default model of the link this spec applies to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<LossKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_loss: Option<Fraction>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_start: Option<Fraction>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_min: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst_max: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sojourn: Option<Sojourn>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_good: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_bad: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_good: Option<Fraction>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_bad: Option<Fraction>,
+}
+
+const DEFAULT_BURST_MIN: u32 = 1;
+const DEFAULT_BURST_MAX: u32 = 4;
+
+impl LossSpec {
+    /// The burst model of the V2G study with the given mean loss rate.
+    pub fn burst_mean(mean_loss: f64) -> Self {
+        LossSpec {
+            model: Some(LossKind::Burst),
+            mean_loss: Some(Fraction(mean_loss)),
+            ..Default::default()
+        }
+    }
+
+    /// Validate with `none` as the default model.
+    pub fn resolve(&self, path: &str) -> Result<LossConf, SpecError> {
+        self.resolve_or(path, LossKind::None)
+    }
+
+    /// Validate against the chosen model (or `default_model` if unset);
+    /// `path` prefixes error messages.
+    pub fn resolve_or(&self, path: &str, default_model: LossKind) -> Result<LossConf, SpecError> {
+        let model = self.model.unwrap_or(default_model);
+        let field = |name: &str| format!("{path}.{name}");
+        let set: Vec<&str> = [
+            ("mean_loss", self.mean_loss.is_some()),
+            ("burst_start", self.burst_start.is_some()),
+            ("burst_min", self.burst_min.is_some()),
+            ("burst_max", self.burst_max.is_some()),
+            ("sojourn", self.sojourn.is_some()),
+            ("mean_good", self.mean_good.is_some()),
+            ("mean_bad", self.mean_bad.is_some()),
+            ("loss_good", self.loss_good.is_some()),
+            ("loss_bad", self.loss_bad.is_some()),
+        ]
+        .iter()
+        .filter(|(_, present)| *present)
+        .map(|(n, _)| *n)
+        .collect();
+        let allowed: &[&str] = match model {
+            LossKind::None => &[],
+            LossKind::Bernoulli => &["mean_loss"],
+            LossKind::Burst => &["mean_loss", "burst_start", "burst_min", "burst_max"],
+            LossKind::GilbertElliott => {
+                &["sojourn", "mean_good", "mean_bad", "loss_good", "loss_bad"]
+            }
+        };
+        let model_name = serde_json::to_value(model)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        if let Some(bad) = set.iter().find(|n| !allowed.contains(n)) {
+            // A zero mean loss on the `none` model is harmless (the CLI's --loss 0).
+            let zero_loss_on_none = model == LossKind::None
+                && *bad == "mean_loss"
+                && self.mean_loss.map(|f| f.0) == Some(0.0)
+                && set.len() == 1;
+            if !zero_loss_on_none {
+                let list = if allowed.is_empty() {
+                    "none".to_string()
+                } else {
+                    allowed.join(", ")
+                };
+                return Err(SpecError::new(
+                    field(bad),
+                    format!(
+                        "not a parameter of loss model '{model_name}' (its parameters: {list})"
+                    ),
+                ));
+            }
+        }
+        let prob = |name: &str, v: Option<Fraction>, default: f64, upper_open: bool| {
+            let x = v.map(|f| f.0).unwrap_or(default);
+            let ok = x >= 0.0 && if upper_open { x < 1.0 } else { x <= 1.0 };
+            if ok {
+                Ok(x)
+            } else {
+                let range = if upper_open { "[0, 1)" } else { "[0, 1]" };
+                Err(SpecError::new(
+                    field(name),
+                    format!("{x} is outside {range} (write 0.05 or \"5%\")"),
+                ))
+            }
+        };
+        Ok(match model {
+            LossKind::None => LossConf::None,
+            LossKind::Bernoulli => LossConf::Bernoulli {
+                mean_loss: prob("mean_loss", self.mean_loss, 0.0, true)?,
+            },
+            LossKind::Burst => {
+                let burst_min = self.burst_min.unwrap_or(DEFAULT_BURST_MIN);
+                let burst_max = self.burst_max.unwrap_or(DEFAULT_BURST_MAX);
+                if burst_max < burst_min || burst_max == 0 {
+                    return Err(SpecError::new(
+                        field("burst_max"),
+                        format!("{burst_max} must be ≥ burst_min ({burst_min}) and ≥ 1"),
+                    ));
+                }
+                if burst_max > 10_000 {
+                    return Err(SpecError::new(
+                        field("burst_max"),
+                        format!("{burst_max} is outside [1, 10000]"),
+                    ));
+                }
+                let burst_start = match (self.mean_loss, self.burst_start) {
+                    (Some(_), Some(_)) => {
+                        return Err(SpecError::new(
+                            field("burst_start"),
+                            "give either mean_loss or burst_start, not both".to_string(),
+                        ))
+                    }
+                    (None, Some(_)) => prob("burst_start", self.burst_start, 0.0, false)?,
+                    (m, None) => {
+                        let l = prob("mean_loss", m, 0.0, true)?;
+                        let max_l = burst_mean_loss(1.0, burst_min, burst_max);
+                        if l >= max_l {
+                            return Err(SpecError::new(
+                                field("mean_loss"),
+                                format!(
+                                    "{l} is not reachable with burst sizes {burst_min}..{burst_max} \
+                                     (the mean loss must be below {max_l})"
+                                ),
+                            ));
+                        }
+                        burst_start_for_mean_loss(l, burst_min, burst_max)
+                    }
+                };
+                LossConf::Burst {
+                    burst_start,
+                    burst_min,
+                    burst_max,
+                    mean_loss: burst_mean_loss(burst_start, burst_min, burst_max),
+                }
+            }
+            LossKind::GilbertElliott => {
+                let sojourn = self.sojourn.unwrap_or_default();
+                let mean = |name: &str, v: Option<f64>| -> Result<f64, SpecError> {
+                    let x = v.ok_or_else(|| {
+                        SpecError::new(field(name), "required for model 'gilbert-elliott'".into())
+                    })?;
+                    check_sojourn(sojourn, x, &field(name))?;
+                    Ok(x)
+                };
+                LossConf::GilbertElliott {
+                    sojourn,
+                    mean_good: mean("mean_good", self.mean_good)?,
+                    mean_bad: mean("mean_bad", self.mean_bad)?,
+                    loss_good: prob("loss_good", self.loss_good, 0.0, false)?,
+                    loss_bad: prob("loss_bad", self.loss_bad, 1.0, false)?,
+                }
+            }
+        })
+    }
+}
+
+/// Shortest mean Gilbert-Elliott sojourn in time, seconds (1 µs: shorter
+/// states are indistinguishable from independent losses at any rate vtlab
+/// models, and would make the state machine step once per nanosecond).
+pub const MIN_SOJOURN_S: f64 = 1e-6;
+/// Longest mean sojourn, in seconds or packets.
+pub const MAX_SOJOURN: f64 = 1e9;
+
+fn check_sojourn(sojourn: Sojourn, x: f64, path: &str) -> Result<(), SpecError> {
+    let (lo, unit) = match sojourn {
+        Sojourn::Time => (MIN_SOJOURN_S, "seconds"),
+        Sojourn::Packets => (1.0, "packets"),
+    };
+    if x.is_finite() && (lo..=MAX_SOJOURN).contains(&x) {
+        Ok(())
+    } else {
+        Err(SpecError::new(
+            path,
+            format!("{x} is not a valid mean sojourn (allowed: [{lo}, {MAX_SOJOURN}] {unit})"),
+        ))
+    }
+}
+
+/// Check a resolved loss model's values (the plan re-checks what it is given).
+pub(crate) fn check_loss(conf: &LossConf, path: &str) -> Result<(), SpecError> {
+    let prob = |name: &str, x: f64, upper_open: bool| {
+        let ok = x >= 0.0 && if upper_open { x < 1.0 } else { x <= 1.0 };
+        if ok {
+            Ok(())
+        } else {
+            let range = if upper_open { "[0, 1)" } else { "[0, 1]" };
+            Err(SpecError::new(
+                format!("{path}.{name}"),
+                format!("{x} is outside {range}"),
+            ))
+        }
+    };
+    match *conf {
+        LossConf::None => Ok(()),
+        LossConf::Bernoulli { mean_loss } => prob("mean_loss", mean_loss, true),
+        LossConf::Burst {
+            burst_start,
+            burst_min,
+            burst_max,
+            ..
+        } => {
+            if burst_max < burst_min || !(1..=10_000).contains(&burst_max) {
+                return Err(SpecError::new(
+                    format!("{path}.burst_max"),
+                    format!("{burst_max} must be in [max(1, burst_min), 10000]"),
+                ));
+            }
+            prob("burst_start", burst_start, false)
+        }
+        LossConf::GilbertElliott {
+            sojourn,
+            mean_good,
+            mean_bad,
+            loss_good,
+            loss_bad,
+        } => {
+            check_sojourn(sojourn, mean_good, &format!("{path}.mean_good"))?;
+            check_sojourn(sojourn, mean_bad, &format!("{path}.mean_bad"))?;
+            prob("loss_good", loss_good, false)?;
+            prob("loss_bad", loss_bad, false)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_errors_name_the_field() {
+        let e = LossSpec::burst_mean(1.5).resolve("loss").unwrap_err();
+        assert_eq!(e.path, "loss.mean_loss");
+        assert!(e.message.contains("outside [0, 1)"));
+        let e = LossSpec {
+            model: Some(LossKind::Bernoulli),
+            burst_min: Some(2),
+            ..Default::default()
+        }
+        .resolve("plc.loss")
+        .unwrap_err();
+        assert_eq!(e.path, "plc.loss.burst_min");
+        assert!(e.message.contains("its parameters: mean_loss"));
+        let e = LossSpec {
+            model: Some(LossKind::GilbertElliott),
+            ..Default::default()
+        }
+        .resolve("l")
+        .unwrap_err();
+        assert_eq!(e.path, "l.mean_good");
+        // Zero mean loss on the lossless model is accepted (the CLI's --loss 0).
+        let none_zero = LossSpec {
+            model: Some(LossKind::None),
+            mean_loss: Some(Fraction(0.0)),
+            ..Default::default()
+        };
+        assert_eq!(none_zero.resolve("l").unwrap(), LossConf::None);
+    }
+}

@@ -1,0 +1,222 @@
+//! TCP settings as users write them ([`TcpSpec`], every field optional),
+//! resolved into the explicit [`TcpConfig`] the endpoints run.
+
+use serde::{Deserialize, Serialize};
+
+use super::units::{Bytes, Dur};
+use super::SpecError;
+use crate::tcp::cc::{self, Params, Profile};
+use crate::tcp::{Recovery, TcpConfig};
+
+/// TCP settings as written in a scenario; unset fields take the defaults.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSpec {
+    /// Implementation profile: `ns3` (default) or `linux`. It sets the stack
+    /// defaults below and the controller's behaviour where the two differ.
+    pub profile: Option<Profile>,
+    /// Congestion control, by registry name.
+    pub cc: Option<String>,
+    /// Parameters of the congestion control, by name.
+    pub cc_params: Option<Params>,
+    /// Loss recovery: tahoe, reno, newreno or sack (default sack, as ns-3 and Linux).
+    pub recovery: Option<Recovery>,
+    /// Proportional Rate Reduction during SACK recovery (default on, as ns-3 and Linux).
+    pub prr: Option<bool>,
+    /// Maximum segment size (payload bytes).
+    pub mss: Option<Bytes>,
+    /// TCP + IP header bytes (without options) added to each segment's payload.
+    pub header_bytes: Option<Bytes>,
+    pub send_buffer: Option<Bytes>,
+    pub recv_buffer: Option<Bytes>,
+    /// Initial congestion window, in segments.
+    pub initial_cwnd: Option<u32>,
+    /// Initial slow-start threshold; unset means unlimited.
+    pub initial_ssthresh: Option<Bytes>,
+    pub dupack_threshold: Option<u32>,
+    pub limited_transmit: Option<bool>,
+    pub timestamps: Option<bool>,
+    pub rto_initial: Option<Dur>,
+    pub rto_min: Option<Dur>,
+    pub rto_max: Option<Dur>,
+    pub clock_granularity: Option<Dur>,
+    pub syn_timeout: Option<Dur>,
+    pub delayed_ack: Option<bool>,
+    pub delayed_ack_count: Option<u32>,
+    pub delayed_ack_timeout: Option<Dur>,
+}
+/// Durations accepted in TCP settings: at most one hour (ns).
+const MAX_TCP_DURATION_NS: u64 = 3_600_000_000_000;
+
+fn in_range<T: PartialOrd + std::fmt::Display + Copy>(
+    path: &str,
+    v: T,
+    lo: T,
+    hi: T,
+    unit: &str,
+) -> Result<T, SpecError> {
+    if v < lo || v > hi {
+        Err(SpecError::new(
+            path.to_string(),
+            format!("{v} is outside [{lo}, {hi}]{unit}"),
+        ))
+    } else {
+        Ok(v)
+    }
+}
+
+fn duration(path: &str, x: u64, lo: u64) -> Result<(), SpecError> {
+    if x < lo {
+        Err(SpecError::new(
+            path.to_string(),
+            format!("{x} ns is below the minimum of {lo} ns"),
+        ))
+    } else if x > MAX_TCP_DURATION_NS {
+        Err(SpecError::new(
+            path.to_string(),
+            format!("{x} ns is above the maximum of {MAX_TCP_DURATION_NS} ns (one hour)"),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Check every field of resolved TCP settings against its range, and the
+/// congestion control's name, parameters and implied settings: the one place
+/// these rules live (used on user input and again when a plan is built).
+pub(crate) fn check_config(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
+    let f = |name: &str| format!("{path}.{name}");
+    let desc = cc::lookup(&c.cc).ok_or_else(|| super::plan::unknown_cc(&f("cc"), &c.cc))?;
+    cc::validate_params(desc, &c.cc_params)
+        .map_err(|(name, msg)| SpecError::new(format!("{}.{name}", f("cc_params")), msg))?;
+    let conflict = |field: &str, implied: String| {
+        SpecError::new(
+            f(field),
+            format!(
+                "'{}' means {field} = {implied}; drop this setting or choose another cc",
+                c.cc
+            ),
+        )
+    };
+    if desc.implies.delayed_ack.is_some_and(|d| d != c.delayed_ack) {
+        return Err(conflict("delayed_ack", (!c.delayed_ack).to_string()));
+    }
+    if let Some(r) = desc.implies.recovery.filter(|r| *r != c.recovery) {
+        return Err(conflict("recovery", format!("{r:?}").to_lowercase()));
+    }
+    if c.prr && c.recovery != Recovery::Sack {
+        return Err(SpecError::new(
+            f("prr"),
+            "Proportional Rate Reduction applies to recovery 'sack' only".into(),
+        ));
+    }
+    in_range(&f("mss"), c.mss, 1, 65_495, " bytes")?;
+    in_range(
+        &f("header_bytes"),
+        c.header_bytes,
+        20,
+        1_000,
+        " bytes (at least the 20 B IP header)",
+    )?;
+    in_range(
+        &f("send_buffer"),
+        c.send_buffer,
+        c.mss,
+        1 << 40,
+        " bytes (at least one MSS)",
+    )?;
+    in_range(
+        &f("recv_buffer"),
+        c.recv_buffer,
+        c.mss,
+        1 << 40,
+        " bytes (at least one MSS)",
+    )?;
+    in_range(
+        &f("initial_cwnd"),
+        c.initial_cwnd,
+        1,
+        1_000_000,
+        " segments",
+    )?;
+    if let Some(s) = c.initial_ssthresh {
+        in_range(
+            &f("initial_ssthresh"),
+            s,
+            2 * c.mss,
+            u64::MAX,
+            " bytes (at least 2 MSS)",
+        )?;
+    }
+    in_range(&f("dupack_threshold"), c.dupack_threshold, 1, 1_000, "")?;
+    duration(&f("rto_min"), c.rto_min_ns, 0)?;
+    duration(&f("rto_max"), c.rto_max_ns, 1)?;
+    if c.rto_max_ns < c.rto_min_ns {
+        return Err(SpecError::new(
+            f("rto_max"),
+            format!("{} ns is below rto_min ({} ns)", c.rto_max_ns, c.rto_min_ns),
+        ));
+    }
+    duration(&f("rto_initial"), c.rto_initial_ns, 1)?;
+    duration(&f("clock_granularity"), c.clock_granularity_ns, 0)?;
+    duration(&f("syn_timeout"), c.syn_timeout_ns, 1)?;
+    in_range(
+        &f("delayed_ack_count"),
+        c.delayed_ack_count,
+        1,
+        1_000,
+        " segments",
+    )?;
+    duration(&f("delayed_ack_timeout"), c.delayed_ack_timeout_ns, 1)?;
+    Ok(())
+}
+
+impl TcpSpec {
+    /// Fill unset fields from the profile's defaults (and the congestion
+    /// control's implied settings), then check every range.
+    pub fn resolve(&self, path: &str) -> Result<TcpConfig, SpecError> {
+        let profile = self.profile.unwrap_or_default();
+        let d = TcpConfig::defaults(profile);
+        let cc = self.cc.clone().unwrap_or(d.cc);
+        let desc =
+            cc::lookup(&cc).ok_or_else(|| super::plan::unknown_cc(&format!("{path}.cc"), &cc))?;
+        let recovery = self
+            .recovery
+            .or(desc.implies.recovery)
+            .unwrap_or(d.recovery);
+        let prr = match recovery {
+            Recovery::Sack => self.prr.unwrap_or(d.prr),
+            _ => self.prr.unwrap_or(false),
+        };
+        let ns = |v: Option<Dur>, default: u64| v.map_or(default, |x| x.0);
+        let config = TcpConfig {
+            profile,
+            cc,
+            cc_params: self.cc_params.clone().unwrap_or_default(),
+            recovery,
+            prr,
+            mss: self.mss.map_or(d.mss, |b| b.0),
+            header_bytes: self.header_bytes.map_or(d.header_bytes, |b| b.0),
+            send_buffer: self.send_buffer.map_or(d.send_buffer, |b| b.0),
+            recv_buffer: self.recv_buffer.map_or(d.recv_buffer, |b| b.0),
+            initial_cwnd: self.initial_cwnd.unwrap_or(d.initial_cwnd),
+            initial_ssthresh: self.initial_ssthresh.map(|b| b.0),
+            dupack_threshold: self.dupack_threshold.unwrap_or(d.dupack_threshold),
+            limited_transmit: self.limited_transmit.unwrap_or(d.limited_transmit),
+            timestamps: self.timestamps.unwrap_or(d.timestamps),
+            rto_initial_ns: ns(self.rto_initial, d.rto_initial_ns),
+            rto_min_ns: ns(self.rto_min, d.rto_min_ns),
+            rto_max_ns: ns(self.rto_max, d.rto_max_ns),
+            clock_granularity_ns: ns(self.clock_granularity, d.clock_granularity_ns),
+            syn_timeout_ns: ns(self.syn_timeout, d.syn_timeout_ns),
+            delayed_ack: self
+                .delayed_ack
+                .or(desc.implies.delayed_ack)
+                .unwrap_or(d.delayed_ack),
+            delayed_ack_count: self.delayed_ack_count.unwrap_or(d.delayed_ack_count),
+            delayed_ack_timeout_ns: ns(self.delayed_ack_timeout, d.delayed_ack_timeout_ns),
+        };
+        check_config(&config, path)?;
+        Ok(config)
+    }
+}
