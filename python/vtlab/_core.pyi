@@ -63,3 +63,12 @@ def run(spec_json: str, seed: int, trace: bool = False) -> RunOutput:
     """Run one simulation of the spec (JSON) with an unsigned 64-bit seed.
 
     Raises ScenarioError."""
+
+class Column(TypedDict):
+    name: str
+    kind: str
+    unit: str
+    doc: str
+
+def schema() -> dict[str, list[Column]]:
+    """The declared columns of the flows, links and traces tables (identity columns first)."""

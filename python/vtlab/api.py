@@ -21,6 +21,7 @@ from vtlab.stats import DEFAULT_METRICS, summarize
 
 __all__ = [
     "FLOW_COLUMNS",
+    "SCHEMA",
     "LINK_COLUMNS",
     "MAX_SEED",
     "TRACE_COLUMNS",
@@ -35,65 +36,18 @@ __all__ = [
 #: Largest accepted seed (seeds are unsigned 64-bit integers).
 MAX_SEED = 2**64 - 1
 
+#: The declared columns of every result table, from the core's one declaration
+#: (``vtlab._core.schema()``): table -> list of {name, kind, unit, doc}.
+SCHEMA: dict[str, list[dict[str, str]]] = _core.schema()
+
 #: Columns of :attr:`Result.flows`, one row per flow per run.
-FLOW_COLUMNS: tuple[str, ...] = (
-    "scenario_hash",
-    "seed",
-    "version",
-    "flow",
-    "cc",
-    "profile",
-    "recovery",
-    "bytes",
-    "completed",
-    "goodput_bps",
-    "completion_s",
-    "segments_sent",
-    "retransmissions",
-    "rto_count",
-    "fast_recoveries",
-    "slow_starts_after_loss",
-    "drops_link_error",
-    "drops_queue",
-    "rtt_min_s",
-    "rtt_mean_s",
-    "rtt_max_s",
-    "loss_events",
-    "true_link_losses",
-    "true_congestion_losses",
-    "predicted_link_losses",
-    "predicted_congestion_losses",
-    "correct_predictions",
-)
+FLOW_COLUMNS: tuple[str, ...] = tuple(c["name"] for c in SCHEMA["flows"])
 
 #: Columns of :attr:`Result.links`, one row per link direction per run.
-LINK_COLUMNS: tuple[str, ...] = (
-    "scenario_hash",
-    "seed",
-    "version",
-    "link",
-    "direction",
-    "packets_carried",
-    "bytes_carried",
-    "drops_queue",
-    "drops_link_error",
-)
+LINK_COLUMNS: tuple[str, ...] = tuple(c["name"] for c in SCHEMA["links"])
 
-#: Columns of :attr:`Result.traces` (``seed`` is added by the Python layer).
-TRACE_COLUMNS: tuple[str, ...] = (
-    "scenario_hash",
-    "seed",
-    "version",
-    "time_s",
-    "flow",
-    "cwnd_bytes",
-    "ssthresh_bytes",
-    "snd_una",
-    "snd_max",
-    "srtt_s",
-    "bytes_in_flight",
-    "ca_state",
-)
+#: Columns of :attr:`Result.traces`.
+TRACE_COLUMNS: tuple[str, ...] = tuple(c["name"] for c in SCHEMA["traces"])
 
 _META_KEY = b"vtlab.meta"
 

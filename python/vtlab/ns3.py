@@ -486,9 +486,11 @@ def _loss_args(where: str, loss: Mapping[str, Any]) -> list[str]:
     if loss.get("model") == "none":
         return ["--meanLoss=0"]
     if loss.get("model") == "burst" and (loss.get("burst_min"), loss.get("burst_max")) == (1, 4):
-        if loss.get("mean_loss") is not None:
-            return [f"--meanLoss={_num(loss['mean_loss'])}"]
-        return [f"--burstRate={_num(loss['burst_start'])}"]
+        # The resolved burst-start probability itself, at full precision (repr
+        # round-trips a double), so both simulators draw against the same p.
+        if loss["burst_start"] == 0:
+            return ["--meanLoss=0"]
+        return [f"--burstRate={float(loss['burst_start'])!r}"]
     raise ValueError(f"links.{where}: ns-3 reference supports the burst model with bursts of 1..4")
 
 

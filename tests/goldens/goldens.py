@@ -27,7 +27,7 @@ PATH = Path(__file__).with_name("runs.json.gz")
 
 CCS = [c["name"] for c in _core.congestion_controls()]
 #: Trace columns renamed since the goldens were recorded: new name -> old name.
-RENAMED: dict[str, str] = {}
+RENAMED: dict[str, str] = {"flight_size_bytes": "bytes_in_flight"}
 
 
 def cases() -> list[tuple[str, dict, int, bool]]:

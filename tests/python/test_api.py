@@ -163,3 +163,18 @@ def test_scenario_hash_matches_rows(traced: Result) -> None:
     assert sc.hash() != Scenario.preset("v2g", bytes="1MB").hash()
     # the hash is of the resolved scenario, so equivalent specs share it
     assert sc.hash() == Scenario.preset("v2g", bytes=2_000_000).hash()
+
+
+def test_column_lists_and_docs_come_from_the_one_declaration():
+    from pathlib import Path
+
+    from vtlab import _core, schema
+
+    declared = _core.schema()
+    assert tuple(c["name"] for c in declared["flows"]) == FLOW_COLUMNS
+    assert TRACE_COLUMNS[:3] == ("scenario_hash", "seed", "version")
+    # A name means one thing: FlightSize and the SACK pipe are separate columns.
+    assert {"flight_size_bytes", "pipe_bytes"} <= set(TRACE_COLUMNS)
+    assert "bytes_in_flight" not in TRACE_COLUMNS
+    docs = Path(__file__).parents[2] / "docs" / "metrics.md"
+    assert docs.read_text() == schema.markdown(), "regenerate: python -m vtlab.schema"

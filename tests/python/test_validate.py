@@ -19,7 +19,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from vtlab import Scenario, validate
+from vtlab import Scenario, _core, validate
 from vtlab import ns3 as ns3mod
 from vtlab.validate import (
     Grid,
@@ -428,9 +428,12 @@ def test_make_grid_skips_algorithms_missing_from_vtlab(monkeypatch):
 def test_ns3_args_of_the_v2g_scenario():
     sc = Scenario({"preset": "v2g", "bytes": "2MB", "loss": {"mean_loss": "5%"}})
     args = ns3mod.ns3_args(sc.expanded(), seed=4)
+    # The program gets the resolved burst-start probability, not the mean loss again.
+    p = sc.expanded()["links"][1]["loss_ab"]["burst_start"]
+    assert abs(_core.burst_mean_loss(p) - 0.05) < 1e-12
     for a in (
         "--cc=TcpNewReno",
-        "--meanLoss=0.05",
+        f"--burstRate={p!r}",
         "--bytes=2000000",
         "--run=4",
         "--sack=true",
@@ -574,7 +577,7 @@ def test_bench_vs_ns3_small():
     assert res.events > 0 and res.packets > 0 and res.events_per_s > 0
     assert res.speedup > 0 and res.memory_ratio > 0
     assert 0 < res.vtlab.peak_rss_mib < 500 and 0 < res.ns3.peak_rss_mib < 500
-    assert "--meanLoss=0.01" in res.ns3_args
+    assert any(a.startswith("--burstRate=0.004") for a in res.ns3_args), res.ns3_args
     d = res.as_dict()
     assert {"speedup", "inner_speedup", "memory_ratio", "events_per_s", "packets_per_s"} <= set(d)
     assert any("peak RSS" in line for line in res.summary_lines())
@@ -599,9 +602,10 @@ def test_vtlab_spec_of_a_station_cell():
 def test_ns3_args_of_the_station_scenario():
     sc = Scenario({"preset": "station", "bytes": "2MB", "loss": {"mean_loss": "5%"}})
     args = ns3mod.ns3_args(sc.expanded(), seed=3)
+    p = _core.burst_start_for_mean_loss(0.05)
     for a in (
         "--cc=TcpNewReno",
-        "--meanLoss=0.05",
+        f"--burstRate={p!r}",
         "--bytes=2000000",
         "--run=3",
         "--sack=true",
@@ -620,7 +624,8 @@ def test_ns3_args_of_the_station_scenario():
     ):
         assert a in args, a
     # the single-vehicle flags are a prefix: the same translation of TCP and links
-    v2g = ns3mod.ns3_args(Scenario({"preset": "v2g", "bytes": "2MB"}).expanded(), seed=3)
+    lossy = {"preset": "v2g", "bytes": "2MB", "loss": {"mean_loss": "5%"}}
+    v2g = ns3mod.ns3_args(Scenario(lossy).expanded(), seed=3)
     assert [a.split("=")[0] for a in args[: len(v2g)]] == [a.split("=")[0] for a in v2g]
     sc = Scenario(
         {

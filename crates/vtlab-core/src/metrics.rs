@@ -1,72 +1,218 @@
 //! Results as tables: one row per flow, one per link direction, and optional
-//! sampled traces stored column by column.
+//! traces stored column by column.
+//!
+//! Every column is declared once, here, with its unit and a one-line meaning
+//! (the [`tables!`] macro). The row structs, the columnar stores, the schema
+//! that the Python binding exposes (`vtlab._core.schema()`), the Python column
+//! lists and the column table in docs/metrics.md are all generated from these
+//! declarations.
 
 use serde::Serialize;
 
-/// One flow's outcome.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct FlowResult {
-    pub flow: String,
-    pub cc: String,
-    /// Implementation profile (`ns3` or `linux`).
-    pub profile: &'static str,
-    /// Loss recovery (`tahoe`, `reno`, `newreno`, `sack`, `sack+prr`).
-    pub recovery: &'static str,
-    pub bytes: u64,
-    pub completed: bool,
-    /// Application bytes received in order / (last byte time − flow start).
-    pub goodput_bps: f64,
-    /// Seconds from flow start to the last byte received; NaN if incomplete.
-    pub completion_s: f64,
-    pub segments_sent: u64,
-    pub retransmissions: u64,
-    pub rto_count: u64,
-    pub fast_recoveries: u64,
-    pub slow_starts_after_loss: u64,
-    pub drops_link_error: u64,
-    pub drops_queue: u64,
-    pub rtt_min_s: f64,
-    pub rtt_mean_s: f64,
-    pub rtt_max_s: f64,
-    /// Loss events (fast retransmits and first timeouts of a window) and their
-    /// true causes from the simulator's drop records (an unknown cause, e.g. a
-    /// spurious timeout, counts in neither).
-    pub loss_events: u64,
-    pub true_link_losses: u64,
-    pub true_congestion_losses: u64,
-    /// Verdicts of a loss-classifying controller (zero for the others) and how
-    /// many matched the true cause.
-    pub predicted_link_losses: u64,
-    pub predicted_congestion_losses: u64,
-    pub correct_predictions: u64,
+/// The type of a column's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ColumnKind {
+    Str,
+    U64,
+    F64,
+    Bool,
 }
 
-/// One link direction's counters.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct LinkResult {
-    pub link: String,
-    /// `"from->to"`.
-    pub direction: String,
-    pub packets_carried: u64,
-    pub bytes_carried: u64,
-    pub drops_queue: u64,
-    pub drops_link_error: u64,
+/// One declared column.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Column {
+    pub name: &'static str,
+    pub kind: ColumnKind,
+    /// Unit of the values ("" for names and flags).
+    pub unit: &'static str,
+    /// What the column means, in one line.
+    pub doc: &'static str,
 }
 
-/// Sampled per-flow state over time, column-oriented.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct Trace {
-    pub time_s: Vec<f64>,
-    pub flow: Vec<String>,
-    pub cwnd_bytes: Vec<u64>,
-    /// Infinity while the threshold is unset.
-    pub ssthresh_bytes: Vec<f64>,
-    pub snd_una: Vec<u64>,
-    pub snd_max: Vec<u64>,
-    /// NaN before the first RTT sample.
-    pub srtt_s: Vec<f64>,
-    pub bytes_in_flight: Vec<u64>,
-    pub ca_state: Vec<&'static str>,
+/// A column's values.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ColumnData {
+    Str(Vec<String>),
+    U64(Vec<u64>),
+    F64(Vec<f64>),
+    Bool(Vec<bool>),
+}
+
+/// A type a column may hold.
+pub trait ColumnValue: Sized {
+    const KIND: ColumnKind;
+    fn into_data(values: Vec<Self>) -> ColumnData;
+}
+
+impl ColumnValue for String {
+    const KIND: ColumnKind = ColumnKind::Str;
+    fn into_data(values: Vec<Self>) -> ColumnData {
+        ColumnData::Str(values)
+    }
+}
+impl ColumnValue for &'static str {
+    const KIND: ColumnKind = ColumnKind::Str;
+    fn into_data(values: Vec<Self>) -> ColumnData {
+        ColumnData::Str(values.into_iter().map(str::to_owned).collect())
+    }
+}
+impl ColumnValue for u64 {
+    const KIND: ColumnKind = ColumnKind::U64;
+    fn into_data(values: Vec<Self>) -> ColumnData {
+        ColumnData::U64(values)
+    }
+}
+impl ColumnValue for f64 {
+    const KIND: ColumnKind = ColumnKind::F64;
+    fn into_data(values: Vec<Self>) -> ColumnData {
+        ColumnData::F64(values)
+    }
+}
+impl ColumnValue for bool {
+    const KIND: ColumnKind = ColumnKind::Bool;
+    fn into_data(values: Vec<Self>) -> ColumnData {
+        ColumnData::Bool(values)
+    }
+}
+
+/// Declares, for each table, a row struct with its `COLUMNS` schema and a
+/// columnar store (`$store`) that rows are pushed into.
+macro_rules! tables {
+    ($(
+        $(#[doc = $tdoc:literal])*
+        $row:ident / $store:ident {
+            $( $field:ident : $ty:ty, $unit:literal, $doc:literal; )*
+        }
+    )*) => {$(
+        $(#[doc = $tdoc])*
+        #[derive(Clone, Debug, Serialize, PartialEq)]
+        pub struct $row {
+            $( #[doc = $doc] pub $field: $ty, )*
+        }
+
+        impl $row {
+            /// The table's columns, in order.
+            pub const COLUMNS: &'static [Column] = &[$(Column {
+                name: stringify!($field),
+                kind: <$ty as ColumnValue>::KIND,
+                unit: $unit,
+                doc: $doc,
+            }),*];
+        }
+
+        /// The same table stored column by column.
+        #[derive(Clone, Debug, Default, Serialize, PartialEq)]
+        pub struct $store {
+            $( pub $field: Vec<$ty>, )*
+        }
+
+        impl $store {
+            pub fn push(&mut self, row: $row) {
+                $( self.$field.push(row.$field); )*
+            }
+            pub fn len(&self) -> usize {
+                Self::first_len(&[$(self.$field.len()),*])
+            }
+            pub fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+            fn first_len(lens: &[usize]) -> usize {
+                lens.first().copied().unwrap_or(0)
+            }
+            /// (column name, values) in declaration order.
+            pub fn into_columns(self) -> Vec<(&'static str, ColumnData)> {
+                vec![$( (stringify!($field), ColumnValue::into_data(self.$field)) ),*]
+            }
+        }
+
+        impl FromIterator<$row> for $store {
+            fn from_iter<I: IntoIterator<Item = $row>>(rows: I) -> Self {
+                let mut s = Self::default();
+                for r in rows {
+                    s.push(r);
+                }
+                s
+            }
+        }
+    )*};
+}
+
+/// The identity columns every row of every table carries first, so a row can
+/// always be traced to the run that produced it.
+pub const ID_COLUMNS: &[Column] = &[
+    Column {
+        name: "scenario_hash",
+        kind: ColumnKind::Str,
+        unit: "",
+        doc: "First 16 hex digits of the SHA-256 of the resolved scenario's canonical JSON",
+    },
+    Column {
+        name: "seed",
+        kind: ColumnKind::U64,
+        unit: "",
+        doc: "Seed of the run (unsigned 64-bit)",
+    },
+    Column {
+        name: "version",
+        kind: ColumnKind::Str,
+        unit: "",
+        doc: "vtlab version that produced the row",
+    },
+];
+
+tables! {
+    /// One flow's outcome.
+    FlowResult / FlowColumns {
+        flow: String, "", "Flow name";
+        cc: String, "", "Congestion control (registry name)";
+        profile: &'static str, "", "Implementation profile: ns3 or linux";
+        recovery: &'static str, "", "Loss recovery: tahoe, reno, newreno, sack or sack+prr";
+        bytes: u64, "B", "Application bytes to transfer";
+        completed: bool, "", "Whether every byte reached the receiver before the run ended";
+        goodput_bps: f64, "bit/s", "Application bytes received in order × 8 / (last byte time − flow start)";
+        completion_s: f64, "s", "From flow start to the last byte received; NaN if incomplete";
+        segments_sent: u64, "", "Data segments transmitted, retransmissions included";
+        retransmissions: u64, "", "Data segments retransmitted";
+        rto_count: u64, "", "Retransmission-timer expiries (backoff repeats included)";
+        fast_recoveries: u64, "", "Entries into fast recovery";
+        slow_starts_after_loss: u64, "", "Entries into slow start after a loss (a timeout outside state Loss, or a Tahoe fast retransmit)";
+        drops_link_error: u64, "", "Packets of this flow lost to link errors (either direction)";
+        drops_queue: u64, "", "Packets of this flow dropped by full queues (either direction)";
+        rtt_min_s: f64, "s", "Smallest RTT sample; NaN without samples";
+        rtt_mean_s: f64, "s", "Mean of the RTT samples; NaN without samples";
+        rtt_max_s: f64, "s", "Largest RTT sample; NaN without samples";
+        loss_events: u64, "", "Loss events: fast retransmits and first timeouts of a window";
+        true_link_losses: u64, "", "Loss events whose first unacknowledged segment was dropped by a link error";
+        true_congestion_losses: u64, "", "Loss events whose first unacknowledged segment was dropped by a full queue";
+        predicted_link_losses: u64, "", "Loss events a loss-classifying controller ascribed to link errors (0 for others)";
+        predicted_congestion_losses: u64, "", "Loss events a loss-classifying controller ascribed to congestion (0 for others)";
+        correct_predictions: u64, "", "Verdicts of a loss-classifying controller that matched the true cause";
+    }
+
+    /// One link direction's counters.
+    LinkResult / LinkColumns {
+        link: String, "", "Link name";
+        direction: String, "", "Direction as from->to";
+        packets_carried: u64, "", "Packets that reached the far end (not lost to link errors)";
+        bytes_carried: u64, "B", "IP bytes of those packets";
+        drops_queue: u64, "", "Packets dropped because the transmit queue was full";
+        drops_link_error: u64, "", "Packets lost to link errors at the receiving end";
+    }
+
+    /// Per-flow sender state over time (one row per flow per sample).
+    TraceRow / Trace {
+        time_s: f64, "s", "Simulated time of the sample";
+        flow: String, "", "Flow name";
+        cwnd_bytes: u64, "B", "Congestion window";
+        ssthresh_bytes: f64, "B", "Slow-start threshold; infinity while unset";
+        snd_una: u64, "B", "First unacknowledged byte (offset in the transfer)";
+        snd_max: u64, "B", "Highest byte sent so far, exclusive";
+        srtt_s: f64, "s", "Smoothed RTT; NaN before the first sample";
+        flight_size_bytes: u64, "B", "RFC 5681 FlightSize: snd_max − snd_una";
+        pipe_bytes: u64, "B", "Bytes the sender believes are in the network: RFC 6675 pipe with SACK, FlightSize otherwise";
+        ca_state: &'static str, "", "Congestion state: open, disorder, recovery or loss";
+    }
 }
 
 /// Everything one run produces.
@@ -84,4 +230,66 @@ pub struct RunResult {
     pub packets: u64,
     pub sim_time_s: f64,
     pub wall_s: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn column_names_are_unique_per_table() {
+        for cols in [FlowResult::COLUMNS, LinkResult::COLUMNS, TraceRow::COLUMNS] {
+            let mut names: Vec<&str> = ID_COLUMNS.iter().chain(cols).map(|c| c.name).collect();
+            let n = names.len();
+            names.sort_unstable();
+            names.dedup();
+            assert_eq!(names.len(), n);
+        }
+    }
+
+    #[test]
+    fn every_column_is_documented_and_quantities_carry_units() {
+        for c in FlowResult::COLUMNS
+            .iter()
+            .chain(LinkResult::COLUMNS)
+            .chain(TraceRow::COLUMNS)
+        {
+            assert!(!c.doc.is_empty(), "{}", c.name);
+            // A name that ends in a unit suffix must declare that unit.
+            for (suffix, unit) in [("_s", "s"), ("_bps", "bit/s"), ("_bytes", "B")] {
+                if c.name.ends_with(suffix) {
+                    assert_eq!(c.unit, unit, "{}", c.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn columns_come_out_in_declaration_order_with_their_values() {
+        let mut t = Trace::default();
+        for i in 0..2u64 {
+            t.push(TraceRow {
+                time_s: i as f64,
+                flow: format!("f{i}"),
+                cwnd_bytes: 10 + i,
+                ssthresh_bytes: f64::INFINITY,
+                snd_una: 0,
+                snd_max: 0,
+                srtt_s: f64::NAN,
+                flight_size_bytes: 0,
+                pipe_bytes: 0,
+                ca_state: "open",
+            });
+        }
+        assert_eq!(t.len(), 2);
+        let cols = t.into_columns();
+        let names: Vec<&str> = cols.iter().map(|(n, _)| *n).collect();
+        let declared: Vec<&str> = TraceRow::COLUMNS.iter().map(|c| c.name).collect();
+        assert_eq!(names, declared);
+        assert_eq!(cols[2].1, ColumnData::U64(vec![10, 11]));
+        assert_eq!(
+            cols[9].1,
+            ColumnData::Str(vec!["open".into(), "open".into()])
+        );
+    }
 }

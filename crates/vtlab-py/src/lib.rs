@@ -7,7 +7,10 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use vtlab_core::metrics::{FlowResult, LinkResult, Trace};
+use vtlab_core::metrics::{
+    Column, ColumnData, ColumnKind, FlowColumns, FlowResult, LinkColumns, LinkResult, TraceRow,
+    ID_COLUMNS,
+};
 use vtlab_core::net::loss::{
     burst_mean_loss as core_burst_mean_loss, burst_start_for_mean_loss as core_burst_start,
 };
@@ -99,94 +102,58 @@ struct RowId<'a> {
     version: &'a str,
 }
 
-impl RowId<'_> {
-    fn add_columns(&self, d: &Bound<'_, PyDict>, n: usize) -> PyResult<()> {
-        d.set_item("scenario_hash", vec![self.scenario_hash; n])?;
-        d.set_item("seed", vec![self.seed; n])?;
-        d.set_item("version", vec![self.version; n])
-    }
-}
-
-/// A dict of column lists: the identity columns, then one per named field.
-macro_rules! columns {
-    ($py:expr, $rows:expr, $id:expr, [$($field:ident),* $(,)?]) => {{
-        let d = PyDict::new($py);
-        $id.add_columns(&d, $rows.len())?;
-        $( d.set_item(stringify!($field), $rows.iter().map(|r| r.$field.clone()).collect::<Vec<_>>())?; )*
-        d
-    }};
-}
-
-fn flow_columns<'py>(
+/// A dict of column lists: the identity columns, then the table's declared
+/// columns (`vtlab_core::metrics`), in declaration order.
+fn columns<'py>(
     py: Python<'py>,
-    rows: &[FlowResult],
+    n: usize,
+    cols: Vec<(&'static str, ColumnData)>,
     id: &RowId,
 ) -> PyResult<Bound<'py, PyDict>> {
-    Ok(columns!(
-        py,
-        rows,
-        id,
-        [
-            flow,
-            cc,
-            profile,
-            recovery,
-            bytes,
-            completed,
-            goodput_bps,
-            completion_s,
-            segments_sent,
-            retransmissions,
-            rto_count,
-            fast_recoveries,
-            slow_starts_after_loss,
-            drops_link_error,
-            drops_queue,
-            rtt_min_s,
-            rtt_mean_s,
-            rtt_max_s,
-            loss_events,
-            true_link_losses,
-            true_congestion_losses,
-            predicted_link_losses,
-            predicted_congestion_losses,
-            correct_predictions,
-        ]
-    ))
-}
-
-fn link_columns<'py>(
-    py: Python<'py>,
-    rows: &[LinkResult],
-    id: &RowId,
-) -> PyResult<Bound<'py, PyDict>> {
-    Ok(columns!(
-        py,
-        rows,
-        id,
-        [
-            link,
-            direction,
-            packets_carried,
-            bytes_carried,
-            drops_queue,
-            drops_link_error
-        ]
-    ))
-}
-
-fn trace_columns<'py>(py: Python<'py>, t: &Trace, id: &RowId) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    id.add_columns(&d, t.time_s.len())?;
-    d.set_item("time_s", &t.time_s)?;
-    d.set_item("flow", &t.flow)?;
-    d.set_item("cwnd_bytes", &t.cwnd_bytes)?;
-    d.set_item("ssthresh_bytes", &t.ssthresh_bytes)?;
-    d.set_item("snd_una", &t.snd_una)?;
-    d.set_item("snd_max", &t.snd_max)?;
-    d.set_item("srtt_s", &t.srtt_s)?;
-    d.set_item("bytes_in_flight", &t.bytes_in_flight)?;
-    d.set_item("ca_state", &t.ca_state)?;
+    d.set_item("scenario_hash", vec![id.scenario_hash; n])?;
+    d.set_item("seed", vec![id.seed; n])?;
+    d.set_item("version", vec![id.version; n])?;
+    for (name, data) in cols {
+        match data {
+            ColumnData::Str(v) => d.set_item(name, v)?,
+            ColumnData::U64(v) => d.set_item(name, v)?,
+            ColumnData::F64(v) => d.set_item(name, v)?,
+            ColumnData::Bool(v) => d.set_item(name, v)?,
+        }
+    }
+    Ok(d)
+}
+
+fn schema_list<'py>(py: Python<'py>, cols: &[Column]) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for c in ID_COLUMNS.iter().chain(cols) {
+        let d = PyDict::new(py);
+        d.set_item("name", c.name)?;
+        d.set_item(
+            "kind",
+            match c.kind {
+                ColumnKind::Str => "str",
+                ColumnKind::U64 => "u64",
+                ColumnKind::F64 => "f64",
+                ColumnKind::Bool => "bool",
+            },
+        )?;
+        d.set_item("unit", c.unit)?;
+        d.set_item("doc", c.doc)?;
+        list.append(d)?;
+    }
+    Ok(list)
+}
+
+/// The declared columns of every result table: {"flows": [...], "links":
+/// [...], "traces": [...]}, each a list of {name, kind, unit, doc}.
+#[pyfunction]
+fn schema(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("flows", schema_list(py, FlowResult::COLUMNS)?)?;
+    d.set_item("links", schema_list(py, LinkResult::COLUMNS)?)?;
+    d.set_item("traces", schema_list(py, TraceRow::COLUMNS)?)?;
     Ok(d)
 }
 
@@ -203,7 +170,7 @@ fn run<'py>(
     trace: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let scenario = spec::resolve_json(spec_json).map_err(to_py_err)?;
-    let result = py
+    let mut result = py
         .detach(|| vtlab_core::run(&scenario, seed, RunOptions { trace }))
         .map_err(to_py_err)?;
     let id = RowId {
@@ -212,10 +179,18 @@ fn run<'py>(
         version: result.version,
     };
     let out = PyDict::new(py);
-    out.set_item("flows", flow_columns(py, &result.flows, &id)?)?;
-    out.set_item("links", link_columns(py, &result.links, &id)?)?;
-    match &result.trace {
-        Some(t) => out.set_item("traces", trace_columns(py, t, &id)?)?,
+    let flows: FlowColumns = std::mem::take(&mut result.flows).into_iter().collect();
+    out.set_item(
+        "flows",
+        columns(py, flows.len(), flows.into_columns(), &id)?,
+    )?;
+    let links: LinkColumns = std::mem::take(&mut result.links).into_iter().collect();
+    out.set_item(
+        "links",
+        columns(py, links.len(), links.into_columns(), &id)?,
+    )?;
+    match result.trace.take() {
+        Some(t) => out.set_item("traces", columns(py, t.len(), t.into_columns(), &id)?)?,
         None => out.set_item("traces", py.None())?,
     }
     let meta = PyDict::new(py);
@@ -241,5 +216,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(burst_mean_loss, m)?)?;
     m.add_function(wrap_pyfunction!(burst_start_for_mean_loss, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
     Ok(())
 }

@@ -10,7 +10,7 @@ pub mod plan;
 use std::time::Instant;
 
 use crate::engine::{Duration, RngStream, Scheduler, Time};
-use crate::metrics::{FlowResult, LinkResult, RunResult, Trace};
+use crate::metrics::{FlowResult, LinkResult, RunResult, Trace, TraceRow};
 use crate::net::link::{Arrival, Enqueued};
 use crate::net::{LinkDir, LossModel, NodeId, Packet, PacketKind};
 use crate::tcp::cc::LossCause;
@@ -313,21 +313,22 @@ impl Simulation {
             }
             let s = &f.sender;
             let w = s.window();
-            trace.time_s.push(now.as_secs_f64());
-            trace.flow.push(f.name.clone());
-            trace.cwnd_bytes.push(w.cwnd);
-            trace.ssthresh_bytes.push(if w.ssthresh == u64::MAX {
-                f64::INFINITY
-            } else {
-                w.ssthresh as f64
+            trace.push(TraceRow {
+                time_s: now.as_secs_f64(),
+                flow: f.name.clone(),
+                cwnd_bytes: w.cwnd,
+                ssthresh_bytes: if w.ssthresh == u64::MAX {
+                    f64::INFINITY
+                } else {
+                    w.ssthresh as f64
+                },
+                snd_una: s.snd_una(),
+                snd_max: s.snd_max(),
+                srtt_s: s.srtt().map_or(f64::NAN, |d| d.as_secs_f64()),
+                flight_size_bytes: s.flight_size(),
+                pipe_bytes: s.bytes_in_flight(),
+                ca_state: s.ca_state().as_str(),
             });
-            trace.snd_una.push(s.snd_una());
-            trace.snd_max.push(s.snd_max());
-            trace
-                .srtt_s
-                .push(s.srtt().map_or(f64::NAN, |d| d.as_secs_f64()));
-            trace.bytes_in_flight.push(s.flight_size());
-            trace.ca_state.push(s.ca_state().as_str());
         }
     }
 

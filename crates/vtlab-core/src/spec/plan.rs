@@ -138,3 +138,128 @@ pub(crate) fn unknown_cc(path: &str, name: &str) -> SpecError {
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::{LossConf, Sojourn};
+    use crate::spec::resolve_value;
+    use serde_json::json;
+
+    /// a —— b —— c, one flow a → c.
+    fn chain() -> Scenario {
+        resolve_value(json!({
+            "preset": "custom",
+            "nodes": ["a", "b", "c"],
+            "links": [
+                {"a": "a", "b": "b", "rate": "10Mbps", "delay": "1ms"},
+                {"a": "b", "b": "c", "rate": "1Mbps", "delay": "2ms"},
+            ],
+            "flows": [{"src": "a", "dst": "c", "bytes": 1000}],
+        }))
+        .unwrap()
+    }
+
+    fn err(s: &Scenario) -> String {
+        plan(s).err().map(|e| e.to_string()).unwrap_or_default()
+    }
+
+    #[test]
+    fn names_are_looked_up_once_into_indices_and_routes() {
+        let p = plan(&chain()).unwrap();
+        let f = &p.flows[0];
+        assert_eq!((f.src, f.dst), (NodeId(0), NodeId(2)));
+        assert_eq!(f.cc.name, "newreno");
+        // Directions: 0 = a→b, 1 = b→a, 2 = b→c, 3 = c→b.
+        let dirs: Vec<(NodeId, NodeId)> = p.directions().map(|(_, f, t)| (f, t)).collect();
+        assert_eq!(
+            path(&p.routes, &dirs, NodeId(0), NodeId(2)),
+            Some(vec![0, 2])
+        );
+        assert_eq!(
+            path(&p.routes, &dirs, NodeId(2), NodeId(0)),
+            Some(vec![3, 1])
+        );
+        assert_eq!(p.hash(), chain().hash());
+    }
+
+    #[test]
+    fn a_zero_rate_is_refused_not_divided_by() {
+        let mut s = chain();
+        s.links[1].rate_bps = 0;
+        assert!(
+            err(&s).starts_with("links[1].rate_bps: 0 is outside [1, 10000000000000] bit/s"),
+            "{}",
+            err(&s)
+        );
+    }
+
+    #[test]
+    fn an_unknown_algorithm_is_an_error_not_the_first_registry_entry() {
+        let mut s = chain();
+        s.flows[0].tcp.cc = "no-such-cc".into();
+        assert!(err(&s).starts_with("flows[0].tcp.cc: unknown congestion control 'no-such-cc'"));
+        let mut s = chain();
+        s.flows[0].tcp.cc = "bic".into();
+        s.flows[0].tcp.cc_params.insert("smooth_part".into(), -1.0);
+        assert!(
+            err(&s).starts_with("flows[0].tcp.cc_params."),
+            "{}",
+            err(&s)
+        );
+    }
+
+    #[test]
+    fn an_unknown_node_is_an_error_not_node_zero() {
+        let mut s = chain();
+        s.flows[0].dst = "z".into();
+        assert!(
+            err(&s).starts_with("flows[0].dst: unknown node 'z'"),
+            "{}",
+            err(&s)
+        );
+    }
+
+    #[test]
+    fn framing_sojourns_and_times_are_bounded() {
+        let mut s = chain();
+        s.links[0].framing_bytes = u32::MAX;
+        assert!(err(&s).starts_with("links[0].framing_bytes: 4294967295 is outside [0, 65535]"));
+        let mut s = chain();
+        s.links[0].loss_ab = LossConf::GilbertElliott {
+            sojourn: Sojourn::Time,
+            mean_good: 1e-12,
+            mean_bad: 0.1,
+            loss_good: 0.0,
+            loss_bad: 1.0,
+        };
+        assert!(
+            err(&s).starts_with(
+                "links[0].loss_ab.mean_good: 0.000000000001 is not a valid mean sojourn"
+            ),
+            "{}",
+            err(&s)
+        );
+        let mut s = chain();
+        s.links[0].delay_ns = u64::MAX;
+        assert!(err(&s).starts_with("links[0].delay_ns:"), "{}", err(&s));
+        let mut s = chain();
+        s.flows[0].tcp.rto_max_ns = u64::MAX;
+        assert!(err(&s).starts_with("flows[0].tcp.rto_max:"), "{}", err(&s));
+    }
+
+    #[test]
+    fn sojourn_floor_applies_to_user_specs_too() {
+        let e = resolve_value(json!({
+            "preset": "v2g",
+            "loss": {"model": "gilbert-elliott", "mean_good": 1e-12, "mean_bad": 0.1}
+        }))
+        .unwrap_err();
+        assert_eq!(e.path, "loss.mean_good");
+        assert!(
+            e.message
+                .contains("allowed: [0.000001, 1000000000] seconds"),
+            "{e}"
+        );
+    }
+}
