@@ -4,7 +4,8 @@
 //!
 //! Sources: L. Xu, K. Harfoush, I. Rhee, "Binary increase congestion control
 //! (BIC) for fast long-distance networks", IEEE INFOCOM 2004; Linux
-//! `net/ipv4/tcp_bic.c`; ns-3 `src/internet/model/tcp-bic.cc`; cc-spec §2.9.
+//! `net/ipv4/tcp_bic.c`; ns-3 `src/internet/model/tcp-bic.cc`. Restated, with the
+//! profile differences, in docs/congestion-control.md, '`bic`'.
 //!
 //! In avoidance cwnd grows by one segment per `cnt` segments acked, with
 //! (B = 4, S_max = `max_increment` = 16, `smooth_part`):

@@ -6,7 +6,7 @@
 //! Sources: I. Rhee, L. Xu, S. Ha, "CUBIC: a new TCP-friendly high-speed TCP
 //! variant", ACM SIGOPS OSR 42(5) (2008); RFC 8312 / RFC 9438; Linux
 //! `net/ipv4/tcp_cubic.c` (authoritative); ns-3
-//! `src/internet/model/tcp-cubic.cc`; cc-spec §2.10.
+//! `src/internet/model/tcp-cubic.cc`; restated in docs/congestion-control.md, '`cubic`'.
 //!
 //! Constants: β = 0.7 (Linux 717/1024), C = 0.4 (Linux `bic_scale` 41, i.e.
 //! 410/1024), fast convergence on (`W_max = cwnd·(1+β)/2` when a loss comes

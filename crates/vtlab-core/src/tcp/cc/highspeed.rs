@@ -1,6 +1,6 @@
 //! HighSpeed TCP (RFC 3649): above 38 segments the additive increase a(w)
 //! grows and the multiplicative decrease b(w) shrinks with the window, read
-//! from the RFC's table (cc-spec §2.6).
+//! from the RFC's table (docs/congestion-control.md, '`highspeed`').
 //!
 //! Sources: S. Floyd, RFC 3649 "HighSpeed TCP for Large Congestion Windows",
 //! Appendix B; Linux `net/ipv4/tcp_highspeed.c`; ns-3

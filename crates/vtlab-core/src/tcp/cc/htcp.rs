@@ -5,7 +5,8 @@
 //! Sources: D. Leith, R. Shorten, "H-TCP: TCP for high-speed and
 //! long-distance networks", PFLDnet 2004, and "H-TCP: TCP congestion control
 //! for high bandwidth-delay product paths" (IETF draft, 2008); Linux
-//! `net/ipv4/tcp_htcp.c`; ns-3 `src/internet/model/tcp-htcp.cc`; cc-spec §2.7.
+//! `net/ipv4/tcp_htcp.c`; ns-3 `src/internet/model/tcp-htcp.cc`. Restated, with the
+//! profile differences, in docs/congestion-control.md, '`htcp`'.
 //!
 //! Law: `f(Δ) = 1` for Δ ≤ Δ_L (1 s), else `1 + 10(Δ−Δ_L) + ((Δ−Δ_L)/2)²`
 //! (seconds); `α = max(2·f·(1−β), 1)`; in avoidance `cwnd += α/cwnd` per

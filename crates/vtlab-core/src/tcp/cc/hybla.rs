@@ -7,7 +7,7 @@
 //! Sources: C. Caini, R. Firrincieli, "TCP Hybla: a TCP enhancement for
 //! heterogeneous networks", Int. J. Satellite Commun. Netw. 22 (2004);
 //! Linux `net/ipv4/tcp_hybla.c`; ns-3 `src/internet/model/tcp-hybla.cc`;
-//! cc-spec §2.8.
+//! restated in docs/congestion-control.md, '`hybla`'.
 //!
 //! Constant: RTT0 = 25 ms in Linux (module parameter `rtt0`), 50 ms in ns-3
 //! (attribute `RRTT`); both are whole milliseconds.

@@ -7,7 +7,7 @@
 //! Sources: S. Ha, I. Rhee, "Taming the elephants: new TCP slow start",
 //! Computer Networks 55 (2011); Linux `net/ipv4/tcp_cubic.c` (`hystart_update`,
 //! `bictcp_hystart_reset`); ns-3 `src/internet/model/tcp-cubic.cc`
-//! (`HystartUpdate`, `HystartReset`); cc-spec §2.10.
+//! (`HystartUpdate`, `HystartReset`); restated in docs/congestion-control.md, '`cubic`'.
 //!
 //! A round starts when the ACK passes `end_seq` (the highest sequence sent at
 //! the previous round start). On each RTT sample, in slow start, once cwnd is

@@ -5,8 +5,9 @@
 //! Sources: S. Liu, T. Başar, R. Srikant, "TCP-Illinois: a loss- and
 //! delay-based congestion control algorithm for high-speed networks", Perf.
 //! Eval. 65 (2008); Linux `net/ipv4/tcp_illinois.c`; ns-3
-//! `src/internet/model/tcp-illinois.cc`; cc-spec §2.12. Illinois-AA: Park et
-//! al. 2019, "Improving TCP Performance in Vehicle-To-Grid (V2G) Communication", §4.1.2 and Fig. 10.
+//! `src/internet/model/tcp-illinois.cc`; restated in docs/congestion-control.md, '`illinois`'.
+//! Illinois-AA: Park et al. 2019, "Improving TCP Performance in Vehicle-To-Grid (V2G)
+//! Communication", §4.1.2 and Fig. 10.
 //!
 //! Once per RTT the average queueing delay `da` (mean RTT of the round minus
 //! the minimum RTT ever) and the maximum `dm` (maximum RTT ever minus the

@@ -1,5 +1,6 @@
 //! Scalable TCP: a fixed increase per ACK and a gentle fixed decrease, so the
-//! recovery time after a loss does not grow with the window (cc-spec §2.11).
+//! recovery time after a loss does not grow with the window
+//! (docs/congestion-control.md, '`scalable`').
 //!
 //! Sources: T. Kelly, "Scalable TCP: Improving Performance in Highspeed Wide
 //! Area Networks", CCR 33(2), 2003; Linux `net/ipv4/tcp_scalable.c`; ns-3

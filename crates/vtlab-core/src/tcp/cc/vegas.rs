@@ -1,5 +1,5 @@
 //! TCP Vegas: delay-based congestion avoidance that keeps between α and β
-//! segments queued in the network (cc-spec §2.3).
+//! segments queued in the network (docs/congestion-control.md, '`vegas`').
 //!
 //! Sources: L. S. Brakmo, L. L. Peterson, "TCP Vegas: End to End Congestion
 //! Avoidance on a Global Internet", IEEE JSAC 13(8), 1995; Linux

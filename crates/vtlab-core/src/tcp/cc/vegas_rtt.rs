@@ -5,8 +5,8 @@
 //!
 //! Sources: Brakmo & Peterson, "TCP Vegas", IEEE JSAC 13(8), 1995; Linux
 //! `tcp_vegas.c` (`tcp_vegas_pkts_acked`, `vegas_enable`, `tcp_vegas_init`);
-//! ns-3 `tcp-vegas.cc` / `tcp-yeah.cc` (`PktsAcked`, `EnableVegas`). cc-spec
-//! §2.3, §2.4, §2.13.
+//! ns-3 `tcp-vegas.cc` / `tcp-yeah.cc` (`PktsAcked`, `EnableVegas`). Restated in
+//! docs/congestion-control.md, '`vegas`', '`veno`' and '`yeah`'.
 //!
 //! Profiles differ in the samples and in the end-of-round test:
 //! * Linux: each raw sample is taken in whole microseconds plus 1 µs ("never

@@ -1,5 +1,5 @@
 //! TCP Veno: Reno that uses the Vegas backlog estimate to tell random
-//! (wireless) losses from congestive ones (cc-spec §2.4).
+//! (wireless) losses from congestive ones (docs/congestion-control.md, '`veno`').
 //!
 //! Sources: C. P. Fu, S. C. Liew, "TCP Veno: TCP Enhancement for Transmission
 //! over Wireless Access Networks", IEEE JSAC 21(2), 2003; Linux

@@ -1,6 +1,7 @@
 //! TCP Westwood and Westwood+: Reno growth, but after a loss the window is set
 //! from an end-to-end estimate of the bandwidth used, `ssthresh = BWE·RTTmin`,
-//! instead of being halved (cc-spec §2.5). One struct, three registry names:
+//! instead of being halved (docs/congestion-control.md, '`westwood`' and
+//! '`westwood-plus`'). One struct, three registry names:
 //!
 //! * `westwood` — the original (S. Mascolo, C. Casetti, M. Gerla, M. Sanadidi,
 //!   R. Wang, "TCP Westwood: Bandwidth Estimation for Enhanced Transport over

@@ -1,7 +1,7 @@
 //! YeAH-TCP ("Yet Another Highspeed"): Scalable growth while the estimated
 //! queue is small ("fast" mode), Reno growth otherwise ("slow" mode), with a
 //! precautionary decongestion that drains an over-long queue and a loss
-//! reaction sized to the queue (cc-spec §2.13).
+//! reaction sized to the queue (docs/congestion-control.md, '`yeah`').
 //!
 //! Sources: A. Baiocchi, A. P. Castellani, F. Vacirca, "YeAH-TCP: Yet Another
 //! Highspeed TCP", PFLDnet 2007; Linux `net/ipv4/tcp_yeah.c` (on the Vegas
