@@ -9,7 +9,7 @@ fn v2g(c: &mut Criterion) {
     group.sample_size(10);
     let spec = r#"{"preset": "v2g", "bytes": "10MB", "loss": {"mean_loss": "5%"}}"#;
     group.bench_function("newreno_10MB_5pct", |b| {
-        b.iter(|| run_spec_json(spec, 1, RunOptions::default()).map(|r| r.events))
+        b.iter(|| run_spec_json(spec, 1, RunOptions::default()).map(|r| r.events_processed))
     });
     group.finish();
 }

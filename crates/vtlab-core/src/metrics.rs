@@ -213,6 +213,19 @@ tables! {
         pipe_bytes: u64, "B", "Bytes the sender believes are in the network: RFC 6675 pipe with SACK, FlightSize otherwise";
         ca_state: &'static str, "", "Congestion state: open, disorder, recovery or loss";
     }
+
+    /// Typed events of senders and links (`--events`), in time order.
+    EventRow / EventLog {
+        time_s: f64, "s", "Simulated time of the event";
+        time_ns: u64, "ns", "The same time in integer nanoseconds (exact)";
+        flow: String, "", "Flow the event belongs to";
+        event: &'static str, "", "state (congestion-state change), window (cwnd or ssthresh change), rto (timer expiry), spurious_rto (Eifel detection), retransmit, drop";
+        ca_state: &'static str, "", "Sender's congestion state after the event: open, disorder, recovery or loss";
+        cwnd_bytes: u64, "B", "Congestion window after the event";
+        ssthresh_bytes: f64, "B", "Slow-start threshold after the event; infinity while unset";
+        seq: u64, "B", "Byte offset concerned: the segment retransmitted or dropped (the ACK number for a dropped ACK), else snd_una";
+        detail: String, "", "state: the previous state; drop: cause (queue or link), packet kind and link direction; spurious_rto: the timeout's time";
+    }
 }
 
 /// Everything one run produces.
@@ -224,8 +237,10 @@ pub struct RunResult {
     pub flows: Vec<FlowResult>,
     pub links: Vec<LinkResult>,
     pub trace: Option<Trace>,
+    /// Typed events, when asked for.
+    pub events: Option<EventLog>,
     /// Events processed by the scheduler.
-    pub events: u64,
+    pub events_processed: u64,
     /// Packet transmissions over links (one per hop).
     pub packets: u64,
     pub sim_time_s: f64,
@@ -238,7 +253,12 @@ mod tests {
 
     #[test]
     fn column_names_are_unique_per_table() {
-        for cols in [FlowResult::COLUMNS, LinkResult::COLUMNS, TraceRow::COLUMNS] {
+        for cols in [
+            FlowResult::COLUMNS,
+            LinkResult::COLUMNS,
+            TraceRow::COLUMNS,
+            EventRow::COLUMNS,
+        ] {
             let mut names: Vec<&str> = ID_COLUMNS.iter().chain(cols).map(|c| c.name).collect();
             let n = names.len();
             names.sort_unstable();
@@ -256,7 +276,12 @@ mod tests {
         {
             assert!(!c.doc.is_empty(), "{}", c.name);
             // A name that ends in a unit suffix must declare that unit.
-            for (suffix, unit) in [("_s", "s"), ("_bps", "bit/s"), ("_bytes", "B")] {
+            for (suffix, unit) in [
+                ("_s", "s"),
+                ("_ns", "ns"),
+                ("_bps", "bit/s"),
+                ("_bytes", "B"),
+            ] {
                 if c.name.ends_with(suffix) {
                     assert_eq!(c.unit, unit, "{}", c.name);
                 }

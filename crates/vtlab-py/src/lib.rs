@@ -8,8 +8,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use vtlab_core::metrics::{
-    Column, ColumnData, ColumnKind, FlowColumns, FlowResult, LinkColumns, LinkResult, TraceRow,
-    ID_COLUMNS,
+    Column, ColumnData, ColumnKind, EventRow, FlowColumns, FlowResult, LinkColumns, LinkResult,
+    TraceRow, ID_COLUMNS,
 };
 use vtlab_core::net::loss::{
     burst_mean_loss as core_burst_mean_loss, burst_start_for_mean_loss as core_burst_start,
@@ -154,6 +154,7 @@ fn schema(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("flows", schema_list(py, FlowResult::COLUMNS)?)?;
     d.set_item("links", schema_list(py, LinkResult::COLUMNS)?)?;
     d.set_item("traces", schema_list(py, TraceRow::COLUMNS)?)?;
+    d.set_item("events", schema_list(py, EventRow::COLUMNS)?)?;
     Ok(d)
 }
 
@@ -162,16 +163,28 @@ fn schema(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 /// Returns {"flows": columns, "links": columns, "traces": columns or None,
 /// "meta": {...}}. The simulation runs without holding the GIL.
 #[pyfunction]
-#[pyo3(signature = (spec_json, seed, trace=false))]
+#[pyo3(signature = (spec_json, seed, trace=false, trace_changes=false, events=false))]
 fn run<'py>(
     py: Python<'py>,
     spec_json: &str,
     seed: u64,
     trace: bool,
+    trace_changes: bool,
+    events: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let scenario = spec::resolve_json(spec_json).map_err(to_py_err)?;
     let mut result = py
-        .detach(|| vtlab_core::run(&scenario, seed, RunOptions { trace }))
+        .detach(|| {
+            vtlab_core::run(
+                &scenario,
+                seed,
+                RunOptions {
+                    trace,
+                    trace_changes,
+                    events,
+                },
+            )
+        })
         .map_err(to_py_err)?;
     let id = RowId {
         scenario_hash: &result.scenario_hash,
@@ -193,11 +206,15 @@ fn run<'py>(
         Some(t) => out.set_item("traces", columns(py, t.len(), t.into_columns(), &id)?)?,
         None => out.set_item("traces", py.None())?,
     }
+    match result.events.take() {
+        Some(e) => out.set_item("events", columns(py, e.len(), e.into_columns(), &id)?)?,
+        None => out.set_item("events", py.None())?,
+    }
     let meta = PyDict::new(py);
     meta.set_item("scenario_hash", &result.scenario_hash)?;
     meta.set_item("seed", result.seed)?;
     meta.set_item("version", result.version)?;
-    meta.set_item("events", result.events)?;
+    meta.set_item("events", result.events_processed)?;
     meta.set_item("packets", result.packets)?;
     meta.set_item("wall_s", result.wall_s)?;
     meta.set_item("sim_time_s", result.sim_time_s)?;

@@ -5,16 +5,18 @@
 //! timer that is pushed later (the RTO restarted on every ACK) is not
 //! rescheduled; when its stale event fires it re-arms at the new deadline.
 
+mod observe;
 pub mod plan;
 
 use std::time::Instant;
 
 use crate::engine::{Duration, RngStream, Scheduler, Time};
-use crate::metrics::{FlowResult, LinkResult, RunResult, Trace, TraceRow};
+use crate::metrics::{EventLog, FlowResult, LinkResult, RunResult, Trace};
 use crate::net::link::{Arrival, Enqueued};
 use crate::net::{LinkDir, LossModel, NodeId, Packet, PacketKind};
 use crate::tcp::cc::LossCause;
 use crate::tcp::{Receiver, Sender};
+use observe::Seen;
 pub use plan::Plan;
 
 #[derive(Clone, Copy, Debug)]
@@ -48,12 +50,21 @@ struct Flow {
     mtu_reverse: u32,
     /// IPv4 reassembly at the receiver's end (0) and the sender's end (1).
     reassembly: [Reassembly; 2],
+    /// The sender's state after its previous input (events, change traces).
+    seen: Seen,
+    timestamps: bool,
 }
 
 /// Options of one run that do not change its results' identity.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RunOptions {
+    /// Record a trace of sender state.
     pub trace: bool,
+    /// With `trace`: a row at every change of cwnd, ssthresh or congestion
+    /// state (exact) instead of one every `trace_interval` (sampled).
+    pub trace_changes: bool,
+    /// Record typed events ([`crate::metrics::EventLog`]).
+    pub events: bool,
 }
 
 pub struct Simulation {
@@ -65,6 +76,8 @@ pub struct Simulation {
     flows: Vec<Flow>,
     out: Vec<Packet>,
     trace: Option<Trace>,
+    trace_changes: bool,
+    events: Option<EventLog>,
     trace_interval: Duration,
     stop: Option<Time>,
     remaining: usize,
@@ -114,7 +127,6 @@ impl Simulation {
                     dst: f.dst,
                     bytes: f.bytes,
                     start: f.start,
-                    sender,
                     receiver,
                     sender_timer_at: None,
                     receiver_timer_at: None,
@@ -124,6 +136,9 @@ impl Simulation {
                     mtu_forward: path_mtu(plan, &links, f.src, f.dst),
                     mtu_reverse: path_mtu(plan, &links, f.dst, f.src),
                     reassembly: [Reassembly::default(); 2],
+                    seen: Seen::of(&sender),
+                    timestamps: f.tcp.timestamps,
+                    sender,
                 }
             })
             .collect::<Vec<_>>();
@@ -136,6 +151,8 @@ impl Simulation {
             flows,
             out: Vec::with_capacity(64),
             trace: options.trace.then(Trace::default),
+            trace_changes: options.trace && options.trace_changes,
+            events: options.events.then(EventLog::default),
             trace_interval: plan.trace_interval,
             stop: plan.stop,
             packets: 0,
@@ -150,7 +167,7 @@ impl Simulation {
         for (i, f) in self.flows.iter().enumerate() {
             self.sched.schedule(f.start, Event::FlowStart(i as u32));
         }
-        if self.trace.is_some() {
+        if self.trace.is_some() && !self.trace_changes {
             self.sched.schedule(Time::ZERO, Event::TraceSample);
         }
         while let Some((now, event)) = self.sched.pop() {
@@ -178,7 +195,7 @@ impl Simulation {
                 }
                 match fate {
                     Some(Arrival::Delivered(p)) => self.deliver(now, self.links[d as usize].to, p),
-                    Some(Arrival::Lost(p)) => self.dropped(p, LossCause::Link),
+                    Some(Arrival::Lost(p)) => self.dropped(now, d, p, LossCause::Link),
                     None => {}
                 }
             }
@@ -201,7 +218,11 @@ impl Simulation {
                 self.flush(now, f, false);
             }
             Event::FlowStart(f) => {
-                self.flows[f as usize].sender.start(now, &mut self.out);
+                let flow = &mut self.flows[f as usize];
+                flow.sender.start(now, &mut self.out);
+                if let (true, Some(t)) = (self.trace_changes, self.trace.as_mut()) {
+                    t.push(observe::trace_row(now, &flow.name, &flow.sender));
+                }
                 self.flush(now, f, true);
             }
             Event::TraceSample => {
@@ -230,6 +251,10 @@ impl Simulation {
             }
             self.flush(now, f, false);
         } else {
+            if let Some(log) = self.events.as_mut() {
+                let ts = flow.timestamps;
+                observe::before_ack(&mut flow.seen, now, &flow.name, &flow.sender, &p, ts, log);
+            }
             flow.sender.on_packet(now, &p, &mut self.out);
             self.flush(now, f, true);
         }
@@ -238,6 +263,12 @@ impl Simulation {
     /// Send what an endpoint emitted and keep its timer event in step.
     fn flush(&mut self, now: Time, f: u32, from_sender: bool) {
         let mut out = std::mem::take(&mut self.out);
+        if from_sender && (self.events.is_some() || self.trace_changes) {
+            let flow = &mut self.flows[f as usize];
+            let trace = self.trace.as_mut().filter(|_| self.trace_changes);
+            let (events, seen) = (self.events.as_mut(), &mut flow.seen);
+            observe::after_input(seen, now, &flow.name, &flow.sender, &out, events, trace);
+        }
         let flow = &self.flows[f as usize];
         let (node, mtu) = if from_sender {
             (flow.src, flow.mtu_forward)
@@ -287,12 +318,13 @@ impl Simulation {
                     self.sched.schedule(t, Event::Arrival(d));
                 }
             }
-            Enqueued::QueueFull => self.dropped(p, LossCause::Congestion),
+            Enqueued::QueueFull => self.dropped(now, d, p, LossCause::Congestion),
         }
     }
 
-    /// Count a drop and, for data, tell the sender's loss oracle its cause.
-    fn dropped(&mut self, p: Packet, cause: LossCause) {
+    /// Count a drop on link direction `d` and, for data, tell the sender's
+    /// loss oracle its cause.
+    fn dropped(&mut self, now: Time, d: u32, p: Packet, cause: LossCause) {
         let flow = &mut self.flows[p.flow as usize];
         match cause {
             LossCause::Link => flow.drops_link_error += 1,
@@ -300,6 +332,22 @@ impl Simulation {
         }
         if p.kind == PacketKind::Data {
             flow.sender.record_drop(p.seq, cause);
+        }
+        if let Some(log) = self.events.as_mut() {
+            let (name, dir) = &self.link_names[d as usize];
+            let cause = match cause {
+                LossCause::Link => "link",
+                LossCause::Congestion => "queue",
+            };
+            let direction = format!("{name} {dir}");
+            log.push(observe::drop_event(
+                now,
+                &flow.name,
+                &flow.sender,
+                &p,
+                cause,
+                &direction,
+            ));
         }
     }
 
@@ -311,24 +359,7 @@ impl Simulation {
             if f.done || now < f.start {
                 continue;
             }
-            let s = &f.sender;
-            let w = s.window();
-            trace.push(TraceRow {
-                time_s: now.as_secs_f64(),
-                flow: f.name.clone(),
-                cwnd_bytes: w.cwnd,
-                ssthresh_bytes: if w.ssthresh == u64::MAX {
-                    f64::INFINITY
-                } else {
-                    w.ssthresh as f64
-                },
-                snd_una: s.snd_una(),
-                snd_max: s.snd_max(),
-                srtt_s: s.srtt().map_or(f64::NAN, |d| d.as_secs_f64()),
-                flight_size_bytes: s.flight_size(),
-                pipe_bytes: s.bytes_in_flight(),
-                ca_state: s.ca_state().as_str(),
-            });
+            trace.push(observe::trace_row(now, &f.name, &f.sender));
         }
     }
 
@@ -400,7 +431,8 @@ impl Simulation {
             flows,
             links,
             trace: self.trace,
-            events: self.sched.events_processed(),
+            events: self.events,
+            events_processed: self.sched.events_processed(),
             packets: self.packets,
             sim_time_s: end.as_secs_f64(),
             wall_s,
