@@ -32,6 +32,7 @@ class RunOutput(TypedDict):
     flows: dict[str, list[Any]]
     links: dict[str, list[Any]]
     traces: dict[str, list[Any]] | None
+    events: dict[str, list[Any]] | None
     meta: RunMeta
 
 def version() -> str:
@@ -59,10 +60,23 @@ def burst_mean_loss(p: float, burst_min: int = 1, burst_max: int = 4) -> float:
 def burst_start_for_mean_loss(mean_loss: float, burst_min: int = 1, burst_max: int = 4) -> float:
     """Burst-start probability that gives the mean loss rate ``mean_loss``."""
 
-def run(spec_json: str, seed: int, trace: bool = False) -> RunOutput:
+def run(
+    spec_json: str,
+    seed: int,
+    trace: bool = False,
+    trace_changes: bool = False,
+    events: bool = False,
+) -> RunOutput:
     """Run one simulation of the spec (JSON) with an unsigned 64-bit seed.
 
-    Raises ScenarioError."""
+    ``trace`` records sender state every ``trace_interval`` (or, with
+    ``trace_changes``, at every change of cwnd, ssthresh or state); ``events`` records
+    typed events. Raises ScenarioError; KeyboardInterrupt on Ctrl-C or
+    :func:`request_stop`."""
+
+def request_stop(clear: bool = False) -> None:
+    """Ask every running simulation (any thread) to stop with KeyboardInterrupt at its
+    next check; ``clear=True`` withdraws the request."""
 
 class Column(TypedDict):
     name: str

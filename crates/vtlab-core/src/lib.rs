@@ -30,6 +30,17 @@ pub fn run_plan(plan: &Plan, seed: u64, options: RunOptions) -> RunResult {
     sim::Simulation::new(plan, seed, options).run()
 }
 
+/// As [`run_plan`], calling `interrupted` every [`sim::CHECK_EVERY`] events;
+/// `None` when it returned true (e.g. Ctrl-C was pressed).
+pub fn run_plan_interruptible(
+    plan: &Plan,
+    seed: u64,
+    options: RunOptions,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> Option<RunResult> {
+    sim::Simulation::new(plan, seed, options).run_interruptible(interrupted)
+}
+
 /// Resolve a spec given as JSON text and run it.
 pub fn run_spec_json(
     spec_json: &str,

@@ -3,16 +3,14 @@
 //! tables out (as dicts of column lists).
 
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use vtlab_core::metrics::{
     Column, ColumnData, ColumnKind, EventRow, FlowColumns, FlowResult, LinkColumns, LinkResult,
     TraceRow, ID_COLUMNS,
-};
-use vtlab_core::net::loss::{
-    burst_mean_loss as core_burst_mean_loss, burst_start_for_mean_loss as core_burst_start,
 };
 use vtlab_core::tcp::cc;
 use vtlab_core::{spec, RunOptions, SpecError};
@@ -26,6 +24,17 @@ create_exception!(
 
 fn to_py_err(e: SpecError) -> PyErr {
     ScenarioError::new_err(e.to_string())
+}
+
+/// Set by [`request_stop`]: every running simulation stops at its next check.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Ask every running simulation (in any thread) to stop soon with
+/// KeyboardInterrupt; `clear` resets the request.
+#[pyfunction]
+#[pyo3(signature = (clear=false))]
+fn request_stop(clear: bool) {
+    STOP.store(!clear, Ordering::Relaxed);
 }
 
 /// The vtlab version.
@@ -84,15 +93,15 @@ fn scenario_hash(spec_json: &str) -> PyResult<String> {
 /// Mean loss rate of the burst model for burst-start probability `p`.
 #[pyfunction]
 #[pyo3(signature = (p, burst_min=1, burst_max=4))]
-fn burst_mean_loss(p: f64, burst_min: u32, burst_max: u32) -> f64 {
-    core_burst_mean_loss(p, burst_min, burst_max)
+fn burst_mean_loss(p: f64, burst_min: u32, burst_max: u32) -> PyResult<f64> {
+    spec::loss::checked_mean_loss(p, burst_min, burst_max).map_err(to_py_err)
 }
 
 /// Burst-start probability that gives mean loss rate `mean_loss`.
 #[pyfunction]
 #[pyo3(signature = (mean_loss, burst_min=1, burst_max=4))]
-fn burst_start_for_mean_loss(mean_loss: f64, burst_min: u32, burst_max: u32) -> f64 {
-    core_burst_start(mean_loss, burst_min, burst_max)
+fn burst_start_for_mean_loss(mean_loss: f64, burst_min: u32, burst_max: u32) -> PyResult<f64> {
+    spec::loss::checked_burst_start(mean_loss, burst_min, burst_max, "mean_loss").map_err(to_py_err)
 }
 
 /// Identity columns every result row carries.
@@ -173,19 +182,22 @@ fn run<'py>(
     events: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let scenario = spec::resolve_json(spec_json).map_err(to_py_err)?;
-    let mut result = py
-        .detach(|| {
-            vtlab_core::run(
-                &scenario,
-                seed,
-                RunOptions {
-                    trace,
-                    trace_changes,
-                    events,
-                },
-            )
-        })
-        .map_err(to_py_err)?;
+    let plan = spec::plan(&scenario).map_err(to_py_err)?;
+    let options = RunOptions {
+        trace,
+        trace_changes,
+        events,
+    };
+    // The run releases the GIL; every CHECK_EVERY events it takes it back
+    // briefly to let Python handle signals (Ctrl-C raises KeyboardInterrupt
+    // here) and looks at the stop flag other threads may set.
+    let mut interrupted =
+        || STOP.load(Ordering::Relaxed) || Python::attach(|py| py.check_signals().is_err());
+    let Some(mut result) =
+        py.detach(|| vtlab_core::run_plan_interruptible(&plan, seed, options, &mut interrupted))
+    else {
+        return Err(PyKeyboardInterrupt::new_err("simulation interrupted"));
+    };
     let id = RowId {
         scenario_hash: &result.scenario_hash,
         seed: result.seed,
@@ -234,5 +246,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(burst_start_for_mean_loss, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(request_stop, m)?)?;
     Ok(())
 }

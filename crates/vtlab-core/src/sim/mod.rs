@@ -19,6 +19,10 @@ use crate::tcp::{Receiver, Sender};
 use observe::Seen;
 pub use plan::Plan;
 
+/// How often (in events) an interruptible run asks whether to stop: about
+/// every 5 ms of engine time at 10⁷ events/s.
+pub const CHECK_EVERY: u64 = 1 << 16;
+
 #[derive(Clone, Copy, Debug)]
 enum Event {
     /// The head packet of link direction `usize` reaches the far end.
@@ -79,7 +83,12 @@ pub struct Simulation {
     trace_changes: bool,
     events: Option<EventLog>,
     trace_interval: Duration,
-    stop: Option<Time>,
+    horizon: Time,
+    horizon_reason: &'static str,
+    max_events: u64,
+    /// Why the run ended before every flow was done (`abort_reason` of the
+    /// flows still running then).
+    end_reason: &'static str,
     remaining: usize,
     packets: u64,
     hash: String,
@@ -154,16 +163,34 @@ impl Simulation {
             trace_changes: options.trace && options.trace_changes,
             events: options.events.then(EventLog::default),
             trace_interval: plan.trace_interval,
-            stop: plan.stop,
+            horizon: plan.horizon,
+            horizon_reason: plan.horizon_reason,
+            max_events: plan.max_events,
+            end_reason: "",
             packets: 0,
             hash: plan.hash.clone(),
             seed,
         }
     }
 
-    /// Run to completion (every flow done) or to the stop time.
+    /// Run to completion (every flow done), to the horizon (the scenario's
+    /// stop time or the default horizon) or until the event budget is spent.
     pub fn run(mut self) -> RunResult {
         let wall = Instant::now();
+        let end = self.run_loop(None).unwrap_or(self.sched.now());
+        self.finish(end, wall.elapsed().as_secs_f64())
+    }
+
+    /// As [`Simulation::run`], asking `interrupted` every [`CHECK_EVERY`]
+    /// events whether to stop (Ctrl-C); `None` if it said so.
+    pub fn run_interruptible(mut self, interrupted: &mut dyn FnMut() -> bool) -> Option<RunResult> {
+        let wall = Instant::now();
+        let end = self.run_loop(Some(interrupted))?;
+        Some(self.finish(end, wall.elapsed().as_secs_f64()))
+    }
+
+    /// The event loop; returns the end time, or `None` when interrupted.
+    fn run_loop(&mut self, mut interrupted: Option<&mut dyn FnMut() -> bool>) -> Option<Time> {
         for (i, f) in self.flows.iter().enumerate() {
             self.sched.schedule(f.start, Event::FlowStart(i as u32));
         }
@@ -171,19 +198,25 @@ impl Simulation {
             self.sched.schedule(Time::ZERO, Event::TraceSample);
         }
         while let Some((now, event)) = self.sched.pop() {
-            if self.stop.is_some_and(|s| now > s) {
-                break;
+            if now > self.horizon {
+                self.end_reason = self.horizon_reason;
+                return Some(self.horizon);
+            }
+            let n = self.sched.events_processed();
+            if n > self.max_events {
+                self.end_reason = "event_budget";
+                return Some(now);
+            }
+            if n % CHECK_EVERY == 0 && interrupted.as_mut().is_some_and(|f| f()) {
+                return None;
             }
             self.handle(now, event);
             if self.remaining == 0 {
-                break;
+                return Some(self.sched.now());
             }
         }
-        let end = match self.stop {
-            Some(s) if self.remaining > 0 => s,
-            _ => self.sched.now(),
-        };
-        self.finish(end, wall.elapsed().as_secs_f64())
+        self.end_reason = "stalled";
+        Some(self.sched.now())
     }
 
     fn handle(&mut self, now: Time, event: Event) {
@@ -382,6 +415,11 @@ impl Simulation {
                     recovery: f.recovery,
                     bytes: f.bytes,
                     completed: completed_at.is_some(),
+                    abort_reason: if completed_at.is_some() {
+                        ""
+                    } else {
+                        self.end_reason
+                    },
                     goodput_bps: if secs > 0.0 {
                         received as f64 * 8.0 / secs
                     } else {

@@ -46,7 +46,13 @@ pub struct Plan {
     /// `routes[node][dst]`: the link direction leaving `node` toward `dst`
     /// (direction `2·i` is link i's a→b, `2·i + 1` its b→a).
     pub(crate) routes: Vec<Vec<Option<u32>>>,
-    pub(crate) stop: Option<Time>,
+    /// The run ends here at the latest: the scenario's `stop`, or the
+    /// default horizon after the last flow start.
+    pub(crate) horizon: Time,
+    /// `abort_reason` of flows not done at the horizon: `stop_time` or `horizon`.
+    pub(crate) horizon_reason: &'static str,
+    /// Scheduler events the run may process.
+    pub(crate) max_events: u64,
     pub(crate) trace_interval: Duration,
 }
 

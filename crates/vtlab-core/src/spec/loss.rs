@@ -138,18 +138,7 @@ impl LossSpec {
             LossKind::Burst => {
                 let burst_min = self.burst_min.unwrap_or(DEFAULT_BURST_MIN);
                 let burst_max = self.burst_max.unwrap_or(DEFAULT_BURST_MAX);
-                if burst_max < burst_min || burst_max == 0 {
-                    return Err(SpecError::new(
-                        field("burst_max"),
-                        format!("{burst_max} must be ≥ burst_min ({burst_min}) and ≥ 1"),
-                    ));
-                }
-                if burst_max > 10_000 {
-                    return Err(SpecError::new(
-                        field("burst_max"),
-                        format!("{burst_max} is outside [1, 10000]"),
-                    ));
-                }
+                check_burst_sizes(burst_min, burst_max, &field("burst_max"))?;
                 let burst_start = match (self.mean_loss, self.burst_start) {
                     (Some(_), Some(_)) => {
                         return Err(SpecError::new(
@@ -160,17 +149,7 @@ impl LossSpec {
                     (None, Some(_)) => prob("burst_start", self.burst_start, 0.0, false)?,
                     (m, None) => {
                         let l = prob("mean_loss", m, 0.0, true)?;
-                        let max_l = burst_mean_loss(1.0, burst_min, burst_max);
-                        if l >= max_l {
-                            return Err(SpecError::new(
-                                field("mean_loss"),
-                                format!(
-                                    "{l} is not reachable with burst sizes {burst_min}..{burst_max} \
-                                     (the mean loss must be below {max_l})"
-                                ),
-                            ));
-                        }
-                        burst_start_for_mean_loss(l, burst_min, burst_max)
+                        checked_burst_start(l, burst_min, burst_max, &field("mean_loss"))?
                     }
                 };
                 LossConf::Burst {
@@ -199,6 +178,55 @@ impl LossSpec {
             }
         })
     }
+}
+
+/// Largest burst size of the burst model.
+pub const MAX_BURST: u32 = 10_000;
+
+/// Burst sizes `min..=max` must satisfy max ≥ max(1, min) and max ≤ [`MAX_BURST`].
+pub fn check_burst_sizes(burst_min: u32, burst_max: u32, path: &str) -> Result<(), SpecError> {
+    if burst_max < burst_min.max(1) || burst_max > MAX_BURST {
+        Err(SpecError::new(
+            path,
+            format!("{burst_max} is outside [max(1, burst_min = {burst_min}), {MAX_BURST}]"),
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// The burst-start probability giving mean loss `l`, with every input checked
+/// (the one place these rules live for scenarios and the Python helpers).
+pub fn checked_burst_start(
+    l: f64,
+    burst_min: u32,
+    burst_max: u32,
+    path: &str,
+) -> Result<f64, SpecError> {
+    check_burst_sizes(burst_min, burst_max, "burst_max")?;
+    let max_l = burst_mean_loss(1.0, burst_min, burst_max);
+    if !(0.0..1.0).contains(&l) {
+        return Err(SpecError::new(path, format!("{l} is outside [0, 1)")));
+    }
+    if l >= max_l {
+        return Err(SpecError::new(
+            path,
+            format!(
+                "{l} is not reachable with burst sizes {burst_min}..{burst_max} \
+                 (the mean loss must be below {max_l})"
+            ),
+        ));
+    }
+    Ok(burst_start_for_mean_loss(l, burst_min, burst_max))
+}
+
+/// The mean loss rate of burst-start probability `p`, with every input checked.
+pub fn checked_mean_loss(p: f64, burst_min: u32, burst_max: u32) -> Result<f64, SpecError> {
+    check_burst_sizes(burst_min, burst_max, "burst_max")?;
+    if !(0.0..=1.0).contains(&p) {
+        return Err(SpecError::new("p", format!("{p} is outside [0, 1]")));
+    }
+    Ok(burst_mean_loss(p, burst_min, burst_max))
 }
 
 /// Shortest mean Gilbert-Elliott sojourn in time, seconds (1 µs: shorter
@@ -246,12 +274,7 @@ pub(crate) fn check_loss(conf: &LossConf, path: &str) -> Result<(), SpecError> {
             burst_max,
             ..
         } => {
-            if burst_max < burst_min || !(1..=10_000).contains(&burst_max) {
-                return Err(SpecError::new(
-                    format!("{path}.burst_max"),
-                    format!("{burst_max} must be in [max(1, burst_min), 10000]"),
-                ));
-            }
+            check_burst_sizes(burst_min, burst_max, &format!("{path}.burst_max"))?;
             prob("burst_start", burst_start, false)
         }
         LossConf::GilbertElliott {

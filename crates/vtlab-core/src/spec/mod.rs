@@ -22,7 +22,10 @@ use std::fmt;
 use crate::net::LossConf;
 use crate::tcp::TcpConfig;
 pub use loss::{LossKind, LossSpec};
-pub use plan::{plan, MAX_TIME_NS, RATE_RANGE_BPS};
+pub use plan::{
+    plan, DEFAULT_HORIZON_NS, DEFAULT_MAX_EVENTS, MAX_EVENTS, MAX_STOP_NS, MAX_TIME_NS,
+    RATE_RANGE_BPS,
+};
 pub use tcp::TcpSpec;
 use units::{Bytes, Dur, Rate};
 
@@ -162,6 +165,9 @@ pub struct Scenario {
     pub flows: Vec<FlowConf>,
     pub stop_ns: Option<u64>,
     pub trace_interval_ns: u64,
+    /// The event budget, when the scenario sets one (else the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_events: Option<u64>,
 }
 
 impl Scenario {
@@ -296,6 +302,7 @@ struct CustomSpec {
     tcp: Option<TcpSpec>,
     stop: Option<Dur>,
     trace_interval: Option<Dur>,
+    max_events: Option<u64>,
 }
 
 pub const DEFAULT_QUEUE_PACKETS: u32 = 100;
@@ -374,6 +381,7 @@ impl Scenario {
         flows: Vec<FlowConf>,
         stop: Option<Dur>,
         trace_interval: Option<Dur>,
+        max_events: Option<u64>,
     ) -> Result<Scenario, SpecError> {
         let scenario = Scenario {
             preset: preset.into(),
@@ -382,6 +390,7 @@ impl Scenario {
             flows,
             stop_ns: stop.map(|d| d.0),
             trace_interval_ns: trace_interval.map_or(DEFAULT_TRACE_INTERVAL_NS, |d| d.0),
+            max_events,
         };
         scenario.validate()?;
         Ok(scenario)
@@ -483,6 +492,7 @@ impl CustomSpec {
             flows,
             self.stop,
             self.trace_interval,
+            self.max_events,
         )
     }
 }

@@ -18,6 +18,20 @@ pub const RATE_RANGE_BPS: (u64, u64) = (1, 10_000_000_000_000);
 pub const MAX_TIME_NS: u64 = 86_400_000_000_000;
 /// Largest link-layer framing overhead per packet, bytes.
 pub const MAX_FRAMING_BYTES: u32 = 65_535;
+/// Latest `stop` accepted: 30 days of simulated time (ns).
+pub const MAX_STOP_NS: u64 = 30 * 86_400_000_000_000;
+/// Without a `stop`, a run ends at the latest flow start plus one day of
+/// simulated time (ns); flows not done by then end with `abort_reason =
+/// "horizon"`. Together with the bounds above (starts and delays ≤ one day,
+/// stop ≤ 30 days, TCP timers ≤ one hour) this keeps every simulated time
+/// below 10¹⁶ ns, far from the 2⁶⁴ ns (584 years) where u64 time would
+/// overflow: time cannot saturate.
+pub const DEFAULT_HORIZON_NS: u64 = 86_400_000_000_000;
+/// Default event budget of a run (about 100 s of engine time at 10⁷ events/s);
+/// flows not done when it is spent end with `abort_reason = "event_budget"`.
+pub const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
+/// Largest event budget a scenario may set.
+pub const MAX_EVENTS: u64 = 1_000_000_000_000;
 
 fn check_range(path: String, v: u64, (lo, hi): (u64, u64), unit: &str) -> Result<(), SpecError> {
     if (lo..=hi).contains(&v) {
@@ -110,8 +124,16 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, SpecError> {
         });
     }
     if let Some(stop) = scenario.stop_ns {
-        check_range("stop".into(), stop, (1, MAX_TIME_NS), " ns")?;
+        check_range("stop".into(), stop, (1, MAX_STOP_NS), " ns")?;
     }
+    if let Some(n) = scenario.max_events {
+        check_range("max_events".into(), n, (1, MAX_EVENTS), " events")?;
+    }
+    let last_start = flows.iter().map(|f| f.start.0).max().unwrap_or(0);
+    let (horizon, horizon_reason) = match scenario.stop_ns {
+        Some(stop) => (Time(stop), "stop_time"),
+        None => (Time(last_start + DEFAULT_HORIZON_NS), "horizon"),
+    };
     check_range(
         "trace_interval".into(),
         scenario.trace_interval_ns,
@@ -124,7 +146,9 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, SpecError> {
         links,
         flows,
         routes,
-        stop: scenario.stop_ns.map(Time),
+        horizon,
+        horizon_reason,
+        max_events: scenario.max_events.unwrap_or(DEFAULT_MAX_EVENTS),
         trace_interval: Duration(scenario.trace_interval_ns),
     })
 }

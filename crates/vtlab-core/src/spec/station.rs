@@ -51,6 +51,8 @@ pub struct StationSpec {
     pub reverse_loss: Option<LossSpec>,
     pub tcp: Option<TcpSpec>,
     pub trace_interval: Option<Dur>,
+    /// Event budget of one run (default: [`crate::spec::DEFAULT_MAX_EVENTS`]).
+    pub max_events: Option<u64>,
 }
 
 impl StationSpec {
@@ -133,6 +135,7 @@ impl StationSpec {
             flows,
             self.stop,
             self.trace_interval,
+            self.max_events,
         )
     }
 }

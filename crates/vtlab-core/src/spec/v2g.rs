@@ -37,6 +37,8 @@ pub struct V2gSpec {
     pub reverse_loss: Option<LossSpec>,
     pub tcp: Option<TcpSpec>,
     pub trace_interval: Option<Dur>,
+    /// Event budget of one run (default: [`crate::spec::DEFAULT_MAX_EVENTS`]).
+    pub max_events: Option<u64>,
 }
 
 impl V2gSpec {
@@ -80,6 +82,7 @@ impl V2gSpec {
             vec![flow],
             self.stop,
             self.trace_interval,
+            self.max_events,
         )
     }
 }

@@ -60,6 +60,8 @@ pub struct WiredWirelessSpec {
     pub groups: Option<Vec<FlowGroup>>,
     pub stop: Option<Dur>,
     pub trace_interval: Option<Dur>,
+    /// Event budget of one run (default: [`crate::spec::DEFAULT_MAX_EVENTS`]).
+    pub max_events: Option<u64>,
 }
 
 /// Bandwidth-delay product in 1500-byte packets.
@@ -148,6 +150,7 @@ impl WiredWirelessSpec {
             flows,
             self.stop,
             self.trace_interval,
+            self.max_events,
         )
     }
 }

@@ -1,0 +1,78 @@
+//! Every run is bounded: a default horizon, an event budget, and the reason an
+//! incomplete flow ended in its row.
+
+use serde_json::json;
+use vtlab_core::spec::{resolve_value, DEFAULT_HORIZON_NS};
+use vtlab_core::{run, run_plan_interruptible, spec, RunOptions};
+
+fn run_json(v: serde_json::Value) -> vtlab_core::RunResult {
+    run(&resolve_value(v).unwrap(), 1, RunOptions::default()).unwrap()
+}
+
+#[test]
+fn a_run_that_cannot_finish_ends_at_the_default_horizon() {
+    // 1 bit/s: one 1514 B frame takes 12 112 s, so 1 MB (685 segments) would
+    // need about 8·10⁶ s; the run stops one day after the start instead.
+    let r = run_json(json!({"preset": "v2g", "bytes": "1MB", "plc_rate": "1bps"}));
+    let f = &r.flows[0];
+    assert!(!f.completed);
+    assert_eq!(f.abort_reason, "horizon");
+    assert_eq!(r.sim_time_s, DEFAULT_HORIZON_NS as f64 * 1e-9);
+    assert!(f.completion_s.is_nan());
+}
+
+#[test]
+fn every_packet_lost_ends_at_the_horizon_not_never() {
+    let r = run_json(json!({"preset": "v2g", "bytes": "10kB",
+        "loss": {"model": "burst", "burst_start": 1}}));
+    assert_eq!(r.flows[0].abort_reason, "horizon");
+    assert_eq!(r.flows[0].goodput_bps, 0.0);
+}
+
+#[test]
+fn the_stop_time_and_the_event_budget_are_reported() {
+    let r = run_json(json!({"preset": "v2g", "bytes": "100MB", "stop": "1s"}));
+    assert_eq!(r.flows[0].abort_reason, "stop_time");
+    assert_eq!(r.sim_time_s, 1.0);
+    // 100 events cannot carry 100 MB: the budget ends the run, counted exactly.
+    let r = run_json(json!({"preset": "v2g", "bytes": "100MB", "max_events": 100}));
+    assert_eq!(r.flows[0].abort_reason, "event_budget");
+    assert_eq!(
+        r.events_processed, 101,
+        "the event that overran the budget is counted"
+    );
+    let done = run_json(json!({"preset": "v2g", "bytes": "100kB"}));
+    assert_eq!(
+        (done.flows[0].completed, done.flows[0].abort_reason),
+        (true, "")
+    );
+}
+
+#[test]
+fn an_interruption_stops_the_run_at_the_next_check() {
+    let s = resolve_value(json!({"preset": "v2g", "bytes": "100MB"})).unwrap();
+    let plan = spec::plan(&s).unwrap();
+    let mut asked = 0;
+    let mut stop_on_second = || {
+        asked += 1;
+        asked == 2
+    };
+    let r = run_plan_interruptible(&plan, 1, RunOptions::default(), &mut stop_on_second);
+    assert!(r.is_none());
+    // Checks happen every CHECK_EVERY events: the first at event 65 536, the
+    // second (which stops the run) at 131 072.
+    assert_eq!(asked, 2);
+}
+
+#[test]
+fn limits_are_checked() {
+    let e = resolve_value(json!({"preset": "v2g", "max_events": 0}))
+        .map(|s| spec::plan(&s).err())
+        .unwrap()
+        .unwrap();
+    assert_eq!(e.path, "max_events");
+    let e = resolve_value(json!({"preset": "v2g", "stop": "31536000s"}))
+        .map(|s| spec::plan(&s).err())
+        .unwrap();
+    assert!(e.is_some_and(|e| e.path == "stop"));
+}

@@ -1,0 +1,106 @@
+"""Hostile and careless input: every run is bounded, interruptible, and the loss
+helpers check what they are given (docs/reliability.md)."""
+
+from __future__ import annotations
+
+import math
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from vtlab import _core
+from vtlab.scenario import ScenarioError
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda: _core.burst_start_for_mean_loss(math.nan), "mean_loss"),
+        (lambda: _core.burst_start_for_mean_loss(1.0), "mean_loss"),
+        (lambda: _core.burst_mean_loss(-1.0), "p"),
+        (lambda: _core.burst_mean_loss(math.inf), "p"),
+        # 10**9 burst sizes took over a minute before sizes were bounded.
+        (lambda: _core.burst_mean_loss(0.5, 0, 10**9), "burst_max"),
+        (lambda: _core.burst_mean_loss(0.5, 3, 2), "burst_max"),
+    ],
+)
+def test_loss_helpers_refuse_what_the_scenario_refuses(call, field):
+    with pytest.raises(ScenarioError, match=f"^{field}: "):
+        call()
+
+
+def test_loss_helpers_still_convert():
+    # Sizes uniform on 1..4: L = 1 - E[(1-p)^S]; p = 0.5 gives
+    # 1 - (0.5 + 0.25 + 0.125 + 0.0625)/4 = 0.765625.
+    assert _core.burst_mean_loss(0.5) == pytest.approx(0.765625, abs=1e-15)
+    p = _core.burst_start_for_mean_loss(0.765625)
+    assert p == pytest.approx(0.5, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        '{"preset": "v2g", "bytes": "1MB", "loss": {"mean_loss": "99.9%"}}',
+        '{"preset": "v2g", "bytes": "100KB", "loss": {"mean_loss": "95%"}}',
+        '{"preset": "v2g", "loss": {"model": "burst", "burst_start": 1}}',
+        '{"preset": "v2g", "bytes": "1MB", "plc_rate": "1bps"}',
+    ],
+)
+def test_hopeless_runs_end_at_the_horizon_with_a_reason(spec):
+    out = _core.run(spec, 8)
+    flows = out["flows"]
+    assert flows["completed"] == [False]
+    assert flows["abort_reason"] == ["horizon"]
+    assert out["meta"]["sim_time_s"] == 86400.0
+    assert math.isnan(flows["completion_s"][0])
+
+
+CHILD = """
+import sys
+from vtlab import _core
+print("started", flush=True)
+try:
+    _core.run('{"preset": "v2g", "bytes": "100GB"}', 1)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(130)
+print("finished", flush=True)
+"""
+
+
+def test_ctrl_c_stops_a_running_simulation():
+    # 100 GB over the 10 Mbit/s cable is about 40 s of engine time; SIGINT must
+    # end it at the engine's next check (every 65 536 events, milliseconds).
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout.readline().strip() == "started"
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert out.strip() == "interrupted"
+
+
+def test_request_stop_reaches_runs_in_other_threads():
+    import threading
+
+    result: list[BaseException] = []
+
+    def work():
+        try:
+            _core.run('{"preset": "v2g", "bytes": "100GB"}', 1)
+        except BaseException as e:  # noqa: BLE001 - the interrupt is what we expect
+            result.append(e)
+
+    t = threading.Thread(target=work)
+    t.start()
+    time.sleep(0.3)
+    _core.request_stop()
+    t.join(timeout=30)
+    _core.request_stop(clear=True)
+    assert not t.is_alive()
+    assert len(result) == 1 and isinstance(result[0], KeyboardInterrupt)
