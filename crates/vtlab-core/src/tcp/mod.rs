@@ -8,8 +8,10 @@ mod receiver;
 mod rtt;
 mod scoreboard;
 mod sender;
+mod state;
 
 pub use config::{Recovery, TcpConfig, TcpSpec};
 pub use receiver::{Receiver, ReceiverStats};
 pub use rtt::RttEstimator;
-pub use sender::{CaState, Sender, SenderStats};
+pub use sender::{Sender, SenderStats};
+pub use state::CaState;

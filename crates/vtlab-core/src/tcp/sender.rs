@@ -33,30 +33,7 @@ use crate::tcp::cc::{AnyCc, CongestionOps, ConnInfo, CwndEvent, LossCause, Profi
 use crate::tcp::config::option_bytes;
 use crate::tcp::prr::Prr;
 use crate::tcp::scoreboard::{Next, Scoreboard};
-use crate::tcp::{Recovery, RttEstimator, TcpConfig};
-
-/// Congestion state of the sender (Linux `ca_state`, ns-3 `TcpCongState_t`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CaState {
-    Open,
-    /// Duplicate ACKs seen, below the threshold.
-    Disorder,
-    /// Fast recovery.
-    Recovery,
-    /// After a retransmission timeout.
-    Loss,
-}
-
-impl CaState {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CaState::Open => "open",
-            CaState::Disorder => "disorder",
-            CaState::Recovery => "recovery",
-            CaState::Loss => "loss",
-        }
-    }
-}
+use crate::tcp::{CaState, Recovery, RttEstimator, TcpConfig};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {

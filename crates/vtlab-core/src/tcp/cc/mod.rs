@@ -55,7 +55,7 @@ pub use yeah::Yeah;
 use std::collections::BTreeMap;
 
 use crate::engine::{Duration, Time};
-use crate::tcp::CaState;
+use crate::tcp::state::CaState;
 
 /// Which implementation a controller mirrors where ns-3 and Linux differ
 /// (cc-spec §3): the RTT fed to `pkts_acked` (ns-3: SRTT on every ACK,

@@ -30,7 +30,7 @@
 use super::newreno::NewReno;
 use super::{param, CongestionOps, ConnInfo, LossCause, ParamSpec, Params, Profile, Window};
 use crate::engine::Duration;
-use crate::tcp::CaState;
+use crate::tcp::state::CaState;
 
 /// Parameters of the Vegas loss predictor.
 pub const LP_PARAMS: &[ParamSpec] = &[
