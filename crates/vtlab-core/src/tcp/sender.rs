@@ -29,7 +29,8 @@ use crate::engine::{Duration, Time};
 use crate::net::{NodeId, Packet, PacketKind};
 use std::collections::BTreeMap;
 
-use crate::tcp::cc::{AnyCc, CongestionOps, ConnInfo, CwndEvent, LossCause, Profile, Window};
+use crate::tcp::behaviour::StackBehaviour;
+use crate::tcp::cc::{AnyCc, CongestionOps, ConnInfo, CwndEvent, LossCause, Window};
 use crate::tcp::config::option_bytes;
 use crate::tcp::prr::Prr;
 use crate::tcp::scoreboard::{Next, Scoreboard};
@@ -72,6 +73,8 @@ pub struct SenderStats {
 
 pub struct Sender {
     cfg: TcpConfig,
+    /// Where the profile follows ns-3 or Linux.
+    b: StackBehaviour,
     cc: AnyCc,
     flow: u32,
     /// The receiver's node.
@@ -125,7 +128,9 @@ impl Sender {
             cwnd: u64::from(cfg.initial_cwnd) * cfg.mss,
             ssthresh: cfg.initial_ssthresh.unwrap_or(u64::MAX),
         };
+        let b = StackBehaviour::of(cfg.profile);
         Sender {
+            b,
             syn_timeout: Duration(cfg.syn_timeout_ns),
             rwnd: cfg.mss,
             cc,
@@ -147,8 +152,9 @@ impl Sender {
             timer: None,
             timed: None,
             acked_remainder: 0,
-            sb: (cfg.recovery == Recovery::Sack)
-                .then(|| Scoreboard::new(cfg.mss).with_ns3_pipe(cfg.profile == Profile::Ns3)),
+            sb: (cfg.recovery == Recovery::Sack).then(|| {
+                Scoreboard::new(cfg.mss).with_ns3_pipe(b.pipe_counts_sacked_retransmissions)
+            }),
             prr: None,
             retx_acked: false,
             drops: BTreeMap::new(),
@@ -406,7 +412,7 @@ impl Sender {
                     self.cc
                         .pkts_acked(&info, &self.w, segments, self.rtt.srtt());
                     self.cc.increase_window(&info, &mut self.w, segments);
-                } else if self.sb.is_some() && self.cfg.profile == Profile::Ns3 {
+                } else if self.sb.is_some() && self.b.ns3_prr {
                     // ns-3 ProcessAck: an ACK that also SACKs new data is a
                     // duplicate ACK first (DupAck → DoRecovery), then a partial
                     // ACK (DoRecovery again, if it covers a whole segment).
@@ -421,7 +427,9 @@ impl Sender {
                     // cwnd allows, NextSeg() without the recovery-only rule:
                     // the first lost segment not yet retransmitted, else new
                     // data, else the head again.
-                    if self.sb.as_ref().is_some_and(|sb| !sb.head_retransmitted()) {
+                    if self.b.partial_ack_retransmits
+                        && self.sb.as_ref().is_some_and(|sb| !sb.head_retransmitted())
+                    {
                         let lost = self.sb.as_ref().and_then(|sb| sb.first_unsent_lost());
                         match (lost, self.next_new_segment()) {
                             (Some(seq), _) => {
@@ -453,7 +461,7 @@ impl Sender {
                 }
             }
             CaState::Open | CaState::Disorder
-                if self.cfg.profile == Profile::Ns3 && newly_sacked > 0 && self.sb.is_some() =>
+                if self.b.sack_ack_is_dupack && newly_sacked > 0 && self.sb.is_some() =>
             {
                 // ns-3 (RFC 6675 §2/§5): an ACK that SACKs new data is a
                 // duplicate ACK even if it also advances snd_una: the dupack
@@ -487,9 +495,10 @@ impl Sender {
             CaState::Loss | CaState::Open | CaState::Disorder => {
                 self.dupacks = 0;
                 let info = self.info(now);
-                let rtt = match self.cfg.profile {
-                    Profile::Ns3 => self.rtt.srtt(),
-                    Profile::Linux => sample,
+                let rtt = if self.b.pkts_acked_gets_srtt {
+                    self.rtt.srtt()
+                } else {
+                    sample
                 };
                 let left_loss =
                     self.ca_state == CaState::Loss && self.recover.is_none_or(|r| ack >= r);
@@ -500,9 +509,10 @@ impl Sender {
                 // timeout adds one segment, not the whole span (observed in
                 // ns-3.44 traces; Cubic's byte-counting slow start would
                 // otherwise jump to cwnd ≈ span and burst it).
-                let segments = match (self.cfg.profile, left_loss, self.recover) {
-                    (Profile::Ns3, true, Some(r)) => ((ack - r) / self.cfg.mss) as u32,
-                    (Profile::Ns3, false, _) if self.ca_state == CaState::Loss => {
+                let ns3 = self.b.loss_exit_counts_above_recover;
+                let segments = match (ns3, left_loss, self.recover) {
+                    (true, true, Some(r)) => ((ack - r) / self.cfg.mss) as u32,
+                    (true, false, _) if self.ca_state == CaState::Loss => {
                         segments.min((delivered / self.cfg.mss).max(1) as u32)
                     }
                     _ => segments,
@@ -518,7 +528,7 @@ impl Sender {
         if self.snd_una >= self.snd_max {
             self.timer = None;
         } else if restart_timer {
-            if self.cfg.profile == Profile::Ns3 {
+            if self.b.new_ack_clears_backoff {
                 // ns-3 NewAck recomputes m_rto from srtt/rttvar whenever it restarts
                 // the timer, dropping any backoff without a new RTT sample (RFC 6298
                 // keeps the backoff until a valid sample; the linux profile does).
@@ -560,9 +570,9 @@ impl Sender {
     }
 
     fn on_dupack(&mut self, now: Time, newly_sacked: u64, out: &mut Vec<Packet>) {
-        if self.cfg.profile == Profile::Ns3 {
+        if self.b.dupack_feeds_controller {
             // ns-3 feeds every duplicate ACK to the controller as one segment
-            // with the current SRTT (cc-spec §3.1).
+            // with the current SRTT.
             let info = self.info(now);
             self.cc.pkts_acked(&info, &self.w, 1, self.rtt.srtt());
         }
@@ -587,7 +597,7 @@ impl Sender {
             }
             CaState::Recovery => {
                 self.dupacks += 1;
-                if self.sb.is_some() && self.cfg.profile == Profile::Ns3 {
+                if self.sb.is_some() && self.b.ns3_prr {
                     // ns-3 calls DupAck (and so DoRecovery) only for an ACK
                     // that updated the scoreboard.
                     if newly_sacked > 0 {
@@ -614,7 +624,7 @@ impl Sender {
         self.stats.fast_recoveries += 1;
         if self.sb.is_some() {
             self.w.cwnd = self.w.ssthresh;
-            if self.cfg.prr && self.cfg.profile == Profile::Ns3 {
+            if self.cfg.prr && self.b.ns3_prr {
                 // ns-3 TcpPrrRecovery::EnterRecovery: RecoverFS = pipe.
                 self.prr = Some(Prr::enter(in_flight));
                 self.prr_update_ns3(newly_sacked, true);
@@ -760,7 +770,7 @@ impl Sender {
         let is_tail = self.snd_max + len >= self.total;
         // ns-3 (AvailableWindow) compares the peer's window with pipe, which
         // the SACK sender checks in send_data_sack.
-        let ns3_sack = self.cfg.profile == Profile::Ns3 && self.sb.is_some();
+        let ns3_sack = self.b.rwnd_bounds_pipe && self.sb.is_some();
         let fits_rwnd = ns3_sack
             || self.snd_max + len <= self.snd_una + self.rwnd
             || self.snd_max == self.snd_una;
@@ -774,7 +784,7 @@ impl Sender {
         let mss = self.cfg.mss;
         loop {
             let Some(sb) = self.sb.as_ref() else { return };
-            let wnd = if self.cfg.profile == Profile::Ns3 {
+            let wnd = if self.b.rwnd_bounds_pipe {
                 self.w.cwnd.min(self.rwnd)
             } else {
                 self.w.cwnd
