@@ -4,8 +4,10 @@
 mod behaviour;
 pub mod cc;
 mod config;
+mod conn;
 mod prr;
 mod receiver;
+mod recovery;
 mod rtt;
 mod scoreboard;
 mod sender;

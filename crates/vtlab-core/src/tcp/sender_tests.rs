@@ -2,7 +2,8 @@
 //! windows (MSS 1000 B to keep the arithmetic readable).
 
 use super::*;
-use crate::tcp::cc::NewReno;
+use crate::tcp::cc::{NewReno, Profile};
+use crate::tcp::Recovery;
 
 const MSS: u64 = 1000;
 
@@ -150,8 +151,8 @@ fn single_loss_fast_retransmit_and_full_ack() {
     h.ack(40, 16_000);
     assert_eq!(h.s.ca_state(), CaState::Open);
     assert_eq!(h.cwnd(), 7 * MSS + 142);
-    assert_eq!(h.s.stats.fast_recoveries, 1);
-    assert_eq!(h.s.stats.retransmissions, 1);
+    assert_eq!(h.s.stats().fast_recoveries, 1);
+    assert_eq!(h.s.stats().retransmissions, 1);
 }
 
 #[test]
@@ -182,10 +183,11 @@ fn several_losses_in_one_window_use_partial_acks() {
     h.ack(70, 16_000);
     assert_eq!(h.s.ca_state(), CaState::Open);
     assert_eq!(
-        h.s.stats.fast_recoveries, 1,
+        h.s.stats().fast_recoveries,
+        1,
         "one recovery episode for three losses"
     );
-    assert_eq!(h.s.stats.retransmissions, 3);
+    assert_eq!(h.s.stats().retransmissions, 3);
     assert_eq!(h.cwnd(), 7 * MSS + 142);
 }
 
@@ -201,8 +203,8 @@ fn rto_during_recovery_goes_back_to_slow_start() {
     assert_eq!(deadline, Time(21_000_000) + Duration::from_secs(1));
     h.s.on_timer(deadline, &mut h.out);
     assert_eq!(h.s.ca_state(), CaState::Loss);
-    assert_eq!(h.s.stats.rto_count, 1);
-    assert_eq!(h.s.stats.slow_starts_after_loss, 1);
+    assert_eq!(h.s.stats().rto_count, 1);
+    assert_eq!(h.s.stats().slow_starts_after_loss, 1);
     assert_eq!(h.cwnd(), MSS);
     assert_eq!(h.ssthresh(), 7 * MSS);
     assert_eq!(h.sent(), vec![2], "go back to snd_una with one segment");
@@ -212,13 +214,13 @@ fn rto_during_recovery_goes_back_to_slow_start() {
         h.ack(1100 + t, 2000);
     }
     assert!(h.sent().is_empty());
-    assert_eq!(h.s.stats.fast_recoveries, 1);
+    assert_eq!(h.s.stats().fast_recoveries, 1);
     // A repeated timeout doubles again but does not cut ssthresh twice.
     let d2 = h.s.timer_deadline().unwrap();
     assert_eq!(d2, deadline + Duration::from_secs(2));
     h.s.on_timer(d2, &mut h.out);
-    assert_eq!(h.s.stats.rto_count, 2);
-    assert_eq!(h.s.stats.slow_starts_after_loss, 1);
+    assert_eq!(h.s.stats().rto_count, 2);
+    assert_eq!(h.s.stats().slow_starts_after_loss, 1);
     assert_eq!(h.ssthresh(), 7 * MSS);
     assert_eq!(h.s.rto(), Duration::from_secs(4));
     assert_eq!(h.sent(), vec![2], "each expiry resends the head");
@@ -253,7 +255,7 @@ fn fast_retransmit_only_once_the_ack_covers_recover() {
         h.ack(1300 + t, 14_000);
     }
     assert_eq!(h.s.ca_state(), CaState::Recovery);
-    assert_eq!(h.s.stats.fast_recoveries, 1);
+    assert_eq!(h.s.stats().fast_recoveries, 1);
 }
 
 #[test]
@@ -290,13 +292,14 @@ fn karn_rule_without_timestamps() {
     let mut h = Harness::new(config(), 1_000_000);
     h.sent();
     // The handshake gave the first sample (10 ms); segment 0 is timed.
-    assert_eq!(h.s.stats.rtt_samples, 1);
+    assert_eq!(h.s.stats().rtt_samples, 1);
     h.ack(30, 1000);
     assert_eq!(
-        h.s.stats.rtt_samples, 2,
+        h.s.stats().rtt_samples,
+        2,
         "timed segment acked: 20 ms sample"
     );
-    assert_eq!(h.s.stats.rtt_max, Some(Duration::from_millis(20)));
+    assert_eq!(h.s.stats().rtt_max, Some(Duration::from_millis(20)));
     // After a timeout the retransmitted segment gives no sample. The ns3
     // profile still drops the backoff when the new ACK restarts the timer
     // (ns-3 NewAck); the linux profile keeps it until a valid sample.
@@ -304,7 +307,7 @@ fn karn_rule_without_timestamps() {
     h.s.on_timer(d, &mut h.out);
     assert_eq!(h.s.rto(), Duration::from_secs(2));
     h.ack(2000, 2000);
-    assert_eq!(h.s.stats.rtt_samples, 2);
+    assert_eq!(h.s.stats().rtt_samples, 2);
     assert_eq!(h.s.rto(), Duration::from_secs(1), "ns3: backoff dropped");
 
     let mut h = Harness::new(
@@ -320,7 +323,7 @@ fn karn_rule_without_timestamps() {
     h.s.on_timer(d, &mut h.out);
     let backed_off = h.s.rto();
     h.ack(d.0 / 1_000_000 + 100, 2000);
-    assert_eq!(h.s.stats.rtt_samples, 2);
+    assert_eq!(h.s.stats().rtt_samples, 2);
     assert_eq!(
         h.s.rto(),
         backed_off,
@@ -373,7 +376,7 @@ fn syn_is_retransmitted_with_backoff() {
     s.on_timer(Time(3_000_000_000), &mut out);
     assert_eq!(out.len(), 2);
     assert_eq!(s.timer_deadline(), Some(Time(9_000_000_000)));
-    assert_eq!(s.stats.syn_retransmissions, 1);
+    assert_eq!(s.stats().syn_retransmissions, 1);
 }
 
 // ---- recovery variants ---------------------------------------------------------
@@ -399,8 +402,8 @@ fn tahoe_goes_back_to_one_segment_and_resends_the_window() {
         vec![14, 15, 2],
         "limited transmit, then the retransmission"
     );
-    assert_eq!(h.s.stats.fast_recoveries, 0, "Tahoe has no fast recovery");
-    assert_eq!(h.s.stats.slow_starts_after_loss, 1);
+    assert_eq!(h.s.stats().fast_recoveries, 0, "Tahoe has no fast recovery");
+    assert_eq!(h.s.stats().slow_starts_after_loss, 1);
     // The retransmission fills the first hole: slow start resends 3 and 4 even
     // though the receiver has them (go back N).
     h.ack(40, 5000);
@@ -422,7 +425,7 @@ fn reno_leaves_recovery_on_the_first_partial_ack_and_halves_again() {
     for t in 0..3 {
         h.ack(51 + t, 5000);
     }
-    assert_eq!(h.s.stats.fast_recoveries, 2);
+    assert_eq!(h.s.stats().fast_recoveries, 2);
     // FlightSize = 16 − 5 = 11 → ssthresh 5.5 segments.
     assert_eq!(h.ssthresh(), 5_500);
 }
@@ -433,7 +436,7 @@ fn newreno_recovers_the_same_losses_in_one_episode() {
     h.ack(50, 5000);
     h.ack(60, 8000);
     h.ack(70, 16_000);
-    assert_eq!(h.s.stats.fast_recoveries, 1);
+    assert_eq!(h.s.stats().fast_recoveries, 1);
     assert_eq!(h.ssthresh(), 7 * MSS, "one halving for three losses");
 }
 
@@ -468,7 +471,7 @@ fn sack_recovery_retransmits_every_hole_at_once() {
     h.sack(40, 16_000, &[]);
     assert_eq!(h.s.ca_state(), CaState::Open);
     assert_eq!(h.cwnd(), 5 * MSS + 200);
-    assert_eq!(h.s.stats.fast_recoveries, 1);
+    assert_eq!(h.s.stats().fast_recoveries, 1);
 }
 
 #[test]

@@ -101,11 +101,6 @@ pub struct ConnInfo {
     pub min_rtt: Option<Duration>,
     pub ca_state: CaState,
     pub profile: Profile,
-    /// The loss oracle (an upper bound no real sender has): when the sender
-    /// asks for ssthresh at a loss event, the true cause of the loss of the
-    /// first unacknowledged segment, from the simulator's drop records; `None`
-    /// at other times or when no drop of that segment was recorded.
-    pub loss_cause: Option<LossCause>,
 }
 
 /// The window a controller governs, in bytes.
@@ -164,6 +159,18 @@ pub trait CongestionOps {
     fn loss_verdict(&self) -> Option<LossCause> {
         None
     }
+
+    /// Whether the controller reads the loss oracle (an upper bound no real
+    /// sender has). Only then does the sender call [`Self::on_loss_oracle`].
+    fn wants_loss_oracle(&self) -> bool {
+        false
+    }
+
+    /// For controllers that want it: at a loss event, right before
+    /// `ssthresh`, the true cause of the loss of the first unacknowledged
+    /// segment, from the simulator's drop records (`None` when no drop of
+    /// that segment was recorded, e.g. a spurious timeout).
+    fn on_loss_oracle(&mut self, _truth: Option<LossCause>) {}
 }
 
 /// Declares [`AnyCc`], the enum of every implemented controller (enum
@@ -194,6 +201,12 @@ macro_rules! algorithms {
             }
             fn loss_verdict(&self) -> Option<LossCause> {
                 match self { $(AnyCc::$variant(c) => c.loss_verdict()),* }
+            }
+            fn wants_loss_oracle(&self) -> bool {
+                match self { $(AnyCc::$variant(c) => c.wants_loss_oracle()),* }
+            }
+            fn on_loss_oracle(&mut self, truth: Option<LossCause>) {
+                match self { $(AnyCc::$variant(c) => c.on_loss_oracle(truth)),* }
             }
         }
     };
@@ -301,7 +314,7 @@ CcDescriptor {
 CcDescriptor {
     name: "newreno-ideal-lp",
     description: "NewReno-LP with an ideal predictor that reads the simulator's drop records (an upper bound)",
-    source: "Martignon et al., ideal loss predictor; vtlab loss oracle (ConnInfo::loss_cause)",
+    source: "Martignon et al., ideal loss predictor; vtlab loss oracle (CongestionOps::on_loss_oracle)",
     params: &[],
     implies: Implied {
         delayed_ack: None,
