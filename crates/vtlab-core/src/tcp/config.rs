@@ -12,7 +12,8 @@ use crate::spec::units::{Bytes, Dur};
 use crate::spec::SpecError;
 use crate::tcp::cc::{self, Params, Profile};
 
-/// Loss recovery: how the sender reacts to duplicate ACKs (cc-spec §1.4).
+/// Loss recovery: how the sender reacts to duplicate ACKs and partial ACKs
+/// (implemented in `tcp/recovery/`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Recovery {
@@ -242,7 +243,14 @@ impl TcpSpec {
             (None, given) => given.unwrap_or(d.recovery),
         };
         let cc_params = self.cc_params.clone().unwrap_or_default();
-        let prr = match (recovery, self.prr) {
+        let prr_given = match (desc.implies.prr, self.prr) {
+            (Some(implied), Some(given)) if implied != given => {
+                return Err(conflict("prr", implied.to_string()))
+            }
+            (Some(implied), _) => Some(implied),
+            (None, given) => given,
+        };
+        let prr = match (recovery, prr_given) {
             (Recovery::Sack, p) => p.unwrap_or(d.prr),
             (_, None | Some(false)) => false,
             (_, Some(true)) => {

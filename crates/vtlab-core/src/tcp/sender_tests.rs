@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::tcp::cc::{NewReno, Profile};
-use crate::tcp::Recovery;
+use crate::tcp::{Recovery, TcpSpec};
 
 const MSS: u64 = 1000;
 
@@ -34,14 +34,19 @@ fn with_recovery(recovery: Recovery, prr: bool) -> TcpConfig {
 impl Harness {
     /// Open a connection at t = 0 and complete the handshake at 10 ms.
     fn new(cfg: TcpConfig, total: u64) -> Self {
+        Self::with_cc(cfg, AnyCc::NewReno(NewReno::new(Profile::Ns3)), total)
+    }
+
+    /// As `new`, with the controller the registry builds for `cfg.cc`.
+    fn from_registry(cfg: TcpConfig, total: u64) -> Self {
+        let desc = crate::tcp::cc::lookup(&cfg.cc).expect("a registry name");
+        let cc = desc.build(&cfg.cc_params, cfg.profile);
+        Self::with_cc(cfg, cc, total)
+    }
+
+    fn with_cc(cfg: TcpConfig, cc: AnyCc, total: u64) -> Self {
         let mut h = Harness {
-            s: Sender::new(
-                cfg,
-                AnyCc::NewReno(NewReno::new(Profile::Ns3)),
-                0,
-                NodeId(1),
-                total,
-            ),
+            s: Sender::new(cfg, cc, 0, NodeId(1), total),
             out: vec![],
         };
         h.s.start(Time::ZERO, &mut h.out);
@@ -541,4 +546,118 @@ fn sack_timeout_resends_only_unsacked_segments() {
         vec![5, 6],
         "slow start: 2 segments, skipping SACKed ones"
     );
+}
+
+// ---- registry names that imply a recovery ------------------------------------
+
+/// The configuration `tcp: {cc: <cc>, ...}` resolves to, with the harness's
+/// MSS and timestamps (the implied recovery and PRR setting are kept).
+fn resolved(spec: TcpSpec) -> TcpConfig {
+    let cfg = spec.resolve("tcp").expect("a valid spec");
+    TcpConfig {
+        mss: MSS,
+        timestamps: false,
+        ..cfg
+    }
+}
+
+fn cc_spec(cc: &str) -> TcpSpec {
+    TcpSpec {
+        cc: Some(cc.into()),
+        ..TcpSpec::default()
+    }
+}
+
+#[test]
+fn cc_tahoe_means_tahoe_recovery() {
+    let cfg = resolved(cc_spec("tahoe"));
+    assert_eq!((cfg.recovery, cfg.prr), (Recovery::Tahoe, false));
+    let mut h = Harness::from_registry(cfg, 1_000_000);
+    assert_eq!(h.sent(), (0..10).collect::<Vec<_>>());
+    h.ack(20, 1000);
+    h.ack(21, 2000);
+    h.sent();
+    for t in 22..25 {
+        h.ack(t, 2000);
+    }
+    // Third dupACK: FlightSize 16 − 2 = 14 segments → ssthresh 7 (ns-3 NewReno:
+    // half the bytes in flight); Tahoe has no fast recovery: state Loss, cwnd
+    // one segment, the head resent (after the two limited-transmit segments).
+    assert_eq!(h.s.ca_state(), CaState::Loss);
+    assert_eq!((h.cwnd(), h.ssthresh()), (MSS, 7 * MSS));
+    assert_eq!(h.sent(), vec![14, 15, 2]);
+}
+
+#[test]
+fn cc_reno_means_reno_recovery() {
+    let cfg = resolved(cc_spec("reno"));
+    assert_eq!((cfg.recovery, cfg.prr), (Recovery::Reno, false));
+    let mut h = Harness::from_registry(cfg, 1_000_000);
+    h.ack(20, 1000);
+    h.ack(21, 2000);
+    for t in 22..25 {
+        h.ack(t, 2000);
+    }
+    // RFC 5681 §3.2 step 3: ssthresh 7, cwnd = 7 + 3 segments.
+    assert_eq!(h.s.ca_state(), CaState::Recovery);
+    assert_eq!(h.cwnd(), 10 * MSS);
+    // An ACK below recover (16 segments) ends Reno's recovery (step 6), where
+    // NewReno would stay in recovery.
+    h.ack(50, 5000);
+    assert_eq!(h.s.ca_state(), CaState::Open);
+}
+
+#[test]
+fn cc_sack_means_sack_recovery_without_prr() {
+    let cfg = resolved(cc_spec("sack"));
+    assert_eq!((cfg.recovery, cfg.prr), (Recovery::Sack, false));
+    assert_eq!(cfg.recovery_name(), "sack");
+    let mut h = Harness::from_registry(cfg, 1_000_000);
+    h.ack(20, 1000);
+    h.ack(21, 2000);
+    h.sack(22, 2000, &[(3, 4)]);
+    h.sack(23, 2000, &[(3, 5)]);
+    h.sack(24, 2000, &[(6, 7), (3, 5)]);
+    assert_eq!(h.s.ca_state(), CaState::Recovery);
+    // pipe at entry: 14 outstanding − 3 SACKed − 1 lost (segment 2) = 10
+    // segments; ssthresh 5. Without PRR cwnd is held at ssthresh (RFC 6675 §5
+    // step 4.2); ns-3's PRR would have set it to pipe + one segment = 11.
+    assert_eq!((h.cwnd(), h.ssthresh()), (5 * MSS, 5 * MSS));
+}
+
+#[test]
+fn an_explicit_setting_may_not_contradict_the_implied_one() {
+    let cases = [
+        (
+            TcpSpec {
+                prr: Some(true),
+                ..cc_spec("sack")
+            },
+            "tcp.prr: 'sack' means prr = false; drop this setting or choose another cc",
+        ),
+        (
+            TcpSpec {
+                recovery: Some(Recovery::NewReno),
+                ..cc_spec("tahoe")
+            },
+            "tcp.recovery: 'tahoe' means recovery = tahoe; drop this setting or choose another cc",
+        ),
+        (
+            TcpSpec {
+                recovery: Some(Recovery::Sack),
+                ..cc_spec("reno")
+            },
+            "tcp.recovery: 'reno' means recovery = reno; drop this setting or choose another cc",
+        ),
+    ];
+    for (spec, message) in cases {
+        assert_eq!(spec.resolve("tcp").unwrap_err().to_string(), message);
+    }
+    // Repeating the implied values is allowed.
+    let same = TcpSpec {
+        recovery: Some(Recovery::Sack),
+        prr: Some(false),
+        ..cc_spec("sack")
+    };
+    assert!(same.resolve("tcp").is_ok());
 }

@@ -1,5 +1,5 @@
 //! Congestion control: the window laws, kept apart from loss detection and
-//! recovery (which live in the sender's state machine).
+//! recovery (the sender's state machine and `tcp/recovery/`).
 //!
 //! The hooks map one to one onto ns-3's `TcpCongestionOps` (our validation
 //! reference), in bytes, with time passed in:
@@ -57,8 +57,8 @@ use std::collections::BTreeMap;
 use crate::engine::{Duration, Time};
 use crate::tcp::state::CaState;
 
-/// Which implementation a controller mirrors where ns-3 and Linux differ
-/// (cc-spec §3): the RTT fed to `pkts_acked` (ns-3: SRTT on every ACK,
+/// Which implementation a controller mirrors where ns-3 and Linux differ:
+/// the RTT fed to `pkts_acked` (ns-3: SRTT on every ACK,
 /// duplicates included; Linux: the raw sample), the ssthresh input (ns-3:
 /// bytes in flight; Linux: cwnd), slow-start byte counting, and each
 /// algorithm's own constants. See docs/congestion-control.md.
@@ -234,13 +234,24 @@ algorithms! {
 pub struct Implied {
     pub delayed_ack: Option<bool>,
     pub recovery: Option<crate::tcp::Recovery>,
+    /// Proportional Rate Reduction during SACK recovery.
+    pub prr: Option<bool>,
 }
 
 impl Implied {
     pub const NOTHING: Implied = Implied {
         delayed_ack: None,
         recovery: None,
+        prr: None,
     };
+
+    /// A recovery (and nothing else) implied.
+    const fn recovery(r: crate::tcp::Recovery) -> Implied {
+        Implied {
+            recovery: Some(r),
+            ..Implied::NOTHING
+        }
+    }
 }
 
 /// One tunable parameter of an algorithm. Defaults may differ by profile
@@ -274,7 +285,7 @@ pub struct CcDescriptor {
     pub source: &'static str,
     pub params: &'static [ParamSpec],
     /// Stack settings this variant stands for (NewReno-ND: delayed ACKs off;
-    /// Westwood-NR: NewReno recovery).
+    /// Westwood-NR: NewReno recovery; `sack`: SACK recovery without PRR).
     pub implies: Implied,
     build: fn(&Params, Profile) -> AnyCc,
 }
@@ -305,10 +316,7 @@ CcDescriptor {
     description: "NewReno with the Vegas loss predictor: gentle reaction to losses it ascribes to link errors",
     source: "Martignon et al., NewReno-LP (Vegas predictor, Brakmo & Peterson 1995); RFC 6582",
     params: newreno_lp::LP_PARAMS,
-    implies: Implied {
-        delayed_ack: None,
-        recovery: Some(crate::tcp::Recovery::NewReno),
-    },
+    implies: Implied::recovery(crate::tcp::Recovery::NewReno),
     build: |p, profile| AnyCc::NewRenoLp(NewRenoLp::vegas(p, profile)),
 },
 CcDescriptor {
@@ -316,11 +324,36 @@ CcDescriptor {
     description: "NewReno-LP with an ideal predictor that reads the simulator's drop records (an upper bound)",
     source: "Martignon et al., ideal loss predictor; vtlab loss oracle (CongestionOps::on_loss_oracle)",
     params: &[],
-    implies: Implied {
-        delayed_ack: None,
-        recovery: Some(crate::tcp::Recovery::NewReno),
-    },
+    implies: Implied::recovery(crate::tcp::Recovery::NewReno),
     build: |_, profile| AnyCc::NewRenoLp(NewRenoLp::ideal(profile)),
+},
+CcDescriptor {
+    name: "tahoe",
+    description: "Reno window laws with Tahoe loss recovery: fast retransmit, then slow start from one segment, going back N (no fast recovery)",
+    source: "Jacobson, SIGCOMM 1988 (4.3BSD-Tahoe); RFC 5681 window laws; ns-2 Agent/TCP",
+    params: &[],
+    implies: Implied::recovery(crate::tcp::Recovery::Tahoe),
+    build: |_, profile| AnyCc::NewReno(NewReno::new(profile)),
+},
+CcDescriptor {
+    name: "reno",
+    description: "Reno window laws with RFC 5681 fast recovery: inflation per duplicate ACK, left on the first new ACK",
+    source: "RFC 5681 §3.2; ns-2 Agent/TCP/Reno",
+    params: &[],
+    implies: Implied::recovery(crate::tcp::Recovery::Reno),
+    build: |_, profile| AnyCc::NewReno(NewReno::new(profile)),
+},
+CcDescriptor {
+    name: "sack",
+    description: "Reno window laws with RFC 6675 SACK recovery, cwnd held at ssthresh (no PRR), as ns-2's Sack1",
+    source: "RFC 6675, RFC 2018; ns-2 Agent/TCP/Sack1 (used by Janevski & Petrov's 802.11 study)",
+    params: &[],
+    implies: Implied {
+        recovery: Some(crate::tcp::Recovery::Sack),
+        prr: Some(false),
+        ..Implied::NOTHING
+    },
+    build: |_, profile| AnyCc::NewReno(NewReno::new(profile)),
 },
 CcDescriptor {
     name: "newreno-nd",
@@ -329,7 +362,7 @@ CcDescriptor {
     params: &[],
     implies: Implied {
         delayed_ack: Some(false),
-        recovery: None,
+        ..Implied::NOTHING
     },
     build: |_, profile| AnyCc::NewReno(NewReno::new(profile)),
 },
@@ -426,10 +459,7 @@ CcDescriptor {
     description: "Westwood+ bandwidth estimation over NewReno recovery (the sender's NewReno machine); same window law as westwood-plus",
     source: "Grieco & Mascolo, CCR 34(2) 2004; ns-2 WestwoodNR; Linux tcp_westwood.c; ns-3 tcp-westwood-plus.cc (alias of westwood-plus)",
     params: westwood::PLUS_PARAMS,
-    implies: Implied {
-        delayed_ack: None,
-        recovery: Some(crate::tcp::Recovery::NewReno),
-    },
+    implies: Implied::recovery(crate::tcp::Recovery::NewReno),
     build: |p, profile| AnyCc::Westwood(Westwood::plus(p, profile)),
 },
 CcDescriptor {
