@@ -275,3 +275,6 @@ pub(crate) fn send_classic(c: &mut Conn, now: Time, out: &mut Vec<Packet>) {
         c.snd_max = c.snd_max.max(c.snd_nxt);
     }
 }
+
+#[cfg(test)]
+pub(crate) mod test_support;

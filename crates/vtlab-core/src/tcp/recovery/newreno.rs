@@ -51,3 +51,55 @@ impl RecoveryOps for NewReno {
         c.snd_nxt = c.snd_una;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::recovery::test_support::{conn, sent, MSS, T};
+    use crate::tcp::state::CaState;
+
+    fn partial(newly: u64) -> NewAck {
+        NewAck {
+            newly,
+            delivered: newly,
+            newly_sacked: 0,
+            segments: (newly / MSS) as u32,
+        }
+    }
+
+    #[test]
+    fn partial_acks_resend_the_next_hole_and_deflate() {
+        // Segments 0..10 outstanding, cwnd 10 segments; the third duplicate ACK.
+        let mut c = conn(10, 10);
+        c.dupacks = 3;
+        c.ca_state = CaState::Disorder;
+        let mut out = vec![];
+        let mut r = NewReno::default();
+        r.enter(&mut c, T, 0, &mut out);
+        // RFC 6582 §3.2 step 2: recover = highest sent (exclusive end 10
+        // segments), ssthresh 5, cwnd = 5 + 3 segments, head resent.
+        assert_eq!(c.recover, Some(10 * MSS));
+        assert_eq!((c.w.cwnd, c.w.ssthresh), (8 * MSS, 5 * MSS));
+        assert_eq!(sent(&mut out), vec![0]);
+        // A partial ACK of 3 segments (step 4): resend segment 3, deflate by
+        // the 3 acknowledged and add back one SMSS: cwnd = 8 − 3 + 1 = 6
+        // segments; the first partial ACK restarts the timer.
+        c.snd_una = 3 * MSS;
+        assert!(!r.is_full_ack(&c, 3 * MSS));
+        assert!(r.on_partial_ack(&mut c, T, &partial(3 * MSS), &mut out));
+        assert_eq!(c.w.cwnd, 6 * MSS);
+        assert_eq!(sent(&mut out), vec![3]);
+        // A partial ACK of 500 B, less than one SMSS: nothing added back,
+        // cwnd = 6000 − 500; later partial ACKs leave the timer alone
+        // ("Impatient").
+        c.snd_una = 3 * MSS + 500;
+        assert!(!r.on_partial_ack(&mut c, T, &partial(500), &mut out));
+        assert_eq!(c.w.cwnd, 5_500);
+        // Step 3: an ACK covering `recover` is full.
+        assert!(r.is_full_ack(&c, 10 * MSS));
+        // A timeout goes back N and re-arms the first-partial-ACK timer reset.
+        r.on_timeout(&mut c);
+        assert_eq!(c.snd_nxt, c.snd_una);
+        assert!(r.on_partial_ack(&mut c, T, &partial(MSS), &mut out));
+    }
+}

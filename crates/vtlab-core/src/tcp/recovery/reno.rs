@@ -30,3 +30,40 @@ impl RecoveryOps for Reno {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::recovery::test_support::{conn, sent, MSS, T};
+    use crate::tcp::state::CaState;
+
+    #[test]
+    fn inflation_and_exit_on_any_new_ack() {
+        // Segments 0..10 outstanding, cwnd 10 segments; the third duplicate ACK.
+        let mut c = conn(10, 10);
+        c.dupacks = 3;
+        c.ca_state = CaState::Disorder;
+        let mut out = vec![];
+        let mut r = Reno;
+        r.enter(&mut c, T, 0, &mut out);
+        // RFC 5681 §3.2 steps 2–3: ssthresh = FlightSize / 2 = 5 segments, the
+        // head resent, cwnd = ssthresh + 3·SMSS = 8 segments.
+        assert_eq!(c.ca_state, CaState::Recovery);
+        assert_eq!((c.w.cwnd, c.w.ssthresh), (8 * MSS, 5 * MSS));
+        assert_eq!(sent(&mut out), vec![0]);
+        assert_eq!(c.stats.fast_recoveries, 1);
+        // Step 4: one SMSS per further duplicate ACK. At cwnd 11 segments the
+        // window passes the 10 outstanding ones and new segment 10 goes out
+        // (step 5).
+        for _ in 0..3 {
+            r.on_dupack(&mut c, 0);
+        }
+        assert_eq!(c.w.cwnd, 11 * MSS);
+        r.send(&mut c, T, &mut out);
+        assert_eq!(sent(&mut out), vec![10]);
+        // Step 6: the next ACK of new data ends recovery, even below `recover`
+        // (10 segments); and a new recovery needs no snd_una ≥ recover.
+        assert!(r.is_full_ack(&c, MSS));
+        assert!(!r.guards_recover());
+    }
+}

@@ -221,3 +221,95 @@ impl RecoveryOps for Sack {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::behaviour::StackBehaviour;
+    use crate::tcp::recovery::test_support::{conn, sent, MSS, T};
+
+    /// Linux behaviour (RFC pipe and PRR), segments 0..10 sent through the
+    /// recovery (so that its scoreboard holds them), then a duplicate ACK
+    /// SACKing 1..4.
+    fn ten_sent_then_sack_1_to_4(prr: bool) -> (Conn, Sack, Vec<Packet>) {
+        let mut c = conn(0, 10);
+        c.b = StackBehaviour::LINUX;
+        c.cfg.prr = prr;
+        let mut s = Sack::new(MSS, false);
+        let mut out = vec![];
+        s.send(&mut c, T, &mut out);
+        assert_eq!(sent(&mut out), (0..10).collect::<Vec<_>>());
+        assert_eq!(s.bytes_in_flight(&c), 10 * MSS);
+        let u = s.on_ack_arrival(&c, 0, &[(MSS, 4 * MSS)]);
+        assert_eq!(
+            u,
+            SackUpdate {
+                newly_sacked: 3 * MSS,
+                sacked_acked: 0
+            }
+        );
+        c.dupacks = 1;
+        c.ca_state = CaState::Disorder;
+        (c, s, out)
+    }
+
+    #[test]
+    fn entry_pipe_and_next_seg_without_prr() {
+        let (mut c, mut s, mut out) = ten_sent_then_sack_1_to_4(false);
+        // RFC 6675 §4 IsLost: DupThresh = 3 segments SACKed above segment 0.
+        // pipe = 10 sent − 3 SACKed − 1 lost = 6 segments.
+        assert!(s.head_lost());
+        assert_eq!(s.bytes_in_flight(&c), 6 * MSS);
+        s.enter(&mut c, T, 3 * MSS, &mut out);
+        // ssthresh = pipe / 2 = 3 segments (the NewReno law of the ns-3 model
+        // halves bytes in flight), cwnd = ssthresh (§5 step 4.2); the head goes
+        // out whatever the window (step 4.3), and nothing else (pipe 7 > 3).
+        assert_eq!((c.w.cwnd, c.w.ssthresh), (3 * MSS, 3 * MSS));
+        assert_eq!(sent(&mut out), vec![0]);
+        s.send(&mut c, T, &mut out);
+        assert!(out.is_empty());
+        assert_eq!(s.bytes_in_flight(&c), 7 * MSS);
+        // 5..10 SACKed as well: segment 4 is lost (5 SACKed above); pipe =
+        // the retransmitted head only. cwnd stays at ssthresh (no PRR), so two
+        // segments go out: NextSeg rule 1 (lost 4), then rule 2 (new data 10).
+        let u = s.on_ack_arrival(&c, 0, &[(5 * MSS, 10 * MSS), (MSS, 4 * MSS)]);
+        assert_eq!(u.newly_sacked, 5 * MSS);
+        s.on_dupack(&mut c, u.newly_sacked);
+        assert_eq!(c.w.cwnd, 3 * MSS);
+        assert_eq!(s.bytes_in_flight(&c), MSS);
+        s.send(&mut c, T, &mut out);
+        assert_eq!(sent(&mut out), vec![4, 10]);
+    }
+
+    #[test]
+    fn prr_proportional_part() {
+        let (mut c, mut s, mut out) = ten_sent_then_sack_1_to_4(true);
+        s.enter(&mut c, T, 3 * MSS, &mut out);
+        // RFC 6937: RecoverFS = FlightSize = 10 segments; pipe 6000 >
+        // ssthresh 3000, so sndcnt = ⌈prr_delivered·ssthresh/RecoverFS⌉ −
+        // prr_out = ⌈3000·3000/10 000⌉ − 0 = 900 and cwnd = pipe + 900.
+        assert_eq!(c.w.cwnd, 6_900);
+        assert_eq!(sent(&mut out), vec![0], "the head, whatever PRR allows");
+        // One more segment (5) SACKed: prr_delivered 4000, prr_out 1000 (the
+        // head); pipe = 1 (head) + 1 (segment 4, not lost: 1 SACKed above) +
+        // 4 (6..9) = 6 segments: ⌈4000·3000/10 000⌉ − 1000 = 200 → cwnd 6200.
+        let u = s.on_ack_arrival(&c, 0, &[(5 * MSS, 6 * MSS), (MSS, 4 * MSS)]);
+        s.on_dupack(&mut c, u.newly_sacked);
+        assert_eq!(c.w.cwnd, 6_200);
+    }
+
+    #[test]
+    fn timeout_resends_only_unsacked_segments() {
+        let (mut c, mut s, mut out) = ten_sent_then_sack_1_to_4(false);
+        // As the sender does on a timeout (state Loss; a 2-segment window to
+        // show the skipping): every un-SACKed segment is lost again.
+        c.ca_state = CaState::Loss;
+        c.w.cwnd = 2 * MSS;
+        s.on_timeout(&mut c);
+        assert_eq!(s.bytes_in_flight(&c), 0);
+        assert!(!s.head_resent(&c));
+        s.send(&mut c, T, &mut out);
+        assert_eq!(sent(&mut out), vec![0, 4], "1..4 were SACKed");
+        assert!(s.head_resent(&c));
+    }
+}

@@ -29,3 +29,34 @@ impl RecoveryOps for Tahoe {
         send_classic(c, now, out);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::recovery::test_support::{conn, sent, MSS, T};
+
+    #[test]
+    fn fast_retransmit_goes_back_n_from_one_segment() {
+        // Segments 0..10 outstanding, cwnd 10 segments; the third duplicate ACK.
+        let mut c = conn(10, 10);
+        c.dupacks = 3;
+        c.ca_state = CaState::Disorder;
+        let mut out = vec![];
+        Tahoe.enter(&mut c, T, 0, &mut out);
+        // ssthresh = FlightSize / 2 = 5 segments (RFC 5681 eq. 4, the NewReno
+        // law); cwnd = one segment in state Loss; snd_nxt rewinds to snd_una
+        // and only the head fits the window.
+        assert_eq!(c.ca_state, CaState::Loss);
+        assert_eq!((c.w.cwnd, c.w.ssthresh), (MSS, 5 * MSS));
+        assert_eq!((c.recover, c.dupacks), (Some(10 * MSS), 0));
+        assert_eq!(sent(&mut out), vec![0]);
+        assert_eq!(c.stats.fast_recoveries, 0, "no fast recovery");
+        assert_eq!(c.stats.slow_starts_after_loss, 1);
+        // The head is acknowledged and slow start allows two segments: 1 and 2
+        // go out again although the receiver may hold them (go back N).
+        c.snd_una = MSS;
+        c.w.cwnd = 2 * MSS;
+        Tahoe.send(&mut c, T, &mut out);
+        assert_eq!(sent(&mut out), vec![1, 2]);
+    }
+}
