@@ -61,7 +61,9 @@ use crate::tcp::state::CaState;
 /// the RTT fed to `pkts_acked` (ns-3: SRTT on every ACK,
 /// duplicates included; Linux: the raw sample), the ssthresh input (ns-3:
 /// bytes in flight; Linux: cwnd), slow-start byte counting, and each
-/// algorithm's own constants. See docs/congestion-control.md.
+/// algorithm's own constants. See docs/congestion-control.md. The sender's
+/// and the recoveries' differences are the fields of `StackBehaviour`
+/// (tcp/behaviour.rs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
