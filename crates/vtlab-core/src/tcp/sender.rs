@@ -301,59 +301,10 @@ impl Sender {
             CaState::Open | CaState::Disorder
                 if self.c.b.sack_ack_is_dupack && newly_sacked > 0 =>
             {
-                // As ns-3 (RFC 6675 §2/§5): an ACK that SACKs new data is a
-                // duplicate ACK even if it also advances snd_una: the dupack
-                // counter grows (not reset), Open becomes Disorder, recovery may
-                // start; cwnd does not grow (IncreaseWindow runs only in Open),
-                // PktsAcked gets the segments beyond the earlier dupacks, and
-                // the retransmission timer is left alone.
-                let old_dupacks = self.c.dupacks;
-                self.c.dupacks += 1;
-                if self.c.ca_state == CaState::Open {
-                    self.set_state(now, CaState::Disorder);
-                }
-                let may_enter = self.c.recover.is_none_or(|r| self.c.snd_una >= r);
-                if (self.c.dupacks == self.c.cfg.dupack_threshold && may_enter)
-                    || self.rec.head_lost()
-                {
-                    self.rec.enter(&mut self.c, now, delivered, out);
-                    if segments >= 1 {
-                        self.rec.do_recovery(&mut self.c, delivered);
-                    }
-                    self.pkts_acked_srtt(now, 1);
-                } else {
-                    restart_timer = false;
-                    if segments >= old_dupacks {
-                        self.pkts_acked_srtt(now, segments - old_dupacks);
-                    }
-                }
+                restart_timer = self.on_sacking_new_ack(now, &a, out);
             }
             CaState::Loss | CaState::Open | CaState::Disorder => {
-                self.c.dupacks = 0;
-                let rtt = if self.c.b.pkts_acked_gets_srtt {
-                    self.c.rtt.srtt()
-                } else {
-                    sample
-                };
-                let in_loss = self.c.ca_state == CaState::Loss;
-                let left_loss = in_loss && self.c.recover.is_none_or(|r| ack >= r);
-                // ns-3 ProcessAck: the ACK that ends Loss counts only the
-                // segments above the recovery point (ack − m_recover). Below
-                // it, ns-3's cwnd grows as if only the newly delivered data
-                // counted: a cumulative ACK that covers data SACKed before the
-                // timeout adds one segment, not the whole span (observed in
-                // ns-3.44 traces; Cubic's byte-counting slow start would
-                // otherwise jump to cwnd ≈ span and burst it).
-                let segments = match (self.c.recover, left_loss) {
-                    _ if !self.c.b.loss_exit_counts_above_recover => segments,
-                    (Some(r), true) => ((ack - r) / mss) as u32,
-                    (_, false) if in_loss => segments.min((delivered / mss).max(1) as u32),
-                    _ => segments,
-                };
-                self.grow(now, segments, rtt);
-                if self.c.ca_state == CaState::Disorder || left_loss {
-                    self.set_state(now, CaState::Open);
-                }
+                self.on_new_ack_outside_recovery(now, ack, &a, sample);
             }
         }
 
@@ -364,6 +315,70 @@ impl Sender {
                 self.c.rtt.clear_backoff();
             }
             self.c.timer = Some(now + self.c.rtt.rto());
+        }
+    }
+
+    /// ns-3 (`sack_ack_is_dupack`): an ACK that SACKs new data is a duplicate
+    /// ACK even if it also advances snd_una: the dupack counter grows (not
+    /// reset), Open becomes Disorder, recovery may start; cwnd does not grow
+    /// (IncreaseWindow runs only in Open), PktsAcked gets the segments beyond
+    /// the earlier dupacks. Returns whether the retransmission timer is
+    /// restarted (not unless recovery starts).
+    fn on_sacking_new_ack(&mut self, now: Time, a: &NewAck, out: &mut Vec<Packet>) -> bool {
+        let old_dupacks = self.c.dupacks;
+        self.c.dupacks += 1;
+        if self.c.ca_state == CaState::Open {
+            self.set_state(now, CaState::Disorder);
+        }
+        let may_enter = self.c.recover.is_none_or(|r| self.c.snd_una >= r);
+        if (self.c.dupacks == self.c.cfg.dupack_threshold && may_enter) || self.rec.head_lost() {
+            self.rec.enter(&mut self.c, now, a.delivered, out);
+            if a.segments >= 1 {
+                self.rec.do_recovery(&mut self.c, a.delivered);
+            }
+            self.pkts_acked_srtt(now, 1);
+            true
+        } else {
+            if a.segments >= old_dupacks {
+                self.pkts_acked_srtt(now, a.segments - old_dupacks);
+            }
+            false
+        }
+    }
+
+    /// A new ACK in Open, Disorder or Loss: the controller grows the window.
+    fn on_new_ack_outside_recovery(
+        &mut self,
+        now: Time,
+        ack: u64,
+        a: &NewAck,
+        sample: Option<Duration>,
+    ) {
+        let mss = self.c.cfg.mss;
+        self.c.dupacks = 0;
+        let rtt = if self.c.b.pkts_acked_gets_srtt {
+            self.c.rtt.srtt()
+        } else {
+            sample
+        };
+        let in_loss = self.c.ca_state == CaState::Loss;
+        let left_loss = in_loss && self.c.recover.is_none_or(|r| ack >= r);
+        // ns-3 ProcessAck: the ACK that ends Loss counts only the
+        // segments above the recovery point (ack − m_recover). Below
+        // it, ns-3's cwnd grows as if only the newly delivered data
+        // counted: a cumulative ACK that covers data SACKed before the
+        // timeout adds one segment, not the whole span (observed in
+        // ns-3.44 traces; Cubic's byte-counting slow start would
+        // otherwise jump to cwnd ≈ span and burst it).
+        let segments = match (self.c.recover, left_loss) {
+            _ if !self.c.b.loss_exit_counts_above_recover => a.segments,
+            (Some(r), true) => ((ack - r) / mss) as u32,
+            (_, false) if in_loss => a.segments.min((a.delivered / mss).max(1) as u32),
+            _ => a.segments,
+        };
+        self.grow(now, segments, rtt);
+        if self.c.ca_state == CaState::Disorder || left_loss {
+            self.set_state(now, CaState::Open);
         }
     }
 
