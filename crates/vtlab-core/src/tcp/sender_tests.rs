@@ -2,7 +2,7 @@
 //! windows (MSS 1000 B to keep the arithmetic readable).
 
 use super::*;
-use crate::tcp::cc::{NewReno, Profile};
+use crate::tcp::cc::{LossCause, NewReno, Profile};
 use crate::tcp::{Recovery, TcpSpec};
 
 const MSS: u64 = 1000;
@@ -660,4 +660,41 @@ fn an_explicit_setting_may_not_contradict_the_implied_one() {
         ..cc_spec("sack")
     };
     assert!(same.resolve("tcp").is_ok());
+}
+
+// ---- the loss oracle ---------------------------------------------------------
+
+/// Segment 2 lost to a link error (recorded as the simulation would), then
+/// three dupACKs: the loss event of a controller named `cc`.
+fn link_loss_with(cc: &str) -> Harness {
+    let cfg = TcpConfig {
+        cc: cc.into(),
+        ..config()
+    };
+    let mut h = Harness::from_registry(cfg, 1_000_000);
+    h.ack(20, 1000);
+    h.ack(21, 2000);
+    h.s.record_drop(2 * MSS, LossCause::Link);
+    for t in 22..25 {
+        h.ack(t, 2000);
+    }
+    assert_eq!(h.s.ca_state(), CaState::Recovery);
+    h
+}
+
+#[test]
+fn the_loss_oracle_reaches_the_controller_that_asks_for_it() {
+    // newreno-ideal-lp reads the truth (link error): ssthresh = the flight,
+    // 16 − 2 = 14 segments, instead of NewReno's half.
+    let h = link_loss_with("newreno-ideal-lp");
+    assert_eq!(h.ssthresh(), 14 * MSS);
+    let st = h.s.stats();
+    assert_eq!((st.loss_events, st.true_link_losses), (1, 1));
+    assert_eq!((st.predicted_link_losses, st.correct_predictions), (1, 1));
+    // Plain NewReno does not ask: it halves; the true cause is still counted.
+    let h = link_loss_with("newreno");
+    assert_eq!(h.ssthresh(), 7 * MSS);
+    let st = h.s.stats();
+    assert_eq!((st.loss_events, st.true_link_losses), (1, 1));
+    assert_eq!(st.predicted_link_losses + st.predicted_congestion_losses, 0);
 }
