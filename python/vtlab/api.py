@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import operator
 import os
@@ -103,6 +102,8 @@ def core_build() -> str:
     """Fingerprint of the compiled simulator core: the first 16 hex digits of the
     SHA-256 of the extension module. Stored runs are keyed by it, so a rebuilt
     engine never reuses results of an earlier build."""
+    import hashlib  # loads OpenSSL: imported when first needed
+
     digest = hashlib.sha256()
     with open(_core.__file__, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
