@@ -44,6 +44,14 @@ class Axis:
     name: str
     levels: tuple[tuple[Any, tuple[tuple[str, Any], ...]], ...]
 
+    def __post_init__(self) -> None:
+        """Refuse a repeated level: its runs would be counted twice in every summary
+        (and two points with the same label could not be told apart)."""
+        seen: list[Any] = []
+        for label, _ in self.levels:
+            if any(_same(label, other) for other in seen):
+                raise ValueError(f"axis {self.name!r}: value {label!r} is given more than once")
+            seen.append(label)
 
     @classmethod
     def values(cls, path: str, values: Iterable[Any], name: str | None = None) -> Axis:
@@ -65,6 +73,16 @@ class Axis:
             name=name,
             levels=tuple((label, tuple(sets.items())) for label, sets in variants.items()),
         )
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values of the same type (so ``1``, ``1.0`` and ``True`` stay distinct)."""
+    if type(a) is not type(b):
+        return False
+    try:
+        return bool(a == b)
+    except Exception:  # e.g. arrays: compare their text
+        return repr(a) == repr(b)
 
 
 @dataclass(frozen=True)
