@@ -161,7 +161,9 @@ def _frame(columns: Mapping[str, Sequence[Any]], order: Sequence[str]) -> pd.Dat
 def _records(columns: Mapping[str, Sequence[Any]], order: Sequence[str]) -> list[dict[str, Any]]:
     """The rows of column lists as dicts, columns in the same order as :func:`_frame`."""
     names = _ordered(columns, order)
-    return [dict(zip(names, row, strict=True)) for row in zip(*(columns[k] for k in names))]
+    return [
+        dict(zip(names, row, strict=True)) for row in zip(*(columns[k] for k in names), strict=True)
+    ]
 
 
 #: Marks a table that is built from the core's columns (or the parts) on first access.

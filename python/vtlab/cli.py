@@ -24,7 +24,15 @@ from typer.core import TyperGroup
 
 from vtlab import _core
 from vtlab.api import MAX_SEED, run_many
-from vtlab.errors import EXIT_USAGE, CliError, cli_errors, fail, remember_text, usage_error_line
+from vtlab.errors import (
+    EXIT_USAGE,
+    CliError,
+    cli_errors,
+    fail,
+    one_line,
+    remember_text,
+    usage_error_line,
+)
 from vtlab.outputs import Output, check_output_dir, check_outputs, table_outputs
 from vtlab.scenario import Scenario, apply_assignment, parse_assignment, parse_value, set_path
 
@@ -64,8 +72,9 @@ class VtlabGroup(TyperGroup):
                 sys.exit(EXIT_USAGE)
             if "UsageError" in names:
                 fail(usage_error_line(exc))
-            message = getattr(exc, "format_message", lambda: str(exc))()
-            print(f"error: {message}", file=sys.stderr)
+            format_message = getattr(exc, "format_message", None)
+            message = format_message() if format_message is not None else str(exc)
+            print(f"error: {one_line(message)}", file=sys.stderr)
             sys.exit(getattr(exc, "exit_code", 1))
         sys.exit(rv if isinstance(rv, int) else 0)
 
@@ -469,8 +478,10 @@ def parse_axis(text: str) -> "Axis":
         value = parse_value(value_text)
         canon = json.dumps([type(value).__name__, value], sort_keys=True, default=str)
         if canon in seen:
-            again = f"'{value_text}'" if value_text == seen[canon] else (
-                f"'{value_text}' (the same as '{seen[canon]}')"
+            again = (
+                f"'{value_text}'"
+                if value_text == seen[canon]
+                else (f"'{value_text}' (the same as '{seen[canon]}')")
             )
             raise CliError(f"--axis {label}", f"value {again} is given more than once")
         seen[canon] = value_text

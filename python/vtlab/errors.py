@@ -220,7 +220,9 @@ def usage_error_line(exc: Exception) -> str:
         return f"{_param_name(param)}: missing {kind}"
     if param is not None:
         problem = message.strip().rstrip(".")
-        problem = problem[len("Value error, ") :] if problem.startswith("Value error, ") else problem
+        problem = (
+            problem[len("Value error, ") :] if problem.startswith("Value error, ") else problem
+        )
         return f"{_param_name(param)}: {_lower_first(problem)}"
     match = re.match(r"No such command '(.*?)'\.\s*(.*)$", message, re.DOTALL)
     if match:

@@ -23,7 +23,6 @@ from vtlab import _core
 from vtlab._core import ScenarioError
 
 
-
 def _tomllib() -> Any:
     """The TOML parser, imported on first use (it is not needed to start the CLI)."""
     if sys.version_info >= (3, 11):
@@ -31,6 +30,7 @@ def _tomllib() -> Any:
     else:  # pragma: no cover - exercised on Python 3.10 only
         import tomli as tomllib
     return tomllib
+
 
 __all__ = [
     "Scenario",

@@ -1,9 +1,9 @@
 """Cross-validation against ns-3: ``vtlab validate``.
 
-Runs vtlab (ns-3 profile, or ``--profile linux``) and the ns-3 reference program ``validation/ns3/v2g.cc``
-on the same grid — algorithm × mean loss × seed × topology, one transfer size — and
-writes ``<out>/report.md`` and ``<out>/agreement.csv`` (and ``.parquet``): per
-algorithm × loss × topology, the mean goodput with its 95 % confidence interval
+Runs vtlab (ns-3 profile, or ``--profile linux``) and the ns-3 reference program
+``validation/ns3/v2g.cc`` on the same grid — algorithm × mean loss × seed × topology,
+one transfer size — and writes ``<out>/report.md`` and ``<out>/agreement.csv`` (and
+``.parquet``): per algorithm × loss × topology, the mean goodput with its 95 % confidence interval
 (Student t) on each side, the ratio vtlab/ns-3, RTO expiries and fast recoveries on
 each side, and a verdict.
 
