@@ -382,7 +382,6 @@ def run_command(
             "-o",
             help="Write the flow rows to this .parquet file (links beside it, *.links.parquet).",
             show_default=False,
-            dir_okay=False,
         ),
     ] = None,
     trace: Annotated[
@@ -391,7 +390,6 @@ def run_command(
             "--trace",
             help="Record TCP state over time and write it here (.parquet or .csv).",
             show_default=False,
-            dir_okay=False,
         ),
     ] = None,
     force: ForceOpt = False,
@@ -524,7 +522,6 @@ def sweep_command(
             help="Campaign directory: each finished run is stored there and reused, so an "
             "interrupted sweep resumes where it stopped.",
             show_default=False,
-            file_okay=False,
         ),
     ] = None,
     jobs: Annotated[
@@ -540,7 +537,6 @@ def sweep_command(
             "-o",
             help="Write all flow rows to this .parquet file (links beside it).",
             show_default=False,
-            dir_okay=False,
         ),
     ] = None,
     force: ForceOpt = False,
@@ -776,9 +772,7 @@ def cc_table_command(
     ] = None,
     store: Annotated[
         Path | None,
-        typer.Option(
-            "--store", help="Campaign directory (resumable).", show_default=False, file_okay=False
-        ),
+        typer.Option("--store", help="Campaign directory (resumable).", show_default=False),
     ] = None,
     jobs: Annotated[
         int | None, typer.Option("--jobs", "-j", help="Parallel runs.", show_default=False)
@@ -790,7 +784,6 @@ def cc_table_command(
             "-o",
             help="Write the Markdown table to this .md file (default: stdout).",
             show_default=False,
-            dir_okay=False,
         ),
     ] = None,
     force: ForceOpt = False,
