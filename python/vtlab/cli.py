@@ -1,13 +1,21 @@
 """The ``vtlab`` command line (typer).
 
 Commands: ``run``, ``sweep``, ``bench``, ``expand``, ``presets``, ``cc list``,
-``cc table``, ``version``.
+``cc table``, ``version`` (and ``validate``, ``reproduce``, registered from their
+modules).
 
 Adding a command: define a function in this module decorated with ``@app.command()``
-(or ``@cc_app.command()`` for a ``cc`` subcommand) and, under it, ``@cli_errors`` so
-that bad input prints ``error: <message>`` and exits with status 2.  Commands that take
-a scenario can reuse the option aliases below (``PresetArg``, ``ScenarioOpt``, ...)
-and :func:`scenario_from_cli`.
+(or ``@cc_app.command()`` for a ``cc`` subcommand) and, under it, ``@cli_errors``
+(from :mod:`vtlab.errors`) so that bad input prints ``error: <field>: <problem>`` and
+exits with status 2; raise :class:`CliError` ``(field, problem)`` for bad input.
+Commands that take a scenario can reuse the option aliases below (``PresetArg``,
+``ScenarioOpt``, ``ProfileOpt``, ...) and :func:`scenario_from_cli`; commands that
+write files list them as :class:`vtlab.outputs.Output` and call
+:func:`vtlab.outputs.check_outputs` before simulating.
+
+Start-up time matters (every ``vtlab`` invocation pays it): this module imports no
+pandas, numpy, pyarrow, scipy or matplotlib; commands import what they need inside
+their function.
 """
 
 import json
