@@ -805,6 +805,10 @@ def cc_table_command(
         raise CliError("--jobs", f"must be at least 1, got {jobs}")
     if store is not None:
         check_output_dir("--store", store)
+    for option, values in (("--loss", loss), ("--profile", profile), ("--cc", cc)):
+        for i, value in enumerate(values or ()):
+            if value in (values or ())[:i]:
+                raise CliError(option, f"value '{value}' is given more than once")
     if out is not None:
         check_outputs([Output("--out", out, "", (".md",))], force=force)
     size = bytes_ or "100MB"

@@ -243,6 +243,26 @@ def test_repeated_axis_value_refused(cli: Cli, no_simulation: list[Any]) -> None
     )
 
 
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["--profile", "ns3", "--profile", "ns3"],
+            "error: --profile: value 'ns3' is given more than once",
+        ),
+        (
+            ["--loss", "1%", "--loss", "5%", "--loss", "1%"],
+            "error: --loss: value '1%' is given more than once",
+        ),
+        (["--cc", "cubic", "--cc", "cubic"], "error: --cc: value 'cubic' is given more than once"),
+    ],
+)
+def test_cc_table_repeated_values(
+    cli: Cli, no_simulation: list[Any], args: list[str], expected: str
+) -> None:
+    assert refused(cli("cc", "table", *args), no_simulation) == expected
+
+
 def test_axis_api_refuses_repeated_labels() -> None:
     with pytest.raises(ValueError, match="axis 'tcp_cc': value 'newreno' is given more than once"):
         Axis.values("tcp.cc", ["newreno", "cubic", "newreno"])
