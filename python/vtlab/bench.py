@@ -149,14 +149,16 @@ def time_command(
     args: Sequence[str],
     *,
     repeat: int = 5,
+    warmup: int = 1,
     python: str = sys.executable,
     pythonpath: str | os.PathLike[str] | None = None,
 ) -> list[float]:
-    """Wall times (s) of ``repeat`` runs of ``python -m vtlab ARGS`` as whole processes
-    (output discarded; a failing command raises ``CalledProcessError``)."""
+    """Wall times (s) of ``repeat`` runs of ``python -m vtlab ARGS`` as whole processes,
+    after ``warmup`` untimed runs (output discarded; a failing command raises
+    ``CalledProcessError``)."""
     env = _vtlab_env(pythonpath)
     walls: list[float] = []
-    for _ in range(repeat):
+    for i in range(warmup + repeat):
         started = time.perf_counter()
         subprocess.run(
             [python, "-m", "vtlab", *args],
@@ -165,7 +167,8 @@ def time_command(
             env=env,
             check=True,
         )
-        walls.append(time.perf_counter() - started)
+        if i >= warmup:
+            walls.append(time.perf_counter() - started)
     return walls
 
 
