@@ -31,8 +31,9 @@ import typer
 from typer.core import TyperGroup
 
 from vtlab import _core
-from vtlab.api import MAX_SEED, run_many
+from vtlab.api import MAX_SEED, Interrupted, run_many
 from vtlab.errors import (
+    EXIT_INTERRUPTED,
     EXIT_USAGE,
     CliError,
     cli_errors,
@@ -400,6 +401,23 @@ def run_command(
             show_default=False,
         ),
     ] = None,
+    trace_mode: Annotated[
+        str,
+        typer.Option(
+            "--trace-mode",
+            help="With --trace: 'sampled' (every trace_interval) or 'changes' (a row at "
+            "every change of cwnd, ssthresh or state; exact).",
+        ),
+    ] = "sampled",
+    events: Annotated[
+        Path | None,
+        typer.Option(
+            "--events",
+            help="Record typed events (state, window, rto, spurious_rto, retransmit, drop) "
+            "and write them here: .parquet, or .qlog/.json (qlog, for qlog viewers).",
+            show_default=False,
+        ),
+    ] = None,
     force: ForceOpt = False,
     quiet: Annotated[
         bool,
@@ -409,12 +427,16 @@ def run_command(
     ] = False,
 ) -> None:
     """Run a scenario RUNS times and report mean ± 95 % confidence interval per flow."""
+    if trace_mode not in ("sampled", "changes"):
+        raise CliError("--trace-mode", f"{trace_mode!r} is not one of 'sampled', 'changes'")
     _check_runs_seed(runs, seed)
     outputs: list[Output] = []
     if out is not None:
         outputs += table_outputs("--out", out)
     if trace is not None:
         outputs.append(Output("--trace", trace, "", (".parquet", ".csv")))
+    if events is not None:
+        outputs.append(Output("--events", events, "", (".parquet", ".qlog", ".json")))
     check_outputs(outputs, force=force)
 
     sc = scenario_from_cli(
@@ -429,13 +451,24 @@ def run_command(
     )
     seeds = list(range(seed, seed + runs))
     started = time.perf_counter()
-    res = run_many(
-        sc,
-        seeds,
-        progress=not (quiet or json_out),
-        trace=trace is not None,
-        on_result=_print_json_rows if json_out else None,
-    )
+    interrupted = False
+    try:
+        res = run_many(
+            sc,
+            seeds,
+            progress=not (quiet or json_out),
+            trace=trace_mode if trace is not None else False,
+            events=events is not None,
+            on_result=_print_json_rows if json_out else None,
+        )
+    except Interrupted as stop:
+        # Ctrl-C: keep what completed (written below), then exit 130.
+        if stop.partial is None:
+            print("interrupted: no run completed", file=sys.stderr)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        res, interrupted = stop.partial, True
+        runs = len(res.meta.get("seeds", [res.meta.get("seed")]))
+        seeds = seeds[:runs]
     wall = time.perf_counter() - started
 
     if out is not None or trace is not None:
@@ -455,8 +488,27 @@ def run_command(
             res.traces.to_parquet(trace, index=False)
         if not quiet:
             status.print(f"wrote {trace} ({len(res.traces)} trace rows)", markup=False)
+    if events is not None:
+        _write_events(res, events, None if quiet else _console(stderr=True))
     if not json_out:
         _print_table(res, runs, seeds, wall, quiet)
+    if interrupted:
+        print(f"interrupted after {runs} completed run(s); they were kept", file=sys.stderr)
+        raise typer.Exit(EXIT_INTERRUPTED)
+
+
+def _write_events(res: "Result", path: Path, status: Any) -> None:
+    """Write the events of ``res`` as Parquet or qlog (by the file's ending)."""
+    if res.events is None:
+        raise CliError("--events", "the simulator returned no events")
+    if path.name.lower().endswith(".parquet"):
+        res.events.to_parquet(path, index=False)
+    else:
+        from vtlab.qlog import write_qlog
+
+        write_qlog(res.events.to_dict(orient="records"), path)
+    if status is not None:
+        status.print(f"wrote {path} ({len(res.events)} events)", markup=False)
 
 
 # -- expand ----------------------------------------------------------------------------

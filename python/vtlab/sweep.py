@@ -215,10 +215,17 @@ class Sweep:
                         advance()
                     for p in itertools.islice(queue, len(finished)):
                         pending.add(pool.submit(one, p))
-            except BaseException:
+            except BaseException as e:
                 for f in pending:
                     f.cancel()
+                if isinstance(e, KeyboardInterrupt):
+                    # Stop the simulations running in the workers too; what they
+                    # had finished is already in the store.
+                    _core.request_stop()
                 raise
+            finally:
+                pool.shutdown(wait=True)
+                _core.request_stop(clear=True)
         return done
 
 

@@ -104,3 +104,42 @@ def test_request_stop_reaches_runs_in_other_threads():
     _core.request_stop(clear=True)
     assert not t.is_alive()
     assert len(result) == 1 and isinstance(result[0], KeyboardInterrupt)
+
+
+def test_ctrl_c_in_the_cli_keeps_completed_runs_and_exits_130(tmp_path):
+    # Run 1 (100 kB) completes at once; run 2 cannot (100 GB is about 40 s of
+    # engine time); Ctrl-C during run 2 keeps run 1 and exits 130.
+    out = tmp_path / "runs.parquet"
+    scenario = tmp_path / "s.toml"
+    scenario.write_text('preset = "v2g"\nbytes = "100GB"\n')
+    code = (
+        "import sys, vtlab.api as a\n"
+        "real = a._core.run\n"
+        "def run(spec, seed, *f):\n"
+        "    if seed == 1:\n"
+        "        spec = spec.replace('100000000000', '100000')\n"
+        "    else:\n"
+        "        print('second run', file=sys.stderr, flush=True)\n"
+        "    return real(spec, seed, *f)\n"
+        "a._core.run = run\n"
+        "from vtlab.cli import main\n"
+        "scenario, out = sys.argv[1:3]\n"
+        "sys.argv = ['vtlab', 'run', '--scenario', scenario, '--runs', '2', '--out', out]\n"
+        "main()\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(scenario), str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    for line in proc.stderr:
+        if "second run" in line:
+            break
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted after 1 completed run(s)" in err
+    import pandas as pd
+
+    kept = pd.read_parquet(out)
+    assert list(kept["seed"]) == [1] and bool(kept["completed"].iloc[0])
