@@ -49,13 +49,26 @@ def test_loss_helpers_still_convert():
         '{"preset": "v2g", "bytes": "1MB", "plc_rate": "1bps"}',
     ],
 )
-def test_hopeless_runs_end_at_the_horizon_with_a_reason(spec):
+def test_hopeless_runs_end_with_a_reason(spec):
+    # These used to run forever or to 2^64 ns. Now the handshake fails as in
+    # ns-3 (ConnCount 6): SYNs at 0, 3, 9, 21, 45, 93 s, given up at 93 + 96 = 189 s.
     out = _core.run(spec, 8)
     flows = out["flows"]
     assert flows["completed"] == [False]
-    assert flows["abort_reason"] == ["horizon"]
-    assert out["meta"]["sim_time_s"] == 86400.0
+    assert flows["abort_reason"] == ["syn_retries"]
+    assert out["meta"]["sim_time_s"] == 189.0
     assert math.isnan(flows["completion_s"][0])
+
+
+def test_a_slow_run_without_retry_limits_ends_at_the_horizon():
+    spec = (
+        '{"preset": "v2g", "bytes": "1MB", "plc_rate": "1bps", "tcp": {"syn_retries": 30,'
+        ' "data_retries": 100, "syn_timeout": "60min", "rto_min": "60min",'
+        ' "rto_initial": "60min", "rto_max": "60min"}}'
+    )
+    out = _core.run(spec, 1)
+    assert out["flows"]["abort_reason"] == ["horizon"]
+    assert out["meta"]["sim_time_s"] == 86400.0
 
 
 CHILD = """

@@ -56,6 +56,8 @@ struct Flow {
     reassembly: [Reassembly; 2],
     /// The sender's state after its previous input (events, change traces).
     seen: Seen,
+    /// Why the flow ended early, when its sender gave up.
+    abort: Option<&'static str>,
     timestamps: bool,
 }
 
@@ -146,6 +148,7 @@ impl Simulation {
                     mtu_reverse: path_mtu(plan, &links, f.dst, f.src),
                     reassembly: [Reassembly::default(); 2],
                     seen: Seen::of(&sender),
+                    abort: None,
                     timestamps: f.tcp.timestamps,
                     sender,
                 }
@@ -302,6 +305,14 @@ impl Simulation {
             let (events, seen) = (self.events.as_mut(), &mut flow.seen);
             observe::after_input(seen, now, &flow.name, &flow.sender, &out, events, trace);
         }
+        let flow = &mut self.flows[f as usize];
+        if from_sender && !flow.done {
+            if let Some(reason) = flow.sender.aborted() {
+                flow.done = true;
+                flow.abort = Some(reason);
+                self.remaining -= 1;
+            }
+        }
         let flow = &self.flows[f as usize];
         let (node, mtu) = if from_sender {
             (flow.src, flow.mtu_forward)
@@ -415,10 +426,10 @@ impl Simulation {
                     recovery: f.recovery,
                     bytes: f.bytes,
                     completed: completed_at.is_some(),
-                    abort_reason: if completed_at.is_some() {
-                        ""
-                    } else {
-                        self.end_reason
+                    abort_reason: match (completed_at, f.abort) {
+                        (Some(_), _) => "",
+                        (None, Some(reason)) => reason,
+                        (None, None) => self.end_reason,
                     },
                     goodput_bps: if secs > 0.0 {
                         received as f64 * 8.0 / secs

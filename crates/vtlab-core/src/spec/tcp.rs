@@ -44,6 +44,12 @@ pub struct TcpSpec {
     pub delayed_ack: Option<bool>,
     pub delayed_ack_count: Option<u32>,
     pub delayed_ack_timeout: Option<Dur>,
+    /// SYN retransmissions before the connection attempt fails (0–30; default
+    /// per profile: ns3 5, linux 6).
+    pub syn_retries: Option<u32>,
+    /// Consecutive retransmission timeouts before the connection is dropped
+    /// (0–100; default per profile: ns3 6, linux 15).
+    pub data_retries: Option<u32>,
 }
 /// Durations accepted in TCP settings: at most one hour (ns).
 const MAX_TCP_DURATION_NS: u64 = 3_600_000_000_000;
@@ -171,6 +177,8 @@ pub(crate) fn check_config(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
         " segments",
     )?;
     duration(&f("delayed_ack_timeout"), c.delayed_ack_timeout_ns, 1)?;
+    in_range(&f("syn_retries"), c.syn_retries(), 0, 30, "")?;
+    in_range(&f("data_retries"), c.data_retries(), 0, 100, "")?;
     Ok(())
 }
 
@@ -218,6 +226,8 @@ impl TcpSpec {
                 .unwrap_or(d.delayed_ack),
             delayed_ack_count: self.delayed_ack_count.unwrap_or(d.delayed_ack_count),
             delayed_ack_timeout_ns: ns(self.delayed_ack_timeout, d.delayed_ack_timeout_ns),
+            syn_retries: self.syn_retries,
+            data_retries: self.data_retries,
         };
         check_config(&config, path)?;
         Ok(config)
