@@ -68,6 +68,8 @@ fn congestion_controls(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
             pd.set_item("min", p.min)?;
             pd.set_item("max", p.max)?;
             pd.set_item("doc", p.doc)?;
+            pd.set_item("integer", p.integer)?;
+            pd.set_item("at_most", p.at_most)?;
             params.append(pd)?;
         }
         entry.set_item("params", params)?;

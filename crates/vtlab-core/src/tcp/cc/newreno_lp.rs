@@ -44,6 +44,8 @@ pub const LP_PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 1000.0,
         doc: "Vp below alpha (segments): the loss is ascribed to a link error",
+        integer: false,
+        at_most: Some("beta"),
     },
     ParamSpec {
         name: "beta",
@@ -52,6 +54,8 @@ pub const LP_PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 1000.0,
         doc: "Vp above beta (segments): the loss is ascribed to congestion",
+        integer: false,
+        at_most: None,
     },
 ];
 
