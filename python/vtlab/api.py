@@ -399,6 +399,7 @@ def run_many(
     trace: bool | str = False,
     *,
     events: bool = False,
+    trace_to: Callable[[dict[str, list[Any]]], None] | None = None,
     on_result: Callable[[Result], None] | None = None,
 ) -> Result:
     """Run the scenario once per seed and concatenate the rows.
@@ -408,7 +409,10 @@ def run_many(
     terminal (or a Jupyter notebook).  ``on_result`` is
     called with each run's :class:`Result` as soon as it finishes (e.g. to stream
     output).  See :attr:`Result.meta` for the combined metadata; ``trace`` and
-    ``events`` as for :func:`run`.  Ctrl-C stops the running simulation within
+    ``events`` as for :func:`run`.  With ``trace_to`` (e.g.
+    :meth:`vtlab.tracefile.TraceWriter.write`) the trace is handed over in batches
+    as it is produced, so memory stays bounded however long it is, and
+    :attr:`Result.traces` is ``None``.  Ctrl-C stops the running simulation within
     milliseconds and raises :class:`Interrupted` carrying the completed runs.
     """
     sc = Scenario.coerce(scenario)
@@ -419,7 +423,7 @@ def run_many(
     flags = (*trace_flags(trace), bool(events))
 
     def one(seed: int) -> Result:
-        res = Result.from_core(_core.run(spec_json, seed, *flags))
+        res = Result.from_core(_core.run(spec_json, seed, *flags, trace_to))
         if on_result is not None:
             on_result(res)
         return res

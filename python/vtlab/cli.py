@@ -452,6 +452,9 @@ def run_command(
     seeds = list(range(seed, seed + runs))
     started = time.perf_counter()
     interrupted = False
+    from vtlab.tracefile import TraceWriter
+
+    writer = TraceWriter(trace) if trace is not None else None
     try:
         res = run_many(
             sc,
@@ -459,6 +462,7 @@ def run_command(
             progress=not (quiet or json_out),
             trace=trace_mode if trace is not None else False,
             events=events is not None,
+            trace_to=writer.write if writer is not None else None,
             on_result=_print_json_rows if json_out else None,
         )
     except Interrupted as stop:
@@ -469,6 +473,9 @@ def run_command(
         res, interrupted = stop.partial, True
         runs = len(res.meta.get("seeds", [res.meta.get("seed")]))
         seeds = seeds[:runs]
+    finally:
+        if writer is not None:
+            writer.close()
     wall = time.perf_counter() - started
 
     if out is not None or trace is not None:
@@ -479,15 +486,8 @@ def run_command(
             status.print(
                 f"wrote {written['flows']} (flows) and {written['links']} (links)", markup=False
             )
-    if trace is not None:
-        if res.traces is None:
-            raise CliError("--trace", "the simulator returned no traces")
-        if trace.name.lower().endswith(".csv"):
-            res.traces.to_csv(trace, index=False)
-        else:
-            res.traces.to_parquet(trace, index=False)
-        if not quiet:
-            status.print(f"wrote {trace} ({len(res.traces)} trace rows)", markup=False)
+    if writer is not None and not quiet:
+        status.print(f"wrote {trace} ({writer.rows} trace rows)", markup=False)
     if events is not None:
         _write_events(res, events, None if quiet else _console(stderr=True))
     if not json_out:

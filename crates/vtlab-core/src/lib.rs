@@ -14,7 +14,7 @@ pub mod spec;
 pub mod tcp;
 
 pub use metrics::RunResult;
-pub use sim::{Plan, RunOptions};
+pub use sim::{Hooks, Plan, RunOptions};
 pub use spec::{Scenario, SpecError};
 
 /// The crate version, carried by every result row.
@@ -30,15 +30,15 @@ pub fn run_plan(plan: &Plan, seed: u64, options: RunOptions) -> RunResult {
     sim::Simulation::new(plan, seed, options).run()
 }
 
-/// As [`run_plan`], calling `interrupted` every [`sim::CHECK_EVERY`] events;
-/// `None` when it returned true (e.g. Ctrl-C was pressed).
-pub fn run_plan_interruptible(
+/// As [`run_plan`], with [`Hooks`] (interruption, a trace sink); `None` when
+/// a hook stopped the run.
+pub fn run_plan_with(
     plan: &Plan,
     seed: u64,
     options: RunOptions,
-    interrupted: &mut dyn FnMut() -> bool,
+    hooks: Hooks<'_>,
 ) -> Option<RunResult> {
-    sim::Simulation::new(plan, seed, options).run_interruptible(interrupted)
+    sim::Simulation::new(plan, seed, options).run_with(hooks)
 }
 
 /// Resolve a spec given as JSON text and run it.

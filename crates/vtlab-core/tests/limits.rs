@@ -3,7 +3,7 @@
 
 use serde_json::json;
 use vtlab_core::spec::{resolve_value, DEFAULT_HORIZON_NS};
-use vtlab_core::{run, run_plan_interruptible, spec, RunOptions};
+use vtlab_core::{run, run_plan_with, spec, Hooks, RunOptions};
 
 fn run_json(v: serde_json::Value) -> vtlab_core::RunResult {
     run(&resolve_value(v).unwrap(), 1, RunOptions::default()).unwrap()
@@ -67,7 +67,11 @@ fn an_interruption_stops_the_run_at_the_next_check() {
         asked += 1;
         asked == 2
     };
-    let r = run_plan_interruptible(&plan, 1, RunOptions::default(), &mut stop_on_second);
+    let hooks = Hooks {
+        interrupted: Some(&mut stop_on_second),
+        ..Hooks::default()
+    };
+    let r = run_plan_with(&plan, 1, RunOptions::default(), hooks);
     assert!(r.is_none());
     // Checks happen every CHECK_EVERY events: the first at event 65 536, the
     // second (which stops the run) at 131 072.
@@ -85,4 +89,40 @@ fn limits_are_checked() {
         .map(|s| spec::plan(&s).err())
         .unwrap();
     assert!(e.is_some_and(|e| e.path == "stop"));
+}
+
+#[test]
+fn a_trace_sink_receives_the_whole_trace_in_bounded_batches() {
+    use vtlab_core::metrics::Trace;
+    use vtlab_core::sim::TRACE_BATCH;
+    // 21 vehicles sampled every 1 ms for several seconds: well over one batch.
+    let s = resolve_value(json!({"preset": "station", "bytes": "6MB",
+        "trace_interval": "1ms"}))
+    .unwrap();
+    let plan = spec::plan(&s).unwrap();
+    let traced = RunOptions {
+        trace: true,
+        ..Default::default()
+    };
+    let whole = vtlab_core::run_plan(&plan, 2, traced).trace.unwrap();
+    assert!(whole.len() > 2 * TRACE_BATCH, "{}", whole.len());
+    let mut batches: Vec<Trace> = Vec::new();
+    let mut sink = |t: Trace| {
+        batches.push(t);
+        true
+    };
+    let hooks = Hooks {
+        trace_sink: Some(&mut sink),
+        ..Hooks::default()
+    };
+    let r = run_plan_with(&plan, 2, traced, hooks).unwrap();
+    assert!(r.trace.is_none());
+    assert!(batches.iter().all(|b| b.len() <= TRACE_BATCH + 21));
+    let mut joined = Trace::default();
+    for b in batches {
+        joined.time_s.extend(b.time_s);
+        joined.cwnd_bytes.extend(b.cwnd_bytes);
+    }
+    assert_eq!(joined.time_s, whole.time_s);
+    assert_eq!(joined.cwnd_bytes, whole.cwnd_bytes);
 }

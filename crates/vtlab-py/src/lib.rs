@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use vtlab_core::metrics::{
     Column, ColumnData, ColumnKind, EventRow, FlowColumns, FlowResult, LinkColumns, LinkResult,
-    TraceRow, ID_COLUMNS,
+    Trace, TraceRow, ID_COLUMNS,
 };
 use vtlab_core::tcp::cc;
-use vtlab_core::{spec, RunOptions, SpecError};
+use vtlab_core::{spec, Hooks, RunOptions, SpecError};
 
 create_exception!(
     _core,
@@ -174,7 +174,7 @@ fn schema(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 /// Returns {"flows": columns, "links": columns, "traces": columns or None,
 /// "meta": {...}}. The simulation runs without holding the GIL.
 #[pyfunction]
-#[pyo3(signature = (spec_json, seed, trace=false, trace_changes=false, events=false))]
+#[pyo3(signature = (spec_json, seed, trace=false, trace_changes=false, events=false, trace_batches=None))]
 fn run<'py>(
     py: Python<'py>,
     spec_json: &str,
@@ -182,6 +182,7 @@ fn run<'py>(
     trace: bool,
     trace_changes: bool,
     events: bool,
+    trace_batches: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let scenario = spec::resolve_json(spec_json).map_err(to_py_err)?;
     let plan = spec::plan(&scenario).map_err(to_py_err)?;
@@ -195,9 +196,38 @@ fn run<'py>(
     // here) and looks at the stop flag other threads may set.
     let mut interrupted =
         || STOP.load(Ordering::Relaxed) || Python::attach(|py| py.check_signals().is_err());
-    let Some(mut result) =
-        py.detach(|| vtlab_core::run_plan_interruptible(&plan, seed, options, &mut interrupted))
-    else {
+    // With `trace_batches`, the trace goes to that callable in batches of
+    // column dicts as the run produces it (bounded memory); a Python error in
+    // the callable stops the run and is raised here.
+    let hash = plan.hash().to_owned();
+    let batch_id = RowId {
+        scenario_hash: &hash,
+        seed,
+        version: vtlab_core::VERSION,
+    };
+    let mut sink_error: Option<PyErr> = None;
+    let mut sink = |t: Trace| -> bool {
+        let Some(callback) = trace_batches.as_ref() else {
+            return true;
+        };
+        let sent = Python::attach(|py| {
+            let cols = columns(py, t.len(), t.into_columns(), &batch_id)?;
+            callback.call1(py, (cols,)).map(drop)
+        });
+        sent.map_err(|e| sink_error = Some(e)).is_ok()
+    };
+    let streaming = trace_batches.is_some();
+    let outcome = py.detach(|| {
+        let hooks = Hooks {
+            interrupted: Some(&mut interrupted),
+            trace_sink: if streaming { Some(&mut sink) } else { None },
+        };
+        vtlab_core::run_plan_with(&plan, seed, options, hooks)
+    });
+    if let Some(e) = sink_error {
+        return Err(e);
+    }
+    let Some(mut result) = outcome else {
         return Err(PyKeyboardInterrupt::new_err("simulation interrupted"));
     };
     let id = RowId {

@@ -23,6 +23,18 @@ pub use plan::Plan;
 /// every 5 ms of engine time at 10⁷ events/s.
 pub const CHECK_EVERY: u64 = 1 << 16;
 
+/// Trace rows handed to a trace sink at a time (a few MB).
+pub const TRACE_BATCH: usize = 1 << 16;
+
+/// Callbacks of a run (see [`Simulation::run_with`]).
+#[derive(Default)]
+pub struct Hooks<'a> {
+    /// Asked every [`CHECK_EVERY`] events; `true` stops the run.
+    pub interrupted: Option<&'a mut dyn FnMut() -> bool>,
+    /// Receives the trace in batches; `false` stops the run.
+    pub trace_sink: Option<&'a mut dyn FnMut(Trace) -> bool>,
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Event {
     /// The head packet of link direction `usize` reaches the far end.
@@ -180,26 +192,38 @@ impl Simulation {
     /// stop time or the default horizon) or until the event budget is spent.
     pub fn run(mut self) -> RunResult {
         let wall = Instant::now();
-        let end = self.run_loop(None).unwrap_or(self.sched.now());
+        let end = self
+            .run_loop(&mut Hooks::default())
+            .unwrap_or(self.sched.now());
         self.finish(end, wall.elapsed().as_secs_f64())
     }
 
-    /// As [`Simulation::run`], asking `interrupted` every [`CHECK_EVERY`]
-    /// events whether to stop (Ctrl-C); `None` if it said so.
-    pub fn run_interruptible(mut self, interrupted: &mut dyn FnMut() -> bool) -> Option<RunResult> {
+    /// As [`Simulation::run`], with hooks: `interrupted` is asked every
+    /// [`CHECK_EVERY`] events whether to stop (Ctrl-C), and `trace_sink` receives
+    /// the trace in batches of [`TRACE_BATCH`] rows as it grows (so a trace of
+    /// any length needs bounded memory; the result then holds no trace). `None`
+    /// if the run was interrupted or a sink returned false.
+    pub fn run_with(mut self, mut hooks: Hooks<'_>) -> Option<RunResult> {
         let wall = Instant::now();
-        let end = self.run_loop(Some(interrupted))?;
+        let end = self.run_loop(&mut hooks)?;
+        if let Some(sink) = hooks.trace_sink.as_mut() {
+            let rest = self.trace.take().unwrap_or_default();
+            if !rest.is_empty() && !sink(rest) {
+                return None;
+            }
+        }
         Some(self.finish(end, wall.elapsed().as_secs_f64()))
     }
 
     /// The event loop; returns the end time, or `None` when interrupted.
-    fn run_loop(&mut self, mut interrupted: Option<&mut dyn FnMut() -> bool>) -> Option<Time> {
+    fn run_loop(&mut self, hooks: &mut Hooks<'_>) -> Option<Time> {
         for (i, f) in self.flows.iter().enumerate() {
             self.sched.schedule(f.start, Event::FlowStart(i as u32));
         }
         if self.trace.is_some() && !self.trace_changes {
             self.sched.schedule(Time::ZERO, Event::TraceSample);
         }
+        let streaming = hooks.trace_sink.is_some() && self.trace.is_some();
         while let Some((now, event)) = self.sched.pop() {
             if now > self.horizon {
                 self.end_reason = self.horizon_reason;
@@ -210,10 +234,16 @@ impl Simulation {
                 self.end_reason = "event_budget";
                 return Some(now);
             }
-            if n % CHECK_EVERY == 0 && interrupted.as_mut().is_some_and(|f| f()) {
+            if n % CHECK_EVERY == 0 && hooks.interrupted.as_mut().is_some_and(|f| f()) {
                 return None;
             }
             self.handle(now, event);
+            if streaming && self.trace.as_ref().is_some_and(|t| t.len() >= TRACE_BATCH) {
+                let batch = std::mem::take(self.trace.as_mut()?);
+                if !hooks.trace_sink.as_mut().is_some_and(|sink| sink(batch)) {
+                    return None;
+                }
+            }
             if self.remaining == 0 {
                 return Some(self.sched.now());
             }
