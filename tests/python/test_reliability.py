@@ -204,3 +204,23 @@ def test_a_long_trace_streams_in_bounded_memory(tmp_path):
     rows, peak_mib = map(int, out.stdout.split())
     assert rows > 1_000_000
     assert peak_mib < 500, peak_mib
+
+
+@pytest.mark.parametrize(
+    ("toml_value", "message"),
+    [
+        ("bytes = nan", "error: bytes: nan is not a finite number"),
+        ("bytes = -inf", "error: bytes: -inf is not a finite number"),
+        ("bytes = 1979-05-27", "error: bytes: a date (1979-05-27) is not a scenario value"),
+        ("[loss]\nmean_loss = inf", "error: loss.mean_loss: inf is not a finite number"),
+    ],
+)
+def test_values_json_cannot_carry_are_named_by_field(tmp_path, toml_value, message):
+    path = tmp_path / "s.toml"
+    path.write_text(f'preset = "v2g"\n{toml_value}\n')
+    proc = subprocess.run(
+        [sys.executable, "-m", "vtlab", "run", "--scenario", str(path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == message
