@@ -224,3 +224,58 @@ def test_values_json_cannot_carry_are_named_by_field(tmp_path, toml_value, messa
     )  # fmt: skip
     assert proc.returncode == 2
     assert proc.stderr.strip() == message
+
+
+WIRED_CHILD = """
+import json, math, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+from vtlab import _core
+n = int(sys.argv[1])
+spec = {"preset": "wired-wireless", "groups": [{"flows": n, "bytes": "100KB"}]}
+out = _core.run(json.dumps(spec), 1)
+f = out["flows"]
+bad = [i for i, (done, secs, why) in enumerate(zip(f["completed"], f["completion_s"],
+       f["abort_reason"])) if (done and not (math.isfinite(secs) and secs < 1e6))
+       or (not done and (why == "" or not math.isnan(secs)))]
+print(len(f["flow"]), sum(f["completed"]), len(bad))
+"""
+
+
+@pytest.mark.parametrize("flows", [3000, 100_000])
+def test_many_simultaneous_flows_end_honestly_within_memory(flows):
+    # 3000 flows with zero stagger used to exit 0 with 195 flows "completing" at
+    # 2^64 ns; 100,000 aborted at 5 GB. Now every flow completes at a finite time
+    # or carries the reason it did not, under a 3 GiB address-space limit.
+    proc = subprocess.run(
+        [sys.executable, "-c", WIRED_CHILD, str(flows)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    total, completed, bad = map(int, proc.stdout.split())
+    assert total == flows and completed > 0 and bad == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--cc", "bic", "--cc-param", "b=2.5"],
+            "error: tcp.cc_params.b: 2.5 is not a whole number (an integer in [2, 255])",
+        ),
+        (
+            ["--cc", "htcp", "--cc-param", "beta_min=1", "--cc-param", "beta_max=0"],
+            "error: tcp.cc_params.beta_min: beta_min = 1 must not exceed beta_max = 0",
+        ),
+        (
+            ["--cc", "newreno-lp", "--cc-param", "alpha=1000", "--cc-param", "beta=0"],
+            "error: tcp.cc_params.alpha: alpha = 1000 must not exceed beta = 0",
+        ),
+    ],
+)
+def test_parameters_truncated_or_contradictory_are_refused(args, message):
+    proc = subprocess.run(
+        [sys.executable, "-m", "vtlab", "run", "v2g", "--bytes", "1MB", *args],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == message
