@@ -45,8 +45,7 @@ def load(name: str) -> ModuleType:
 
 def load_study(name: str) -> Any:
     """The :class:`~vtlab.experiments.pipeline.Study` of experiment ``name``."""
-    module = load(name)
-    return getattr(module, "STUDY", module)  # martignon: module until migrated
+    return load(name).STUDY
 
 
 def describe() -> list[tuple[str, str]]:
