@@ -14,6 +14,7 @@ from vtlab.experiments.martignon.analysis import _one, _row
 from vtlab.experiments.martignon.findings import NEAR_IDEAL, accuracy_rows, pct, per_label
 from vtlab.experiments.martignon.plan import (
     BUFFER,
+    BUFFER_RATE,
     IDEAL,
     INITIAL_CWND,
     LP,
@@ -89,7 +90,8 @@ def _buffer_evidence(s: Mapping[str, Any], prof: str) -> str:
     if not all(math.isfinite(x) for x in (big, small, nr_big)):
         return ""
     return (
-        f" The room the socket leaves matters: at C_SN = 2 Mbit/s and PER {per_label(low)} "
+        f" The room the socket leaves matters: at C_SN = {BUFFER_RATE} Mbit/s and PER "
+        f"{per_label(low)} "
         f"LP gets {big:.3f} Mbit/s with {BUFFER / 1e6:g} MB buffers (NewReno {nr_big:.3f}) "
         f"and {small:.3f} with ns-3's {NS3_DEFAULT_BUFFER // 1024} KiB (`buffers.csv`)."
     )
@@ -157,7 +159,7 @@ def _correlated(s: Mapping[str, Any], profile: str) -> list[str]:
             f"* **Correlated losses.** The paper's Vegas predictor \"approaches an ideal "
             f'estimator"; ours reaches {pct(accb["mean"].min())}–{pct(accb["mean"].max())} '
             "over Bad-state PER > 0, for the same reason: a Bad-state burst arriving while "
-            "the queue holds more than 3 packets is called congestion.\n"
+            f"the queue holds more than {VP_BETA} packets is called congestion.\n"
         )
     return text
 

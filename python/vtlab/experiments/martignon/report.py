@@ -245,7 +245,7 @@ def _westwood_section(s: Mapping[str, Any], plan: Plan) -> str:
             r = _row(g, variant=v, c_sn_mbps=10, per=float(per))
             row.append(common.fmt_ci(r["goodput_mbps"], r["ci95"], 3) if r is not None else "–")
         rows.append(row)
-    text.append("**Goodput (Mbit/s), C_SN = 10 Mbit/s, independent losses**\n")
+    text.append(f"**Goodput (Mbit/s), C_SN = {max(plan.rates_mbps)} Mbit/s, independent losses**\n")
     text.append(common.md_table(["PER", NR, LP, "Westwood-NR (Westwood+)", WO], rows))
     rows = _mix_rows(s["westwood_friend"], WO, plan.friend_flows)
     text.append("**As Fig. 7b with the original Westwood (Mbit/s per flow)**\n")

@@ -15,7 +15,13 @@ import pandas as pd
 from vtlab.api import Result
 from vtlab.experiments import common
 from vtlab.experiments.common import Comparison
-from vtlab.experiments.park2019.plan import FIG8_VARIANTS, FIG11_VARIANTS, VARIANTS, Plan
+from vtlab.experiments.park2019.plan import (
+    FIG8_VARIANTS,
+    FIG11_VARIANTS,
+    REFERENCE_MB,
+    VARIANTS,
+    Plan,
+)
 from vtlab.experiments.pipeline import Context, PaperValues
 
 # -- summaries -------------------------------------------------------------------------
@@ -212,10 +218,10 @@ def compare(ctx: Context) -> list[Comparison]:
         size, variant = int(e.extra["size_mb"]), str(e.extra["variant"])
         row = _lookup(ctx.s["table2"], variant=variant, size_mb=size)
         reference = math.nan
-        if ref is not None and size == 100:
+        if ref is not None and size == REFERENCE_MB:
             reference = ref.get((variant, 0.05, "ts-on"), math.nan)
         rows.append(_comparison(e, row, reference))
-    full = ctx.plan.bytes_ == "100MB"
+    full = ctx.plan.bytes_ == f"{REFERENCE_MB}MB"
     for e in quoted(ctx.paper):
         rows.append(_quote_comparison(e, ctx.s, ref, full))
     return rows

@@ -20,7 +20,7 @@ from vtlab.experiments.park2019.analysis import (
     station_agreement,
     table2_paper,
 )
-from vtlab.experiments.park2019.plan import VARIANTS, WESTWOOD_ORIGINAL
+from vtlab.experiments.park2019.plan import REFERENCE_MB, VARIANTS, WESTWOOD_ORIGINAL
 from vtlab.experiments.pipeline import Context
 
 #: vtlab and ns-3.44 "agree" within this relative difference (the validation's ±10 %).
@@ -115,10 +115,10 @@ def _noise(ctx: Context, large: list[Comparison]) -> str:
 
 def _ns3_table(ctx: Context, ref: Ref, loss: float) -> tuple[list[list[str]], dict[str, float]]:
     rows, vs_ns3 = [], {}
-    paper = table2_paper(ctx.paper).get(100, {})
+    paper = table2_paper(ctx.paper).get(REFERENCE_MB, {})
     for v in _with_reference(ref, "ts-on", loss):
         on = ref[(v, loss, "ts-on")]
-        ours = _mean(ctx.s["table2"], variant=v, size_mb=100)
+        ours = _mean(ctx.s["table2"], variant=v, size_mb=REFERENCE_MB)
         vs_ns3[v] = common.rel_diff(ours, on)
         rows.append(
             [
@@ -140,7 +140,7 @@ def _ns3_vs_paper(ctx: Context, ref: Ref) -> list[str]:
     rows, vs_ns3 = _ns3_table(ctx, ref, loss)
     if not rows:
         return []
-    paper = table2_paper(ctx.paper).get(100, {})
+    paper = table2_paper(ctx.paper).get(REFERENCE_MB, {})
     far = [
         v
         for v in vs_ns3
@@ -150,12 +150,13 @@ def _ns3_vs_paper(ctx: Context, ref: Ref) -> list[str]:
     close = [v for v, r in vs_ns3.items() if abs(r) <= NS3_TOLERANCE]
     apart = [v for v, r in vs_ns3.items() if abs(r) > NS3_TOLERANCE]
     tol, big = f"±{NS3_TOLERANCE * 100:.0f} %", f"{common.LARGE_DEVIATION * 100:g} %"
-    head = [f"{_pct(loss)}, 100 MB", "paper", "ns-3.44", "ns-3.44 vs paper"]
+    head = [f"{_pct(loss)}, {REFERENCE_MB} MB", "paper", "ns-3.44", "ns-3.44 vs paper"]
     head += ["ns-3.44, timestamps off", "vtlab ns3", "vtlab vs ns-3.44"]
     out = [
         "* *The paper's ns-3 vs ns-3.44.* The paper does not name its ns-3 version. "
         "ns-3.44 itself, run on the paper's single-connection setup with its defaults (the "
-        "reference program in `validation/ns3`, 100 MB; `validation/agreement.csv`), is "
+        f"reference program in `validation/ns3`, {REFERENCE_MB} MB; "
+        "`validation/agreement.csv`), is "
         f"also away from the paper: by more than {big} for "
         + (", ".join(far) or "none")
         + ".\n\n"
@@ -216,7 +217,7 @@ def _newreno_low_loss(ctx: Context, ref: Ref) -> str:
 
 def _fragmentation(ctx: Context, ref: Ref) -> list[str]:
     loss = ctx.paper.value("table2_loss")
-    paper = table2_paper(ctx.paper).get(100, {})
+    paper = table2_paper(ctx.paper).get(REFERENCE_MB, {})
     toward, away = [], []
     for v in _with_reference(ref, "ts-off", loss):
         on, off = ref.get((v, loss, "ts-on"), math.nan), ref[(v, loss, "ts-off")]
@@ -258,16 +259,17 @@ def _short_transfers(ctx: Context, t2: Sequence[Comparison]) -> list[str]:
         f"* *Short transfers.* vtlab's {smallest} MB goodput is above its {reference} MB "
         f"goodput for {len(ours_up)} of {n} variants, whereas the paper's is below for "
         f"{len(paper_down)} of {n}, so the {smallest} MB row deviates most. There is no "
-        "ns-3.44 reference below 100 MB, and neither trend has been analysed: unexplained.\n"
+        f"ns-3.44 reference below {REFERENCE_MB} MB, and neither trend has been analysed: "
+        "unexplained.\n"
     ]
 
 
 def _westwood_cause(ctx: Context) -> list[str]:
     loss = ctx.paper.value("table2_loss")
     orig = _mean(ctx.s["westwood"], variant=next(iter(WESTWOOD_ORIGINAL)), loss=loss)
-    plus = _mean(ctx.s["table2"], variant="Westwood", size_mb=100)
-    paper = table2_paper(ctx.paper).get(100, {}).get("Westwood", math.nan)
-    if not (math.isfinite(orig) and ctx.plan.bytes_ == "100MB"):
+    plus = _mean(ctx.s["table2"], variant="Westwood", size_mb=REFERENCE_MB)
+    paper = table2_paper(ctx.paper).get(REFERENCE_MB, {}).get("Westwood", math.nan)
+    if not (math.isfinite(orig) and ctx.plan.bytes_ == f"{REFERENCE_MB}MB"):
         return []
     return [
         "* *Westwood or Westwood+.* The Westwood column runs Westwood+, but a 2019 ns-3 "
@@ -325,12 +327,12 @@ def deviations(ctx: Context) -> str:
         parts.append(
             f"* *Quick version.* {ctx.plan.size} transfers and {ctx.runs} runs: start-up "
             "(slow start, the first losses) dominates short transfers, so these numbers are "
-            "not comparable with the paper's 100 MB values. Only the full run's deviations "
-            "are meaningful.\n"
+            f"not comparable with the paper's {REFERENCE_MB} MB values. Only the full run's "
+            "deviations are meaningful.\n"
         )
     parts.append(_noise(ctx, large))
     ref = ns3_reference() if ctx.config.profile == "ns3" else None
-    if ref is not None and ctx.plan.bytes_ == "100MB":
+    if ref is not None and ctx.plan.bytes_ == f"{REFERENCE_MB}MB":
         parts += _ns3_vs_paper(ctx, ref)
         parts.append(_newreno_low_loss(ctx, ref))
         parts += _fragmentation(ctx, ref)

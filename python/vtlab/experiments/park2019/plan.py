@@ -67,6 +67,10 @@ FIG8_VARIANTS: dict[str, str] = {"NewReno": "newreno", "Illinois": "illinois"}
 #: One colour/marker per label across every figure.
 STYLE = common.styles([*VARIANTS, "NewReno ND", "NewReno SC", "Illinois AA", *WESTWOOD_ORIGINAL])
 
+#: The transfer size (MB) of the ns-3.44 reference runs in ``validation/`` and of the
+#: full plan: Table 2's column that is compared with ns-3.44.
+REFERENCE_MB = 100
+
 #: Segment size (bytes) of the ns3 profile, for the 10 MSS line of Fig. 12.
 MSS = 1460
 
@@ -101,7 +105,7 @@ FULL = Plan(
     sizes_mb=(10, 50, 100, 200, 400, 600, 800),
     losses=(0.0025, 0.005, 0.01, 0.02, 0.03, 0.04, 0.05),
     fig11_losses=(0.0, 0.0025, 0.005, 0.01, 0.02, 0.03, 0.04, 0.05),
-    bytes_="100MB",
+    bytes_=f"{REFERENCE_MB}MB",
 )
 QUICK = Plan(
     runs=2,

@@ -13,7 +13,7 @@ import numpy as np
 from vtlab.experiments import common
 from vtlab.experiments.park2019.analysis import _lookup, ns3_reference, quoted, table2_paper
 from vtlab.experiments.park2019.findings import verdict_words
-from vtlab.experiments.park2019.plan import FULL, VARIANTS, WESTWOOD_ORIGINAL
+from vtlab.experiments.park2019.plan import FULL, REFERENCE_MB, VARIANTS, WESTWOOD_ORIGINAL
 from vtlab.experiments.pipeline import Context, Section
 from vtlab.scenario import Scenario
 
@@ -226,7 +226,7 @@ def quoted_numbers(ctx: Context) -> str:
         + (
             "The ns-3.44 column is the ns-3 reference program on the paper's single-"
             "connection setup with ns-3's defaults (`validation/agreement.csv`, "
-            "`validation/ns3/results`, 100 MB); blank where it was not run.\n"
+            f"`validation/ns3/results`, {REFERENCE_MB} MB); blank where it was not run.\n"
             if has_ref
             else "\n"
         )
@@ -238,7 +238,7 @@ def westwood(ctx: Context) -> str:
     s, plan = ctx.s, ctx.plan
     label = next(iter(WESTWOOD_ORIGINAL))
     paper_loss = ctx.paper.value("table2_loss")
-    paper = table2_paper(ctx.paper).get(100, {}).get("Westwood", math.nan)
+    paper = table2_paper(ctx.paper).get(REFERENCE_MB, {}).get("Westwood", math.nan)
     rows = []
     for x in plan.losses:
         p = _lookup(s["fig4"], variant="Westwood", loss=x)
