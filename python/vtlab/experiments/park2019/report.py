@@ -17,6 +17,12 @@ from vtlab.experiments.park2019.plan import FULL, REFERENCE_MB, VARIANTS, WESTWO
 from vtlab.experiments.pipeline import Context, Section
 from vtlab.scenario import Scenario
 
+#: Bytes of the TCP timestamps option as ns-3 sends it (10, padded to 12), and of an
+#: IPv4 header: what a full segment adds beyond MSS + headers, and what the second
+#: fragment carries besides the rest.
+TIMESTAMP_OPTION = 12
+IP_HEADER = 20
+
 TITLE = "Reproduction: Park, Kim & Choi 2019 — TCP over the V2G charging cable"
 
 
@@ -137,8 +143,18 @@ def algorithms(ctx: Context) -> str:
                 "Westwood+ (ns-3.38+ `TcpWestwoodPlus`); see “Which Westwood?”",
             ],
             ["NewReno ND", "`newreno-nd`", "NewReno with delayed ACKs off at the receiver"],
-            ["NewReno SC", "`newreno-sc`", f"ssthresh floor {floor:g} MSS (Algorithm 1)"],
-            ["Illinois AA", "`illinois-aa`", "Illinois with larger α and smaller β (Fig. 10)"],
+            [
+                "NewReno SC",
+                "`newreno-sc`",
+                f"ssthresh floor {floor:g} MSS instead of "
+                f"{ctx.paper.value('ssthresh_floor_standard_mss'):g} (Algorithm 1)",
+            ],
+            [
+                "Illinois AA",
+                "`illinois-aa`",
+                "Illinois with a larger α_max and a smaller β_min (Fig. 10; "
+                "docs/congestion-control.md)",
+            ],
         ],
         align="lll",
     )
@@ -154,14 +170,20 @@ def _profile_note(ctx: Context) -> str:
             "closer setup.\n"
         )
     tcp, plc = expanded("v2g")["flows"][0]["tcp"], link(expanded("v2g"), "plc")
+    packet = tcp["mss"] + tcp["header_bytes"] + TIMESTAMP_OPTION
+    mtu, framing = plc["mtu_bytes"], plc["framing_bytes"]
+    second = packet - mtu + IP_HEADER  # the second fragment: the rest plus its IP header
+    bound = plc["rate_bps"] / 1e6 * tcp["mss"] / (mtu + framing + second + framing)
     return (
         "**Profile `ns3`.** vtlab's ns3 profile mirrors ns-3.44: SACK with PRR recovery, "
         f"timestamps, {tcp['rto_min_ns'] / 1e9:g} s minimum RTO, delayed ACKs "
         f"({tcp['delayed_ack_count']} segments, {tcp['delayed_ack_timeout_ns'] / 1e6:g} ms). "
-        "ns-3 adds the timestamp option on top of the MSS, so every full segment is an IP "
-        f"packet larger than the {plc['mtu_bytes']}-byte MTU and is fragmented: the PLC "
-        "carries two packets per segment and each meets the loss model. The paper's setup "
-        "(ns-3 defaults) had the same effect. `--profile linux` runs Linux defaults instead "
+        f"ns-3 adds the {TIMESTAMP_OPTION}-byte timestamp option on top of the "
+        f"{tcp['mss']}-byte MSS, so every full segment is a {packet}-byte IP packet that is "
+        f"fragmented at MTU {mtu} ({mtu} + {second} B): the PLC carries two packets per "
+        "segment, each meets the loss model, and the loss-free bound is "
+        f"{bound:.3f} Mbit/s. The paper's setup (ns-3 defaults, MTU {mtu}, MSS "
+        f"{tcp['mss']}) had the same effect. `--profile linux` runs Linux defaults instead "
         "(options inside the MSS, no fragmentation).\n"
     )
 
