@@ -294,7 +294,7 @@ def test_station_agreement_read_from_validation_data(tmp_path):
     """The report's station paragraph states what the validation files say."""
     from vtlab.experiments.park2019.deviations import station_validation
 
-    assert "hold no 21-vehicle station cells" in station_validation(21, tmp_path)
+    assert "hold no 21-vehicle cells" in station_validation(21, tmp_path)
     folder = tmp_path / "validation" / "station"
     folder.mkdir(parents=True)
     pd.DataFrame(

@@ -282,12 +282,13 @@ def _westwood_cause(ctx: Context) -> list[str]:
 
 def station_validation(vehicles: int, root: Any = None) -> str:
     """What the repository's validation data say about vtlab against ns-3.44 on the
-    charging station with ``vehicles`` vehicles."""
+    topology with ``vehicles`` vehicles (1: the single V2G connection; more: the
+    charging station)."""
     st = station_agreement(vehicles, root)
     if st.empty:
         return (
-            f"The repository's validation data (`validation/**/agreement.csv`) hold no "
-            f"{vehicles}-vehicle station cells, so whether vtlab matches ns-3.44 on this "
+            f"the repository's validation data (`validation/**/agreement.csv`) hold no "
+            f"{vehicles}-vehicle cells, so whether vtlab matches ns-3.44 on this "
             f"topology is not established here (`vtlab validate --topology {vehicles}` "
             "checks it)"
         )
@@ -295,7 +296,7 @@ def station_validation(vehicles: int, root: Any = None) -> str:
     ccs = ", ".join(dict.fromkeys(st["cc"]))
     losses = ", ".join(_pct(x) for x in sorted(set(st["loss"])))
     return (
-        f"The repository's validation of this topology against ns-3.44 (`{st['source'].iloc[0]}`: "
+        f"the repository's validation against ns-3.44 (`{st['source'].iloc[0]}`: "
         f"{ccs} at {losses} mean loss, {int(st['ns3_n'].min())} seeds per cell) agrees in "
         f"{agree} of {len(st)} cells, goodput ratio vtlab / ns-3.44 "
         f"{st['ratio'].min():.3f}–{st['ratio'].max():.3f}"
@@ -308,6 +309,7 @@ def _station(ctx: Context) -> str:
         f"* *{n} vehicles.* The paper describes Fig. 5 only as SECCs sharing each PLC link "
         "behind a switch and a WAN; start times, queue placement on the shared segment and "
         "the switch model are not given, and vtlab's `station` preset chooses them (Setup). "
+        + "On this topology "
         + station_validation(n)
         + ". Deviations from the paper here beyond the single-connection ones therefore "
         "lie in the topology details the paper leaves open or in its ns-3 version, not "

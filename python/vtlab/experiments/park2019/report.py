@@ -82,6 +82,8 @@ def header(ctx: Context) -> str:
 
 
 def setup(ctx: Context) -> str:
+    from vtlab.experiments.park2019.deviations import station_validation
+
     plan, v2g = ctx.plan, expanded("v2g")
     station = expanded("station", vehicles=plan.vehicles)
     flow, plc = v2g["flows"][0], link(v2g, "plc")
@@ -108,6 +110,11 @@ def setup(ctx: Context) -> str:
         "Student-t 95 % over runs.\n"
         "* **Common random numbers**: seed k gives every algorithm the same loss "
         "pattern, so differences between algorithms are paired.\n"
+        "* **vtlab against ns-3.44** on these topologies: single connection: "
+        + station_validation(1)
+        + f"; {plan.vehicles} vehicles: "
+        + station_validation(plan.vehicles)
+        + ".\n"
     )
 
 
