@@ -118,7 +118,7 @@ def register(app: typer.Typer) -> None:
                     f"(one of: {', '.join(experiments.names())}) or --list"
                 )
             try:
-                module = experiments.load(name)
+                study = experiments.load_study(name)
             except KeyError as exc:
                 raise ReproduceError(exc.args[0]) from None
             folder = out if out is not None else default_out(name, quick)
@@ -138,7 +138,7 @@ def register(app: typer.Typer) -> None:
                 progress=not quiet,
                 log=log,
             )
-            outcome = module.reproduce(config)
+            outcome = study.reproduce(config)
         except KeyboardInterrupt:
             console.print(
                 "interrupted: finished runs are kept in the run store; run the same "

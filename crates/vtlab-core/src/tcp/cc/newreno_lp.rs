@@ -2,8 +2,7 @@
 //! on a prediction of its cause.
 //!
 //! Source: Martignon et al., "NewReno-LP: NewReno with a Vegas loss predictor"
-//! (F. Martignon, "Improving TCP performance over wireless networks using loss
-//! differentiation algorithms", §2; docs/reproduce-martignon.md); the predictor
+//! (F. Martignon's ns-2 study, §2; docs/reproduce-martignon.md); the predictor
 //! is Vegas's (Brakmo & Peterson 1995).
 //!
 //! At every loss event (three duplicate ACKs or a timeout) the predictor
