@@ -52,6 +52,12 @@ if TYPE_CHECKING:  # pandas-backed modules are imported by the commands that nee
 __all__ = ["CliError", "EXIT_USAGE", "app", "cc_app", "cli_errors", "main", "scenario_from_cli"]
 
 
+try:  # typer ≥ 0.26 vendors click and names its exception base TyperException
+    from typer import TyperException as _ParserError  # type: ignore[attr-defined]
+except ImportError:  # typer < 0.26, on click (the version pyproject.toml pins)
+    from click import ClickException as _ParserError
+
+
 class VtlabGroup(TyperGroup):
     """The ``vtlab`` command group: the parser's own errors (unknown option or
     command, bad value or choice, missing argument) are printed like every other
@@ -72,7 +78,7 @@ class VtlabGroup(TyperGroup):
         except typer.Abort:
             print("Aborted!", file=sys.stderr)
             sys.exit(1)
-        except typer.TyperException as exc:
+        except _ParserError as exc:
             names = {cls.__name__ for cls in type(exc).__mro__}
             if "NoArgsIsHelpError" in names:  # the help has been shown
                 text = str(getattr(exc, "message", "") or "")
