@@ -190,7 +190,7 @@ def test_list(invoke):
         (["park2019", "--runs", "0"], "--runs must be at least 1"),
         (["park2019", "--jobs", "0"], "--jobs must be at least 1"),
         (["nosuchpaper"], "unknown experiment 'nosuchpaper' (available: park2019"),
-        ([], "give an experiment to reproduce"),
+        ([], "EXPERIMENT: give one of: park2019"),
     ],
 )
 def test_bad_options_exit_2(invoke, tmp_path, args, needle):
