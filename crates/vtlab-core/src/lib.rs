@@ -14,7 +14,7 @@ pub mod spec;
 pub mod tcp;
 
 pub use metrics::RunResult;
-pub use sim::{Plan, RunOptions};
+pub use sim::{Capture, CaptureReport, CaptureRequest, Plan, RunOptions};
 pub use spec::{Scenario, SpecError};
 
 /// The crate version, carried by every result row.
@@ -39,6 +39,21 @@ pub fn run_plan_interruptible(
     interrupted: &mut dyn FnMut() -> bool,
 ) -> Option<RunResult> {
     sim::Simulation::new(plan, seed, options).run_interruptible(interrupted)
+}
+
+/// As [`run_plan_interruptible`], writing the packet captures `capture` asks
+/// for. The request is checked (names, directory) before the first event.
+pub fn run_plan_captured(
+    plan: &Plan,
+    seed: u64,
+    options: RunOptions,
+    capture: &CaptureRequest,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> Result<Option<RunResult>, SpecError> {
+    let capture = Capture::open(plan, capture)?;
+    Ok(sim::Simulation::new(plan, seed, options)
+        .with_capture(capture)
+        .run_interruptible(interrupted))
 }
 
 /// Resolve a spec given as JSON text and run it.

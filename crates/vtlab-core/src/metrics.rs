@@ -240,6 +240,9 @@ pub struct RunResult {
     pub trace: Option<Trace>,
     /// Typed events, when asked for.
     pub events: Option<EventLog>,
+    /// The capture files written, when captures were asked for.
+    #[serde(skip)]
+    pub capture: Option<crate::sim::CaptureReport>,
     /// Events processed by the scheduler.
     pub events_processed: u64,
     /// Packet transmissions over links (one per hop).

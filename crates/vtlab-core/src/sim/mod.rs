@@ -5,6 +5,7 @@
 //! timer that is pushed later (the RTO restarted on every ACK) is not
 //! rescheduled; when its stale event fires it re-arms at the new deadline.
 
+pub mod capture;
 mod observe;
 pub mod plan;
 
@@ -16,6 +17,7 @@ use crate::net::link::{Arrival, Enqueued};
 use crate::net::{LinkDir, LossModel, NodeId, Packet, PacketKind};
 use crate::tcp::cc::LossCause;
 use crate::tcp::{Receiver, Sender};
+pub use capture::{Capture, CaptureReport, CaptureRequest};
 use observe::Seen;
 pub use plan::Plan;
 
@@ -93,6 +95,8 @@ pub struct Simulation {
     packets: u64,
     hash: String,
     seed: u64,
+    /// Packet captures, when asked for ([`Simulation::with_capture`]).
+    capture: Option<Box<Capture>>,
 }
 
 impl Simulation {
@@ -170,7 +174,14 @@ impl Simulation {
             packets: 0,
             hash: plan.hash.clone(),
             seed,
+            capture: None,
         }
+    }
+
+    /// Write packet captures (opened with [`Capture::open`] for this plan).
+    pub fn with_capture(mut self, capture: Capture) -> Self {
+        self.capture = Some(Box::new(capture));
+        self
     }
 
     /// Run to completion (every flow done), to the horizon (the scenario's
@@ -227,7 +238,12 @@ impl Simulation {
                     self.sched.schedule(t, Event::Arrival(d));
                 }
                 match fate {
-                    Some(Arrival::Delivered(p)) => self.deliver(now, self.links[d as usize].to, p),
+                    Some(Arrival::Delivered(p)) => {
+                        if let Some(c) = self.capture.as_mut() {
+                            c.delivered(now, d, &p);
+                        }
+                        self.deliver(now, self.links[d as usize].to, p)
+                    }
                     Some(Arrival::Lost(p)) => self.dropped(now, d, p, LossCause::Link),
                     None => {}
                 }
@@ -347,6 +363,9 @@ impl Simulation {
         match self.links[d as usize].enqueue(now, p) {
             Enqueued::Accepted(schedule) => {
                 self.packets += 1;
+                if let Some(c) = self.capture.as_mut() {
+                    c.sent(now, d, &p);
+                }
                 if let Some(t) = schedule {
                     self.sched.schedule(t, Event::Arrival(d));
                 }
@@ -358,6 +377,9 @@ impl Simulation {
     /// Count a drop on link direction `d` and, for data, tell the sender's
     /// loss oracle its cause.
     fn dropped(&mut self, now: Time, d: u32, p: Packet, cause: LossCause) {
+        if let Some(c) = self.capture.as_mut() {
+            c.dropped(d, &p, cause == LossCause::Link);
+        }
         let flow = &mut self.flows[p.flow as usize];
         match cause {
             LossCause::Link => flow.drops_link_error += 1,
@@ -396,7 +418,8 @@ impl Simulation {
         }
     }
 
-    fn finish(self, end: Time, wall_s: f64) -> RunResult {
+    fn finish(mut self, end: Time, wall_s: f64) -> RunResult {
+        let capture = self.capture.take().map(|c| c.finish());
         let flows = self
             .flows
             .iter()
@@ -470,6 +493,7 @@ impl Simulation {
             links,
             trace: self.trace,
             events: self.events,
+            capture,
             events_processed: self.sched.events_processed(),
             packets: self.packets,
             sim_time_s: end.as_secs_f64(),
