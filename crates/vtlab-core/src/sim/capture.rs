@@ -596,3 +596,263 @@ fn open_file(path: &Path) -> Result<CaptureFile, SpecError> {
         packets: 0,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    //! Expected values are computed by hand in the comments (RFC 791/793/7323
+    //! layouts), then the frames are parsed back with etherparse.
+    use super::*;
+    use etherparse::{Ethernet2Header, Ipv4Header, TcpHeader};
+
+    /// Flow 0 of the V2G preset (ns-3 profile): sa (node 0) to evcc (node 2),
+    /// MSS 1460, 128 KiB buffers, SACK and timestamps, path MTU 1500.
+    fn v2g_flow() -> FlowWire {
+        FlowWire {
+            src: NodeId(0),
+            dst: NodeId(2),
+            sport: 49_152,
+            dport: 57_344,
+            mss: 1460,
+            shift: window_shift(131_072),
+            sack: true,
+            timestamps: true,
+            recv_buffer: 131_072,
+            frag_payload: [1480, 1480],
+        }
+    }
+
+    fn packet(kind: PacketKind, seq: u64, len: u32, ip_bytes: u32) -> Packet {
+        Packet {
+            flow: 0,
+            dst: NodeId(if kind == PacketKind::Syn || kind == PacketKind::Data {
+                2
+            } else {
+                0
+            }),
+            kind,
+            seq,
+            len,
+            ack: 0,
+            rwnd: 0,
+            ts_val: Time::ZERO,
+            ts_ecr: Time::ZERO,
+            ip_bytes,
+            sack: Default::default(),
+            sack_len: 0,
+            frag_index: 0,
+            frag_count: 1,
+        }
+    }
+
+    fn build(p: &Packet, id: u16, hop: (u32, u32), payload: bool) -> (Vec<u8>, u32) {
+        let mut buf = Vec::new();
+        let orig = frame(
+            &v2g_flow(),
+            p,
+            id,
+            (NodeId(hop.0), NodeId(hop.1)),
+            payload,
+            &mut buf,
+        );
+        (buf, orig)
+    }
+
+    fn parse(bytes: &[u8]) -> (Ethernet2Header, Ipv4Header, &[u8]) {
+        let (eth, rest) = Ethernet2Header::from_slice(bytes).unwrap();
+        let (ip, rest) = Ipv4Header::from_slice(rest).unwrap();
+        (eth, ip, rest)
+    }
+
+    #[test]
+    fn mapping_of_nodes_flows_and_windows() {
+        assert_eq!(node_ip(NodeId(0)), [10, 0, 0, 1]);
+        assert_eq!(node_ip(NodeId(255)), [10, 0, 1, 0]);
+        assert_eq!(node_mac(NodeId(2)), [2, 0, 0, 0, 0, 3]);
+        assert_eq!(flow_ports(0), (49_152, 57_344));
+        assert_eq!(flow_ports(8193), (49_153, 57_345));
+        // 131072 >> 1 = 65536 does not fit 16 bits, >> 2 = 32768 does.
+        assert_eq!(window_shift(131_072), 2);
+        assert_eq!(window_shift(65_535), 0);
+        assert_eq!(window_shift(u64::MAX), 14);
+    }
+
+    #[test]
+    fn syn_bytes() {
+        // The SYN at t = 0 from sa (10.0.0.1) to evcc (10.0.0.3), on its
+        // first hop sa → secc (MACs 02:00:00:00:00:01 → …:02). Options, in
+        // Linux's order: MSS 02 04 05 b4, SACK-permitted 04 02, timestamps
+        // 08 0a + TSval 0 + TSecr 0, NOP 01, window scale 03 03 02: 20 B, so
+        // the TCP header is 40 B, the IP datagram 60 B and the frame 74 B.
+        let p = packet(PacketKind::Syn, 0, 0, 52);
+        let (bytes, orig) = build(&p, 0, (0, 1), true);
+        assert_eq!((bytes.len(), orig), (74, 74));
+        assert_eq!(
+            &bytes[..14],
+            &[2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00]
+        );
+        let (eth, ip, rest) = parse(&bytes);
+        assert_eq!(eth.ether_type, EtherType::IPV4);
+        assert_eq!((ip.source, ip.destination), ([10, 0, 0, 1], [10, 0, 0, 3]));
+        assert_eq!(
+            (ip.total_len, ip.identification, ip.time_to_live),
+            (60, 0, 64)
+        );
+        assert!(!ip.dont_fragment && !ip.more_fragments);
+        // IP header checksum: 4500 + 003c + 0000 + 0000 + 4006 + 0a00 + 0001
+        // + 0a00 + 0003 = 9946, complemented: 66b9.
+        assert_eq!(ip.header_checksum, 0x66b9);
+        let (tcp, payload) = TcpHeader::from_slice(rest).unwrap();
+        assert!(payload.is_empty());
+        assert_eq!((tcp.source_port, tcp.destination_port), (49_152, 57_344));
+        assert_eq!(
+            (tcp.sequence_number, tcp.acknowledgment_number),
+            (u32::MAX, 0)
+        );
+        assert!(tcp.syn && !tcp.ack && !tcp.fin && !tcp.rst);
+        assert_eq!((tcp.header_len(), tcp.window_size), (40, 65_535));
+        assert_eq!(
+            tcp.options.as_slice(),
+            &[2, 4, 0x05, 0xb4, 4, 2, 8, 10, 0, 0, 0, 0, 0, 0, 0, 0, 1, 3, 3, 2]
+        );
+        // TCP checksum: pseudo-header 0a00+0001+0a00+0003+0006+0028 = 1432;
+        // header c000+e000+ffff+ffff+0000+0000+a002+ffff+0+0 = 53fff;
+        // options 0204+05b4+0402+080a+0103+0302 = 17c9; total 56bfa, folded
+        // 6bff, complemented 9400.
+        assert_eq!(tcp.checksum, 0x9400);
+        assert_eq!(&rest[16..18], &[0x94, 0x00]);
+    }
+
+    #[test]
+    fn data_segment_with_timestamps_bytes() {
+        // A Linux-profile segment of 1448 B at offset 14480 sent at
+        // 12.345678 ms: TSval 12 (ms), TSecr 0 (vtlab's data segments echo
+        // nothing); options NOP NOP + timestamps = 12 B; 20 + 32 + 1448 =
+        // 1500 B, vtlab's size, so it is not fragmented.
+        let mut p = packet(PacketKind::Data, 14_480, 1448, 1500);
+        p.ts_val = Time(12_345_678);
+        let (bytes, orig) = build(&p, 41, (1, 2), true);
+        assert_eq!((bytes.len(), orig), (1514, 1514));
+        let (eth, ip, rest) = parse(&bytes);
+        assert_eq!(
+            (eth.source, eth.destination),
+            ([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 3])
+        );
+        assert_eq!((ip.total_len, ip.identification), (1500, 41));
+        assert_eq!(u32::from(ip.total_len), p.ip_bytes);
+        assert!(!ip.more_fragments && ip.fragment_offset.value() == 0);
+        let (tcp, payload) = TcpHeader::from_slice(rest).unwrap();
+        assert_eq!(
+            (tcp.sequence_number, tcp.acknowledgment_number),
+            (14_480, 0)
+        );
+        assert!(tcp.ack && !tcp.syn);
+        // The sender's window: its 131072 B buffer >> 2.
+        assert_eq!(tcp.window_size, 32_768);
+        assert_eq!(
+            tcp.options.as_slice(),
+            &[1, 1, 8, 10, 0, 0, 0, 12, 0, 0, 0, 0]
+        );
+        assert_eq!(payload, &[0u8; 1448][..]);
+        assert_eq!(
+            tcp.calc_checksum_ipv4(&ip, payload).unwrap(),
+            tcp.checksum,
+            "the checksum covers the zero payload"
+        );
+        // Without payload: the headers only, with the true original length.
+        let (bytes, orig) = build(&p, 41, (1, 2), false);
+        assert_eq!((bytes.len(), orig), (14 + 20 + 32, 1514));
+    }
+
+    #[test]
+    fn ack_with_timestamps_and_sack_bytes() {
+        // evcc acknowledges 14600 at t = 20 ms echoing 12 ms, holding two
+        // out-of-order blocks (2920 B), so it advertises 131072 − 2920 =
+        // 128152 B: window field 128152 >> 2 = 32038. Options as vtlab counts
+        // them: timestamps (10 B) then SACK kind 5 length 2 + 2·8 = 18, 28 B
+        // with no padding: vtlab's 40 + 28 = 68 B datagram.
+        let mut p = packet(PacketKind::Ack, 0, 0, 68);
+        p.ack = 14_600;
+        p.rwnd = 128_152;
+        p.ts_val = Time(20_000_000);
+        p.ts_ecr = Time(12_000_000);
+        p.sack[0] = (17_520, 18_980);
+        p.sack[1] = (20_440, 21_900);
+        p.sack_len = 2;
+        let (bytes, orig) = build(&p, 3, (2, 1), true);
+        assert_eq!((bytes.len(), orig), (82, 82));
+        let (eth, ip, rest) = parse(&bytes);
+        assert_eq!(
+            (eth.source, eth.destination),
+            ([2, 0, 0, 0, 0, 3], [2, 0, 0, 0, 0, 2])
+        );
+        assert_eq!((ip.source, ip.destination), ([10, 0, 0, 3], [10, 0, 0, 1]));
+        assert_eq!(u32::from(ip.total_len), p.ip_bytes);
+        let (tcp, payload) = TcpHeader::from_slice(rest).unwrap();
+        assert!(payload.is_empty());
+        assert_eq!((tcp.source_port, tcp.destination_port), (57_344, 49_152));
+        assert_eq!(
+            (tcp.sequence_number, tcp.acknowledgment_number),
+            (0, 14_600)
+        );
+        assert_eq!(tcp.window_size, 32_038);
+        #[rustfmt::skip]
+        let options = [
+            8, 10, 0, 0, 0, 20, 0, 0, 0, 12,      // TSval 20, TSecr 12
+            5, 18,                                // SACK, 2 blocks
+            0, 0, 0x44, 0x70, 0, 0, 0x4a, 0x24,   // 17520 = 0x4470, 18980 = 0x4a24
+            0, 0, 0x4f, 0xd8, 0, 0, 0x55, 0x8c,   // 20440 = 0x4fd8, 21900 = 0x558c
+        ];
+        assert_eq!(tcp.options.as_slice(), &options);
+        assert_eq!(tcp.calc_checksum_ipv4(&ip, &[]).unwrap(), tcp.checksum);
+    }
+
+    #[test]
+    fn the_two_fragments_of_a_1512_byte_packet() {
+        // ns-3 profile: 1460 B + 20 B TCP + 12 B timestamps = 1492 B of IP
+        // payload, 1512 B datagram. At MTU 1500 the first fragment carries
+        // (1500 − 20) / 8 · 8 = 1480 B at offset 0 with MF set (IP 1500 B,
+        // frame 1514 B), the second the last 12 B at offset 1480 = 185 · 8,
+        // MF clear (IP 32 B, frame 46 B); both carry identification 7.
+        let p = packet(PacketKind::Data, 2920, 1460, 1512);
+        let frags: Vec<Packet> = p.fragments(1500).collect();
+        assert_eq!(frags.len(), 2);
+        let (first, orig0) = build(&frags[0], 7, (0, 1), true);
+        let (second, orig1) = build(&frags[1], 7, (0, 1), true);
+        assert_eq!(
+            (first.len(), orig0, second.len(), orig1),
+            (1514, 1514, 46, 46)
+        );
+        let (_, ip0, rest0) = parse(&first);
+        let (_, ip1, rest1) = parse(&second);
+        assert_eq!(
+            (ip0.total_len, ip0.identification, ip0.more_fragments),
+            (1500, 7, true)
+        );
+        assert_eq!(ip0.fragment_offset.value(), 0);
+        assert_eq!(
+            (ip1.total_len, ip1.identification, ip1.more_fragments),
+            (32, 7, false)
+        );
+        assert_eq!(ip1.fragment_offset.value(), 185);
+        assert!(!ip0.dont_fragment && !ip1.dont_fragment);
+        assert_eq!(ip0.header_checksum, ip0.calc_header_checksum());
+        assert_eq!(ip1.header_checksum, ip1.calc_header_checksum());
+        assert_eq!(u32::from(ip0.total_len), frags[0].ip_bytes);
+        assert_eq!(u32::from(ip1.total_len), frags[1].ip_bytes);
+        assert_eq!((rest0.len(), rest1.len()), (1480, 12));
+        // Reassembled: a 32 B TCP header and 1460 zero bytes.
+        let whole = [rest0, rest1].concat();
+        let (tcp, payload) = TcpHeader::from_slice(&whole).unwrap();
+        assert_eq!((tcp.header_len(), tcp.sequence_number), (32, 2920));
+        assert_eq!(payload, &[0u8; 1460][..]);
+        assert_eq!(tcp.calc_checksum_ipv4(&ip0, payload).unwrap(), tcp.checksum);
+        // Headers only: the first fragment keeps its IP and TCP headers, the
+        // second its IP header; original lengths stay true.
+        let (h0, o0) = build(&frags[0], 7, (0, 1), false);
+        let (h1, o1) = build(&frags[1], 7, (0, 1), false);
+        assert_eq!(
+            (h0.len(), o0, h1.len(), o1),
+            (14 + 20 + 32, 1514, 14 + 20, 46)
+        );
+    }
+}
