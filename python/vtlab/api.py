@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import operator
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from vtlab import _core
 from vtlab.progress import run_progress
 from vtlab.scenario import Scenario, ScenarioLike
-from vtlab.stats import DEFAULT_METRICS, summarize
+from vtlab.stats import DEFAULT_METRICS
+
+if TYPE_CHECKING:  # pandas is imported only when a DataFrame is first needed
+    import pandas as pd
 
 __all__ = [
     "FLOW_COLUMNS",
@@ -57,6 +56,8 @@ def core_build() -> str:
     """Fingerprint of the compiled simulator core: the first 16 hex digits of the
     SHA-256 of the extension module. Stored runs are keyed by it, so a rebuilt
     engine never reuses results of an earlier build."""
+    import hashlib  # loads OpenSSL: imported when first needed
+
     digest = hashlib.sha256()
     with open(_core.__file__, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
@@ -99,15 +100,30 @@ def sibling_paths(path: str | os.PathLike[str]) -> dict[str, Path]:
     }
 
 
+def _ordered(columns: Mapping[str, Sequence[Any]], order: Sequence[str]) -> list[str]:
+    """Column names, contract columns first (in contract order), extra columns after."""
+    return [c for c in order if c in columns] + [c for c in columns if c not in order]
+
+
 def _frame(columns: Mapping[str, Sequence[Any]], order: Sequence[str]) -> pd.DataFrame:
     """A DataFrame from column lists, contract columns first, extra columns after."""
-    df = pd.DataFrame({k: list(v) for k, v in columns.items()})
-    known = [c for c in order if c in df.columns]
-    extra = [c for c in df.columns if c not in order]
-    return df[known + extra]
+    import pandas as pd
+
+    return pd.DataFrame({k: list(columns[k]) for k in _ordered(columns, order)})
 
 
-@dataclass
+def _records(columns: Mapping[str, Sequence[Any]], order: Sequence[str]) -> list[dict[str, Any]]:
+    """The rows of column lists as dicts, columns in the same order as :func:`_frame`."""
+    names = _ordered(columns, order)
+    return [
+        dict(zip(names, row, strict=True)) for row in zip(*(columns[k] for k in names), strict=True)
+    ]
+
+
+#: Marks a table that is built from the core's columns (or the parts) on first access.
+_LAZY: Any = object()
+
+
 class Result:
     """The outcome of one or more simulation runs.
 
@@ -121,26 +137,92 @@ class Result:
             :func:`run_many`: ``scenario_hash``, ``version``, ``seeds`` (list),
             ``events``, ``packets``, ``wall_s`` and ``sim_time_s`` summed over runs,
             and ``runs`` (the list of per-run metadata).
+
+    The three tables are pandas DataFrames, built on first access: a result that is
+    only streamed with :meth:`flow_records` (as ``vtlab run --json`` does) never
+    imports pandas.
     """
 
-    flows: pd.DataFrame
-    links: pd.DataFrame
-    traces: pd.DataFrame | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    def __init__(
+        self,
+        flows: pd.DataFrame,
+        links: pd.DataFrame,
+        traces: pd.DataFrame | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        self._flows = flows
+        self._links = links
+        self._traces = traces
+        self.meta: dict[str, Any] = {} if meta is None else meta
+        self._raw: Mapping[str, Any] | None = None  #: the core's column dicts
+        self._parts: Sequence[Result] | None = None  #: results to concatenate
+
+    # -- the tables, built on first access ----------------------------------------------
+
+    def _table(self, name: str) -> Any:
+        value = getattr(self, f"_{name}")
+        if value is not _LAZY:
+            return value
+        if self._raw is not None:
+            columns = self._raw.get(name)
+            order = {"flows": FLOW_COLUMNS, "links": LINK_COLUMNS, "traces": TRACE_COLUMNS}
+            value = None if columns is None else _frame(columns, order[name])
+        else:
+            import pandas as pd
+
+            assert self._parts is not None
+            frames = [getattr(r, name) for r in self._parts]
+            frames = [f for f in frames if f is not None]
+            value = pd.concat(frames, ignore_index=True) if frames else None
+        setattr(self, f"_{name}", value)
+        return value
+
+    @property
+    def flows(self) -> pd.DataFrame:
+        return self._table("flows")
+
+    @flows.setter
+    def flows(self, value: pd.DataFrame) -> None:
+        self._flows = value
+
+    @property
+    def links(self) -> pd.DataFrame:
+        return self._table("links")
+
+    @links.setter
+    def links(self, value: pd.DataFrame) -> None:
+        self._links = value
+
+    @property
+    def traces(self) -> pd.DataFrame | None:
+        return self._table("traces")
+
+    @traces.setter
+    def traces(self, value: pd.DataFrame | None) -> None:
+        self._traces = value
+
+    def flow_records(self) -> list[dict[str, Any]]:
+        """The flow rows as dicts (column → value), in :attr:`flows` order.
+
+        Built straight from the core's columns when :attr:`flows` has not been
+        needed yet, so pandas is not imported; values are then plain Python values
+        (NaN stays a float).  Otherwise the DataFrame's rows (numpy scalars).
+        """
+        if self._flows is not _LAZY:
+            return list(self._flows.to_dict(orient="records"))
+        if self._raw is not None:
+            return _records(self._raw["flows"], FLOW_COLUMNS)
+        assert self._parts is not None
+        return [row for r in self._parts for row in r.flow_records()]
+
+    # -- construction -------------------------------------------------------------------
 
     @classmethod
     def from_core(cls, raw: Mapping[str, Any]) -> Result:
         """Build a ``Result`` from the dict returned by ``vtlab._core.run``."""
-        meta = dict(raw["meta"])
-        traces = None
-        if raw.get("traces") is not None:
-            traces = _frame(raw["traces"], TRACE_COLUMNS)
-        return cls(
-            flows=_frame(raw["flows"], FLOW_COLUMNS),
-            links=_frame(raw["links"], LINK_COLUMNS),
-            traces=traces,
-            meta=meta,
-        )
+        res = cls(flows=_LAZY, links=_LAZY, traces=_LAZY, meta=dict(raw["meta"]))
+        res._raw = raw
+        return res
 
     @classmethod
     def concat(cls, results: Sequence[Result]) -> Result:
@@ -152,7 +234,6 @@ class Result:
         runs: list[dict[str, Any]] = []
         for r in results:
             runs.extend(r.meta.get("runs", [r.meta]))
-        traces = [r.traces for r in results if r.traces is not None]
         hashes = sorted({m.get("scenario_hash") for m in runs}, key=str)
         meta: dict[str, Any] = {
             "scenario_hash": hashes[0] if len(hashes) == 1 else hashes,
@@ -164,17 +245,16 @@ class Result:
             "sim_time_s": sum(float(m.get("sim_time_s", 0.0)) for m in runs),
             "runs": runs,
         }
-        return cls(
-            flows=pd.concat([r.flows for r in results], ignore_index=True),
-            links=pd.concat([r.links for r in results], ignore_index=True),
-            traces=pd.concat(traces, ignore_index=True) if traces else None,
-            meta=meta,
-        )
+        res = cls(flows=_LAZY, links=_LAZY, traces=_LAZY, meta=meta)
+        res._parts = list(results)
+        return res
 
     def summarize(
         self, by: Sequence[str] | str = ("cc",), metrics: Sequence[str] | str = DEFAULT_METRICS
     ) -> pd.DataFrame:
         """Shorthand for :func:`vtlab.summarize` on :attr:`flows`."""
+        from vtlab.stats import summarize
+
         return summarize(self.flows, by=by, metrics=metrics)
 
     def to_parquet(self, path: str | os.PathLike[str], *, traces: bool = True) -> dict[str, Path]:
@@ -207,6 +287,7 @@ class Result:
     @classmethod
     def from_parquet(cls, path: str | os.PathLike[str]) -> Result:
         """Read back what :meth:`to_parquet` wrote (traces only if the file exists)."""
+        import pandas as pd
         import pyarrow.parquet as pq
 
         paths = sibling_paths(path)

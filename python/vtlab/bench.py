@@ -7,10 +7,15 @@ median over repetitions is reported, after one warm-up run.
 
 from __future__ import annotations
 
+import os
 import resource
 import statistics
+import subprocess
 import sys
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from vtlab import _core
@@ -37,6 +42,9 @@ class BenchResult:
     sim_time_s: float
     wall_s: list[float] = field(default_factory=list)
     peak_rss_mib: float = 0.0
+    #: Command line → whole-process wall times of ``vtlab`` start-up (see
+    #: :func:`startup_times`); empty unless measured.
+    startup_s: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def median_wall_s(self) -> float:
@@ -109,3 +117,102 @@ def bench(
     assert result is not None
     result.peak_rss_mib = _peak_rss_mib()
     return result
+
+
+# -- start-up of the command line ------------------------------------------------------
+
+#: The command lines whose start-up `vtlab bench` reports (arguments after `vtlab`).
+STARTUP_COMMANDS: tuple[tuple[str, ...], ...] = (
+    ("--help",),
+    ("run", "v2g", "--bytes", "1MB", "--json"),
+)
+
+#: Libraries that dominate import time; the light commands must not import them.
+HEAVY_MODULES: tuple[str, ...] = ("pandas", "pyarrow", "matplotlib", "scipy", "numpy")
+
+
+def _vtlab_env(pythonpath: str | os.PathLike[str] | None) -> dict[str, str]:
+    """The environment of a child ``python -m vtlab``: this package (or the tree at
+    ``pythonpath``) first on the path."""
+    env = dict(os.environ)
+    # An installed package has its bytecode compiled; let the source tree get its
+    # __pycache__ too, so that start-up is not measured with every module compiled.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    root = Path(pythonpath) if pythonpath is not None else Path(__file__).resolve().parent.parent
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(root), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
+    )
+    return env
+
+
+def time_command(
+    args: Sequence[str],
+    *,
+    repeat: int = 5,
+    warmup: int = 1,
+    python: str = sys.executable,
+    pythonpath: str | os.PathLike[str] | None = None,
+) -> list[float]:
+    """Wall times (s) of ``repeat`` runs of ``python -m vtlab ARGS`` as whole processes,
+    after ``warmup`` untimed runs (output discarded; a failing command raises
+    ``CalledProcessError``)."""
+    env = _vtlab_env(pythonpath)
+    walls: list[float] = []
+    for i in range(warmup + repeat):
+        started = time.perf_counter()
+        subprocess.run(
+            [python, "-m", "vtlab", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            check=True,
+        )
+        if i >= warmup:
+            walls.append(time.perf_counter() - started)
+    return walls
+
+
+def imported_modules(
+    args: Sequence[str],
+    *,
+    python: str = sys.executable,
+    pythonpath: str | os.PathLike[str] | None = None,
+) -> dict[str, float]:
+    """Top-level packages ``python -X importtime -m vtlab ARGS`` imports, with the
+    cumulative import time (s) of each, read from the ``-X importtime`` report."""
+    proc = subprocess.run(
+        [python, "-X", "importtime", "-m", "vtlab", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_vtlab_env(pythonpath),
+        check=False,
+    )
+    return parse_importtime(proc.stderr)
+
+
+def parse_importtime(report: str) -> dict[str, float]:
+    """``{package: cumulative seconds}`` from a ``-X importtime`` report: for each
+    top-level package, the largest cumulative time of any of its modules."""
+    found: dict[str, float] = {}
+    for line in report.splitlines():
+        if not line.startswith("import time:"):
+            continue
+        parts = line[len("import time:") :].split("|")
+        if len(parts) != 3 or not parts[1].strip().isdigit():
+            continue  # the header line
+        top = parts[2].strip().split(".")[0]
+        found[top] = max(found.get(top, 0.0), int(parts[1]) / 1e6)
+    return found
+
+
+def startup_times(
+    commands: Sequence[Sequence[str]] = STARTUP_COMMANDS, *, repeat: int = 5
+) -> dict[str, list[float]]:
+    """``{"vtlab ARGS": [wall s, ...]}`` for each command line (see :func:`time_command`)."""
+    return {"vtlab " + " ".join(args): time_command(args, repeat=repeat) for args in commands}
+
+
+def heavy_imports(modules: Mapping[str, float]) -> list[str]:
+    """The :data:`HEAVY_MODULES` among ``modules``."""
+    return [m for m in HEAVY_MODULES if m in modules]

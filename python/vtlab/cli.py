@@ -1,38 +1,91 @@
 """The ``vtlab`` command line (typer).
 
 Commands: ``run``, ``sweep``, ``bench``, ``expand``, ``presets``, ``cc list``,
-``cc table``, ``version``.
+``cc table``, ``version`` (and ``validate``, ``reproduce``, registered from their
+modules).
 
 Adding a command: define a function in this module decorated with ``@app.command()``
-(or ``@cc_app.command()`` for a ``cc`` subcommand) and, under it, ``@cli_errors`` so
-that bad input prints ``error: <message>`` and exits with status 2.  Commands that take
-a scenario can reuse the option aliases below (``PresetArg``, ``ScenarioOpt``, ...)
-and :func:`scenario_from_cli`.
+(or ``@cc_app.command()`` for a ``cc`` subcommand) and, under it, ``@cli_errors``
+(from :mod:`vtlab.errors`) so that bad input prints ``error: <field>: <problem>`` and
+exits with status 2; raise :class:`CliError` ``(field, problem)`` for bad input.
+Commands that take a scenario can reuse the option aliases below (``PresetArg``,
+``ScenarioOpt``, ``ProfileOpt``, ...) and :func:`scenario_from_cli`; commands that
+write files list them as :class:`vtlab.outputs.Output` and call
+:func:`vtlab.outputs.check_outputs` before simulating.
+
+Start-up time matters (every ``vtlab`` invocation pays it): this module imports no
+pandas, numpy, pyarrow, scipy or matplotlib; commands import what they need inside
+their function.
 """
 
-import functools
 import json
 import math
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
+from typer.core import TyperGroup
 
 from vtlab import _core
-from vtlab._core import ScenarioError
-from vtlab.api import MAX_SEED, Result, run_many
-from vtlab.scenario import Scenario, apply_assignment, parse_value, set_path
-from vtlab.stats import summarize
-from vtlab.sweep import Axis, Sweep
+from vtlab.api import MAX_SEED, run_many
+from vtlab.errors import (
+    EXIT_USAGE,
+    CliError,
+    cli_errors,
+    fail,
+    one_line,
+    remember_text,
+    usage_error_line,
+)
+from vtlab.outputs import Output, check_output_dir, check_outputs, table_outputs
+from vtlab.scenario import Scenario, apply_assignment, parse_assignment, parse_value, set_path
 
-__all__ = ["CliError", "app", "cc_app", "cli_errors", "main", "scenario_from_cli"]
+if TYPE_CHECKING:  # pandas-backed modules are imported by the commands that need them
+    from vtlab.api import Result
+    from vtlab.sweep import Axis
 
-#: Exit status for bad input (same as typer's own usage errors).
-EXIT_USAGE = 2
+__all__ = ["CliError", "EXIT_USAGE", "app", "cc_app", "cli_errors", "main", "scenario_from_cli"]
+
+
+class VtlabGroup(TyperGroup):
+    """The ``vtlab`` command group: the parser's own errors (unknown option or
+    command, bad value or choice, missing argument) are printed like every other
+    user error, as one ``error: <option>: <problem>`` line with exit status 2."""
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except typer.Abort:
+            print("Aborted!", file=sys.stderr)
+            sys.exit(1)
+        except typer.TyperException as exc:
+            names = {cls.__name__ for cls in type(exc).__mro__}
+            if "NoArgsIsHelpError" in names:  # the help has been shown
+                text = str(getattr(exc, "message", "") or "")
+                if text.strip():
+                    print(text, file=sys.stderr)
+                sys.exit(EXIT_USAGE)
+            if "UsageError" in names:
+                fail(usage_error_line(exc))
+            format_message = getattr(exc, "format_message", None)
+            message = format_message() if format_message is not None else str(exc)
+            print(f"error: {one_line(message)}", file=sys.stderr)
+            sys.exit(getattr(exc, "exit_code", 1))
+        sys.exit(rv if isinstance(rv, int) else 0)
+
 
 app = typer.Typer(
     name="vtlab",
@@ -40,46 +93,34 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
+    cls=VtlabGroup,
+    # Plain help text: typer's rich help panels cost ~70 ms of start-up (rich and
+    # markdown-it imported for every --help).
+    rich_markup_mode=None,
 )
-cc_app = typer.Typer(help="Congestion controls.", no_args_is_help=True)
+cc_app = typer.Typer(help="Congestion controls.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(cc_app, name="cc")
 
 
-class CliError(Exception):
-    """Bad command-line input; printed as ``error: <message>`` with exit status 2."""
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"vtlab {_core.version()}")
+        raise typer.Exit(0)
 
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _fail(message: str) -> NoReturn:
-    one_line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
-    typer.echo(f"error: {one_line}", err=True)
-    raise typer.Exit(EXIT_USAGE)
-
-
-def cli_errors(fn: F) -> F:
-    """Turn expected errors into one ``error: <message>`` line on stderr and exit 2.
-
-    Handles :class:`ScenarioError`, :class:`CliError`, other ``ValueError``s (bad
-    seeds) and ``OSError`` (missing or unwritable files).  Set ``VTLAB_DEBUG=1`` to get
-    the traceback instead.
-    """
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except BrokenPipeError:
-            raise  # output piped into e.g. `head`: the CLI framework exits quietly
-        except (ScenarioError, CliError, ValueError, OSError) as exc:
-            if os.environ.get("VTLAB_DEBUG"):
-                raise
-            if isinstance(exc, OSError) and exc.filename is not None:
-                _fail(f"{exc.filename}: {exc.strerror or exc}")
-            _fail(str(exc) or type(exc).__name__)
-
-    return wrapper  # type: ignore[return-value]
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the vtlab version and exit.",
+            callback=_show_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
+    """vtlab: packet-level TCP congestion-control simulator for vehicle links."""
 
 
 # -- shared option types ---------------------------------------------------------------
@@ -129,6 +170,18 @@ BytesOpt = Annotated[
         "--bytes", help="Transfer size per flow, e.g. 100MB or 128KiB.", show_default=False
     ),
 ]
+ProfileOpt = Annotated[
+    Literal["ns3", "linux"] | None,
+    typer.Option(
+        "--profile",
+        help="TCP implementation profile: ns3 or linux (sets tcp.profile).",
+        show_default=False,
+    ),
+]
+ForceOpt = Annotated[
+    bool,
+    typer.Option("--force", help="Overwrite output files that already exist."),
+]
 SetOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -151,19 +204,22 @@ def scenario_from_cli(
     bytes_: str | None = None,
     sets: Sequence[str] | None = None,
     default: dict[str, Any] | None = None,
+    profile: str | None = None,
 ) -> Scenario:
     """Build the scenario a command line describes.
 
     Starts from ``{"preset": PRESET}``, the ``--scenario`` file, or (when neither is
     given and the command has one) a copy of ``default``; then applies, in
-    order: ``--bytes``, ``--cc``, ``--cc-param``, ``--loss`` and finally every
-    ``--set``.  Raises :class:`CliError`/:class:`ScenarioError` on bad input.
+    order: ``--bytes``, ``--cc``, ``--profile``, ``--cc-param``, ``--loss`` and
+    finally every ``--set``.  Raises :class:`CliError`/:class:`ScenarioError` on bad
+    input; the text of every value is remembered so that error messages echo numbers
+    as the user wrote them (:func:`vtlab.errors.remember_text`).
     """
     if preset is not None and scenario_file is not None:
-        raise CliError("give either a PRESET or --scenario FILE, not both")
+        raise CliError("PRESET", "give either a PRESET or --scenario FILE, not both")
     if preset is None and scenario_file is None and default is None:
         allowed = ", ".join(_core.presets())
-        raise CliError(f"give a PRESET (one of: {allowed}) or --scenario FILE")
+        raise CliError("PRESET", f"give a PRESET (one of: {allowed}) or --scenario FILE")
     if scenario_file is not None:
         sc = Scenario.from_toml(scenario_file)
     elif preset is None:
@@ -171,14 +227,22 @@ def scenario_from_cli(
     else:
         sc = Scenario({"preset": preset})
     if bytes_ is not None:
+        remember_text("bytes", bytes_)
         set_path(sc.spec, "bytes", parse_value(bytes_))
     if cc is not None:
         set_path(sc.spec, "tcp.cc", cc)
+    if profile is not None:
+        set_path(sc.spec, "tcp.profile", profile)
     for item in cc_params or ():
+        key, _ = parse_assignment(item, option="--cc-param")
+        remember_text(f"tcp.cc_params.{key}", item.partition("=")[2])
         apply_assignment(_cc_params_table(sc), item, option="--cc-param")
     if loss is not None:
+        remember_text("loss.mean_loss", loss)
         set_path(sc.spec, "loss.mean_loss", parse_value(loss))
     for item in sets or ():
+        key, _ = parse_assignment(item, option="--set")
+        remember_text(key, item.partition("=")[2])
         apply_assignment(sc.spec, item, option="--set")
     return sc
 
@@ -236,15 +300,15 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-def _print_json_rows(res: Result) -> None:
-    for record in res.flows.to_dict(orient="records"):
+def _print_json_rows(res: "Result") -> None:
+    for record in res.flow_records():
         line = json.dumps({str(k): _json_value(v) for k, v in record.items()})
         sys.stdout.write(line + "\n")
     sys.stdout.flush()
 
 
 def _print_table(
-    res: Result,
+    res: "Result",
     runs: int,
     seeds: list[int],
     wall: float,
@@ -253,6 +317,8 @@ def _print_table(
 ) -> None:
     from rich.markup import escape
     from rich.table import Table
+
+    from vtlab.stats import summarize
 
     flows = res.flows
     by = list(by)
@@ -289,6 +355,15 @@ def _print_table(
         )
 
 
+def _check_runs_seed(runs: int, seed: int) -> None:
+    if runs < 1:
+        raise CliError("--runs", f"must be at least 1, got {runs}")
+    if seed < 0:
+        raise CliError("--seed", f"must be a non-negative integer (0 to 2**64-1), got {seed}")
+    if seed + runs - 1 > MAX_SEED:
+        raise CliError("--seed", f"{seed} with --runs {runs} goes past the largest seed {MAX_SEED}")
+
+
 @app.command("run")
 @cli_errors
 def run_command(
@@ -296,6 +371,7 @@ def run_command(
     scenario: ScenarioOpt = None,
     cc: CcOpt = None,
     cc_param: CcParamOpt = None,
+    profile: ProfileOpt = None,
     loss: LossOpt = None,
     bytes_: BytesOpt = None,
     runs: Annotated[int, typer.Option("--runs", "-n", help="Number of runs.")] = 1,
@@ -312,9 +388,8 @@ def run_command(
         typer.Option(
             "--out",
             "-o",
-            help="Write the flow rows to this Parquet file (links beside it, *.links.parquet).",
+            help="Write the flow rows to this .parquet file (links beside it, *.links.parquet).",
             show_default=False,
-            dir_okay=False,
         ),
     ] = None,
     trace: Annotated[
@@ -323,9 +398,9 @@ def run_command(
             "--trace",
             help="Record TCP state over time and write it here (.parquet or .csv).",
             show_default=False,
-            dir_okay=False,
         ),
     ] = None,
+    force: ForceOpt = False,
     quiet: Annotated[
         bool,
         typer.Option(
@@ -334,17 +409,23 @@ def run_command(
     ] = False,
 ) -> None:
     """Run a scenario RUNS times and report mean ± 95 % confidence interval per flow."""
-    if runs < 1:
-        raise CliError(f"--runs must be at least 1, got {runs}")
-    if seed < 0:
-        raise CliError(f"--seed must be a non-negative integer (0 to 2**64-1), got {seed}")
-    if seed + runs - 1 > MAX_SEED:
-        raise CliError(f"--seed {seed} with --runs {runs} goes past the largest seed {MAX_SEED}")
-    if trace is not None and trace.suffix.lower() not in (".parquet", ".csv"):
-        raise CliError(f"--trace: file name must end in .parquet or .csv, got '{trace}'")
+    _check_runs_seed(runs, seed)
+    outputs: list[Output] = []
+    if out is not None:
+        outputs += table_outputs("--out", out)
+    if trace is not None:
+        outputs.append(Output("--trace", trace, "", (".parquet", ".csv")))
+    check_outputs(outputs, force=force)
 
     sc = scenario_from_cli(
-        preset, scenario, cc=cc, cc_params=cc_param, loss=loss, bytes_=bytes_, sets=set_
+        preset,
+        scenario,
+        cc=cc,
+        cc_params=cc_param,
+        loss=loss,
+        bytes_=bytes_,
+        sets=set_,
+        profile=profile,
     )
     seeds = list(range(seed, seed + runs))
     started = time.perf_counter()
@@ -357,7 +438,8 @@ def run_command(
     )
     wall = time.perf_counter() - started
 
-    status = _console(stderr=True)
+    if out is not None or trace is not None:
+        status = _console(stderr=True)
     if out is not None:
         written = res.to_parquet(out, traces=False)
         if not quiet:
@@ -366,8 +448,8 @@ def run_command(
             )
     if trace is not None:
         if res.traces is None:
-            raise CliError("the simulator returned no traces")
-        if trace.suffix.lower() == ".csv":
+            raise CliError("--trace", "the simulator returned no traces")
+        if trace.name.lower().endswith(".csv"):
             res.traces.to_csv(trace, index=False)
         else:
             res.traces.to_parquet(trace, index=False)
@@ -380,19 +462,39 @@ def run_command(
 # -- expand ----------------------------------------------------------------------------
 
 
-def parse_axis(text: str) -> Axis:
-    """``[NAME:]PATH=V1,V2,...`` → an :class:`Axis` (values parsed like ``--set``)."""
+def parse_axis(text: str) -> "Axis":
+    """``[NAME:]PATH=V1,V2,...`` → an :class:`Axis` (values parsed like ``--set``).
+
+    A value given twice is refused (its runs would count twice in the confidence
+    intervals)."""
+    from vtlab.sweep import Axis
+
     name, sep, rest = text.partition(":")
     if not sep or "=" in name:
         name, rest = "", text
     path, eq, values = rest.partition("=")
     if not eq or not path.strip() or not values.strip():
-        raise CliError(f"--axis expects [NAME:]PATH=V1,V2,..., got {text!r}")
-    levels = [parse_value(v.strip()) for v in values.split(",") if v.strip()]
+        raise CliError("--axis", f"expected [NAME:]PATH=V1,V2,..., got {text!r}")
+    texts = [v.strip() for v in values.split(",") if v.strip()]
+    for value_text in texts:
+        remember_text(path.strip(), value_text)
+    label = name.strip() or path.strip().replace(".", "_")
+    seen: dict[str, str] = {}
+    for value_text in texts:
+        value = parse_value(value_text)
+        canon = json.dumps([type(value).__name__, value], sort_keys=True, default=str)
+        if canon in seen:
+            again = (
+                f"'{value_text}'"
+                if value_text == seen[canon]
+                else (f"'{value_text}' (the same as '{seen[canon]}')")
+            )
+            raise CliError(f"--axis {label}", f"value {again} is given more than once")
+        seen[canon] = value_text
     try:
-        axis = Axis.values(path.strip(), levels, name=name.strip() or None)
+        axis = Axis.values(path.strip(), [parse_value(v) for v in texts], name=name.strip() or None)
     except ValueError as e:
-        raise CliError(f"--axis {text!r}: {e}") from None
+        raise CliError(f"--axis {label}", str(e)) from None
     return axis
 
 
@@ -408,12 +510,14 @@ def sweep_command(
             "-a",
             metavar="[NAME:]PATH=V1,V2,...",
             help="A grid dimension: spec field PATH takes each value (column NAME, default "
-            "PATH with dots as underscores); repeatable, expanded as a cartesian product.",
+            "PATH with dots as underscores); repeatable, expanded as a cartesian product. "
+            "Each value may appear once.",
             show_default=False,
         ),
     ] = None,
     cc: CcOpt = None,
     cc_param: CcParamOpt = None,
+    profile: ProfileOpt = None,
     loss: LossOpt = None,
     bytes_: BytesOpt = None,
     set_: SetOpt = None,
@@ -426,7 +530,6 @@ def sweep_command(
             help="Campaign directory: each finished run is stored there and reused, so an "
             "interrupted sweep resumes where it stopped.",
             show_default=False,
-            file_okay=False,
         ),
     ] = None,
     jobs: Annotated[
@@ -440,22 +543,32 @@ def sweep_command(
         typer.Option(
             "--out",
             "-o",
-            help="Write all flow rows to this Parquet file.",
+            help="Write all flow rows to this .parquet file (links beside it).",
             show_default=False,
-            dir_okay=False,
         ),
     ] = None,
+    force: ForceOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Table only.")] = False,
 ) -> None:
     """Run a grid of scenario variations × seeds in parallel; report mean ± 95 % CI per point."""
-    if runs < 1:
-        raise CliError(f"--runs must be at least 1, got {runs}")
-    if seed < 0 or seed + runs - 1 > MAX_SEED:
-        raise CliError(f"--seed must be in [0, {MAX_SEED}] (with --runs), got {seed}")
+    from vtlab.sweep import Sweep
+
+    _check_runs_seed(runs, seed)
     if jobs is not None and jobs < 1:
-        raise CliError(f"--jobs must be at least 1, got {jobs}")
+        raise CliError("--jobs", f"must be at least 1, got {jobs}")
+    if store is not None:
+        check_output_dir("--store", store)
+    if out is not None:
+        check_outputs(table_outputs("--out", out), force=force)
     sc = scenario_from_cli(
-        preset, scenario, cc=cc, cc_params=cc_param, loss=loss, bytes_=bytes_, sets=set_
+        preset,
+        scenario,
+        cc=cc,
+        cc_params=cc_param,
+        loss=loss,
+        bytes_=bytes_,
+        sets=set_,
+        profile=profile,
     )
     axes = [parse_axis(a) for a in axis or ()]
     seeds = list(range(seed, seed + runs))
@@ -463,7 +576,7 @@ def sweep_command(
     try:
         sweep = Sweep(sc, axes, seeds)
     except ValueError as e:
-        raise CliError(str(e)) from None
+        raise CliError("--axis", str(e)) from None
     res = sweep.run(store, jobs=jobs, progress=not quiet)
     wall = time.perf_counter() - started
     if out is not None:
@@ -480,6 +593,7 @@ def bench_command(
     scenario: ScenarioOpt = None,
     cc: CcOpt = None,
     cc_param: CcParamOpt = None,
+    profile: ProfileOpt = None,
     loss: LossOpt = None,
     bytes_: BytesOpt = None,
     set_: SetOpt = None,
@@ -504,14 +618,22 @@ def bench_command(
     json_out: Annotated[
         bool, typer.Option("--json", help="Print the measurements as one JSON object.")
     ] = False,
+    startup: Annotated[
+        bool,
+        typer.Option(
+            "--startup/--no-startup",
+            help="Also time the start-up of the command line: `vtlab --help` and "
+            "`vtlab run v2g --bytes 1MB --json` as whole processes (median of REPEAT).",
+        ),
+    ] = True,
 ) -> None:
     """Time the engine on a scenario (default: NewReno, 100 MB, V2G, 5 % mean loss)."""
-    from vtlab.bench import DEFAULT_BENCH_SPEC, bench
+    from vtlab.bench import DEFAULT_BENCH_SPEC, bench, startup_times
 
     if repeat is not None and repeat < 1:
-        raise CliError(f"--repeat must be at least 1, got {repeat}")
+        raise CliError("--repeat", f"must be at least 1, got {repeat}")
     if seed < 0 or seed > MAX_SEED:
-        raise CliError(f"--seed must be in [0, {MAX_SEED}], got {seed}")
+        raise CliError("--seed", f"must be in [0, {MAX_SEED}], got {seed}")
     sc = scenario_from_cli(
         preset,
         scenario,
@@ -521,6 +643,7 @@ def bench_command(
         bytes_=bytes_,
         sets=set_,
         default=DEFAULT_BENCH_SPEC,
+        profile=profile,
     )
     if vs_ns3:
         from vtlab.ns3 import bench_vs_ns3_command
@@ -529,6 +652,8 @@ def bench_command(
         return
     repeat = 5 if repeat is None else repeat
     res = bench(sc, seed=seed, repeat=repeat)
+    if startup:
+        res.startup_s = startup_times(repeat=repeat)
     if json_out:
         typer.echo(json.dumps(res.as_dict()))
         return
@@ -541,6 +666,11 @@ def bench_command(
     )
     typer.echo(f"simulated     {res.sim_time_s:.1f} s ({res.speedup:,.0f}× real time)")
     typer.echo(f"peak RSS      {res.peak_rss_mib:.1f} MiB (whole Python process)")
+    import statistics
+
+    for name, walls_s in res.startup_s.items():
+        median_ms = statistics.median(walls_s) * 1e3
+        typer.echo(f"start-up      {median_ms:.0f} ms median of {len(walls_s)}: {name}")
 
 
 @app.command("expand")
@@ -650,9 +780,7 @@ def cc_table_command(
     ] = None,
     store: Annotated[
         Path | None,
-        typer.Option(
-            "--store", help="Campaign directory (resumable).", show_default=False, file_okay=False
-        ),
+        typer.Option("--store", help="Campaign directory (resumable).", show_default=False),
     ] = None,
     jobs: Annotated[
         int | None, typer.Option("--jobs", "-j", help="Parallel runs.", show_default=False)
@@ -662,17 +790,27 @@ def cc_table_command(
         typer.Option(
             "--out",
             "-o",
-            help="Write the Markdown table here (default: stdout).",
+            help="Write the Markdown table to this .md file (default: stdout).",
             show_default=False,
-            dir_okay=False,
         ),
     ] = None,
+    force: ForceOpt = False,
 ) -> None:
     """Goodput of every algorithm on the V2G cable, both profiles, as a Markdown table."""
     from vtlab.cctable import DEFAULT_LOSSES, DEFAULT_PROFILES, cc_table, to_markdown
 
     if runs < 1:
-        raise CliError(f"--runs must be at least 1, got {runs}")
+        raise CliError("--runs", f"must be at least 1, got {runs}")
+    if jobs is not None and jobs < 1:
+        raise CliError("--jobs", f"must be at least 1, got {jobs}")
+    if store is not None:
+        check_output_dir("--store", store)
+    for option, values in (("--loss", loss), ("--profile", profile), ("--cc", cc)):
+        for i, value in enumerate(values or ()):
+            if value in (values or ())[:i]:
+                raise CliError(option, f"value '{value}' is given more than once")
+    if out is not None:
+        check_outputs([Output("--out", out, "", (".md",))], force=force)
     size = bytes_ or "100MB"
     table = cc_table(
         runs=runs,

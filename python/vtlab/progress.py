@@ -35,10 +35,13 @@ def run_progress(
     The bar is shown only when ``enabled``, there is more than one run and stderr is
     a terminal or a Jupyter notebook (so logs and pipes stay clean).
     """
+    if not enabled or total <= 1:  # decided before importing rich (start-up time)
+        yield lambda: None
+        return
     from rich.console import Console
 
     console = Console(stderr=True)
-    if not enabled or total <= 1 or not (console.is_terminal or console.is_jupyter):
+    if not (console.is_terminal or console.is_jupyter):
         yield lambda: None
         return
 

@@ -22,10 +22,15 @@ from typing import Any, Union
 from vtlab import _core
 from vtlab._core import ScenarioError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+
+def _tomllib() -> Any:
+    """The TOML parser, imported on first use (it is not needed to start the CLI)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    return tomllib
+
 
 __all__ = [
     "Scenario",
@@ -58,6 +63,7 @@ def parse_value(text: str) -> Any:
     stripped = text.strip()
     if not stripped:
         return stripped
+    tomllib = _tomllib()
     try:
         doc = tomllib.loads(f"v = {stripped}")
     except tomllib.TOMLDecodeError:
@@ -166,6 +172,7 @@ def _load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     p = Path(path)
     with p.open("rb") as fh:  # FileNotFoundError / OSError propagate
         data = fh.read()
+    tomllib = _tomllib()
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:  # numpy and pandas are imported when a function needs them
+    import numpy as np
+    import pandas as pd
 
 __all__ = ["DEFAULT_METRICS", "ci95_halfwidth", "jain_index", "summarize"]
 
@@ -59,10 +61,14 @@ def summarize(
     may be empty to summarise all rows together.  Raises ``KeyError`` naming any
     column that is missing.
 
+    >>> import pandas as pd
     >>> df = pd.DataFrame({"cc": ["a", "a", "a"], "goodput_bps": [1.0, 2.0, 3.0]})
     >>> summarize(df, metrics=["goodput_bps"]).round(4).to_dict("records")
     [{'cc': 'a', 'metric': 'goodput_bps', 'n': 3, 'mean': 2.0, 'sd': 1.0, 'ci95': 2.4841}]
     """
+    import numpy as np
+    import pandas as pd
+
     by_cols = [by] if isinstance(by, str) else list(by)
     metric_cols = [metrics] if isinstance(metrics, str) else list(metrics)
     missing = [c for c in [*by_cols, *metric_cols] if c not in flows.columns]
@@ -106,6 +112,8 @@ def jain_index(values: Sequence[float] | np.ndarray | pd.Series) -> float:
     >>> round(jain_index([1.0, 0.0, 0.0, 0.0]), 4)
     0.25
     """
+    import numpy as np
+
     x = np.asarray(values, dtype=float)
     if x.size == 0:
         raise ValueError("jain_index needs at least one value")

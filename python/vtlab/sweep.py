@@ -22,14 +22,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from vtlab import _core
 from vtlab.api import FLOW_COLUMNS, LINK_COLUMNS, TRACE_COLUMNS, Result, check_seed, core_build
 from vtlab.progress import run_progress
 from vtlab.scenario import Scenario, ScenarioLike, set_path
+
+if TYPE_CHECKING:  # pandas is imported when runs are stored or loaded
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,15 @@ class Axis:
 
     name: str
     levels: tuple[tuple[Any, tuple[tuple[str, Any], ...]], ...]
+
+    def __post_init__(self) -> None:
+        """Refuse a repeated level: its runs would be counted twice in every summary
+        (and two points with the same label could not be told apart)."""
+        seen: list[Any] = []
+        for label, _ in self.levels:
+            if any(_same(label, other) for other in seen):
+                raise ValueError(f"axis {self.name!r}: value {label!r} is given more than once")
+            seen.append(label)
 
     @classmethod
     def values(cls, path: str, values: Iterable[Any], name: str | None = None) -> Axis:
@@ -63,6 +73,16 @@ class Axis:
             name=name,
             levels=tuple((label, tuple(sets.items())) for label, sets in variants.items()),
         )
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal values of the same type (so ``1``, ``1.0`` and ``True`` stay distinct)."""
+    if type(a) is not type(b):
+        return False
+    try:
+        return bool(a == b)
+    except Exception:  # e.g. arrays: compare their text
+        return repr(a) == repr(b)
 
 
 @dataclass(frozen=True)
@@ -244,6 +264,8 @@ def _load_run(run_dir: Path, key: str, trace: bool) -> Result | None:
     paths = _paths(run_dir, key)
     if not paths["flows"].exists() or (trace and not paths["traces"].exists()):
         return None
+    import pandas as pd
+
     flows = pd.read_parquet(paths["flows"])
     links = pd.read_parquet(paths["links"])
     traces = pd.read_parquet(paths["traces"]) if trace else None

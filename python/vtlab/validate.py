@@ -1,9 +1,9 @@
 """Cross-validation against ns-3: ``vtlab validate``.
 
-Runs vtlab (ns-3 profile) and the ns-3 reference program ``validation/ns3/v2g.cc``
-on the same grid — algorithm × mean loss × seed × topology, one transfer size — and
-writes ``<out>/report.md`` and ``<out>/agreement.csv`` (and ``.parquet``): per
-algorithm × loss × topology, the mean goodput with its 95 % confidence interval
+Runs vtlab (ns-3 profile, or ``--profile linux``) and the ns-3 reference program
+``validation/ns3/v2g.cc`` on the same grid — algorithm × mean loss × seed × topology,
+one transfer size — and writes ``<out>/report.md`` and ``<out>/agreement.csv`` (and
+``.parquet``): per algorithm × loss × topology, the mean goodput with its 95 % confidence interval
 (Student t) on each side, the ratio vtlab/ns-3, RTO expiries and fast recoveries on
 each side, and a verdict.
 
@@ -40,12 +40,14 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
 from vtlab import ns3 as _ns3
 from vtlab.api import core_build
+from vtlab.errors import fail, user_errors
+from vtlab.outputs import check_output_dir
 
 __all__ = [
     "AGREE_TOLERANCE",
@@ -88,11 +90,11 @@ MAX_VEHICLES = 1000
 #: Vehicles sharing one PLC segment at the charging station (the preset's default).
 PER_SEGMENT = 3
 SIDES = ("vtlab", "ns-3")
+#: TCP profiles vtlab can run the grid with (ns-3 always runs as itself).
+PROFILES = ("ns3", "linux")
 
-EXIT_USAGE = 2
 
-
-class ValidateError(Exception):
+class ValidateError(ValueError):
     """Bad input to ``vtlab validate``: one ``error:`` line, exit status 2."""
 
 
@@ -203,12 +205,16 @@ def run_key(
     nbytes: int,
     source_hash: str,
     topology: str = "1",
+    profile: str = "ns3",
 ) -> str:
-    """The cache key of one run.  A single-vehicle run's key has no topology (so
-    ``runs.jsonl`` files written before the station existed still match)."""
+    """The cache key of one run.  A single-vehicle run's key has no topology and an
+    ns3-profile run no profile (so ``runs.jsonl`` files written before the station
+    and ``--profile`` existed still match)."""
     key: list[Any] = [side, cc, loss_key(loss), int(seed), int(nbytes), source_hash]
     if str(topology) != "1":
         key.append(str(topology))
+    if profile != "ns3":
+        key += ["profile", profile]
     return json.dumps(key)
 
 
@@ -221,6 +227,7 @@ def _record_key(rec: Mapping[str, Any]) -> str:
         rec["bytes"],
         rec["source_hash"],
         str(rec.get("topology", "1")),
+        str(rec.get("profile", "ns3")),
     )
 
 
@@ -275,17 +282,20 @@ class Grid:
     nbytes: int
     topologies: list[str] = field(default_factory=lambda: ["1"])
     skipped: dict[str, str] = field(default_factory=dict)  #: cc -> reason
+    profile: str = "ns3"  #: vtlab's TCP profile (the ns-3 side is always ns-3)
 
 
-def vtlab_spec(cc: str, loss: float, nbytes: int, topology: str = "1") -> dict[str, Any]:
-    """The vtlab scenario of one grid cell, ns-3 profile: topology ``1`` is the
+def vtlab_spec(
+    cc: str, loss: float, nbytes: int, topology: str = "1", profile: str = "ns3"
+) -> dict[str, Any]:
+    """The vtlab scenario of one grid cell (ns-3 profile by default): topology ``1`` is the
     single-vehicle V2G cable, ``N`` the charging station with N vehicles (the preset's
     defaults otherwise: 3 per segment, WAN 10 ms, flows 2 ms apart)."""
     spec: dict[str, Any] = {
         "preset": "v2g",
         "bytes": int(nbytes),
         "loss": {"mean_loss": float(loss)},
-        "tcp": {"cc": cc, "profile": "ns3"},
+        "tcp": {"cc": cc, "profile": profile},
     }
     if str(topology) != "1":
         spec = {
@@ -316,11 +326,19 @@ class Task:
     binary: str = ""  #: ns-3 side
     args: list[str] = field(default_factory=list)  #: ns-3 side
     topology: str = "1"  #: vehicles
+    profile: str = "ns3"  #: vtlab side: TCP profile
 
     @property
     def key(self) -> str:
         return run_key(
-            self.side, self.cc, self.loss, self.seed, self.nbytes, self.source_hash, self.topology
+            self.side,
+            self.cc,
+            self.loss,
+            self.seed,
+            self.nbytes,
+            self.source_hash,
+            self.topology,
+            self.profile,
         )
 
     @property
@@ -338,6 +356,7 @@ def _record(task: Task, row: Mapping[str, Any], wall: float) -> dict[str, Any]:
         "bytes": task.nbytes,
         "source_hash": task.source_hash,
         "topology": task.topology,
+        **({"profile": task.profile} if task.profile != "ns3" else {}),
         **row,
         "wall_s": wall,
     }
@@ -459,8 +478,9 @@ def plan(grid: Grid, vtlab_hash: str, binary: _ns3.Ns3Binary) -> list[Task]:
     for topology in grid.topologies:
         for cc in grid.ccs:
             for loss in grid.losses:
-                spec_json = json.dumps(vtlab_spec(cc, loss, grid.nbytes, topology))
-                expanded = json.loads(_core.expand(spec_json))
+                ns3_spec = json.dumps(vtlab_spec(cc, loss, grid.nbytes, topology))
+                spec_json = json.dumps(vtlab_spec(cc, loss, grid.nbytes, topology, grid.profile))
+                expanded = json.loads(_core.expand(ns3_spec))
                 for seed in grid.seeds:
                     vt_tasks.append(
                         Task(
@@ -473,6 +493,7 @@ def plan(grid: Grid, vtlab_hash: str, binary: _ns3.Ns3Binary) -> list[Task]:
                             spec_json=spec_json,
                             core_dir=core,
                             topology=topology,
+                            profile=grid.profile,
                         )
                     )
                     ns_tasks.append(
@@ -748,7 +769,7 @@ def write_report(
         lines.append(f"* Same grid, spelled out: `{meta['explicit_command']}`")
     lines += [
         f"* vtlab {meta.get('vtlab_version', '?')} (core sha256 {meta.get('vtlab_hash', '?')}),"
-        f" profile ns3",
+        f" profile {meta.get('profile', 'ns3')}",
         f"* ns-3 {meta.get('ns3_version', '?')} (`validation/ns3/v2g.cc`, build "
         f"{meta.get('ns3_hash', '?')})",
         f"* Wall time {float(meta.get('wall_s', math.nan)):.1f} s "
@@ -939,6 +960,7 @@ def make_grid(
     nbytes: str | None,
     topologies: Sequence[str] | None,
     quick: bool,
+    profile: str = "ns3",
 ) -> Grid:
     """The grid a command line asks for; raises :class:`ValidateError`."""
     from vtlab import _core
@@ -958,16 +980,19 @@ def make_grid(
     }
     cc_list = list(dict.fromkeys(c for c in cc_list if c in available))
     if not cc_list:
-        raise ValidateError("none of the requested algorithms is available in vtlab yet")
+        raise ValidateError("--cc: none of the requested algorithms is available in vtlab yet")
     loss_list = (
         [parse_loss(x) for x in losses] if losses else list(base.get("losses", DEFAULT_LOSSES))
     )
     loss_list = list(dict.fromkeys(loss_key(x) for x in loss_list))
     n_runs = runs if runs is not None else int(base.get("runs", DEFAULT_RUNS))
     if n_runs < 1:
-        raise ValidateError(f"--runs must be at least 1, got {n_runs}")
+        raise ValidateError(f"--runs: must be at least 1, got {n_runs}")
     size = parse_bytes(nbytes) if nbytes is not None else int(base.get("bytes", DEFAULT_BYTES))
-    return Grid(cc_list, loss_list, list(range(1, n_runs + 1)), size, topo_list, skipped)
+    if profile not in PROFILES:
+        raise ValidateError(f"--profile: '{profile}' is not one of {', '.join(PROFILES)}")
+    seeds = list(range(1, n_runs + 1))
+    return Grid(cc_list, loss_list, seeds, size, topo_list, skipped, profile)
 
 
 def explicit_command(grid: Grid, out: Path, jobs: int) -> str:
@@ -979,6 +1004,8 @@ def explicit_command(grid: Grid, out: Path, jobs: int) -> str:
     if grid.topologies != ["1"]:
         for topology in grid.topologies:
             parts += ["--topology", topology]
+    if grid.profile != "ns3":
+        parts += ["--profile", grid.profile]
     parts += ["--runs", str(len(grid.seeds)), "--bytes", str(grid.nbytes), "--out", str(out)]
     return shlex.join(parts)
 
@@ -1058,18 +1085,13 @@ def validate(
         "seeds": grid.seeds,
         "bytes": grid.nbytes,
         "skipped": grid.skipped,
+        "profile": grid.profile,
         "errors": errors,
         "jobs": jobs,
         "date": dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
     }
     paths = write_report(out, table, ranks, meta)
     return ValidateResult(grid, table, ranks, paths, done, cached, errors, wall)
-
-
-def _fail(message: str) -> typer.Exit:
-    one_line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
-    typer.echo(f"error: {one_line}", err=True)
-    return typer.Exit(EXIT_USAGE)
 
 
 def register(app: typer.Typer) -> None:
@@ -1131,6 +1153,14 @@ def register(app: typer.Typer) -> None:
                 "--jobs", "-j", help="Parallel runs (default: all cores).", show_default=False
             ),
         ] = None,
+        profile: Annotated[
+            Literal["ns3", "linux"],
+            typer.Option(
+                "--profile",
+                help="vtlab's TCP implementation profile: ns3 (default) or linux "
+                "(how far the Linux profile is from ns-3).",
+            ),
+        ] = "ns3",
         quick: Annotated[
             bool,
             typer.Option(
@@ -1147,13 +1177,12 @@ def register(app: typer.Typer) -> None:
         (needs the ns-3 wheel: the ns3 extra of vtlab, and g++)."""
         from rich.console import Console
 
-        try:
-            grid = make_grid(cc, loss, runs, bytes_, topology, quick)
+        with user_errors():
+            grid = make_grid(cc, loss, runs, bytes_, topology, quick, profile)
             n_jobs = jobs if jobs is not None else (os.cpu_count() or 1)
             if n_jobs < 1:
-                raise ValidateError(f"--jobs must be at least 1, got {n_jobs}")
-        except ValidateError as exc:
-            raise _fail(str(exc)) from None
+                raise ValidateError(f"--jobs: must be at least 1, got {n_jobs}")
+            check_output_dir("--out", out)
         console = Console(stderr=True, highlight=False)
 
         def log(line: str) -> None:
@@ -1177,7 +1206,7 @@ def register(app: typer.Typer) -> None:
         except _ns3.Ns3Error as exc:
             if os.environ.get("VTLAB_DEBUG"):
                 raise
-            raise _fail(str(exc)) from None
+            fail(str(exc))
         except KeyboardInterrupt:
             console.print(
                 f"interrupted: finished runs are kept in {out / 'runs.jsonl'}; "

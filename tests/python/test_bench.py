@@ -36,12 +36,27 @@ def test_bench_cli_json_uses_the_default_scenario_with_overrides():
         {"preset": "v2g", "bytes": "2MB", "loss": {"mean_loss": "5%"}, "tcp": {"cc": "newreno"}}
     )
     assert d["scenario_hash"] == expected.hash()
+    # Start-up of the command line, timed as whole processes, REPEAT times each.
+    assert set(d["startup_s"]) == {"vtlab --help", "vtlab run v2g --bytes 1MB --json"}
+    for walls in d["startup_s"].values():
+        assert len(walls) == 2 and all(w > 0 for w in walls)
+
+
+def test_bench_cli_table_lists_startup_unless_disabled():
+    r = runner.invoke(app, ["bench", "--bytes", "1MB", "--repeat", "1"])
+    assert r.exit_code == 0, r.output
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("start-up")]
+    assert len(lines) == 2
+    assert lines[0].endswith("median of 1: vtlab --help")
+    r = runner.invoke(app, ["bench", "--bytes", "1MB", "--repeat", "1", "--no-startup", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["startup_s"] == {}
 
 
 def test_bench_cli_bad_input_exits_2():
     r = runner.invoke(app, ["bench", "--repeat", "0"])
     assert r.exit_code == 2
-    assert "--repeat must be at least 1" in r.output
+    assert r.stderr == "error: --repeat: must be at least 1, got 0\n"
     r = runner.invoke(app, ["bench", "--loss", "150%"])
     assert r.exit_code == 2
     assert "loss.mean_loss" in r.output

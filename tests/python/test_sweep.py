@@ -146,7 +146,11 @@ def test_sweep_cli_groups_by_axes_and_resumes(tmp_path: Path):
     assert "newreno-sc" in r.stdout and "5%" in r.stdout
     rows = pd.read_parquet(tmp_path / "all.parquet")
     assert len(rows) == 8 and {"loss", "variant"} <= set(rows.columns)
-    again = runner.invoke(app, args)
+    # The same command again: --out exists, so it is refused unless --force.
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 2
+    assert refused.stderr.startswith("error: --out: ") and "--force" in refused.stderr
+    again = runner.invoke(app, [*args, "--force"])
     assert again.exit_code == 0
     assert len(list((tmp_path / "runs").glob("*.links.parquet"))) == 8
 

@@ -386,9 +386,9 @@ def test_make_grid_topologies():
         (["--cc", "reno"], "no ns-3 counterpart for reno"),
         (["--loss", "abc"], "--loss"),
         (["--loss", "150%"], "outside [0, 1)"),
-        (["--runs", "0"], "--runs must be at least 1"),
+        (["--runs", "0"], "--runs: must be at least 1"),
         (["--bytes", "lots"], "--bytes"),
-        (["--jobs", "0"], "--jobs must be at least 1"),
+        (["--jobs", "0"], "--jobs: must be at least 1"),
     ],
 )
 def test_cli_bad_options(app, tmp_path, args, needle):

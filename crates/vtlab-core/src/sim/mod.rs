@@ -424,7 +424,7 @@ impl Simulation {
             .flows
             .iter()
             .map(|f| {
-                let st = &f.sender.stats;
+                let st = f.sender.stats();
                 let completed_at = f.receiver.completed_at();
                 let (elapsed, received) = match completed_at {
                     Some(t) => (t - f.start, f.bytes),

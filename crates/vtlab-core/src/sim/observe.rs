@@ -40,7 +40,7 @@ impl Seen {
             cwnd: w.cwnd,
             ssthresh: w.ssthresh,
             state: s.ca_state(),
-            rto_count: s.stats.rto_count,
+            rto_count: s.stats().rto_count,
             snd_max: s.snd_max(),
             rto_at: None,
         }

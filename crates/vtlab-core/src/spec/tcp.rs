@@ -104,6 +104,9 @@ pub(crate) fn check_config(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
     if let Some(r) = desc.implies.recovery.filter(|r| *r != c.recovery) {
         return Err(conflict("recovery", format!("{r:?}").to_lowercase()));
     }
+    if let Some(p) = desc.implies.prr.filter(|p| *p != c.prr) {
+        return Err(conflict("prr", p.to_string()));
+    }
     if c.prr && c.recovery != Recovery::Sack {
         return Err(SpecError::new(
             f("prr"),
@@ -185,7 +188,7 @@ impl TcpSpec {
             .or(desc.implies.recovery)
             .unwrap_or(d.recovery);
         let prr = match recovery {
-            Recovery::Sack => self.prr.unwrap_or(d.prr),
+            Recovery::Sack => self.prr.or(desc.implies.prr).unwrap_or(d.prr),
             _ => self.prr.unwrap_or(false),
         };
         let ns = |v: Option<Dur>, default: u64| v.map_or(default, |x| x.0);
@@ -218,5 +221,68 @@ impl TcpSpec {
         };
         check_config(&config, path)?;
         Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cc_spec(cc: &str) -> TcpSpec {
+        TcpSpec {
+            cc: Some(cc.into()),
+            ..TcpSpec::default()
+        }
+    }
+
+    #[test]
+    fn registry_variants_resolve_to_their_implied_recovery() {
+        let r = |cc: &str| {
+            let c = cc_spec(cc).resolve("tcp").unwrap();
+            (c.recovery, c.prr)
+        };
+        assert_eq!(r("tahoe"), (Recovery::Tahoe, false));
+        assert_eq!(r("reno"), (Recovery::Reno, false));
+        assert_eq!(r("sack"), (Recovery::Sack, false));
+        assert_eq!(r("westwood-nr"), (Recovery::NewReno, false));
+        // ns-3 and Linux default: SACK with PRR.
+        assert_eq!(r("newreno"), (Recovery::Sack, true));
+    }
+
+    #[test]
+    fn an_explicit_setting_may_not_contradict_the_implied_one() {
+        let cases = [
+            (
+                TcpSpec {
+                    prr: Some(true),
+                    ..cc_spec("sack")
+                },
+                "tcp.prr: 'sack' means prr = false; drop this setting or choose another cc",
+            ),
+            (
+                TcpSpec {
+                    recovery: Some(Recovery::NewReno),
+                    ..cc_spec("tahoe")
+                },
+                "tcp.recovery: 'tahoe' means recovery = tahoe; drop this setting or choose another cc",
+            ),
+            (
+                TcpSpec {
+                    recovery: Some(Recovery::Sack),
+                    ..cc_spec("reno")
+                },
+                "tcp.recovery: 'reno' means recovery = reno; drop this setting or choose another cc",
+            ),
+        ];
+        for (spec, message) in cases {
+            assert_eq!(spec.resolve("tcp").unwrap_err().to_string(), message);
+        }
+        // Repeating the implied values is allowed.
+        let same = TcpSpec {
+            recovery: Some(Recovery::Sack),
+            prr: Some(false),
+            ..cc_spec("sack")
+        };
+        assert!(same.resolve("tcp").is_ok());
     }
 }

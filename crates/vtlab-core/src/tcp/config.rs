@@ -9,25 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::tcp::cc::{Params, Profile};
-
-/// Loss recovery: how the sender reacts to duplicate ACKs (cc-spec §1.4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Recovery {
-    /// Fast retransmit, then slow start from one segment, going back N.
-    Tahoe,
-    /// RFC 5681 fast recovery, left on the first new ACK.
-    Reno,
-    /// RFC 6582 fast recovery with partial ACKs.
-    NewReno,
-    /// RFC 6675 SACK-based recovery (the receiver sends SACK blocks); with
-    /// `prr`, RFC 6937 Proportional Rate Reduction sets cwnd during recovery.
-    Sack,
-}
-
-impl Recovery {
-    pub const NAMES: &'static str = "tahoe, reno, newreno, sack";
-}
+use crate::tcp::state::Recovery;
 
 /// Resolved TCP settings (base units: bytes, nanoseconds).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]

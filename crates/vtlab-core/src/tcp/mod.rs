@@ -1,15 +1,20 @@
 //! TCP endpoints, sans-IO: they never read a clock or touch a link; the
 //! simulation passes time in and collects the packets they emit.
 
+mod behaviour;
 pub mod cc;
 mod config;
+mod conn;
 mod prr;
 mod receiver;
+mod recovery;
 mod rtt;
 mod scoreboard;
 mod sender;
+mod state;
 
-pub use config::{Recovery, TcpConfig};
+pub use config::TcpConfig;
 pub use receiver::{Receiver, ReceiverStats};
 pub use rtt::RttEstimator;
-pub use sender::{CaState, Sender, SenderStats};
+pub use sender::{Sender, SenderStats};
+pub use state::{CaState, Recovery};

@@ -2,7 +2,8 @@
 //! windows (MSS 1000 B to keep the arithmetic readable).
 
 use super::*;
-use crate::tcp::cc::NewReno;
+use crate::tcp::cc::{LossCause, NewReno, Profile};
+use crate::tcp::Recovery;
 
 const MSS: u64 = 1000;
 
@@ -33,14 +34,19 @@ fn with_recovery(recovery: Recovery, prr: bool) -> TcpConfig {
 impl Harness {
     /// Open a connection at t = 0 and complete the handshake at 10 ms.
     fn new(cfg: TcpConfig, total: u64) -> Self {
+        Self::with_cc(cfg, AnyCc::NewReno(NewReno::new(Profile::Ns3)), total)
+    }
+
+    /// As `new`, with the controller the registry builds for `cfg.cc`.
+    fn from_registry(cfg: TcpConfig, total: u64) -> Self {
+        let desc = crate::tcp::cc::lookup(&cfg.cc).expect("a registry name");
+        let cc = desc.build(&cfg.cc_params, cfg.profile);
+        Self::with_cc(cfg, cc, total)
+    }
+
+    fn with_cc(cfg: TcpConfig, cc: AnyCc, total: u64) -> Self {
         let mut h = Harness {
-            s: Sender::new(
-                cfg,
-                AnyCc::NewReno(NewReno::new(Profile::Ns3)),
-                0,
-                NodeId(1),
-                total,
-            ),
+            s: Sender::new(cfg, cc, 0, NodeId(1), total),
             out: vec![],
         };
         h.s.start(Time::ZERO, &mut h.out);
@@ -150,8 +156,8 @@ fn single_loss_fast_retransmit_and_full_ack() {
     h.ack(40, 16_000);
     assert_eq!(h.s.ca_state(), CaState::Open);
     assert_eq!(h.cwnd(), 7 * MSS + 142);
-    assert_eq!(h.s.stats.fast_recoveries, 1);
-    assert_eq!(h.s.stats.retransmissions, 1);
+    assert_eq!(h.s.stats().fast_recoveries, 1);
+    assert_eq!(h.s.stats().retransmissions, 1);
 }
 
 #[test]
@@ -182,10 +188,11 @@ fn several_losses_in_one_window_use_partial_acks() {
     h.ack(70, 16_000);
     assert_eq!(h.s.ca_state(), CaState::Open);
     assert_eq!(
-        h.s.stats.fast_recoveries, 1,
+        h.s.stats().fast_recoveries,
+        1,
         "one recovery episode for three losses"
     );
-    assert_eq!(h.s.stats.retransmissions, 3);
+    assert_eq!(h.s.stats().retransmissions, 3);
     assert_eq!(h.cwnd(), 7 * MSS + 142);
 }
 
@@ -201,8 +208,8 @@ fn rto_during_recovery_goes_back_to_slow_start() {
     assert_eq!(deadline, Time(21_000_000) + Duration::from_secs(1));
     h.s.on_timer(deadline, &mut h.out);
     assert_eq!(h.s.ca_state(), CaState::Loss);
-    assert_eq!(h.s.stats.rto_count, 1);
-    assert_eq!(h.s.stats.slow_starts_after_loss, 1);
+    assert_eq!(h.s.stats().rto_count, 1);
+    assert_eq!(h.s.stats().slow_starts_after_loss, 1);
     assert_eq!(h.cwnd(), MSS);
     assert_eq!(h.ssthresh(), 7 * MSS);
     assert_eq!(h.sent(), vec![2], "go back to snd_una with one segment");
@@ -212,13 +219,13 @@ fn rto_during_recovery_goes_back_to_slow_start() {
         h.ack(1100 + t, 2000);
     }
     assert!(h.sent().is_empty());
-    assert_eq!(h.s.stats.fast_recoveries, 1);
+    assert_eq!(h.s.stats().fast_recoveries, 1);
     // A repeated timeout doubles again but does not cut ssthresh twice.
     let d2 = h.s.timer_deadline().unwrap();
     assert_eq!(d2, deadline + Duration::from_secs(2));
     h.s.on_timer(d2, &mut h.out);
-    assert_eq!(h.s.stats.rto_count, 2);
-    assert_eq!(h.s.stats.slow_starts_after_loss, 1);
+    assert_eq!(h.s.stats().rto_count, 2);
+    assert_eq!(h.s.stats().slow_starts_after_loss, 1);
     assert_eq!(h.ssthresh(), 7 * MSS);
     assert_eq!(h.s.rto(), Duration::from_secs(4));
     assert_eq!(h.sent(), vec![2], "each expiry resends the head");
@@ -253,7 +260,7 @@ fn fast_retransmit_only_once_the_ack_covers_recover() {
         h.ack(1300 + t, 14_000);
     }
     assert_eq!(h.s.ca_state(), CaState::Recovery);
-    assert_eq!(h.s.stats.fast_recoveries, 1);
+    assert_eq!(h.s.stats().fast_recoveries, 1);
 }
 
 #[test]
@@ -290,13 +297,14 @@ fn karn_rule_without_timestamps() {
     let mut h = Harness::new(config(), 1_000_000);
     h.sent();
     // The handshake gave the first sample (10 ms); segment 0 is timed.
-    assert_eq!(h.s.stats.rtt_samples, 1);
+    assert_eq!(h.s.stats().rtt_samples, 1);
     h.ack(30, 1000);
     assert_eq!(
-        h.s.stats.rtt_samples, 2,
+        h.s.stats().rtt_samples,
+        2,
         "timed segment acked: 20 ms sample"
     );
-    assert_eq!(h.s.stats.rtt_max, Some(Duration::from_millis(20)));
+    assert_eq!(h.s.stats().rtt_max, Some(Duration::from_millis(20)));
     // After a timeout the retransmitted segment gives no sample. The ns3
     // profile still drops the backoff when the new ACK restarts the timer
     // (ns-3 NewAck); the linux profile keeps it until a valid sample.
@@ -304,7 +312,7 @@ fn karn_rule_without_timestamps() {
     h.s.on_timer(d, &mut h.out);
     assert_eq!(h.s.rto(), Duration::from_secs(2));
     h.ack(2000, 2000);
-    assert_eq!(h.s.stats.rtt_samples, 2);
+    assert_eq!(h.s.stats().rtt_samples, 2);
     assert_eq!(h.s.rto(), Duration::from_secs(1), "ns3: backoff dropped");
 
     let mut h = Harness::new(
@@ -320,7 +328,7 @@ fn karn_rule_without_timestamps() {
     h.s.on_timer(d, &mut h.out);
     let backed_off = h.s.rto();
     h.ack(d.0 / 1_000_000 + 100, 2000);
-    assert_eq!(h.s.stats.rtt_samples, 2);
+    assert_eq!(h.s.stats().rtt_samples, 2);
     assert_eq!(
         h.s.rto(),
         backed_off,
@@ -373,7 +381,7 @@ fn syn_is_retransmitted_with_backoff() {
     s.on_timer(Time(3_000_000_000), &mut out);
     assert_eq!(out.len(), 2);
     assert_eq!(s.timer_deadline(), Some(Time(9_000_000_000)));
-    assert_eq!(s.stats.syn_retransmissions, 1);
+    assert_eq!(s.stats().syn_retransmissions, 1);
 }
 
 // ---- recovery variants ---------------------------------------------------------
@@ -399,8 +407,8 @@ fn tahoe_goes_back_to_one_segment_and_resends_the_window() {
         vec![14, 15, 2],
         "limited transmit, then the retransmission"
     );
-    assert_eq!(h.s.stats.fast_recoveries, 0, "Tahoe has no fast recovery");
-    assert_eq!(h.s.stats.slow_starts_after_loss, 1);
+    assert_eq!(h.s.stats().fast_recoveries, 0, "Tahoe has no fast recovery");
+    assert_eq!(h.s.stats().slow_starts_after_loss, 1);
     // The retransmission fills the first hole: slow start resends 3 and 4 even
     // though the receiver has them (go back N).
     h.ack(40, 5000);
@@ -422,7 +430,7 @@ fn reno_leaves_recovery_on_the_first_partial_ack_and_halves_again() {
     for t in 0..3 {
         h.ack(51 + t, 5000);
     }
-    assert_eq!(h.s.stats.fast_recoveries, 2);
+    assert_eq!(h.s.stats().fast_recoveries, 2);
     // FlightSize = 16 − 5 = 11 → ssthresh 5.5 segments.
     assert_eq!(h.ssthresh(), 5_500);
 }
@@ -433,7 +441,7 @@ fn newreno_recovers_the_same_losses_in_one_episode() {
     h.ack(50, 5000);
     h.ack(60, 8000);
     h.ack(70, 16_000);
-    assert_eq!(h.s.stats.fast_recoveries, 1);
+    assert_eq!(h.s.stats().fast_recoveries, 1);
     assert_eq!(h.ssthresh(), 7 * MSS, "one halving for three losses");
 }
 
@@ -468,7 +476,7 @@ fn sack_recovery_retransmits_every_hole_at_once() {
     h.sack(40, 16_000, &[]);
     assert_eq!(h.s.ca_state(), CaState::Open);
     assert_eq!(h.cwnd(), 5 * MSS + 200);
-    assert_eq!(h.s.stats.fast_recoveries, 1);
+    assert_eq!(h.s.stats().fast_recoveries, 1);
 }
 
 #[test]
@@ -538,4 +546,114 @@ fn sack_timeout_resends_only_unsacked_segments() {
         vec![5, 6],
         "slow start: 2 segments, skipping SACKed ones"
     );
+}
+
+// ---- registry names that imply a recovery ------------------------------------
+
+/// The harness's configuration with registry entry `cc` and the recovery and
+/// PRR setting it implies (that resolution applies them is tested in
+/// `spec::tcp`).
+fn implied(cc: &str) -> TcpConfig {
+    let desc = crate::tcp::cc::lookup(cc).expect("a registry name");
+    let base = config();
+    TcpConfig {
+        cc: cc.into(),
+        recovery: desc.implies.recovery.unwrap_or(base.recovery),
+        prr: desc.implies.prr.unwrap_or(base.prr),
+        ..base
+    }
+}
+
+#[test]
+fn cc_tahoe_means_tahoe_recovery() {
+    let cfg = implied("tahoe");
+    assert_eq!((cfg.recovery, cfg.prr), (Recovery::Tahoe, false));
+    let mut h = Harness::from_registry(cfg, 1_000_000);
+    assert_eq!(h.sent(), (0..10).collect::<Vec<_>>());
+    h.ack(20, 1000);
+    h.ack(21, 2000);
+    h.sent();
+    for t in 22..25 {
+        h.ack(t, 2000);
+    }
+    // Third dupACK: FlightSize 16 − 2 = 14 segments → ssthresh 7 (ns-3 NewReno:
+    // half the bytes in flight); Tahoe has no fast recovery: state Loss, cwnd
+    // one segment, the head resent (after the two limited-transmit segments).
+    assert_eq!(h.s.ca_state(), CaState::Loss);
+    assert_eq!((h.cwnd(), h.ssthresh()), (MSS, 7 * MSS));
+    assert_eq!(h.sent(), vec![14, 15, 2]);
+}
+
+#[test]
+fn cc_reno_means_reno_recovery() {
+    let cfg = implied("reno");
+    assert_eq!((cfg.recovery, cfg.prr), (Recovery::Reno, false));
+    let mut h = Harness::from_registry(cfg, 1_000_000);
+    h.ack(20, 1000);
+    h.ack(21, 2000);
+    for t in 22..25 {
+        h.ack(t, 2000);
+    }
+    // RFC 5681 §3.2 step 3: ssthresh 7, cwnd = 7 + 3 segments.
+    assert_eq!(h.s.ca_state(), CaState::Recovery);
+    assert_eq!(h.cwnd(), 10 * MSS);
+    // An ACK below recover (16 segments) ends Reno's recovery (step 6), where
+    // NewReno would stay in recovery.
+    h.ack(50, 5000);
+    assert_eq!(h.s.ca_state(), CaState::Open);
+}
+
+#[test]
+fn cc_sack_means_sack_recovery_without_prr() {
+    let cfg = implied("sack");
+    assert_eq!((cfg.recovery, cfg.prr), (Recovery::Sack, false));
+    assert_eq!(cfg.recovery_name(), "sack");
+    let mut h = Harness::from_registry(cfg, 1_000_000);
+    h.ack(20, 1000);
+    h.ack(21, 2000);
+    h.sack(22, 2000, &[(3, 4)]);
+    h.sack(23, 2000, &[(3, 5)]);
+    h.sack(24, 2000, &[(6, 7), (3, 5)]);
+    assert_eq!(h.s.ca_state(), CaState::Recovery);
+    // pipe at entry: 14 outstanding − 3 SACKed − 1 lost (segment 2) = 10
+    // segments; ssthresh 5. Without PRR cwnd is held at ssthresh (RFC 6675 §5
+    // step 4.2); ns-3's PRR would have set it to pipe + one segment = 11.
+    assert_eq!((h.cwnd(), h.ssthresh()), (5 * MSS, 5 * MSS));
+}
+
+// ---- the loss oracle ---------------------------------------------------------
+
+/// Segment 2 lost to a link error (recorded as the simulation would), then
+/// three dupACKs: the loss event of a controller named `cc`.
+fn link_loss_with(cc: &str) -> Harness {
+    let cfg = TcpConfig {
+        cc: cc.into(),
+        ..config()
+    };
+    let mut h = Harness::from_registry(cfg, 1_000_000);
+    h.ack(20, 1000);
+    h.ack(21, 2000);
+    h.s.record_drop(2 * MSS, LossCause::Link);
+    for t in 22..25 {
+        h.ack(t, 2000);
+    }
+    assert_eq!(h.s.ca_state(), CaState::Recovery);
+    h
+}
+
+#[test]
+fn the_loss_oracle_reaches_the_controller_that_asks_for_it() {
+    // newreno-ideal-lp reads the truth (link error): ssthresh = the flight,
+    // 16 − 2 = 14 segments, instead of NewReno's half.
+    let h = link_loss_with("newreno-ideal-lp");
+    assert_eq!(h.ssthresh(), 14 * MSS);
+    let st = h.s.stats();
+    assert_eq!((st.loss_events, st.true_link_losses), (1, 1));
+    assert_eq!((st.predicted_link_losses, st.correct_predictions), (1, 1));
+    // Plain NewReno does not ask: it halves; the true cause is still counted.
+    let h = link_loss_with("newreno");
+    assert_eq!(h.ssthresh(), 7 * MSS);
+    let st = h.s.stats();
+    assert_eq!((st.loss_events, st.true_link_losses), (1, 1));
+    assert_eq!(st.predicted_link_losses + st.predicted_congestion_losses, 0);
 }

@@ -1,5 +1,5 @@
 //! Congestion control: the window laws, kept apart from loss detection and
-//! recovery (which live in the sender's state machine).
+//! recovery (the sender's state machine and `tcp/recovery/`).
 //!
 //! The hooks map one to one onto ns-3's `TcpCongestionOps` (our validation
 //! reference), in bytes, with time passed in:
@@ -55,13 +55,15 @@ pub use yeah::Yeah;
 use std::collections::BTreeMap;
 
 use crate::engine::{Duration, Time};
-use crate::tcp::CaState;
+use crate::tcp::state::CaState;
 
-/// Which implementation a controller mirrors where ns-3 and Linux differ
-/// (cc-spec §3): the RTT fed to `pkts_acked` (ns-3: SRTT on every ACK,
+/// Which implementation a controller mirrors where ns-3 and Linux differ:
+/// the RTT fed to `pkts_acked` (ns-3: SRTT on every ACK,
 /// duplicates included; Linux: the raw sample), the ssthresh input (ns-3:
 /// bytes in flight; Linux: cwnd), slow-start byte counting, and each
-/// algorithm's own constants. See docs/congestion-control.md.
+/// algorithm's own constants. See docs/congestion-control.md. The sender's
+/// and the recoveries' differences are the fields of `StackBehaviour`
+/// (tcp/behaviour.rs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
@@ -101,11 +103,6 @@ pub struct ConnInfo {
     pub min_rtt: Option<Duration>,
     pub ca_state: CaState,
     pub profile: Profile,
-    /// The loss oracle (an upper bound no real sender has): when the sender
-    /// asks for ssthresh at a loss event, the true cause of the loss of the
-    /// first unacknowledged segment, from the simulator's drop records; `None`
-    /// at other times or when no drop of that segment was recorded.
-    pub loss_cause: Option<LossCause>,
 }
 
 /// The window a controller governs, in bytes.
@@ -164,6 +161,18 @@ pub trait CongestionOps {
     fn loss_verdict(&self) -> Option<LossCause> {
         None
     }
+
+    /// Whether the controller reads the loss oracle (an upper bound no real
+    /// sender has). Only then does the sender call [`Self::on_loss_oracle`].
+    fn wants_loss_oracle(&self) -> bool {
+        false
+    }
+
+    /// For controllers that want it: at a loss event, right before
+    /// `ssthresh`, the true cause of the loss of the first unacknowledged
+    /// segment, from the simulator's drop records (`None` when no drop of
+    /// that segment was recorded, e.g. a spurious timeout).
+    fn on_loss_oracle(&mut self, _truth: Option<LossCause>) {}
 }
 
 /// Declares [`AnyCc`], the enum of every implemented controller (enum
@@ -195,6 +204,12 @@ macro_rules! algorithms {
             fn loss_verdict(&self) -> Option<LossCause> {
                 match self { $(AnyCc::$variant(c) => c.loss_verdict()),* }
             }
+            fn wants_loss_oracle(&self) -> bool {
+                match self { $(AnyCc::$variant(c) => c.wants_loss_oracle()),* }
+            }
+            fn on_loss_oracle(&mut self, truth: Option<LossCause>) {
+                match self { $(AnyCc::$variant(c) => c.on_loss_oracle(truth)),* }
+            }
         }
     };
 }
@@ -221,13 +236,24 @@ algorithms! {
 pub struct Implied {
     pub delayed_ack: Option<bool>,
     pub recovery: Option<crate::tcp::Recovery>,
+    /// Proportional Rate Reduction during SACK recovery.
+    pub prr: Option<bool>,
 }
 
 impl Implied {
     pub const NOTHING: Implied = Implied {
         delayed_ack: None,
         recovery: None,
+        prr: None,
     };
+
+    /// A recovery (and nothing else) implied.
+    const fn recovery(r: crate::tcp::Recovery) -> Implied {
+        Implied {
+            recovery: Some(r),
+            ..Implied::NOTHING
+        }
+    }
 }
 
 /// One tunable parameter of an algorithm. Defaults may differ by profile
@@ -261,7 +287,7 @@ pub struct CcDescriptor {
     pub source: &'static str,
     pub params: &'static [ParamSpec],
     /// Stack settings this variant stands for (NewReno-ND: delayed ACKs off;
-    /// Westwood-NR: NewReno recovery).
+    /// Westwood-NR: NewReno recovery; `sack`: SACK recovery without PRR).
     pub implies: Implied,
     build: fn(&Params, Profile) -> AnyCc,
 }
@@ -292,22 +318,44 @@ CcDescriptor {
     description: "NewReno with the Vegas loss predictor: gentle reaction to losses it ascribes to link errors",
     source: "Martignon et al., NewReno-LP (Vegas predictor, Brakmo & Peterson 1995); RFC 6582",
     params: newreno_lp::LP_PARAMS,
-    implies: Implied {
-        delayed_ack: None,
-        recovery: Some(crate::tcp::Recovery::NewReno),
-    },
+    implies: Implied::recovery(crate::tcp::Recovery::NewReno),
     build: |p, profile| AnyCc::NewRenoLp(NewRenoLp::vegas(p, profile)),
 },
 CcDescriptor {
     name: "newreno-ideal-lp",
     description: "NewReno-LP with an ideal predictor that reads the simulator's drop records (an upper bound)",
-    source: "Martignon et al., ideal loss predictor; vtlab loss oracle (ConnInfo::loss_cause)",
+    source: "Martignon et al., ideal loss predictor; vtlab loss oracle (CongestionOps::on_loss_oracle)",
+    params: &[],
+    implies: Implied::recovery(crate::tcp::Recovery::NewReno),
+    build: |_, profile| AnyCc::NewRenoLp(NewRenoLp::ideal(profile)),
+},
+CcDescriptor {
+    name: "tahoe",
+    description: "Reno window laws with Tahoe loss recovery: fast retransmit, then slow start from one segment, going back N (no fast recovery)",
+    source: "Jacobson, SIGCOMM 1988 (4.3BSD-Tahoe); RFC 5681 window laws; ns-2 Agent/TCP",
+    params: &[],
+    implies: Implied::recovery(crate::tcp::Recovery::Tahoe),
+    build: |_, profile| AnyCc::NewReno(NewReno::new(profile)),
+},
+CcDescriptor {
+    name: "reno",
+    description: "Reno window laws with RFC 5681 fast recovery: inflation per duplicate ACK, left on the first new ACK",
+    source: "RFC 5681 §3.2; ns-2 Agent/TCP/Reno",
+    params: &[],
+    implies: Implied::recovery(crate::tcp::Recovery::Reno),
+    build: |_, profile| AnyCc::NewReno(NewReno::new(profile)),
+},
+CcDescriptor {
+    name: "sack",
+    description: "Reno window laws with RFC 6675 SACK recovery, cwnd held at ssthresh (no PRR), as ns-2's Sack1",
+    source: "RFC 6675, RFC 2018; ns-2 Agent/TCP/Sack1 (used by Janevski & Petrov's 802.11 study)",
     params: &[],
     implies: Implied {
-        delayed_ack: None,
-        recovery: Some(crate::tcp::Recovery::NewReno),
+        recovery: Some(crate::tcp::Recovery::Sack),
+        prr: Some(false),
+        ..Implied::NOTHING
     },
-    build: |_, profile| AnyCc::NewRenoLp(NewRenoLp::ideal(profile)),
+    build: |_, profile| AnyCc::NewReno(NewReno::new(profile)),
 },
 CcDescriptor {
     name: "newreno-nd",
@@ -316,7 +364,7 @@ CcDescriptor {
     params: &[],
     implies: Implied {
         delayed_ack: Some(false),
-        recovery: None,
+        ..Implied::NOTHING
     },
     build: |_, profile| AnyCc::NewReno(NewReno::new(profile)),
 },
@@ -413,10 +461,7 @@ CcDescriptor {
     description: "Westwood+ bandwidth estimation over NewReno recovery (the sender's NewReno machine); same window law as westwood-plus",
     source: "Grieco & Mascolo, CCR 34(2) 2004; ns-2 WestwoodNR; Linux tcp_westwood.c; ns-3 tcp-westwood-plus.cc (alias of westwood-plus)",
     params: westwood::PLUS_PARAMS,
-    implies: Implied {
-        delayed_ack: None,
-        recovery: Some(crate::tcp::Recovery::NewReno),
-    },
+    implies: Implied::recovery(crate::tcp::Recovery::NewReno),
     build: |p, profile| AnyCc::Westwood(Westwood::plus(p, profile)),
 },
 CcDescriptor {

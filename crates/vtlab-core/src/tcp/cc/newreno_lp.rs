@@ -2,7 +2,8 @@
 //! on a prediction of its cause.
 //!
 //! Source: Martignon et al., "NewReno-LP: NewReno with a Vegas loss predictor"
-//! (the study in ../shared/papers/martignon-newreno-lp.txt, §2); the predictor
+//! (F. Martignon, "Improving TCP performance over wireless networks using loss
+//! differentiation algorithms", §2; docs/reproduce-martignon.md); the predictor
 //! is Vegas's (Brakmo & Peterson 1995).
 //!
 //! At every loss event (three duplicate ACKs or a timeout) the predictor
@@ -21,7 +22,9 @@
 //!
 //! **Ideal predictor** (`newreno-ideal-lp`): the verdict is the true cause of the
 //! loss of the first unacknowledged segment, read from the simulator's drop
-//! records through `ConnInfo::loss_cause` (the loss oracle). No real sender has
+//! records (the loss oracle), which this controller alone asks for
+//! (`CongestionOps::wants_loss_oracle`) and receives through
+//! `CongestionOps::on_loss_oracle` right before `ssthresh`. No real sender has
 //! this: it is the upper bound of loss differentiation. A loss with no recorded
 //! drop (a spurious timeout) counts as congestion.
 //!
@@ -30,7 +33,7 @@
 use super::newreno::NewReno;
 use super::{param, CongestionOps, ConnInfo, LossCause, ParamSpec, Params, Profile, Window};
 use crate::engine::Duration;
-use crate::tcp::CaState;
+use crate::tcp::state::CaState;
 
 /// Parameters of the Vegas loss predictor.
 pub const LP_PARAMS: &[ParamSpec] = &[
@@ -60,7 +63,8 @@ enum Predictor {
         min_rtt: Option<Duration>,
         last_rtt: Option<Duration>,
     },
-    Oracle,
+    /// The oracle's truth for the current loss event.
+    Oracle { truth: Option<LossCause> },
 }
 
 #[derive(Clone, Debug)]
@@ -90,7 +94,7 @@ impl NewRenoLp {
     pub fn ideal(profile: Profile) -> Self {
         NewRenoLp {
             newreno: NewReno::new(profile),
-            predictor: Predictor::Oracle,
+            predictor: Predictor::Oracle { truth: None },
             verdict: None,
         }
     }
@@ -113,7 +117,7 @@ impl NewRenoLp {
     fn classify(&self, info: &ConnInfo, w: &Window) -> LossCause {
         let previous = self.verdict.unwrap_or(LossCause::Congestion);
         match &self.predictor {
-            Predictor::Oracle => info.loss_cause.unwrap_or(LossCause::Congestion),
+            Predictor::Oracle { truth } => truth.unwrap_or(LossCause::Congestion),
             Predictor::Vegas { alpha, beta, .. } => match self.vp(info, w) {
                 Some(vp) if vp > *beta => LossCause::Congestion,
                 Some(vp) if vp < *alpha => LossCause::Link,
@@ -156,6 +160,16 @@ impl CongestionOps for NewRenoLp {
 
     fn loss_verdict(&self) -> Option<LossCause> {
         self.verdict
+    }
+
+    fn wants_loss_oracle(&self) -> bool {
+        matches!(self.predictor, Predictor::Oracle { .. })
+    }
+
+    fn on_loss_oracle(&mut self, truth: Option<LossCause>) {
+        if let Predictor::Oracle { truth: t } = &mut self.predictor {
+            *t = truth;
+        }
     }
 }
 
@@ -223,20 +237,35 @@ mod tests {
     #[test]
     fn ideal_predictor_follows_the_oracle() {
         let mut ideal = NewRenoLp::ideal(Profile::Ns3);
-        let mut i = info(Profile::Ns3);
+        assert!(ideal.wants_loss_oracle());
+        let i = info(Profile::Ns3);
         let w = window(20, 100);
-        i.loss_cause = Some(LossCause::Link);
+        ideal.on_loss_oracle(Some(LossCause::Link));
         assert_eq!(ideal.ssthresh(&i, &w, 30_000), 30_000);
-        i.loss_cause = Some(LossCause::Congestion);
+        ideal.on_loss_oracle(Some(LossCause::Congestion));
         assert_eq!(ideal.ssthresh(&i, &w, 30_000), 15_000);
-        i.loss_cause = None;
+        ideal.on_loss_oracle(None);
         assert_eq!(
             ideal.ssthresh(&i, &w, 30_000),
             15_000,
             "unknown: congestion"
         );
         // A link verdict never sets ssthresh below 2 MSS.
-        i.loss_cause = Some(LossCause::Link);
+        ideal.on_loss_oracle(Some(LossCause::Link));
         assert_eq!(ideal.ssthresh(&i, &w, 500), 2_000);
+    }
+
+    #[test]
+    fn only_the_ideal_predictor_asks_for_the_oracle() {
+        let mut lp = NewRenoLp::vegas(&Params::new(), Profile::Ns3);
+        assert!(!lp.wants_loss_oracle());
+        // Even if handed the truth, the Vegas predictor ignores it: before any
+        // RTT sample its verdict is congestion (half of a 30-segment flight).
+        lp.on_loss_oracle(Some(LossCause::Link));
+        assert_eq!(
+            lp.ssthresh(&info(Profile::Ns3), &window(20, 100), 30_000),
+            15_000
+        );
+        assert_eq!(lp.loss_verdict(), Some(LossCause::Congestion));
     }
 }

@@ -127,7 +127,6 @@ pub(crate) mod test_support {
             min_rtt: None,
             ca_state: CaState::Open,
             profile,
-            loss_cause: None,
         }
     }
 

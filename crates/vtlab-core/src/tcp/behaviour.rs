@@ -1,0 +1,71 @@
+//! Where the sender and the loss recoveries follow ns-3 or Linux: one struct
+//! of named switches, built once from the [`Profile`], read by the state
+//! machine and the recoveries instead of tests of the profile.
+
+use crate::tcp::cc::Profile;
+
+/// The stack behaviours that differ between the `ns3` and `linux` profiles
+/// (the congestion controllers' own differences stay in `cc/`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StackBehaviour {
+    /// Duplicate ACKs reach the controller: ns-3 `ProcessAck` calls `PktsAcked`
+    /// for each as one segment with the SRTT; Linux reports only ACKs of new data.
+    pub dupack_feeds_controller: bool,
+    /// RTT handed to `pkts_acked`: ns-3 passes the SRTT (`m_srtt`); Linux the
+    /// sample this ACK produced, if any.
+    pub pkts_acked_gets_srtt: bool,
+    /// With SACK, an ACK that SACKs new data is a duplicate ACK even if it also
+    /// advances snd_una (ns-3 `ProcessAck`); Linux: a new ACK.
+    pub sack_ack_is_dupack: bool,
+    /// With SACK, rwnd bounds pipe like cwnd (ns-3 `AvailableWindow`); Linux tests
+    /// rwnd against the sequence space instead (`tcp_snd_wnd_test`).
+    pub rwnd_bounds_pipe: bool,
+    /// A timer restart on a new ACK drops the RTO backoff (ns-3 `NewAck`
+    /// recomputes `m_rto`); Linux keeps it until a valid RTT sample (RFC 6298).
+    pub new_ack_clears_backoff: bool,
+    /// Leaving Loss grows cwnd by the segments above `recover` only, and ACKs in
+    /// Loss by at most the newly delivered ones (ns-3 `ProcessAck`); Linux counts all.
+    pub loss_exit_counts_above_recover: bool,
+    /// pipe counts a retransmitted segment SACKed afterwards (ns-3
+    /// `TcpTxBuffer::BytesInFlight`); RFC 6675 and Linux count SACKed data as 0.
+    pub pipe_counts_sacked_retransmissions: bool,
+    /// PRR as ns-3.44 `TcpPrrRecovery` (RecoverFS = pipe, per event, its
+    /// quirks: `Prr::on_ack_ns3`); Linux `tcp_cwnd_reduction`: RFC 6937 per ACK.
+    pub ns3_prr: bool,
+    /// A partial ACK in SACK recovery resends one segment whatever cwnd allows
+    /// (ns-3 `ProcessAck` → `DoRetransmit`); Linux sends only what cwnd − pipe allows.
+    pub partial_ack_retransmits: bool,
+}
+
+impl StackBehaviour {
+    pub const NS3: StackBehaviour = StackBehaviour {
+        dupack_feeds_controller: true,
+        pkts_acked_gets_srtt: true,
+        sack_ack_is_dupack: true,
+        rwnd_bounds_pipe: true,
+        new_ack_clears_backoff: true,
+        loss_exit_counts_above_recover: true,
+        pipe_counts_sacked_retransmissions: true,
+        ns3_prr: true,
+        partial_ack_retransmits: true,
+    };
+
+    pub const LINUX: StackBehaviour = StackBehaviour {
+        dupack_feeds_controller: false,
+        pkts_acked_gets_srtt: false,
+        sack_ack_is_dupack: false,
+        rwnd_bounds_pipe: false,
+        new_ack_clears_backoff: false,
+        loss_exit_counts_above_recover: false,
+        pipe_counts_sacked_retransmissions: false,
+        ns3_prr: false,
+        partial_ack_retransmits: false,
+    };
+
+    pub fn of(profile: Profile) -> Self {
+        match profile {
+            Profile::Ns3 => Self::NS3,
+            Profile::Linux => Self::LINUX,
+        }
+    }
+}

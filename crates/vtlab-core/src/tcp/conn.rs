@@ -1,0 +1,208 @@
+//! The variables of a sending connection and the primitive operations that
+//! the sender's state machine and the loss recoveries share (as ns-3's
+//! `TcpSocketState` is shared by `TcpSocketBase` and its `TcpRecoveryOps`):
+//! asking the controller, changing state, the loss oracle, putting a segment
+//! on the wire.
+
+use std::collections::BTreeMap;
+
+use crate::engine::{Duration, Time};
+use crate::net::{NodeId, Packet, PacketKind};
+use crate::tcp::behaviour::StackBehaviour;
+use crate::tcp::cc::{AnyCc, CongestionOps, ConnInfo, CwndEvent, LossCause, Window};
+use crate::tcp::config::option_bytes;
+use crate::tcp::state::CaState;
+use crate::tcp::{RttEstimator, TcpConfig};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Idle,
+    SynSent,
+    Established,
+}
+
+/// Counters of one sender.
+#[derive(Clone, Debug, Default)]
+pub struct SenderStats {
+    /// Data segments transmitted, retransmissions included.
+    pub segments_sent: u64,
+    pub retransmissions: u64,
+    /// Retransmission-timer expiries (every expiry, backoff repeats included).
+    pub rto_count: u64,
+    pub fast_recoveries: u64,
+    /// Entries into slow start after a loss (a timeout outside state Loss).
+    pub slow_starts_after_loss: u64,
+    pub syn_retransmissions: u64,
+    /// Loss events (fast retransmits and first timeouts of a window).
+    pub loss_events: u64,
+    /// Their true causes, from the simulator's drop records.
+    pub true_link_losses: u64,
+    pub true_congestion_losses: u64,
+    /// The controller's verdicts, for controllers that classify losses.
+    pub predicted_link_losses: u64,
+    pub predicted_congestion_losses: u64,
+    /// Verdicts that matched the true cause.
+    pub correct_predictions: u64,
+    pub rtt_samples: u64,
+    pub rtt_sum_s: f64,
+    pub rtt_min: Option<Duration>,
+    pub rtt_max: Option<Duration>,
+}
+
+/// The connection as the sender and its recovery see it.
+pub(crate) struct Conn {
+    pub cfg: TcpConfig,
+    /// Where the profile follows ns-3 or Linux.
+    pub b: StackBehaviour,
+    pub cc: AnyCc,
+    pub flow: u32,
+    /// The receiver's node.
+    pub peer: NodeId,
+    pub total: u64,
+    pub phase: Phase,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    pub snd_max: u64,
+    pub w: Window,
+    pub ca_state: CaState,
+    pub dupacks: u32,
+    /// RFC 6582 `recover`, as an exclusive end (snd_max when set).
+    pub recover: Option<u64>,
+    pub rwnd: u64,
+    pub rtt: RttEstimator,
+    /// Pending retransmission (or SYN) timer deadline.
+    pub timer: Option<Time>,
+    /// Karn timing without timestamps: (end of the timed segment, send time).
+    pub timed: Option<(u64, Time)>,
+    /// The loss oracle: why each data segment was last dropped, by sequence
+    /// number, recorded by the simulation (see `Sender::record_drop`).
+    pub drops: BTreeMap<u64, LossCause>,
+    pub stats: SenderStats,
+}
+
+impl Conn {
+    /// RFC 5681 FlightSize: bytes sent and not cumulatively acknowledged.
+    pub fn flight_size(&self) -> u64 {
+        self.snd_max - self.snd_una
+    }
+
+    /// What the controller may read; `in_flight` is the recovery's
+    /// bytes-in-flight estimate (pipe with SACK, FlightSize otherwise).
+    pub fn info(&self, now: Time, in_flight: u64) -> ConnInfo {
+        ConnInfo {
+            now,
+            mss: self.cfg.mss,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            snd_max: self.snd_max,
+            bytes_in_flight: in_flight,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            ca_state: self.ca_state,
+            profile: self.cfg.profile,
+        }
+    }
+
+    /// Change the congestion state, telling the controller first.
+    pub fn set_state(&mut self, now: Time, new: CaState, in_flight: u64) {
+        if new != self.ca_state {
+            let info = self.info(now, in_flight);
+            self.cc.congestion_state_set(&info, &mut self.w, new);
+            self.ca_state = new;
+        }
+    }
+
+    pub fn cwnd_event(&mut self, now: Time, event: CwndEvent, in_flight: u64) {
+        let info = self.info(now, in_flight);
+        self.cc.cwnd_event(&info, &mut self.w, event);
+    }
+
+    /// Hand `segments` acknowledged segments to the controller (`pkts_acked`).
+    pub fn pkts_acked(&mut self, now: Time, segments: u32, rtt: Option<Duration>, in_flight: u64) {
+        let info = self.info(now, in_flight);
+        self.cc.pkts_acked(&info, &self.w, segments, rtt);
+    }
+
+    /// A loss event of the first unacknowledged segment: sets ssthresh from
+    /// the controller. A controller that asks for the loss oracle gets the
+    /// true cause right before `ssthresh`; the event and, for classifying
+    /// controllers, the verdict are counted.
+    pub fn loss_event(&mut self, now: Time, in_flight: u64) {
+        self.drops = self.drops.split_off(&self.snd_una);
+        let truth = self.drops.get(&self.snd_una).copied();
+        if self.cc.wants_loss_oracle() {
+            self.cc.on_loss_oracle(truth);
+        }
+        let info = self.info(now, in_flight);
+        self.w.ssthresh = self.cc.ssthresh(&info, &self.w, in_flight);
+        let s = &mut self.stats;
+        s.loss_events += 1;
+        match truth {
+            Some(LossCause::Link) => s.true_link_losses += 1,
+            Some(LossCause::Congestion) => s.true_congestion_losses += 1,
+            None => {}
+        }
+        if let Some(verdict) = self.cc.loss_verdict() {
+            match verdict {
+                LossCause::Link => s.predicted_link_losses += 1,
+                LossCause::Congestion => s.predicted_congestion_losses += 1,
+            }
+            if truth == Some(verdict) {
+                s.correct_predictions += 1;
+            }
+        }
+    }
+
+    pub fn packet(&self, now: Time, kind: PacketKind, seq: u64, len: u32) -> Packet {
+        Packet {
+            flow: self.flow,
+            dst: self.peer,
+            kind,
+            seq,
+            len,
+            ack: 0,
+            rwnd: 0,
+            ts_val: now,
+            ts_ecr: Time::ZERO,
+            ip_bytes: len + self.cfg.header_bytes as u32 + option_bytes(self.cfg.timestamps, 0),
+            sack: Default::default(),
+            sack_len: 0,
+            frag_index: 0,
+            frag_count: 1,
+        }
+    }
+
+    /// Put the data segment `[seq, seq + len)` on the wire: counters, Karn's
+    /// timing, the retransmission timer. The caller advances snd_nxt/snd_max
+    /// and keeps its own records (a scoreboard) of what was sent.
+    pub fn transmit(&mut self, now: Time, seq: u64, len: u64, out: &mut Vec<Packet>) {
+        self.stats.segments_sent += 1;
+        if seq < self.snd_max {
+            self.stats.retransmissions += 1;
+            // Karn: a retransmission makes the timed segment's sample ambiguous.
+            self.timed = None;
+        } else if !self.cfg.timestamps && self.timed.is_none() {
+            self.timed = Some((seq + len, now));
+        }
+        if self.timer.is_none() {
+            self.timer = Some(now + self.rtt.rto());
+        }
+        out.push(self.packet(now, PacketKind::Data, seq, len as u32));
+    }
+
+    /// Length of the next new segment, if the send buffer and the receive
+    /// window allow one: full-sized except the transfer's tail. With
+    /// `rwnd_checked`, the caller bounds its window by rwnd itself.
+    pub fn next_new_segment(&self, rwnd_checked: bool) -> Option<u64> {
+        let data_end = self.total.min(self.snd_una + self.cfg.send_buffer);
+        if self.snd_max >= data_end {
+            return None;
+        }
+        let len = self.cfg.mss.min(data_end - self.snd_max);
+        let is_tail = self.snd_max + len >= self.total;
+        let fits_rwnd = rwnd_checked
+            || self.snd_max + len <= self.snd_una + self.rwnd
+            || self.snd_max == self.snd_una;
+        ((len == self.cfg.mss || is_tail) && fits_rwnd).then_some(len)
+    }
+}

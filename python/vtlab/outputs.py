@@ -1,0 +1,126 @@
+"""Output paths of the command line, checked before the first simulation.
+
+A command collects every file it will write — including files derived from an
+option, such as ``runs.links.parquet`` beside ``--out runs.parquet`` — and calls
+:func:`check_outputs` before it simulates anything.  Each file must:
+
+* have a name ending in one of the formats the option writes (``.parquet``, ...);
+* not be an existing directory;
+* be in a directory that exists and is writable;
+* not already exist, unless ``--force`` is given;
+* be different from every other output of the same command (two options naming
+  the same file, or one option's file being another's derived file).
+
+Directories a command fills and resumes from (``sweep --store``, ``validate --out``)
+are checked with :func:`check_output_dir`: an existing path must be a writable
+directory; a missing one must be creatable (its nearest existing parent is a
+writable directory).
+
+Problems raise :class:`vtlab.errors.CliError` naming the option, so the user sees one
+``error: --out: ...`` line and no file is touched.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from vtlab.api import sibling_paths
+from vtlab.errors import CliError
+
+__all__ = ["Output", "check_output_dir", "check_outputs", "table_outputs"]
+
+
+@dataclass(frozen=True)
+class Output:
+    """One file a command will write.
+
+    ``option`` is the command-line option it comes from, ``what`` says which file
+    of that option it is (``"flows"``, ``"links"``) when an option writes several,
+    and ``suffixes`` the accepted file-name endings (``None`` for a derived file
+    whose name the command chose).
+    """
+
+    option: str
+    path: Path
+    what: str = ""
+    suffixes: tuple[str, ...] | None = None
+
+    def describe(self) -> str:
+        what = f" ({self.what} file)" if self.what else ""
+        return f"{self.option} {self.path}{what}"
+
+
+def table_outputs(option: str, path: str | os.PathLike[str]) -> list[Output]:
+    """The files ``Result.to_parquet(path, traces=False)`` writes: the flow rows at
+    ``path`` (must end in ``.parquet``) and the link rows beside it."""
+    paths = sibling_paths(path)
+    return [
+        Output(option, paths["flows"], "flows", (".parquet",)),
+        Output(option, paths["links"], "links"),
+    ]
+
+
+def _same_file_key(path: Path) -> str:
+    return os.path.normcase(str(path.expanduser().resolve()))
+
+
+def _writable_dir(path: Path) -> bool:
+    return path.is_dir() and os.access(path, os.W_OK | os.X_OK)
+
+
+def check_outputs(outputs: Sequence[Output], *, force: bool = False) -> None:
+    """Raise :class:`CliError` unless every output can be written (see the module
+    docstring).  Nothing is created."""
+    for out in outputs:
+        if out.suffixes is not None and not out.path.name.lower().endswith(out.suffixes):
+            endings = " or ".join(out.suffixes)
+            raise CliError(out.option, f"'{out.path}': the file name must end in {endings}")
+    seen: dict[str, Output] = {}
+    for out in outputs:
+        key = _same_file_key(out.path)
+        other = seen.get(key)
+        if other is None:
+            for prev_key, prev in seen.items():
+                p, q = Path(prev_key), Path(key)
+                if p.exists() and q.exists() and os.path.samefile(p, q):
+                    other = prev
+                    break
+        if other is not None:
+            raise CliError(
+                out.option,
+                f"'{out.path}' is the same file as {other.describe()}; give different names",
+            )
+        seen[key] = out
+    for out in outputs:
+        parent = out.path.expanduser().parent
+        if out.path.is_dir():
+            raise CliError(out.option, f"'{out.path}' is a directory")
+        if not parent.exists():
+            raise CliError(out.option, f"'{out.path}': directory '{parent}' does not exist")
+        if not _writable_dir(parent):
+            raise CliError(out.option, f"'{out.path}': directory '{parent}' is not writable")
+        if out.path.exists() and not force:
+            what = f" ({out.what} file)" if out.what else ""
+            raise CliError(
+                out.option, f"'{out.path}'{what} already exists; add --force to overwrite it"
+            )
+
+
+def check_output_dir(option: str, path: str | os.PathLike[str]) -> None:
+    """Raise :class:`CliError` unless ``path`` is a writable directory or can be
+    created as one.  Nothing is created."""
+    p = Path(path).expanduser()
+    if p.exists():
+        if not p.is_dir():
+            raise CliError(option, f"'{path}' exists and is not a directory")
+        if not _writable_dir(p):
+            raise CliError(option, f"directory '{path}' is not writable")
+        return
+    ancestor = p.absolute().parent
+    while not ancestor.exists():
+        ancestor = ancestor.parent
+    if not _writable_dir(ancestor):
+        raise CliError(option, f"cannot create '{path}': '{ancestor}' is not a writable directory")
