@@ -66,6 +66,11 @@ def burst_mean_loss(p: float, burst_min: int = 1, burst_max: int = 4) -> float:
 def burst_start_for_mean_loss(mean_loss: float, burst_min: int = 1, burst_max: int = 4) -> float:
     """Burst-start probability that gives the mean loss rate ``mean_loss``."""
 
+def pcap_files(spec_json: str, pcap_points: list[str] | None = None) -> list[str]:
+    """The capture file names ``run(spec_json, ..., pcap=DIR, pcap_points=...)`` would
+    write into DIR (``NODE.pcap``, ``LINK-NODE.pcap``). Raises ScenarioError for an
+    unknown node or link name."""
+
 def run(
     spec_json: str,
     seed: int,

@@ -167,6 +167,16 @@ fn schema(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// The capture file names `run(..., pcap=DIR, pcap_points=points)` would
+/// write into DIR, in order; raises ScenarioError for an unknown name.
+#[pyfunction]
+#[pyo3(signature = (spec_json, pcap_points=None))]
+fn pcap_files(spec_json: &str, pcap_points: Option<Vec<String>>) -> PyResult<Vec<String>> {
+    let scenario = spec::resolve_json(spec_json).map_err(to_py_err)?;
+    let plan = spec::plan(&scenario).map_err(to_py_err)?;
+    vtlab_core::sim::capture::file_names(&plan, &pcap_points.unwrap_or_default()).map_err(to_py_err)
+}
+
 /// Run one simulation of a scenario spec (JSON text) with `seed`.
 ///
 /// Returns {"flows": columns, "links": columns, "traces": columns or None,
@@ -290,6 +300,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(burst_mean_loss, m)?)?;
     m.add_function(wrap_pyfunction!(burst_start_for_mean_loss, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(pcap_files, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(request_stop, m)?)?;
     Ok(())

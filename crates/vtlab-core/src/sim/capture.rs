@@ -345,63 +345,82 @@ fn path_fragment_payload(plan: &Plan, from: NodeId, to: NodeId) -> u32 {
     ((mtu.saturating_sub(IP_HEADER_BYTES)) / 8 * 8).max(8)
 }
 
+/// The file names of the capture points `points` names, in file order:
+/// `NODE.pcap` for a node (every node for none or `all`), `LINK-NODE.pcap` for
+/// each end of a link. An unknown name is an error naming it.
+pub fn file_names(plan: &Plan, points: &[String]) -> Result<Vec<String>, SpecError> {
+    Ok(resolve_points(plan, points)?
+        .into_iter()
+        .map(|(f, ..)| f)
+        .collect())
+}
+
+/// Capture points: (file name, node, link or `None` for every link of the node).
+fn resolve_points(
+    plan: &Plan,
+    requested: &[String],
+) -> Result<Vec<(String, NodeId, Option<usize>)>, SpecError> {
+    let node_index = |n: &str| plan.nodes.iter().position(|x| x == n);
+    // Capture points: (file name, node, link or None for every link).
+    let mut points: Vec<(String, NodeId, Option<usize>)> = Vec::new();
+    let all = requested.is_empty() || requested.iter().any(|p| p == "all");
+    if all {
+        for (i, n) in plan.nodes.iter().enumerate() {
+            points.push((format!("{}.pcap", safe_name(n)), NodeId(i as u32), None));
+        }
+    }
+    for name in requested.iter().filter(|p| *p != "all") {
+        let node = node_index(name);
+        let link = plan.links.iter().position(|l| &l.name == name);
+        if node.is_none() && link.is_none() {
+            let links: Vec<&str> = plan.links.iter().map(|l| l.name.as_str()).collect();
+            return Err(SpecError::new(
+                "pcap",
+                format!(
+                    "unknown link or node '{name}' (links: {}; nodes: {})",
+                    links.join(", "),
+                    plan.nodes.join(", ")
+                ),
+            ));
+        }
+        if let (Some(i), false) = (node, all) {
+            points.push((format!("{}.pcap", safe_name(name)), NodeId(i as u32), None));
+        }
+        if let Some(l) = link {
+            let pl = &plan.links[l];
+            for end in [pl.a, pl.b] {
+                let file = format!(
+                    "{}-{}.pcap",
+                    safe_name(&pl.name),
+                    safe_name(&plan.nodes[end.0 as usize])
+                );
+                points.push((file, end, Some(l)));
+            }
+        }
+    }
+    let mut unique = Vec::with_capacity(points.len());
+    for p in points {
+        if !unique.contains(&p) {
+            unique.push(p);
+        }
+    }
+    let points = unique;
+    for (i, (file, ..)) in points.iter().enumerate() {
+        if points[..i].iter().any(|(f, ..)| f == file) {
+            return Err(SpecError::new(
+                "pcap",
+                format!("two capture points would share the file name '{file}'"),
+            ));
+        }
+    }
+    Ok(points)
+}
+
 impl Capture {
     /// Check the request against the plan (every name a node or link, the
     /// directory writable) and open the files with their pcap headers.
     pub fn open(plan: &Plan, req: &CaptureRequest) -> Result<Self, SpecError> {
-        let node_index = |n: &str| plan.nodes.iter().position(|x| x == n);
-        // Capture points: (file name, node, link or None for every link).
-        let mut points: Vec<(String, NodeId, Option<usize>)> = Vec::new();
-        let all = req.points.is_empty() || req.points.iter().any(|p| p == "all");
-        if all {
-            for (i, n) in plan.nodes.iter().enumerate() {
-                points.push((format!("{}.pcap", safe_name(n)), NodeId(i as u32), None));
-            }
-        }
-        for name in req.points.iter().filter(|p| *p != "all") {
-            let node = node_index(name);
-            let link = plan.links.iter().position(|l| &l.name == name);
-            if node.is_none() && link.is_none() {
-                let links: Vec<&str> = plan.links.iter().map(|l| l.name.as_str()).collect();
-                return Err(SpecError::new(
-                    "pcap",
-                    format!(
-                        "unknown link or node '{name}' (links: {}; nodes: {})",
-                        links.join(", "),
-                        plan.nodes.join(", ")
-                    ),
-                ));
-            }
-            if let (Some(i), false) = (node, all) {
-                points.push((format!("{}.pcap", safe_name(name)), NodeId(i as u32), None));
-            }
-            if let Some(l) = link {
-                let pl = &plan.links[l];
-                for end in [pl.a, pl.b] {
-                    let file = format!(
-                        "{}-{}.pcap",
-                        safe_name(&pl.name),
-                        safe_name(&plan.nodes[end.0 as usize])
-                    );
-                    points.push((file, end, Some(l)));
-                }
-            }
-        }
-        let mut unique = Vec::with_capacity(points.len());
-        for p in points {
-            if !unique.contains(&p) {
-                unique.push(p);
-            }
-        }
-        let points = unique;
-        for (i, (file, ..)) in points.iter().enumerate() {
-            if points[..i].iter().any(|(f, ..)| f == file) {
-                return Err(SpecError::new(
-                    "pcap",
-                    format!("two capture points would share the file name '{file}'"),
-                ));
-            }
-        }
+        let points = resolve_points(plan, &req.points)?;
         std::fs::create_dir_all(&req.dir).map_err(|e| {
             SpecError::new(
                 "pcap",
