@@ -22,8 +22,9 @@
 //! carry them with their offsets and MF flag. Payloads are zero-filled (or
 //! omitted, keeping the true original length).
 //!
-//! With no capture requested none of this exists: the simulation checks one
-//! `Option` per packet enqueued and per packet delivered.
+//! With no capture requested none of this runs: the event loop is compiled
+//! twice (`Simulation::run_events::<CAPTURE>`), and the run checks once which
+//! one to use; the loop without captures has no capture code at all.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -489,6 +490,8 @@ impl Capture {
     }
 
     /// Link direction `d` accepted `p` into its transmit queue at `now`.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn sent(&mut self, now: Time, d: u32, p: &Packet) {
         let (from, to) = self.dirs[d as usize];
         let w = &self.flows[p.flow as usize];
@@ -509,6 +512,8 @@ impl Capture {
     }
 
     /// `p` reached the far end of link direction `d` at `now`.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn delivered(&mut self, now: Time, d: u32, p: &Packet) {
         let (from, to) = self.dirs[d as usize];
         let id = self.ids.get(&Datagram::of(p)).map_or(0, |e| e.0);
@@ -520,6 +525,8 @@ impl Capture {
 
     /// `p` was dropped on link direction `d`: lost on the link (`on_link`),
     /// or refused by its full queue.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn dropped(&mut self, d: u32, p: &Packet, on_link: bool) {
         let w = &self.flows[p.flow as usize];
         let origin = if p.toward_receiver() { w.src } else { w.dst };

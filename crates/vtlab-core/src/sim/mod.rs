@@ -201,7 +201,20 @@ impl Simulation {
     }
 
     /// The event loop; returns the end time, or `None` when interrupted.
-    fn run_loop(&mut self, mut interrupted: Option<&mut dyn FnMut() -> bool>) -> Option<Time> {
+    fn run_loop(&mut self, interrupted: Option<&mut dyn FnMut() -> bool>) -> Option<Time> {
+        // The one check captures cost when off: the loop is compiled twice.
+        if self.capture.is_some() {
+            self.run_events::<true>(interrupted)
+        } else {
+            self.run_events::<false>(interrupted)
+        }
+    }
+
+    /// The event loop proper; `CAPTURE`: packet captures are on.
+    fn run_events<const CAPTURE: bool>(
+        &mut self,
+        mut interrupted: Option<&mut dyn FnMut() -> bool>,
+    ) -> Option<Time> {
         for (i, f) in self.flows.iter().enumerate() {
             self.sched.schedule(f.start, Event::FlowStart(i as u32));
         }
@@ -221,7 +234,7 @@ impl Simulation {
             if n % CHECK_EVERY == 0 && interrupted.as_mut().is_some_and(|f| f()) {
                 return None;
             }
-            self.handle(now, event);
+            self.handle::<CAPTURE>(now, event);
             if self.remaining == 0 {
                 return Some(self.sched.now());
             }
@@ -230,7 +243,7 @@ impl Simulation {
         Some(self.sched.now())
     }
 
-    fn handle(&mut self, now: Time, event: Event) {
+    fn handle<const CAPTURE: bool>(&mut self, now: Time, event: Event) {
         match event {
             Event::Arrival(d) => {
                 let (fate, next) = self.links[d as usize].arrive(now);
@@ -239,12 +252,12 @@ impl Simulation {
                 }
                 match fate {
                     Some(Arrival::Delivered(p)) => {
-                        if let Some(c) = self.capture.as_mut() {
+                        if let (true, Some(c)) = (CAPTURE, self.capture.as_mut()) {
                             c.delivered(now, d, &p);
                         }
-                        self.deliver(now, self.links[d as usize].to, p)
+                        self.deliver::<CAPTURE>(now, self.links[d as usize].to, p)
                     }
-                    Some(Arrival::Lost(p)) => self.dropped(now, d, p, LossCause::Link),
+                    Some(Arrival::Lost(p)) => self.dropped::<CAPTURE>(now, d, p, LossCause::Link),
                     None => {}
                 }
             }
@@ -255,7 +268,7 @@ impl Simulation {
                 }
                 flow.sender_timer_at = None;
                 flow.sender.on_timer(now, &mut self.out);
-                self.flush(now, f, true);
+                self.flush::<CAPTURE>(now, f, true);
             }
             Event::ReceiverTimer(f) => {
                 let flow = &mut self.flows[f as usize];
@@ -264,7 +277,7 @@ impl Simulation {
                 }
                 flow.receiver_timer_at = None;
                 flow.receiver.on_timer(now, &mut self.out);
-                self.flush(now, f, false);
+                self.flush::<CAPTURE>(now, f, false);
             }
             Event::FlowStart(f) => {
                 let flow = &mut self.flows[f as usize];
@@ -272,7 +285,7 @@ impl Simulation {
                 if let (true, Some(t)) = (self.trace_changes, self.trace.as_mut()) {
                     t.push(observe::trace_row(now, &flow.name, &flow.sender));
                 }
-                self.flush(now, f, true);
+                self.flush::<CAPTURE>(now, f, true);
             }
             Event::TraceSample => {
                 self.sample(now);
@@ -282,9 +295,9 @@ impl Simulation {
         }
     }
 
-    fn deliver(&mut self, now: Time, node: NodeId, p: Packet) {
+    fn deliver<const CAPTURE: bool>(&mut self, now: Time, node: NodeId, p: Packet) {
         if p.dst != node {
-            self.forward(now, node, p);
+            self.forward::<CAPTURE>(now, node, p);
             return;
         }
         let f = p.flow;
@@ -298,19 +311,19 @@ impl Simulation {
                 flow.done = true;
                 self.remaining -= 1;
             }
-            self.flush(now, f, false);
+            self.flush::<CAPTURE>(now, f, false);
         } else {
             if let Some(log) = self.events.as_mut() {
                 let ts = flow.timestamps;
                 observe::before_ack(&mut flow.seen, now, &flow.name, &flow.sender, &p, ts, log);
             }
             flow.sender.on_packet(now, &p, &mut self.out);
-            self.flush(now, f, true);
+            self.flush::<CAPTURE>(now, f, true);
         }
     }
 
     /// Send what an endpoint emitted and keep its timer event in step.
-    fn flush(&mut self, now: Time, f: u32, from_sender: bool) {
+    fn flush<const CAPTURE: bool>(&mut self, now: Time, f: u32, from_sender: bool) {
         let mut out = std::mem::take(&mut self.out);
         if from_sender && (self.events.is_some() || self.trace_changes) {
             let flow = &mut self.flows[f as usize];
@@ -326,10 +339,10 @@ impl Simulation {
         };
         for p in out.drain(..) {
             if p.ip_bytes <= mtu {
-                self.forward(now, node, p);
+                self.forward::<CAPTURE>(now, node, p);
             } else {
                 for fragment in p.fragments(mtu) {
-                    self.forward(now, node, fragment);
+                    self.forward::<CAPTURE>(now, node, fragment);
                 }
             }
         }
@@ -356,28 +369,28 @@ impl Simulation {
         }
     }
 
-    fn forward(&mut self, now: Time, node: NodeId, p: Packet) {
+    fn forward<const CAPTURE: bool>(&mut self, now: Time, node: NodeId, p: Packet) {
         let Some(d) = self.routes[node.0 as usize][p.dst.0 as usize] else {
             return; // unreachable destinations are rejected before the run
         };
         match self.links[d as usize].enqueue(now, p) {
             Enqueued::Accepted(schedule) => {
                 self.packets += 1;
-                if let Some(c) = self.capture.as_mut() {
+                if let (true, Some(c)) = (CAPTURE, self.capture.as_mut()) {
                     c.sent(now, d, &p);
                 }
                 if let Some(t) = schedule {
                     self.sched.schedule(t, Event::Arrival(d));
                 }
             }
-            Enqueued::QueueFull => self.dropped(now, d, p, LossCause::Congestion),
+            Enqueued::QueueFull => self.dropped::<CAPTURE>(now, d, p, LossCause::Congestion),
         }
     }
 
     /// Count a drop on link direction `d` and, for data, tell the sender's
     /// loss oracle its cause.
-    fn dropped(&mut self, now: Time, d: u32, p: Packet, cause: LossCause) {
-        if let Some(c) = self.capture.as_mut() {
+    fn dropped<const CAPTURE: bool>(&mut self, now: Time, d: u32, p: Packet, cause: LossCause) {
+        if let (true, Some(c)) = (CAPTURE, self.capture.as_mut()) {
             c.dropped(d, &p, cause == LossCause::Link);
         }
         let flow = &mut self.flows[p.flow as usize];
