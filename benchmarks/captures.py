@@ -7,8 +7,8 @@ directory), and optionally with another build of the compiled core.
 ``--baseline-core`` times the same scenario with another build of the core (e.g.
 one from before captures existed) to show that captures cost nothing when off.
 Prints the median engine time of each mode (the core's own ``wall_s``) and its
-ratio to "off".  Runs alternate between the builds so that machine load drifts
-affect both alike.
+ratio to "off".  Runs without captures alternate between the builds so that
+machine load drifts affect both alike, and come before the runs that write files.
 """
 
 from __future__ import annotations
@@ -47,11 +47,15 @@ def main() -> int:
     times: dict[str, list[float]] = {"off": [], "headers only": [], "full": []}
     if base is not None:
         times["baseline core, off"] = []
+    # Without captures first (alternating with the baseline build, so that load
+    # drifts affect both alike), then with: writing hundreds of MB leaves the disk
+    # busy for a while, which would slow the runs after it.
+    for _ in range(args.repeat):
+        times["off"].append(core.run(spec, 1)["meta"]["wall_s"])
+        if base is not None:
+            times["baseline core, off"].append(base.run(spec, 1)["meta"]["wall_s"])
     try:
         for _ in range(args.repeat):
-            times["off"].append(core.run(spec, 1)["meta"]["wall_s"])
-            if base is not None:
-                times["baseline core, off"].append(base.run(spec, 1)["meta"]["wall_s"])
             for name, payload in (("headers only", False), ("full", True)):
                 out = core.run(spec, 1, pcap=str(tmp), pcap_payload=payload)
                 times[name].append(out["meta"]["wall_s"])

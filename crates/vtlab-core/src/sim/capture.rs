@@ -210,8 +210,9 @@ pub(crate) fn tcp_header(w: &FlowWire, p: &Packet) -> TcpHeader {
 }
 
 /// Append the Ethernet frame of fragment `p` (one hop, `from` → `to`) to
-/// `buf`; returns the frame's original length. With `payload` false only the
-/// headers are written.
+/// `buf`; returns the frame's original length, or why the datagram cannot be
+/// written (larger than IPv4 allows: only with headers smaller than the real
+/// ones). With `payload` false only the headers are written.
 pub(crate) fn frame(
     w: &FlowWire,
     p: &Packet,
@@ -219,15 +220,16 @@ pub(crate) fn frame(
     hop: (NodeId, NodeId),
     payload: bool,
     buf: &mut Vec<u8>,
-) -> u32 {
+) -> Result<u32, String> {
     let toward = p.toward_receiver();
     let (src, dst, _, _) = w.ends(toward);
     let mut tcp = tcp_header(w, p);
     let (src_ip, dst_ip) = (node_ip(src), node_ip(dst));
     let len = p.len as usize;
+    let too_big = |_| format!("a {}-byte TCP segment does not fit IPv4", p.len);
     tcp.checksum = tcp
         .calc_checksum_ipv4_raw(src_ip, dst_ip, &ZEROS[..len])
-        .expect("segment fits IPv4");
+        .map_err(too_big)?;
     let segment = tcp.header_len() + len;
     // Fragment i carries [i·per, i·per + per) of the segment (RFC 791: a
     // multiple of 8 bytes except the last), as `Packet::fragments` cut it.
@@ -244,8 +246,10 @@ pub(crate) fn frame(
         };
         (offset, frag_len, !last)
     };
-    let mut ip = Ipv4Header::new(frag_len as u16, TTL, IpNumber::TCP, src_ip, dst_ip)
-        .expect("datagram fits IPv4");
+    let mut ip = u16::try_from(frag_len)
+        .ok()
+        .and_then(|n| Ipv4Header::new(n, TTL, IpNumber::TCP, src_ip, dst_ip).ok())
+        .ok_or_else(|| format!("a {}-byte IPv4 datagram is too large", frag_len + 20))?;
     ip.identification = id;
     ip.dont_fragment = false;
     ip.more_fragments = more;
@@ -268,7 +272,7 @@ pub(crate) fn frame(
     if payload {
         buf.extend_from_slice(&ZEROS[..frag_len - in_header]);
     }
-    (Ethernet2Header::LEN + Ipv4Header::MIN_LEN + frag_len) as u32
+    Ok((Ethernet2Header::LEN + Ipv4Header::MIN_LEN + frag_len) as u32)
 }
 
 struct CaptureFile {
@@ -556,14 +560,14 @@ impl Capture {
             return;
         }
         self.buf.clear();
-        let orig_len = frame(
-            &self.flows[p.flow as usize],
-            p,
-            id,
-            hop,
-            self.payload,
-            &mut self.buf,
-        );
+        let w = &self.flows[p.flow as usize];
+        let orig_len = match frame(w, p, id, hop, self.payload, &mut self.buf) {
+            Ok(n) => n,
+            Err(e) => {
+                self.error = Some(format!("cannot capture: {e}"));
+                return;
+            }
+        };
         let ts = std::time::Duration::from_nanos(now.0);
         let packet = PcapPacket::new(ts, orig_len, &self.buf);
         for &f in files {
@@ -679,7 +683,8 @@ mod tests {
             (NodeId(hop.0), NodeId(hop.1)),
             payload,
             &mut buf,
-        );
+        )
+        .unwrap();
         (buf, orig)
     }
 
