@@ -22,9 +22,10 @@
 //! carry them with their offsets and MF flag. Payloads are zero-filled (or
 //! omitted, keeping the true original length).
 //!
-//! With no capture requested none of this runs: the event loop is compiled
-//! twice (`Simulation::run_events::<CAPTURE>`), and the run checks once which
-//! one to use; the loop without captures has no capture code at all.
+//! With no capture requested none of this runs: the event handlers are
+//! compiled with and without the capture hooks (`Simulation::handle::<CAPTURE>`)
+//! and the event loop picks one by a single predictable branch per event; the
+//! handlers without captures contain no capture code at all.
 
 use std::collections::HashMap;
 use std::fs::File;
