@@ -1,5 +1,6 @@
 """Type stubs for the compiled binding ``vtlab._core`` (crates/vtlab-py)."""
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
@@ -77,6 +78,7 @@ def run(
     trace: bool = False,
     trace_changes: bool = False,
     events: bool = False,
+    trace_batches: Callable[[dict[str, list[Any]]], None] | None = None,
     pcap: str | Path | None = None,
     pcap_points: list[str] | None = None,
     pcap_payload: bool = True,

@@ -19,7 +19,9 @@ if TYPE_CHECKING:  # pandas is imported only when a DataFrame is first needed
     import pandas as pd
 
 __all__ = [
+    "EVENT_COLUMNS",
     "FLOW_COLUMNS",
+    "Interrupted",
     "SCHEMA",
     "LINK_COLUMNS",
     "MAX_SEED",
@@ -48,6 +50,34 @@ LINK_COLUMNS: tuple[str, ...] = tuple(c["name"] for c in SCHEMA["links"])
 
 #: Columns of :attr:`Result.traces`.
 TRACE_COLUMNS: tuple[str, ...] = tuple(c["name"] for c in SCHEMA["traces"])
+
+#: Columns of :attr:`Result.events`.
+EVENT_COLUMNS: tuple[str, ...] = tuple(c["name"] for c in SCHEMA["events"])
+
+#: Accepted values of ``trace``: off, sampled every ``trace_interval``, or a row at
+#: every change of cwnd, ssthresh or congestion state.
+TRACE_MODES = (False, True, "sampled", "changes")
+
+
+def trace_flags(trace: Any) -> tuple[bool, bool]:
+    """(trace, trace_changes) for the core from a ``trace`` argument."""
+    if trace is False or trace is None:
+        return False, False
+    if trace is True or trace == "sampled":
+        return True, False
+    if trace == "changes":
+        return True, True
+    raise ValueError(f"trace: {trace!r} is not one of False, True, 'sampled', 'changes'")
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during :func:`run_many`: ``partial`` holds the runs that completed
+    (``None`` if none did)."""
+
+    def __init__(self, partial: Result | None) -> None:
+        super().__init__("interrupted")
+        self.partial = partial
+
 
 _META_KEY = b"vtlab.meta"
 
@@ -131,8 +161,10 @@ class Result:
     Attributes:
         flows: one row per flow per run (columns :data:`FLOW_COLUMNS`).
         links: one row per link direction per run (columns :data:`LINK_COLUMNS`).
-        traces: sampled TCP state (columns :data:`TRACE_COLUMNS`), or ``None`` when
+        traces: TCP state over time (columns :data:`TRACE_COLUMNS`), or ``None`` when
             the run(s) were made with ``trace=False``.
+        events: typed events (columns :data:`EVENT_COLUMNS`), or ``None`` when the
+            run(s) were made with ``events=False``.
         meta: for a single run, the core's metadata: ``scenario_hash``, ``seed``,
             ``version``, ``events``, ``packets``, ``wall_s``, ``sim_time_s``.  For
             :func:`run_many`: ``scenario_hash``, ``version``, ``seeds`` (list),
@@ -150,10 +182,12 @@ class Result:
         links: pd.DataFrame,
         traces: pd.DataFrame | None = None,
         meta: dict[str, Any] | None = None,
+        events: pd.DataFrame | None = None,
     ) -> None:
         self._flows = flows
         self._links = links
         self._traces = traces
+        self._events = events
         self.meta: dict[str, Any] = {} if meta is None else meta
         self._raw: Mapping[str, Any] | None = None  #: the core's column dicts
         self._parts: Sequence[Result] | None = None  #: results to concatenate
@@ -166,7 +200,12 @@ class Result:
             return value
         if self._raw is not None:
             columns = self._raw.get(name)
-            order = {"flows": FLOW_COLUMNS, "links": LINK_COLUMNS, "traces": TRACE_COLUMNS}
+            order = {
+                "flows": FLOW_COLUMNS,
+                "links": LINK_COLUMNS,
+                "traces": TRACE_COLUMNS,
+                "events": EVENT_COLUMNS,
+            }
             value = None if columns is None else _frame(columns, order[name])
         else:
             import pandas as pd
@@ -202,6 +241,14 @@ class Result:
     def traces(self, value: pd.DataFrame | None) -> None:
         self._traces = value
 
+    @property
+    def events(self) -> pd.DataFrame | None:
+        return self._table("events")
+
+    @events.setter
+    def events(self, value: pd.DataFrame | None) -> None:
+        self._events = value
+
     def flow_records(self) -> list[dict[str, Any]]:
         """The flow rows as dicts (column → value), in :attr:`flows` order.
 
@@ -221,7 +268,7 @@ class Result:
     @classmethod
     def from_core(cls, raw: Mapping[str, Any]) -> Result:
         """Build a ``Result`` from the dict returned by ``vtlab._core.run``."""
-        res = cls(flows=_LAZY, links=_LAZY, traces=_LAZY, meta=dict(raw["meta"]))
+        res = cls(flows=_LAZY, links=_LAZY, traces=_LAZY, meta=dict(raw["meta"]), events=_LAZY)
         res._raw = raw
         return res
 
@@ -246,7 +293,7 @@ class Result:
             "sim_time_s": sum(float(m.get("sim_time_s", 0.0)) for m in runs),
             "runs": runs,
         }
-        res = cls(flows=_LAZY, links=_LAZY, traces=_LAZY, meta=meta)
+        res = cls(flows=_LAZY, links=_LAZY, traces=_LAZY, meta=meta, events=_LAZY)
         res._parts = list(results)
         return res
 
@@ -324,7 +371,8 @@ def _json_default(obj: Any) -> Any:
 def run(
     scenario: ScenarioLike,
     seed: int = 1,
-    trace: bool = False,
+    trace: bool | str = False,
+    events: bool = False,
     *,
     pcap: str | os.PathLike[str] | None = None,
     pcap_points: Sequence[str] | None = None,
@@ -336,7 +384,10 @@ def run(
         scenario: a :class:`Scenario`, a dict spec, a path to a ``.toml`` scenario
             file, or a preset name (``"v2g"``); see :meth:`Scenario.coerce`.
         seed: unsigned 64-bit seed; the same scenario and seed give identical rows.
-        trace: also sample TCP state over time into :attr:`Result.traces`.
+        trace: also record TCP state over time into :attr:`Result.traces`:
+            ``True`` or ``"sampled"`` every ``trace_interval``, ``"changes"`` a row at
+            every change of cwnd, ssthresh or congestion state (exact).
+        events: also record typed events into :attr:`Result.events`.
         pcap: write packet captures (pcap files Wireshark reads) into this
             directory, created if missing; see docs/captures.md.  The files are
             listed in ``meta["pcap"]``.  Results are the same with or without.
@@ -354,7 +405,8 @@ def run(
     """
     sc = Scenario.coerce(scenario)
     seed = check_seed(seed)
-    raw = _core.run(sc.to_json(), seed, bool(trace), **_pcap_args(pcap, pcap_points, pcap_payload))
+    capture = _pcap_args(pcap, pcap_points, pcap_payload)
+    raw = _core.run(sc.to_json(), seed, *trace_flags(trace), bool(events), **capture)
     return Result.from_core(raw)
 
 
@@ -384,8 +436,10 @@ def run_many(
     scenario: ScenarioLike,
     seeds: Iterable[int] = (1,),
     progress: bool = True,
-    trace: bool = False,
+    trace: bool | str = False,
     *,
+    events: bool = False,
+    trace_to: Callable[[dict[str, list[Any]]], None] | None = None,
     on_result: Callable[[Result], None] | None = None,
     pcap: str | os.PathLike[str] | None = None,
     pcap_points: Sequence[str] | None = None,
@@ -400,26 +454,35 @@ def run_many(
     shown when ``progress`` is true, there is more than one run and stderr is a
     terminal (or a Jupyter notebook).  ``on_result`` is
     called with each run's :class:`Result` as soon as it finishes (e.g. to stream
-    output).  See :attr:`Result.meta` for the combined metadata.
+    output).  See :attr:`Result.meta` for the combined metadata; ``trace`` and
+    ``events`` as for :func:`run`.  With ``trace_to`` (e.g.
+    :meth:`vtlab.tracefile.TraceWriter.write`) the trace is handed over in batches
+    as it is produced, so memory stays bounded however long it is, and
+    :attr:`Result.traces` is ``None``.  Ctrl-C stops the running simulation within
+    milliseconds and raises :class:`Interrupted` carrying the completed runs.
     """
     sc = Scenario.coerce(scenario)
     seed_list = [check_seed(s) for s in seeds]
     if not seed_list:
         raise ValueError("run_many needs at least one seed")
     spec_json = sc.to_json()
+    flags = (*trace_flags(trace), bool(events))
     _pcap_args(pcap, pcap_points, pcap_payload)  # checked before the first run
 
     def one(seed: int) -> Result:
         where = None if pcap is None else pcap_dir(pcap, seed, len(seed_list))
         capture = _pcap_args(where, pcap_points, pcap_payload)
-        res = Result.from_core(_core.run(spec_json, seed, bool(trace), **capture))
+        res = Result.from_core(_core.run(spec_json, seed, *flags, trace_to, **capture))
         if on_result is not None:
             on_result(res)
         return res
 
-    with run_progress(len(seed_list), progress, "simulating") as advance:
-        results = []
-        for s in seed_list:
-            results.append(one(s))
-            advance()
+    results: list[Result] = []
+    try:
+        with run_progress(len(seed_list), progress, "simulating") as advance:
+            for s in seed_list:
+                results.append(one(s))
+                advance()
+    except KeyboardInterrupt:
+        raise Interrupted(Result.concat(results) if results else None) from None
     return Result.concat(results)

@@ -31,8 +31,9 @@ import typer
 from typer.core import TyperGroup
 
 from vtlab import _core
-from vtlab.api import MAX_SEED, pcap_dir, run_many
+from vtlab.api import MAX_SEED, Interrupted, pcap_dir, run_many
 from vtlab.errors import (
+    EXIT_INTERRUPTED,
     EXIT_USAGE,
     CliError,
     cli_errors,
@@ -49,6 +50,12 @@ if TYPE_CHECKING:  # pandas-backed modules are imported by the commands that nee
     from vtlab.sweep import Axis
 
 __all__ = ["CliError", "EXIT_USAGE", "app", "cc_app", "cli_errors", "main", "scenario_from_cli"]
+
+
+try:  # typer ≥ 0.26 vendors click and names its exception base TyperException
+    from typer import TyperException as _ParserError  # type: ignore[attr-defined]
+except ImportError:  # typer < 0.26, on click (the version pyproject.toml pins)
+    from click import ClickException as _ParserError
 
 
 class VtlabGroup(TyperGroup):
@@ -71,7 +78,7 @@ class VtlabGroup(TyperGroup):
         except typer.Abort:
             print("Aborted!", file=sys.stderr)
             sys.exit(1)
-        except typer.TyperException as exc:
+        except _ParserError as exc:
             names = {cls.__name__ for cls in type(exc).__mro__}
             if "NoArgsIsHelpError" in names:  # the help has been shown
                 text = str(getattr(exc, "message", "") or "")
@@ -400,6 +407,23 @@ def run_command(
             show_default=False,
         ),
     ] = None,
+    trace_mode: Annotated[
+        str,
+        typer.Option(
+            "--trace-mode",
+            help="With --trace: 'sampled' (every trace_interval) or 'changes' (a row at "
+            "every change of cwnd, ssthresh or state; exact).",
+        ),
+    ] = "sampled",
+    events: Annotated[
+        Path | None,
+        typer.Option(
+            "--events",
+            help="Record typed events (state, window, rto, spurious_rto, retransmit, drop) "
+            "and write them here: .parquet, or .qlog/.json (qlog, for qlog viewers).",
+            show_default=False,
+        ),
+    ] = None,
     pcap: Annotated[
         Path | None,
         typer.Option(
@@ -435,12 +459,16 @@ def run_command(
     ] = False,
 ) -> None:
     """Run a scenario RUNS times and report mean ± 95 % confidence interval per flow."""
+    if trace_mode not in ("sampled", "changes"):
+        raise CliError("--trace-mode", f"{trace_mode!r} is not one of 'sampled', 'changes'")
     _check_runs_seed(runs, seed)
     outputs: list[Output] = []
     if out is not None:
         outputs += table_outputs("--out", out)
     if trace is not None:
         outputs.append(Output("--trace", trace, "", (".parquet", ".csv")))
+    if events is not None:
+        outputs.append(Output("--events", events, "", (".parquet", ".qlog", ".json")))
     check_outputs(outputs, force=force)
 
     sc = scenario_from_cli(
@@ -455,23 +483,41 @@ def run_command(
     )
     seeds = list(range(seed, seed + runs))
     points = _check_pcap(sc, pcap, pcap_points, seeds, force)
+    pcap_where = None if pcap is None else pcap if runs == 1 else pcap / "seed-*"
     started = time.perf_counter()
-    res = run_many(
-        sc,
-        seeds,
-        progress=not (quiet or json_out),
-        trace=trace is not None,
-        on_result=_print_json_rows if json_out else None,
-        pcap=pcap,
-        pcap_points=points,
-        pcap_payload=not pcap_headers_only,
-    )
+    interrupted = False
+    from vtlab.tracefile import TraceWriter
+
+    writer = TraceWriter(trace) if trace is not None else None
+    try:
+        res = run_many(
+            sc,
+            seeds,
+            progress=not (quiet or json_out),
+            trace=trace_mode if trace is not None else False,
+            events=events is not None,
+            trace_to=writer.write if writer is not None else None,
+            on_result=_print_json_rows if json_out else None,
+            pcap=pcap,
+            pcap_points=points,
+            pcap_payload=not pcap_headers_only,
+        )
+    except Interrupted as stop:
+        # Ctrl-C: keep what completed (written below), then exit 130.
+        if stop.partial is None:
+            print("interrupted: no run completed", file=sys.stderr)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        res, interrupted = stop.partial, True
+        runs = len(res.meta.get("seeds", [res.meta.get("seed")]))
+        seeds = seeds[:runs]
+    finally:
+        if writer is not None:
+            writer.close()
     wall = time.perf_counter() - started
-    if pcap is not None and not quiet:
+    if pcap_where is not None and not quiet:
         files = [f for m in res.meta.get("runs", [res.meta]) for f in m.get("pcap", [])]
-        where = pcap if runs == 1 else pcap / "seed-*"
         _console(stderr=True).print(
-            f"wrote {len(files)} capture file{'s' if len(files) != 1 else ''} in {where} "
+            f"wrote {len(files)} capture file{'s' if len(files) != 1 else ''} in {pcap_where} "
             f"({sum(f['packets'] for f in files):,} packets)",
             markup=False,
         )
@@ -484,17 +530,29 @@ def run_command(
             status.print(
                 f"wrote {written['flows']} (flows) and {written['links']} (links)", markup=False
             )
-    if trace is not None:
-        if res.traces is None:
-            raise CliError("--trace", "the simulator returned no traces")
-        if trace.name.lower().endswith(".csv"):
-            res.traces.to_csv(trace, index=False)
-        else:
-            res.traces.to_parquet(trace, index=False)
-        if not quiet:
-            status.print(f"wrote {trace} ({len(res.traces)} trace rows)", markup=False)
+    if writer is not None and not quiet:
+        status.print(f"wrote {trace} ({writer.rows} trace rows)", markup=False)
+    if events is not None:
+        _write_events(res, events, None if quiet else _console(stderr=True))
     if not json_out:
         _print_table(res, runs, seeds, wall, quiet)
+    if interrupted:
+        print(f"interrupted after {runs} completed run(s); they were kept", file=sys.stderr)
+        raise typer.Exit(EXIT_INTERRUPTED)
+
+
+def _write_events(res: "Result", path: Path, status: Any) -> None:
+    """Write the events of ``res`` as Parquet or qlog (by the file's ending)."""
+    if res.events is None:
+        raise CliError("--events", "the simulator returned no events")
+    if path.name.lower().endswith(".parquet"):
+        res.events.to_parquet(path, index=False)
+    else:
+        from vtlab.qlog import write_qlog
+
+        write_qlog(res.events.to_dict(orient="records"), path)
+    if status is not None:
+        status.print(f"wrote {path} ({len(res.events)} events)", markup=False)
 
 
 def _check_pcap(

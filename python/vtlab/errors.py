@@ -34,6 +34,7 @@ from typing import Any, NoReturn, TypeVar
 from vtlab._core import ScenarioError
 
 __all__ = [
+    "EXIT_INTERRUPTED",
     "EXIT_USAGE",
     "CliError",
     "cli_errors",
@@ -48,6 +49,9 @@ __all__ = [
 
 #: Exit status of every user error (the same as the argument parser's).
 EXIT_USAGE = 2
+
+#: Exit status after Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
 
 
 class CliError(ValueError):
@@ -173,8 +177,14 @@ def cli_errors(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         forget_texts()
-        with user_errors():
-            return fn(*args, **kwargs)
+        try:
+            with user_errors():
+                return fn(*args, **kwargs)
+        except KeyboardInterrupt:
+            # Ctrl-C: the running simulation has stopped; completed runs of a
+            # sweep or reproduction are in its store. One line, exit 130.
+            print("interrupted", file=sys.stderr)
+            raise SystemExit(EXIT_INTERRUPTED) from None
 
     return wrapper  # type: ignore[return-value]
 

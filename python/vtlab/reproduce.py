@@ -13,28 +13,15 @@ report without simulating.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from vtlab import experiments
-from vtlab._core import ScenarioError
+from vtlab.errors import EXIT_INTERRUPTED, CliError, cli_errors
 
 __all__ = ["register"]
-
-EXIT_USAGE = 2
-
-
-class ReproduceError(ValueError):
-    """Bad command-line input for ``vtlab reproduce``."""
-
-
-def _fail(message: str) -> typer.Exit:
-    one_line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
-    typer.echo(f"error: {one_line}", err=True)
-    return typer.Exit(EXIT_USAGE)
 
 
 def default_out(name: str, quick: bool) -> Path:
@@ -47,6 +34,7 @@ def register(app: typer.Typer) -> None:
     """Add the ``reproduce`` command to the ``vtlab`` CLI."""
 
     @app.command("reproduce")
+    @cli_errors
     def reproduce_command(
         name: Annotated[
             str | None,
@@ -110,35 +98,37 @@ def register(app: typer.Typer) -> None:
             for exp_name, description in experiments.describe():
                 typer.echo(f"{exp_name:<12} {description}")
             return
+        from vtlab.outputs import check_output_dir
+
         console = Console(stderr=True, highlight=False)
-        try:
-            if name is None:
-                raise ReproduceError(
-                    "give an experiment to reproduce "
-                    f"(one of: {', '.join(experiments.names())}) or --list"
-                )
-            try:
-                module = experiments.load(name)
-            except KeyError as exc:
-                raise ReproduceError(exc.args[0]) from None
-            folder = out if out is not None else default_out(name, quick)
-            if folder.exists() and not folder.is_dir():
-                raise ReproduceError(f"--out {folder}: exists and is not a directory")
-
-            def log(line: str) -> None:
-                if not quiet:
-                    console.print(line, markup=False, soft_wrap=True)
-
-            config = Config(
-                out=folder,
-                quick=quick,
-                runs=runs,
-                jobs=jobs,
-                profile=profile,
-                progress=not quiet,
-                log=log,
+        if name is None:
+            raise CliError(
+                "EXPERIMENT", f"give one of: {', '.join(experiments.names())} (or --list)"
             )
-            outcome = module.reproduce(config)
+        if profile not in ("ns3", "linux"):
+            raise CliError("--profile", f"{profile!r} is not one of 'ns3', 'linux'")
+        try:
+            study = experiments.load_study(name)
+        except KeyError as exc:
+            raise CliError("EXPERIMENT", exc.args[0]) from None
+        folder = out if out is not None else default_out(name, quick)
+        check_output_dir("--out", folder)
+
+        def log(line: str) -> None:
+            if not quiet:
+                console.print(line, markup=False, soft_wrap=True)
+
+        config = Config(
+            out=folder,
+            quick=quick,
+            runs=runs,
+            jobs=jobs,
+            profile=profile,
+            progress=not quiet,
+            log=log,
+        )
+        try:
+            outcome = study.reproduce(config)
         except KeyboardInterrupt:
             console.print(
                 "interrupted: finished runs are kept in the run store; run the same "
@@ -146,13 +136,7 @@ def register(app: typer.Typer) -> None:
                 markup=False,
                 soft_wrap=True,
             )
-            raise typer.Exit(130) from None
-        except (ReproduceError, ScenarioError, ValueError, OSError) as exc:
-            if os.environ.get("VTLAB_DEBUG"):
-                raise
-            if isinstance(exc, OSError) and exc.filename is not None:
-                raise _fail(f"{exc.filename}: {exc.strerror or exc}") from None
-            raise _fail(str(exc) or type(exc).__name__) from None
+            raise typer.Exit(EXIT_INTERRUPTED) from None
         typer.echo(
             f"{name}: wrote {len(outcome.files)} files to {outcome.out} "
             f"(report: {outcome.out / 'report.md'})"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import datetime as _dt
 import json
+import math
 import os
 import re
 import sys
@@ -45,6 +46,28 @@ __all__ = [
 ScenarioLike = Union["Scenario", Mapping[str, Any], str, "os.PathLike[str]"]
 
 _SEGMENT_RE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _first_unusable(value: Any, path: str = "") -> tuple[str, Any]:
+    """The dotted path and value of the first part of a spec that JSON cannot carry
+    (a non-finite float, a TOML date or time, ...)."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            found = _first_unusable(v, f"{path}.{k}" if path else str(k))
+            if found[0]:
+                return found
+        return "", None
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            found = _first_unusable(v, f"{path}[{i}]")
+            if found[0]:
+                return found
+        return "", None
+    if isinstance(value, float) and not math.isfinite(value):
+        return path, value
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return "", None
+    return path, value
 
 
 def parse_value(text: str) -> Any:
@@ -273,12 +296,13 @@ class Scenario:
         """The spec as compact JSON, as handed to the core."""
         try:
             return json.dumps(self.spec, allow_nan=False, separators=(",", ":"))
-        except ValueError:
-            raise ScenarioError(
-                "scenario contains a non-finite number (nan or inf), which cannot be used"
-            ) from None
-        except TypeError as exc:
-            raise ScenarioError(f"scenario contains a value JSON cannot hold: {exc}") from None
+        except (ValueError, TypeError):
+            path, value = _first_unusable(self.spec)
+            if isinstance(value, float):
+                problem = f"{value} is not a finite number"
+            else:
+                problem = f"a {type(value).__name__} ({value}) is not a scenario value"
+            raise ScenarioError(f"{path}: {problem}") from None
 
     def expanded(self) -> dict[str, Any]:
         """The fully resolved scenario from the core (explicit nodes, links and flows,

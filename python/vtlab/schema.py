@@ -12,7 +12,10 @@ TITLES = {
     "flows": "Flow rows (`Result.flows`, `--out`): one per flow per run",
     "links": "Link rows (`Result.links`, the `.links.parquet` beside `--out`): one per link "
     "direction per run",
-    "traces": "Trace rows (`Result.traces`, `--trace`): one per flow per sample",
+    "traces": "Trace rows (`Result.traces`, `--trace`): one per flow per sample, or per "
+    "change with `--trace-mode changes`",
+    "events": "Event rows (`Result.events`, `--events`): typed events of senders and links, "
+    "in time order",
 }
 
 

@@ -16,7 +16,9 @@ parallel threads (one per core by default).
 from __future__ import annotations
 
 import itertools
+import json
 import os
+import sys
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -215,10 +217,17 @@ class Sweep:
                         advance()
                     for p in itertools.islice(queue, len(finished)):
                         pending.add(pool.submit(one, p))
-            except BaseException:
+            except BaseException as e:
                 for f in pending:
                     f.cancel()
+                if isinstance(e, KeyboardInterrupt):
+                    # Stop the simulations running in the workers too; what they
+                    # had finished is already in the store.
+                    _core.request_stop()
                 raise
+            finally:
+                pool.shutdown(wait=True)
+                _core.request_stop(clear=True)
         return done
 
 
@@ -245,9 +254,25 @@ def _paths(run_dir: Path, key: str) -> dict[str, Path]:
     }
 
 
-def _write_atomic(frame: pd.DataFrame, path: Path) -> None:
+#: Schema-metadata key under which every stored file carries its run's identity.
+STORE_KEY = b"vtlab.run"
+
+
+def _identity(key: str) -> dict[str, Any]:
+    scenario_hash, seed, version = key.split("-", 2)
+    return {"key": key, "scenario_hash": scenario_hash, "seed": int(seed), "version": version}
+
+
+def _write_atomic(frame: pd.DataFrame, path: Path, key: str) -> None:
+    """Write ``frame`` with the run's identity inside, then rename into place."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta[STORE_KEY] = json.dumps(_identity(key)).encode()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    frame.to_parquet(tmp, index=False)
+    pq.write_table(table.replace_schema_metadata(meta), tmp)
     os.replace(tmp, path)
 
 
@@ -255,20 +280,73 @@ def _store_run(run_dir: Path, key: str, res: Result) -> None:
     """Write one run; the flows file goes last and marks the run complete."""
     paths = _paths(run_dir, key)
     if res.traces is not None:
-        _write_atomic(res.traces, paths["traces"])
-    _write_atomic(res.links, paths["links"])
-    _write_atomic(res.flows, paths["flows"])
+        _write_atomic(res.traces, paths["traces"], key)
+    _write_atomic(res.links, paths["links"], key)
+    _write_atomic(res.flows, paths["flows"], key)
+
+
+class StoredRunError(ValueError):
+    """A stored run file that cannot be trusted (unreadable, or not the run its
+    name says)."""
+
+
+def _read_verified(path: Path, key: str) -> pd.DataFrame:
+    """Read one stored file and check that it is the run ``key``: the identity it
+    carries inside and the identity columns of its rows."""
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as e:  # noqa: BLE001 - any read failure means: not trustworthy
+        raise StoredRunError(f"unreadable ({type(e).__name__}: {e})") from None
+    raw = (table.schema.metadata or {}).get(STORE_KEY)
+    if raw is None:
+        raise StoredRunError("without the run identity inside")
+    inside = json.loads(raw)
+    if inside.get("key") != key:
+        raise StoredRunError(f"the stored run {inside.get('key')!r}, not {key!r}")
+    frame = table.to_pandas()
+    want = _identity(key)
+    for column in ("scenario_hash", "seed"):
+        if column in frame.columns and len(frame) and not (frame[column] == want[column]).all():
+            raise StoredRunError(f"holding rows of another run (column {column})")
+    return frame
+
+
+def _quarantine(run_dir: Path, paths: dict[str, Path], reason: str) -> None:
+    """Move a run's files aside (``runs/quarantine/``) and say so on stderr."""
+    target = run_dir / "quarantine"
+    target.mkdir(exist_ok=True)
+    moved = []
+    for p in paths.values():
+        if p.exists():
+            dest = target / p.name
+            n = 1
+            while dest.exists():
+                dest = target / f"{p.name}.{n}"
+                n += 1
+            os.replace(p, dest)
+            moved.append(p.name)
+    print(
+        f"warning: stored run {', '.join(moved)} is {reason}; moved to {target} and "
+        "simulated again",
+        file=sys.stderr,
+    )
 
 
 def _load_run(run_dir: Path, key: str, trace: bool) -> Result | None:
+    """A stored run, verified; ``None`` if it is not stored (or was moved aside
+    because it could not be trusted, so that it runs again)."""
     paths = _paths(run_dir, key)
     if not paths["flows"].exists() or (trace and not paths["traces"].exists()):
         return None
-    import pandas as pd
-
-    flows = pd.read_parquet(paths["flows"])
-    links = pd.read_parquet(paths["links"])
-    traces = pd.read_parquet(paths["traces"]) if trace else None
+    try:
+        flows = _read_verified(paths["flows"], key)
+        links = _read_verified(paths["links"], key)
+        traces = _read_verified(paths["traces"], key) if trace else None
+    except StoredRunError as e:
+        _quarantine(run_dir, paths, str(e))
+        return None
     scenario_hash, seed, version, build = key.split("-", 3)
     meta = {
         "scenario_hash": scenario_hash,

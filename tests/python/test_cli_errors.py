@@ -230,3 +230,22 @@ def test_validate_profile_reaches_the_vtlab_side_only() -> None:
     assert vt_linux[0].key != vt_ns3[0].key
     assert "--profile linux" in validate.explicit_command(grid, Path("v"), 1)
     assert "--profile" not in validate.explicit_command(ns3_grid, Path("v"), 1)
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["reproduce"], "error: EXPERIMENT: give one of: park2019, martignon (or --list)"),
+        (["reproduce", "lunar"], "error: EXPERIMENT: unknown experiment 'lunar'"),
+        (["reproduce", "park2019", "--profile", "bsd"], "error: --profile: 'bsd' is not one of"),
+    ],
+)
+def test_reproduce_shares_the_one_error_path(cli: Cli, args: list[str], expected: str) -> None:
+    assert error_line(cli(*args)).startswith(expected)
+
+
+def test_reproduce_checks_its_folder_before_running(cli: Cli, tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("x")
+    line = error_line(cli("reproduce", "park2019", "--quick", "--out", str(not_a_dir)))
+    assert line.startswith("error: --out: ")

@@ -126,9 +126,9 @@ def test_five_lp_flows_share_equally():
     assert vtlab.jain_index([2.0] * 5) == pytest.approx(1.0)
     assert vtlab.jain_index([1.0, 0, 0, 0, 0]) == pytest.approx(0.2)
     plan = martignon.QUICK
-    spec = martignon._friend_base(plan)
+    spec = martignon.plan._friend_base(plan)
     spec["stop"] = "300s"
-    for i, t in enumerate(martignon._start_offsets(1, 5)):
+    for i, t in enumerate(martignon.plan._start_offsets(1, 5)):
         spec["groups"][i]["start"] = f"{t * 1000:g}ms"
         spec["groups"][i]["cc"] = "newreno-lp"
     flows = vtlab.run(spec, seed=1).flows
@@ -234,3 +234,32 @@ def test_registered_and_listed():
     assert experiments.load("martignon") is martignon
     cfg = Config(out=Path("x"), quick=True, profile="linux")
     assert cfg.command("martignon") == "vtlab reproduce martignon --quick --profile linux"
+
+
+# -- the paper's numbers ---------------------------------------------------------------
+
+
+def test_paper_values_every_number_has_a_location():
+    paper = martignon.paper()
+    # §4's 70 % floor, §5's 500 transfers, two completion times, two Jain's indices.
+    assert len(paper) == 6
+    for e in paper.values():
+        assert e.where.strip() and e.label.strip(), e.id
+    # Read off the paper by hand (§5).
+    assert paper.value("short_lp") == 0.79 and paper.value("short_nr") == 0.81
+    assert paper.value("jain_lp") == 0.9987 and paper.value("jain_nr") == 0.9995
+    assert paper.value("accuracy_floor") == 0.70
+    assert all("§5" in paper[k].where for k in ("short_lp", "short_nr", "jain_lp", "jain_nr"))
+
+
+def test_report_prints_the_paper_values_from_the_file(quick):
+    out, _, _ = quick
+    paper = martignon.paper()
+    comparison = pd.read_csv(out / "comparison.csv")
+    keys = ("short_lp", "short_nr", "jain_lp", "jain_nr")
+    assert list(comparison["paper"]) == [paper.value(k) for k in keys]
+    assert list(comparison["quantity"]) == [paper[k].label for k in keys]
+    findings = pd.read_csv(out / "findings.csv")
+    # Every claim has a verdict, and verdicts are the pipeline's words.
+    assert findings["verdict"].notna().all()
+    assert "> 70 %" in findings["claim"].iloc[0]

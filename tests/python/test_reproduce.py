@@ -1,6 +1,6 @@
 """``vtlab reproduce park2019``: the quick reproduction end to end (every file, the
 paper's numbers in the report, the study's findings that hold in our model), re-runs
-that simulate nothing, ``--list`` and bad options."""
+that simulate nothing, ``--list`` and bad options; the paper-values file."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ from vtlab import reproduce
 from vtlab.experiments import common, park2019
 from vtlab.experiments.common import Comparison, Config
 
-PAPER = Path("/work/shared/papers/park2019-v2g-tcp.txt")
+
+def _paper():
+    return park2019.paper()
 
 
 def _app() -> typer.Typer:
@@ -91,11 +93,10 @@ def test_quick_writes_every_listed_file(quick):
 def test_report_has_the_papers_table2_and_the_setup(quick):
     out, _, _ = quick
     report = (out / "report.md").read_text()
-    for values in park2019.TABLE2.values():
-        for v in values:
-            assert f"{v:.3f}" in report
-    for q in park2019.QUOTES:
-        assert f"{q.value:.3f}" in report
+    paper = _paper()
+    for entry in paper.values():
+        if entry.id.startswith(("table2/", "quote/", "ratio/")):
+            assert f"{entry.value:.3f}" in report, entry.id
     assert "`vtlab reproduce park2019 --quick`" in report
     assert "`ns3`" in report and "burst-start probability" in report
     assert "campaign wall time" in report and "Large deviations" in report
@@ -105,9 +106,14 @@ def test_report_has_the_papers_table2_and_the_setup(quick):
     assert set(t2["size_mb"]) == set(park2019.QUICK.sizes_mb)
     assert len(t2) == len(park2019.VARIANTS) * len(park2019.QUICK.sizes_mb)
     for row in t2.itertuples():
-        paper = park2019.TABLE2[row.size_mb][list(park2019.VARIANTS).index(row.variant)]
-        assert row.paper_mbps == paper
-        assert math.isclose(row.rel_diff, (row.goodput_mbps - paper) / paper)
+        value = paper.value(f"table2/{row.variant}/{row.size_mb}")
+        assert row.paper_mbps == value
+        assert math.isclose(row.rel_diff, (row.goodput_mbps - value) / value)
+    # The comparison table prints the file's values, in the file's order.
+    comparison = _csv(out, "comparison")
+    printed = [e for e in paper.values() if e.id.startswith(("table2/", "quote/", "ratio/"))]
+    assert list(comparison["paper"]) == [e.value for e in printed]
+    assert list(comparison["quantity"]) == [e.label for e in printed]
     assert "| File size |" in (out / "table2.md").read_text()
 
 
@@ -202,16 +208,35 @@ def test_out_must_be_a_directory(invoke, tmp_path):
 # -- declarations and helpers ----------------------------------------------------------
 
 
-@pytest.mark.skipif(not PAPER.exists(), reason="paper text not available")
-def test_table2_and_quotes_transcribed_from_the_paper():
-    text = PAPER.read_text()
-    for size, values in park2019.TABLE2.items():
-        m = re.search(rf"^{size} MB((?: [0-9.]+){{10}})\s*$", text, re.MULTILINE)
-        assert m, size
-        assert tuple(float(v) for v in m.group(1).split()) == values
-    for number in ("7.526", "9.323", "0.485", "2.266", "2.702", "2.920", "1.454", "0.422"):
-        assert number in text
-    assert "41% better" in text.replace("\n", " ")
+def test_paper_values_every_number_has_a_location():
+    paper = _paper()
+    for e in paper.values():
+        assert e.where.strip() and e.label.strip(), e.id
+        assert math.isfinite(e.value), e.id
+    # Table 2 has 7 transfer sizes × 10 variants (paper §3.1).
+    table2 = paper.group("table2/")
+    assert len(table2) == 7 * 10
+    assert {e.extra["size_mb"] for e in table2} == {10, 50, 100, 200, 400, 600, 800}
+    assert all(e.where.startswith("Table 2") and e.unit == "Mbit/s" for e in table2)
+    # The text quotes 8 goodputs (§3.1: NewReno and Illinois at 0.25 % and 5 %; §3.2:
+    # the same for 21 vehicles) and 5 ratios (four of them from those goodputs, plus
+    # Illinois AA's "about 41 % better" in §5).
+    assert len(paper.group("quote/")) == 8
+    assert len(paper.group("ratio/")) == 5
+
+
+def test_paper_values_spot_checked_by_hand():
+    """Values read off the paper by hand (Table 2 corners, §3.1 and §5)."""
+    paper = _paper()
+    assert paper.value("table2/NewReno/10") == 0.418
+    assert paper.value("table2/Westwood/800") == 0.426
+    assert paper.value("table2/Illinois/100") == 2.266
+    assert paper.value("runs") == 6
+    assert paper.value("sc_above_illinois_from") == 0.0375
+    # "3.7 times higher": 2.266 / 0.485.
+    assert paper.value("ratio/fig4/Illinois/5/NewReno") == pytest.approx(2.266 / 0.485)
+    assert paper.value("ratio/fig11a/Illinois AA/5/Illinois") == 1.41
+    assert "§5" in paper["ratio/fig11a/Illinois AA/5/Illinois"].where
 
 
 def test_grids_apply_the_profile_and_share_points():
@@ -263,3 +288,26 @@ def test_runs_of_another_core_build_are_never_reused(tmp_path):
     assert campaign.runs == 2
     common.record_session(tmp_path, {"k": 1}, 1.0, 1)
     assert common.read_sessions(tmp_path)[-1]["core_build"] == common.core_build()
+
+
+def test_station_agreement_read_from_validation_data(tmp_path):
+    """The report's station paragraph states what the validation files say."""
+    from vtlab.experiments.park2019.deviations import station_validation
+
+    assert "hold no 21-vehicle cells" in station_validation(21, tmp_path)
+    folder = tmp_path / "validation" / "station"
+    folder.mkdir(parents=True)
+    pd.DataFrame(
+        {
+            "cc": ["newreno", "newreno", "cubic"],
+            "loss": [0.0, 0.05, 0.05],
+            "topology": [21, 21, 21],
+            "ns3_n": [3, 3, 3],
+            "ratio": [1.0, 0.99, 1.2],
+            "verdict": ["agree", "agree", "DIFFERS"],
+        }
+    ).to_csv(folder / "agreement.csv", index=False)
+    text = station_validation(21, tmp_path)
+    assert "agrees in 2 of 3 cells" in text
+    assert "0.990–1.200" in text and "newreno, cubic at 0 %, 5 %" in text
+    assert "validation/station/agreement.csv" in text

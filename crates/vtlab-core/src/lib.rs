@@ -13,8 +13,8 @@ pub mod sim;
 pub mod spec;
 pub mod tcp;
 
-pub use metrics::RunResult;
-pub use sim::{Capture, CaptureReport, CaptureRequest, Plan, RunOptions};
+pub use metrics::{CaptureReport, RunResult};
+pub use sim::{Capture, CaptureError, CaptureRequest, Hooks, Plan, RunOptions};
 pub use spec::{Scenario, SpecError};
 
 /// The crate version, carried by every result row.
@@ -30,30 +30,30 @@ pub fn run_plan(plan: &Plan, seed: u64, options: RunOptions) -> RunResult {
     sim::Simulation::new(plan, seed, options).run()
 }
 
-/// As [`run_plan`], calling `interrupted` every [`sim::CHECK_EVERY`] events;
-/// `None` when it returned true (e.g. Ctrl-C was pressed).
-pub fn run_plan_interruptible(
+/// As [`run_plan`], with [`Hooks`] (interruption, a trace sink); `None` when
+/// a hook stopped the run.
+pub fn run_plan_with(
     plan: &Plan,
     seed: u64,
     options: RunOptions,
-    interrupted: &mut dyn FnMut() -> bool,
+    hooks: Hooks<'_>,
 ) -> Option<RunResult> {
-    sim::Simulation::new(plan, seed, options).run_interruptible(interrupted)
+    sim::Simulation::new(plan, seed, options).run_with(hooks)
 }
 
-/// As [`run_plan_interruptible`], writing the packet captures `capture` asks
-/// for. The request is checked (names, directory) before the first event.
+/// As [`run_plan_with`], writing the packet captures `capture` asks for. The
+/// request is checked (names, directory) before the first event.
 pub fn run_plan_captured(
     plan: &Plan,
     seed: u64,
     options: RunOptions,
     capture: &CaptureRequest,
-    interrupted: &mut dyn FnMut() -> bool,
+    hooks: Hooks<'_>,
 ) -> Result<Option<RunResult>, SpecError> {
     let capture = Capture::open(plan, capture)?;
     Ok(sim::Simulation::new(plan, seed, options)
         .with_capture(capture)
-        .run_interruptible(interrupted))
+        .run_with(hooks))
 }
 
 /// Resolve a spec given as JSON text and run it.

@@ -170,7 +170,7 @@ tables! {
         recovery: &'static str, "", "Loss recovery: tahoe, reno, newreno, sack or sack+prr";
         bytes: u64, "B", "Application bytes to transfer";
         completed: bool, "", "Whether every byte reached the receiver before the run ended";
-        abort_reason: &'static str, "", "Why an incomplete flow ended: stop_time (the scenario's stop), horizon (the default horizon), event_budget, stalled (nothing left to simulate); empty when completed";
+        abort_reason: &'static str, "", "Why an incomplete flow ended: syn_retries (connection attempt failed), data_retries (too many timeouts in a row), stop_time (the scenario's stop), horizon (the default horizon), event_budget, stalled (nothing left to simulate); empty when completed";
         goodput_bps: f64, "bit/s", "Application bytes received in order × 8 / (last byte time − flow start)";
         completion_s: f64, "s", "From flow start to the last byte received; NaN if incomplete";
         segments_sent: u64, "", "Data segments transmitted, retransmissions included";
@@ -230,6 +230,14 @@ tables! {
 }
 
 /// Everything one run produces.
+/// The files a packet capture wrote, and its first error if writing failed.
+#[derive(Clone, Debug, Default)]
+pub struct CaptureReport {
+    /// (path, packets written), in file order.
+    pub files: Vec<(std::path::PathBuf, u64)>,
+    pub error: Option<String>,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct RunResult {
     pub scenario_hash: String,
@@ -242,7 +250,7 @@ pub struct RunResult {
     pub events: Option<EventLog>,
     /// The capture files written, when captures were asked for.
     #[serde(skip)]
-    pub capture: Option<crate::sim::CaptureReport>,
+    pub capture: Option<CaptureReport>,
     /// Events processed by the scheduler.
     pub events_processed: u64,
     /// Packet transmissions over links (one per hop).

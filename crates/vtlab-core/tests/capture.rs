@@ -2,7 +2,7 @@
 //! results unchanged by capturing.
 
 use vtlab_core::spec::{plan, resolve_value};
-use vtlab_core::{run_plan, run_plan_captured, CaptureRequest, RunOptions};
+use vtlab_core::{run_plan, run_plan_captured, CaptureRequest, Hooks, RunOptions};
 
 fn lossy_v2g() -> vtlab_core::Plan {
     let spec = serde_json::json!({"preset": "v2g", "bytes": "2MB", "loss": {"mean_loss": "2%"}});
@@ -21,7 +21,7 @@ fn captures_write_one_file_per_point_and_change_no_result() {
     let dir = tmp("all");
     let plain = run_plan(&p, 3, RunOptions::default());
     let req = CaptureRequest::all(&dir);
-    let r = run_plan_captured(&p, 3, RunOptions::default(), &req, &mut || false)
+    let r = run_plan_captured(&p, 3, RunOptions::default(), &req, Hooks::default())
         .unwrap()
         .unwrap();
     assert_eq!(plain.flows, r.flows);
@@ -53,7 +53,7 @@ fn a_link_capture_is_one_file_per_end() {
         points: vec!["plc".into()],
         payload: false,
     };
-    let r = run_plan_captured(&p, 3, RunOptions::default(), &req, &mut || false)
+    let r = run_plan_captured(&p, 3, RunOptions::default(), &req, Hooks::default())
         .unwrap()
         .unwrap();
     let report = r.capture.unwrap();
@@ -90,7 +90,7 @@ fn unknown_capture_points_are_refused_before_the_run() {
         points: vec!["plc".into(), "wifi".into()],
         payload: true,
     };
-    let e = run_plan_captured(&p, 3, RunOptions::default(), &req, &mut || false).unwrap_err();
+    let e = run_plan_captured(&p, 3, RunOptions::default(), &req, Hooks::default()).unwrap_err();
     assert_eq!(e.path, "pcap");
     assert_eq!(
         e.message,

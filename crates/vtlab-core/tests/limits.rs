@@ -3,7 +3,7 @@
 
 use serde_json::json;
 use vtlab_core::spec::{resolve_value, DEFAULT_HORIZON_NS};
-use vtlab_core::{run, run_plan_interruptible, spec, RunOptions};
+use vtlab_core::{run, run_plan_with, spec, Hooks, RunOptions};
 
 fn run_json(v: serde_json::Value) -> vtlab_core::RunResult {
     run(&resolve_value(v).unwrap(), 1, RunOptions::default()).unwrap()
@@ -12,8 +12,12 @@ fn run_json(v: serde_json::Value) -> vtlab_core::RunResult {
 #[test]
 fn a_run_that_cannot_finish_ends_at_the_default_horizon() {
     // 1 bit/s: one 1514 B frame takes 12 112 s, so 1 MB (685 segments) would
-    // need about 8·10⁶ s; the run stops one day after the start instead.
-    let r = run_json(json!({"preset": "v2g", "bytes": "1MB", "plc_rate": "1bps"}));
+    // need about 8·10⁶ s; the run stops one day after the start instead. (The
+    // retry limits are lifted: with them a handshake at 1 bit/s would
+    // time out first.)
+    let r = run_json(json!({"preset": "v2g", "bytes": "1MB", "plc_rate": "1bps",
+        "tcp": {"syn_retries": 30, "data_retries": 100, "syn_timeout": "60min", "rto_min": "60min",
+                "rto_initial": "60min", "rto_max": "60min"}}));
     let f = &r.flows[0];
     assert!(!f.completed);
     assert_eq!(f.abort_reason, "horizon");
@@ -22,11 +26,17 @@ fn a_run_that_cannot_finish_ends_at_the_default_horizon() {
 }
 
 #[test]
-fn every_packet_lost_ends_at_the_horizon_not_never() {
-    let r = run_json(json!({"preset": "v2g", "bytes": "10kB",
-        "loss": {"model": "burst", "burst_start": 1}}));
-    assert_eq!(r.flows[0].abort_reason, "horizon");
-    assert_eq!(r.flows[0].goodput_bps, 0.0);
+fn every_packet_lost_fails_the_connection_attempt() {
+    // Every SYN lost: ns-3's six SYNs (0, 3, 9, 21, 45, 93 s) and the last
+    // timeout at 189 s; Linux's seven with its own (here the same 3 s) timeout:
+    // 3·(2⁷ − 1) = 381 s.
+    for (profile, end_s) in [("ns3", 189.0), ("linux", 381.0)] {
+        let r = run_json(json!({"preset": "v2g", "bytes": "10kB",
+            "loss": {"model": "burst", "burst_start": 1}, "tcp": {"profile": profile}}));
+        assert_eq!(r.flows[0].abort_reason, "syn_retries");
+        assert_eq!(r.flows[0].goodput_bps, 0.0);
+        assert_eq!(r.sim_time_s, end_s, "{profile}");
+    }
 }
 
 #[test]
@@ -57,7 +67,11 @@ fn an_interruption_stops_the_run_at_the_next_check() {
         asked += 1;
         asked == 2
     };
-    let r = run_plan_interruptible(&plan, 1, RunOptions::default(), &mut stop_on_second);
+    let hooks = Hooks {
+        interrupted: Some(&mut stop_on_second),
+        ..Hooks::default()
+    };
+    let r = run_plan_with(&plan, 1, RunOptions::default(), hooks);
     assert!(r.is_none());
     // Checks happen every CHECK_EVERY events: the first at event 65 536, the
     // second (which stops the run) at 131 072.
@@ -75,4 +89,40 @@ fn limits_are_checked() {
         .map(|s| spec::plan(&s).err())
         .unwrap();
     assert!(e.is_some_and(|e| e.path == "stop"));
+}
+
+#[test]
+fn a_trace_sink_receives_the_whole_trace_in_bounded_batches() {
+    use vtlab_core::metrics::Trace;
+    use vtlab_core::sim::TRACE_BATCH;
+    // 21 vehicles sampled every 1 ms for several seconds: well over one batch.
+    let s = resolve_value(json!({"preset": "station", "bytes": "6MB",
+        "trace_interval": "1ms"}))
+    .unwrap();
+    let plan = spec::plan(&s).unwrap();
+    let traced = RunOptions {
+        trace: true,
+        ..Default::default()
+    };
+    let whole = vtlab_core::run_plan(&plan, 2, traced).trace.unwrap();
+    assert!(whole.len() > 2 * TRACE_BATCH, "{}", whole.len());
+    let mut batches: Vec<Trace> = Vec::new();
+    let mut sink = |t: Trace| {
+        batches.push(t);
+        true
+    };
+    let hooks = Hooks {
+        trace_sink: Some(&mut sink),
+        ..Hooks::default()
+    };
+    let r = run_plan_with(&plan, 2, traced, hooks).unwrap();
+    assert!(r.trace.is_none());
+    assert!(batches.iter().all(|b| b.len() <= TRACE_BATCH + 21));
+    let mut joined = Trace::default();
+    for b in batches {
+        joined.time_s.extend(b.time_s);
+        joined.cwnd_bytes.extend(b.cwnd_bytes);
+    }
+    assert_eq!(joined.time_s, whole.time_s);
+    assert_eq!(joined.cwnd_bytes, whole.cwnd_bytes);
 }

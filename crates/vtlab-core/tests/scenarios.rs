@@ -207,7 +207,10 @@ proptest! {
             "queue_packets": queue,
             "tcp": {"delayed_ack": delayed_ack, "limited_transmit": limited_transmit,
                     "timestamps": timestamps, "mss": mss, "dupack_threshold": dupthresh,
-                    "rto_min": "200ms", "recovery": recovery, "prr": prr && recovery == "sack"},
+                    "rto_min": "200ms", "recovery": recovery, "prr": prr && recovery == "sack",
+                    // Up to 30 % loss each way can time out many times in a row;
+                    // lift the give-up limits, which are tested in tests/limits.rs.
+                    "syn_retries": 30, "data_retries": 100},
         }), seed);
         let f = &r.flows[0];
         prop_assert!(f.completed, "transfer did not complete: {:?}", f);

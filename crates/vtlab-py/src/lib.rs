@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use vtlab_core::metrics::{
     Column, ColumnData, ColumnKind, EventRow, FlowColumns, FlowResult, LinkColumns, LinkResult,
-    TraceRow, ID_COLUMNS,
+    Trace, TraceRow, ID_COLUMNS,
 };
 use vtlab_core::tcp::cc;
-use vtlab_core::{spec, CaptureRequest, RunOptions, SpecError};
+use vtlab_core::{spec, CaptureRequest, Hooks, RunOptions, SpecError};
 
 create_exception!(
     _core,
@@ -68,6 +68,8 @@ fn congestion_controls(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
             pd.set_item("min", p.min)?;
             pd.set_item("max", p.max)?;
             pd.set_item("doc", p.doc)?;
+            pd.set_item("integer", p.integer)?;
+            pd.set_item("at_most", p.at_most)?;
             params.append(pd)?;
         }
         entry.set_item("params", params)?;
@@ -174,7 +176,8 @@ fn schema(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 fn pcap_files(spec_json: &str, pcap_points: Option<Vec<String>>) -> PyResult<Vec<String>> {
     let scenario = spec::resolve_json(spec_json).map_err(to_py_err)?;
     let plan = spec::plan(&scenario).map_err(to_py_err)?;
-    vtlab_core::sim::capture::file_names(&plan, &pcap_points.unwrap_or_default()).map_err(to_py_err)
+    vtlab_core::sim::capture::file_names(&plan, &pcap_points.unwrap_or_default())
+        .map_err(|e| to_py_err(e.into()))
 }
 
 /// Run one simulation of a scenario spec (JSON text) with `seed`.
@@ -187,7 +190,7 @@ fn pcap_files(spec_json: &str, pcap_points: Option<Vec<String>>) -> PyResult<Vec
 /// zero-filled payloads unless `pcap_payload` is false. Unknown names raise
 /// ScenarioError before the run; `meta["pcap"]` lists the files written.
 #[pyfunction]
-#[pyo3(signature = (spec_json, seed, trace=false, trace_changes=false, events=false, pcap=None, pcap_points=None, pcap_payload=true))]
+#[pyo3(signature = (spec_json, seed, trace=false, trace_changes=false, events=false, trace_batches=None, pcap=None, pcap_points=None, pcap_payload=true))]
 #[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
@@ -196,6 +199,7 @@ fn run<'py>(
     trace: bool,
     trace_changes: bool,
     events: bool,
+    trace_batches: Option<Py<PyAny>>,
     pcap: Option<std::path::PathBuf>,
     pcap_points: Option<Vec<String>>,
     pcap_payload: bool,
@@ -224,20 +228,49 @@ fn run<'py>(
         None => None,
     }
     .transpose()
-    .map_err(to_py_err)?;
+    .map_err(|e| to_py_err(e.into()))?;
     // The run releases the GIL; every CHECK_EVERY events it takes it back
     // briefly to let Python handle signals (Ctrl-C raises KeyboardInterrupt
     // here) and looks at the stop flag other threads may set.
     let mut interrupted =
         || STOP.load(Ordering::Relaxed) || Python::attach(|py| py.check_signals().is_err());
-    let Some(mut result) = py.detach(|| {
+    // With `trace_batches`, the trace goes to that callable in batches of
+    // column dicts as the run produces it (bounded memory); a Python error in
+    // the callable stops the run and is raised here.
+    let hash = plan.hash().to_owned();
+    let batch_id = RowId {
+        scenario_hash: &hash,
+        seed,
+        version: vtlab_core::VERSION,
+    };
+    let mut sink_error: Option<PyErr> = None;
+    let mut sink = |t: Trace| -> bool {
+        let Some(callback) = trace_batches.as_ref() else {
+            return true;
+        };
+        let sent = Python::attach(|py| {
+            let cols = columns(py, t.len(), t.into_columns(), &batch_id)?;
+            callback.call1(py, (cols,)).map(drop)
+        });
+        sent.map_err(|e| sink_error = Some(e)).is_ok()
+    };
+    let streaming = trace_batches.is_some();
+    let outcome = py.detach(|| {
+        let hooks = Hooks {
+            interrupted: Some(&mut interrupted),
+            trace_sink: if streaming { Some(&mut sink) } else { None },
+        };
         let sim = vtlab_core::sim::Simulation::new(&plan, seed, options);
         match capture {
             Some(c) => sim.with_capture(c),
             None => sim,
         }
-        .run_interruptible(&mut interrupted)
-    }) else {
+        .run_with(hooks)
+    });
+    if let Some(e) = sink_error {
+        return Err(e);
+    }
+    let Some(mut result) = outcome else {
         return Err(PyKeyboardInterrupt::new_err("simulation interrupted"));
     };
     if let Some(e) = result.capture.as_ref().and_then(|c| c.error.clone()) {

@@ -1,26 +1,26 @@
-"""Paper reproductions, one module per study (``vtlab reproduce NAME``).
+"""Paper reproductions, one package per study (``vtlab reproduce NAME``).
 
-An experiment module declares its whole reproduction — scenarios, grids, figure
-specifications and the paper's published numbers — and exposes:
+A study package declares its reproduction as data plus small functions — the plan
+(grids of axes × seeds × sizes), the paper's published numbers (``paper.toml``, each
+with its location in the paper), analysis, figure specifications, the paper's claims
+as predicates and the report's sections — in one
+:class:`vtlab.experiments.pipeline.Study` named ``STUDY``. The shared pipeline
+(:mod:`vtlab.experiments.pipeline`) runs every study: plan → resumable run store →
+tables → figures → findings → report.
 
-* ``NAME`` (str) and ``DESCRIPTION`` (one line, shown by ``vtlab reproduce --list``);
-* ``reproduce(config: vtlab.experiments.common.Config) -> common.Outcome``, which runs
-  the campaign into ``config.out`` and writes the figures, tables and ``report.md``;
-* ``expected_outputs() -> list[str]``, the file names it writes.
-
-Shared helpers (sweeps into a campaign folder, CI summaries, figure style, report
-tables) live in :mod:`vtlab.experiments.common`. To add a study, write its module and
-list it in :data:`EXPERIMENTS`.
+To add a study, add its package and one line to :data:`EXPERIMENTS`
+(docs/studies.md). This module imports nothing heavy: the CLI imports it at start-up.
 """
 
 from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any
 
-__all__ = ["EXPERIMENTS", "describe", "load", "names"]
+__all__ = ["EXPERIMENTS", "describe", "load", "load_study", "names"]
 
-#: Experiment name → module path.
+#: Experiment name → study package (one line per study).
 EXPERIMENTS: dict[str, str] = {
     "park2019": "vtlab.experiments.park2019",
     "martignon": "vtlab.experiments.martignon",
@@ -41,6 +41,11 @@ def load(name: str) -> ModuleType:
             f"unknown experiment {name!r} (available: {', '.join(EXPERIMENTS)})"
         ) from None
     return importlib.import_module(path)
+
+
+def load_study(name: str) -> Any:
+    """The :class:`~vtlab.experiments.pipeline.Study` of experiment ``name``."""
+    return load(name).STUDY
 
 
 def describe() -> list[tuple[str, str]]:

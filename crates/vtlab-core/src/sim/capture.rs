@@ -39,8 +39,8 @@ use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, Endianness, TsResolution};
 
 use crate::engine::Time;
+use crate::metrics::CaptureReport;
 use crate::net::{NodeId, Packet, PacketKind, IP_HEADER_BYTES};
-use crate::spec::SpecError;
 use crate::tcp::Recovery;
 
 use super::plan::{self, Plan};
@@ -68,13 +68,18 @@ impl CaptureRequest {
     }
 }
 
-/// The files a capture wrote, and its first error if writing failed.
-#[derive(Clone, Debug, Default)]
-pub struct CaptureReport {
-    /// (path, packets written), in file order.
-    pub files: Vec<(PathBuf, u64)>,
-    pub error: Option<String>,
+/// A capture request that cannot be honoured (an unknown name, a directory
+/// or file that cannot be written), in one line; `SpecError` at path `pcap`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaptureError(pub String);
+
+impl std::fmt::Display for CaptureError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "pcap: {}", self.0)
+    }
 }
+
+impl std::error::Error for CaptureError {}
 
 /// The initial sequence number of both ends: the SYN is 2³² − 1, the first
 /// data byte (offset 0) is sequence number 0.
@@ -354,7 +359,7 @@ fn path_fragment_payload(plan: &Plan, from: NodeId, to: NodeId) -> u32 {
 /// The file names of the capture points `points` names, in file order:
 /// `NODE.pcap` for a node (every node for none or `all`), `LINK-NODE.pcap` for
 /// each end of a link. An unknown name is an error naming it.
-pub fn file_names(plan: &Plan, points: &[String]) -> Result<Vec<String>, SpecError> {
+pub fn file_names(plan: &Plan, points: &[String]) -> Result<Vec<String>, CaptureError> {
     Ok(resolve_points(plan, points)?
         .into_iter()
         .map(|(f, ..)| f)
@@ -365,7 +370,7 @@ pub fn file_names(plan: &Plan, points: &[String]) -> Result<Vec<String>, SpecErr
 fn resolve_points(
     plan: &Plan,
     requested: &[String],
-) -> Result<Vec<(String, NodeId, Option<usize>)>, SpecError> {
+) -> Result<Vec<(String, NodeId, Option<usize>)>, CaptureError> {
     let node_index = |n: &str| plan.nodes.iter().position(|x| x == n);
     // Capture points: (file name, node, link or None for every link).
     let mut points: Vec<(String, NodeId, Option<usize>)> = Vec::new();
@@ -380,14 +385,11 @@ fn resolve_points(
         let link = plan.links.iter().position(|l| &l.name == name);
         if node.is_none() && link.is_none() {
             let links: Vec<&str> = plan.links.iter().map(|l| l.name.as_str()).collect();
-            return Err(SpecError::new(
-                "pcap",
-                format!(
-                    "unknown link or node '{name}' (links: {}; nodes: {})",
-                    links.join(", "),
-                    plan.nodes.join(", ")
-                ),
-            ));
+            return Err(CaptureError(format!(
+                "unknown link or node '{name}' (links: {}; nodes: {})",
+                links.join(", "),
+                plan.nodes.join(", ")
+            )));
         }
         if let (Some(i), false) = (node, all) {
             points.push((format!("{}.pcap", safe_name(name)), NodeId(i as u32), None));
@@ -413,10 +415,9 @@ fn resolve_points(
     let points = unique;
     for (i, (file, ..)) in points.iter().enumerate() {
         if points[..i].iter().any(|(f, ..)| f == file) {
-            return Err(SpecError::new(
-                "pcap",
-                format!("two capture points would share the file name '{file}'"),
-            ));
+            return Err(CaptureError(format!(
+                "two capture points would share the file name '{file}'"
+            )));
         }
     }
     Ok(points)
@@ -425,13 +426,13 @@ fn resolve_points(
 impl Capture {
     /// Check the request against the plan (every name a node or link, the
     /// directory writable) and open the files with their pcap headers.
-    pub fn open(plan: &Plan, req: &CaptureRequest) -> Result<Self, SpecError> {
+    pub fn open(plan: &Plan, req: &CaptureRequest) -> Result<Self, CaptureError> {
         let points = resolve_points(plan, &req.points)?;
         std::fs::create_dir_all(&req.dir).map_err(|e| {
-            SpecError::new(
-                "pcap",
-                format!("cannot create directory {}: {e}", req.dir.display()),
-            )
+            CaptureError(format!(
+                "cannot create directory {}: {e}",
+                req.dir.display()
+            ))
         })?;
         let files = points
             .iter()
@@ -606,8 +607,8 @@ impl Capture {
     }
 }
 
-fn open_file(path: &Path) -> Result<CaptureFile, SpecError> {
-    let fail = |e: String| SpecError::new("pcap", format!("cannot write {}: {e}", path.display()));
+fn open_file(path: &Path) -> Result<CaptureFile, CaptureError> {
+    let fail = |e: String| CaptureError(format!("cannot write {}: {e}", path.display()));
     let file = File::create(path).map_err(|e| fail(e.to_string()))?;
     let header = PcapHeader {
         version_major: 2,

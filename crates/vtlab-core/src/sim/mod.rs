@@ -17,13 +17,25 @@ use crate::net::link::{Arrival, Enqueued};
 use crate::net::{LinkDir, LossModel, NodeId, Packet, PacketKind};
 use crate::tcp::cc::LossCause;
 use crate::tcp::{Receiver, Sender};
-pub use capture::{Capture, CaptureReport, CaptureRequest};
+pub use capture::{Capture, CaptureError, CaptureRequest};
 use observe::Seen;
 pub use plan::Plan;
 
 /// How often (in events) an interruptible run asks whether to stop: about
 /// every 5 ms of engine time at 10⁷ events/s.
 pub const CHECK_EVERY: u64 = 1 << 16;
+
+/// Trace rows handed to a trace sink at a time (a few MB).
+pub const TRACE_BATCH: usize = 1 << 16;
+
+/// Callbacks of a run (see [`Simulation::run_with`]).
+#[derive(Default)]
+pub struct Hooks<'a> {
+    /// Asked every [`CHECK_EVERY`] events; `true` stops the run.
+    pub interrupted: Option<&'a mut dyn FnMut() -> bool>,
+    /// Receives the trace in batches; `false` stops the run.
+    pub trace_sink: Option<&'a mut dyn FnMut(Trace) -> bool>,
+}
 
 #[derive(Clone, Copy, Debug)]
 enum Event {
@@ -58,6 +70,8 @@ struct Flow {
     reassembly: [Reassembly; 2],
     /// The sender's state after its previous input (events, change traces).
     seen: Seen,
+    /// Why the flow ended early, when its sender gave up.
+    abort: Option<&'static str>,
     timestamps: bool,
 }
 
@@ -150,6 +164,7 @@ impl Simulation {
                     mtu_reverse: path_mtu(plan, &links, f.dst, f.src),
                     reassembly: [Reassembly::default(); 2],
                     seen: Seen::of(&sender),
+                    abort: None,
                     timestamps: f.tcp.timestamps,
                     sender,
                 }
@@ -188,20 +203,31 @@ impl Simulation {
     /// stop time or the default horizon) or until the event budget is spent.
     pub fn run(mut self) -> RunResult {
         let wall = Instant::now();
-        let end = self.run_loop(None).unwrap_or(self.sched.now());
+        let end = self
+            .run_loop(&mut Hooks::default())
+            .unwrap_or(self.sched.now());
         self.finish(end, wall.elapsed().as_secs_f64())
     }
 
-    /// As [`Simulation::run`], asking `interrupted` every [`CHECK_EVERY`]
-    /// events whether to stop (Ctrl-C); `None` if it said so.
-    pub fn run_interruptible(mut self, interrupted: &mut dyn FnMut() -> bool) -> Option<RunResult> {
+    /// As [`Simulation::run`], with hooks: `interrupted` is asked every
+    /// [`CHECK_EVERY`] events whether to stop (Ctrl-C), and `trace_sink` receives
+    /// the trace in batches of [`TRACE_BATCH`] rows as it grows (so a trace of
+    /// any length needs bounded memory; the result then holds no trace). `None`
+    /// if the run was interrupted or a sink returned false.
+    pub fn run_with(mut self, mut hooks: Hooks<'_>) -> Option<RunResult> {
         let wall = Instant::now();
-        let end = self.run_loop(Some(interrupted))?;
+        let end = self.run_loop(&mut hooks)?;
+        if let Some(sink) = hooks.trace_sink.as_mut() {
+            let rest = self.trace.take().unwrap_or_default();
+            if !rest.is_empty() && !sink(rest) {
+                return None;
+            }
+        }
         Some(self.finish(end, wall.elapsed().as_secs_f64()))
     }
 
     /// The event loop; returns the end time, or `None` when interrupted.
-    fn run_loop(&mut self, mut interrupted: Option<&mut dyn FnMut() -> bool>) -> Option<Time> {
+    fn run_loop(&mut self, hooks: &mut Hooks<'_>) -> Option<Time> {
         let capture = self.capture.is_some();
         for (i, f) in self.flows.iter().enumerate() {
             self.sched.schedule(f.start, Event::FlowStart(i as u32));
@@ -209,6 +235,7 @@ impl Simulation {
         if self.trace.is_some() && !self.trace_changes {
             self.sched.schedule(Time::ZERO, Event::TraceSample);
         }
+        let streaming = hooks.trace_sink.is_some() && self.trace.is_some();
         while let Some((now, event)) = self.sched.pop() {
             if now > self.horizon {
                 self.end_reason = self.horizon_reason;
@@ -219,7 +246,7 @@ impl Simulation {
                 self.end_reason = "event_budget";
                 return Some(now);
             }
-            if n % CHECK_EVERY == 0 && interrupted.as_mut().is_some_and(|f| f()) {
+            if n % CHECK_EVERY == 0 && hooks.interrupted.as_mut().is_some_and(|f| f()) {
                 return None;
             }
             // Captures cost one predictable branch per event when off: the
@@ -228,6 +255,12 @@ impl Simulation {
                 self.handle::<true>(now, event);
             } else {
                 self.handle::<false>(now, event);
+            }
+            if streaming && self.trace.as_ref().is_some_and(|t| t.len() >= TRACE_BATCH) {
+                let batch = std::mem::take(self.trace.as_mut()?);
+                if !hooks.trace_sink.as_mut().is_some_and(|sink| sink(batch)) {
+                    return None;
+                }
             }
             if self.remaining == 0 {
                 return Some(self.sched.now());
@@ -324,6 +357,14 @@ impl Simulation {
             let trace = self.trace.as_mut().filter(|_| self.trace_changes);
             let (events, seen) = (self.events.as_mut(), &mut flow.seen);
             observe::after_input(seen, now, &flow.name, &flow.sender, &out, events, trace);
+        }
+        let flow = &mut self.flows[f as usize];
+        if from_sender && !flow.done {
+            if let Some(reason) = flow.sender.aborted() {
+                flow.done = true;
+                flow.abort = Some(reason);
+                self.remaining -= 1;
+            }
         }
         let flow = &self.flows[f as usize];
         let (node, mtu) = if from_sender {
@@ -445,10 +486,10 @@ impl Simulation {
                     recovery: f.recovery,
                     bytes: f.bytes,
                     completed: completed_at.is_some(),
-                    abort_reason: if completed_at.is_some() {
-                        ""
-                    } else {
-                        self.end_reason
+                    abort_reason: match (completed_at, f.abort) {
+                        (Some(_), _) => "",
+                        (None, Some(reason)) => reason,
+                        (None, None) => self.end_reason,
                     },
                     goodput_bps: if secs > 0.0 {
                         received as f64 * 8.0 / secs

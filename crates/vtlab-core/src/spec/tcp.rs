@@ -44,6 +44,12 @@ pub struct TcpSpec {
     pub delayed_ack: Option<bool>,
     pub delayed_ack_count: Option<u32>,
     pub delayed_ack_timeout: Option<Dur>,
+    /// SYN retransmissions before the connection attempt fails (0–30; default
+    /// per profile: ns3 5, linux 6).
+    pub syn_retries: Option<u32>,
+    /// Consecutive retransmission timeouts before the connection is dropped
+    /// (0–100; default per profile: ns3 6, linux 15).
+    pub data_retries: Option<u32>,
 }
 /// Durations accepted in TCP settings: at most one hour (ns).
 const MAX_TCP_DURATION_NS: u64 = 3_600_000_000_000;
@@ -87,7 +93,7 @@ fn duration(path: &str, x: u64, lo: u64) -> Result<(), SpecError> {
 pub(crate) fn check_config(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
     let f = |name: &str| format!("{path}.{name}");
     let desc = cc::lookup(&c.cc).ok_or_else(|| super::plan::unknown_cc(&f("cc"), &c.cc))?;
-    cc::validate_params(desc, &c.cc_params)
+    cc::validate_params(desc, &c.cc_params, c.profile)
         .map_err(|(name, msg)| SpecError::new(format!("{}.{name}", f("cc_params")), msg))?;
     let conflict = |field: &str, implied: String| {
         SpecError::new(
@@ -171,6 +177,8 @@ pub(crate) fn check_config(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
         " segments",
     )?;
     duration(&f("delayed_ack_timeout"), c.delayed_ack_timeout_ns, 1)?;
+    in_range(&f("syn_retries"), c.syn_retries(), 0, 30, "")?;
+    in_range(&f("data_retries"), c.data_retries(), 0, 100, "")?;
     Ok(())
 }
 
@@ -218,6 +226,8 @@ impl TcpSpec {
                 .unwrap_or(d.delayed_ack),
             delayed_ack_count: self.delayed_ack_count.unwrap_or(d.delayed_ack_count),
             delayed_ack_timeout_ns: ns(self.delayed_ack_timeout, d.delayed_ack_timeout_ns),
+            syn_retries: self.syn_retries,
+            data_retries: self.data_retries,
         };
         check_config(&config, path)?;
         Ok(config)
@@ -284,5 +294,60 @@ mod tests {
             ..cc_spec("sack")
         };
         assert!(same.resolve("tcp").is_ok());
+    }
+
+    fn params_err(cc: &str, params: &[(&str, f64)]) -> Option<String> {
+        let spec = TcpSpec {
+            cc_params: Some(params.iter().map(|(k, v)| (k.to_string(), *v)).collect()),
+            ..cc_spec(cc)
+        };
+        spec.resolve("tcp").err().map(|e| e.to_string())
+    }
+
+    #[test]
+    fn integer_parameters_refuse_fractions() {
+        // BIC's B divides the distance to W_max in whole steps: 2.5 used to run
+        // as 2 under another scenario hash.
+        assert_eq!(
+            params_err("bic", &[("b", 2.5)]).as_deref(),
+            Some("tcp.cc_params.b: 2.5 is not a whole number (an integer in [2, 255])")
+        );
+        assert_eq!(params_err("bic", &[("b", 3.0)]), None);
+    }
+
+    #[test]
+    fn parameters_are_checked_jointly() {
+        assert_eq!(
+            params_err("htcp", &[("beta_min", 1.0), ("beta_max", 0.0)]).as_deref(),
+            Some("tcp.cc_params.beta_min: beta_min = 1 must not exceed beta_max = 0")
+        );
+        assert_eq!(
+            params_err("newreno-lp", &[("alpha", 1000.0), ("beta", 0.0)]).as_deref(),
+            Some("tcp.cc_params.alpha: alpha = 1000 must not exceed beta = 0")
+        );
+        // Against the profile's default of the other parameter: Vegas beta = 4.
+        assert_eq!(
+            params_err("vegas", &[("alpha", 5.0)]).as_deref(),
+            Some("tcp.cc_params.alpha: alpha = 5 must not exceed beta = 4")
+        );
+        // The one given is named even when it is the upper one.
+        assert_eq!(
+            params_err("illinois", &[("alpha_max", 0.1)]).as_deref(),
+            Some("tcp.cc_params.alpha_max: alpha_min = 0.3 must not exceed alpha_max = 0.1")
+        );
+    }
+
+    #[test]
+    fn every_default_satisfies_its_own_rules() {
+        for desc in cc::REGISTRY {
+            for profile in [Profile::Ns3, Profile::Linux] {
+                let r = cc::validate_params(desc, &Params::new(), profile);
+                assert!(r.is_ok(), "{} {profile:?}: {r:?}", desc.name);
+                for p in desc.params {
+                    let d = p.default_for(profile);
+                    assert!(!p.integer || d.fract() == 0.0, "{} {}", desc.name, p.name);
+                }
+            }
+        }
     }
 }

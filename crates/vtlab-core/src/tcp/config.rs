@@ -37,6 +37,15 @@ pub struct TcpConfig {
     pub delayed_ack: bool,
     pub delayed_ack_count: u32,
     pub delayed_ack_timeout_ns: u64,
+    /// SYN retransmissions before the connection attempt fails; unset: the
+    /// profile's (ns3 5: `ConnCount` = 6 SYNs in all; linux 6: `tcp_syn_retries`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syn_retries: Option<u32>,
+    /// Consecutive retransmission timeouts (without an ACK of new data) after
+    /// which the connection is dropped; unset: the profile's (ns3 6:
+    /// `DataRetries`; linux 15: `tcp_retries2`, counted in timeouts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_retries: Option<u32>,
 }
 
 impl Default for TcpConfig {
@@ -61,6 +70,22 @@ pub fn option_bytes(timestamps: bool, sack_blocks: usize) -> u32 {
 }
 
 impl TcpConfig {
+    /// SYN retransmissions allowed (the setting or the profile's default).
+    pub fn syn_retries(&self) -> u32 {
+        self.syn_retries.unwrap_or(match self.profile {
+            Profile::Ns3 => 5,
+            Profile::Linux => 6,
+        })
+    }
+
+    /// Consecutive retransmission timeouts allowed (the setting or the profile's).
+    pub fn data_retries(&self) -> u32 {
+        self.data_retries.unwrap_or(match self.profile {
+            Profile::Ns3 => 6,
+            Profile::Linux => 15,
+        })
+    }
+
     /// The recovery as reported in results: `sack+prr` when PRR is on.
     pub fn recovery_name(&self) -> &'static str {
         match (self.recovery, self.prr) {
@@ -116,6 +141,8 @@ impl TcpConfig {
             delayed_ack: true,
             delayed_ack_count: 2,
             delayed_ack_timeout_ns: 200_000_000,
+            syn_retries: None,
+            data_retries: None,
         };
         match profile {
             Profile::Ns3 => base,

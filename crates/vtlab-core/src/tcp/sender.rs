@@ -38,6 +38,11 @@ pub struct Sender {
     syn_timeout: Duration,
     syn_sent_at: Time,
     syn_retransmitted: bool,
+    /// Retransmission timeouts since the last ACK of new data (ns-3 counts
+    /// `m_dataRetrCount` down from `DataRetries`; Linux `icsk_retransmits`).
+    rto_streak: u32,
+    /// Why the sender gave up, if it did: `syn_retries` or `data_retries`.
+    aborted: Option<&'static str>,
     /// Acked bytes not yet counted as whole segments (ns-3 `m_bytesAckedNotProcessed`).
     acked_remainder: u64,
 }
@@ -62,6 +67,8 @@ impl Sender {
             syn_timeout: Duration(cfg.syn_timeout_ns),
             syn_sent_at: Time::ZERO,
             syn_retransmitted: false,
+            rto_streak: 0,
+            aborted: None,
             acked_remainder: 0,
             c: Conn {
                 b,
@@ -95,6 +102,12 @@ impl Sender {
     }
     pub fn timer_deadline(&self) -> Option<Time> {
         self.c.timer
+    }
+    /// Why the sender gave up the connection (`syn_retries`: no SYN-ACK after
+    /// the allowed SYN retransmissions; `data_retries`: the allowed consecutive
+    /// retransmission timeouts passed without an ACK of new data), if it did.
+    pub fn aborted(&self) -> Option<&'static str> {
+        self.aborted
     }
     pub fn is_done(&self) -> bool {
         self.c.phase == Phase::Established && self.c.snd_una >= self.c.total
@@ -188,6 +201,12 @@ impl Sender {
         match self.c.phase {
             Phase::Idle => self.c.timer = None,
             Phase::SynSent => {
+                if self.c.stats.syn_retransmissions >= u64::from(self.c.cfg.syn_retries()) {
+                    // ns-3 SendEmptyPacket with m_synCount == 0 / Linux
+                    // tcp_write_timeout: the connection attempt fails.
+                    self.give_up("syn_retries");
+                    return;
+                }
                 // ns-3 ConnTimeout: retransmit the SYN, doubling the timeout.
                 self.c.stats.syn_retransmissions += 1;
                 self.syn_retransmitted = true;
@@ -272,6 +291,7 @@ impl Sender {
             self.take_rtt_sample(r);
         }
         let mss = self.c.cfg.mss;
+        self.rto_streak = 0;
         self.c.snd_una = ack;
         self.c.snd_nxt = self.c.snd_nxt.max(ack);
         self.acked_remainder += newly;
@@ -419,7 +439,20 @@ impl Sender {
         }
     }
 
+    fn give_up(&mut self, reason: &'static str) {
+        self.aborted = Some(reason);
+        self.c.phase = Phase::Idle;
+        self.c.timer = None;
+    }
+
     fn on_rto(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.rto_streak >= self.c.cfg.data_retries() {
+            // ns-3 ReTxTimeout with m_dataRetrCount == 0 / Linux
+            // tcp_write_timeout past tcp_retries2: drop the connection.
+            self.give_up("data_retries");
+            return;
+        }
+        self.rto_streak += 1;
         self.c.stats.rto_count += 1;
         // Reduce ssthresh only on the first timeout for this window: not when the
         // head was already resent since an earlier timeout (RFC 5681 §3.1, ns-3).

@@ -384,6 +384,66 @@ fn syn_is_retransmitted_with_backoff() {
     assert_eq!(s.stats().syn_retransmissions, 1);
 }
 
+#[test]
+fn the_connection_attempt_fails_after_the_allowed_syn_retransmissions() {
+    // ns-3 (ConnCount 6): SYNs at 0, 3, 9, 21, 45 and 93 s (timeout 3 s
+    // doubling); the sixth times out at 93 + 96 = 189 s and the attempt fails.
+    let mut s = Sender::new(
+        config(),
+        AnyCc::NewReno(NewReno::new(Profile::Ns3)),
+        0,
+        NodeId(1),
+        10,
+    );
+    let mut out = vec![];
+    s.start(Time::ZERO, &mut out);
+    let mut syn_times = vec![0];
+    while let Some(t) = s.timer_deadline() {
+        s.on_timer(t, &mut out);
+        if s.aborted().is_none() {
+            syn_times.push(t.0 / 1_000_000_000);
+        } else {
+            assert_eq!(t, Time(189_000_000_000));
+        }
+    }
+    assert_eq!(syn_times, vec![0, 3, 9, 21, 45, 93]);
+    assert_eq!(out.len(), 6);
+    assert_eq!(s.aborted(), Some("syn_retries"));
+    assert_eq!(s.stats().syn_retransmissions, 5);
+}
+
+#[test]
+fn the_connection_is_dropped_after_the_allowed_timeouts_in_a_row() {
+    // Two timeouts allowed: the first two expiries retransmit (RTO 1 s, then
+    // 2 s backed off), the third gives up. An ACK of new data in between
+    // starts the count again.
+    let cfg = TcpConfig {
+        data_retries: Some(2),
+        ..config()
+    };
+    let mut h = Harness::new(cfg, 1_000_000);
+    h.sent();
+    let fire = |h: &mut Harness| {
+        let t = h.s.timer_deadline().expect("a timer");
+        h.s.on_timer(t, &mut h.out);
+    };
+    fire(&mut h);
+    fire(&mut h);
+    assert_eq!((h.s.aborted(), h.s.stats().rto_count), (None, 2));
+    h.ack(5_000, MSS);
+    fire(&mut h);
+    fire(&mut h);
+    assert_eq!((h.s.aborted(), h.s.stats().rto_count), (None, 4));
+    fire(&mut h);
+    assert_eq!(h.s.aborted(), Some("data_retries"));
+    assert_eq!(
+        h.s.stats().rto_count,
+        4,
+        "the expiry that gives up resends nothing"
+    );
+    assert_eq!(h.s.timer_deadline(), None);
+}
+
 // ---- recovery variants ---------------------------------------------------------
 
 /// Segments 2, 5 and 8 of the first window lost; every later segment arrives.

@@ -53,6 +53,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.01,
         max: 0.99,
         doc: "multiplicative decrease above low_window: ssthresh = cwnd·β (Linux 819/1024)",
+        integer: false,
+        at_most: None,
     },
     ParamSpec {
         name: "smooth_part",
@@ -61,6 +63,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 1.0,
         max: 1000.0,
         doc: "RTTs to cover the last B segments before W_max (cnt = cwnd·smooth_part/B); Linux 20, ns-3 5",
+        integer: true,
+        at_most: None,
     },
     ParamSpec {
         name: "max_increment",
@@ -69,6 +73,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 1.0,
         max: 1e6,
         doc: "S_max: largest increase per RTT (segments) in the linear regions",
+        integer: true,
+        at_most: None,
     },
     ParamSpec {
         name: "low_window",
@@ -77,6 +83,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 1e6,
         doc: "below this window (segments) BIC behaves like Reno",
+        integer: true,
+        at_most: None,
     },
     ParamSpec {
         name: "b",
@@ -85,6 +93,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 2.0,
         max: 255.0,
         doc: "binary search coefficient B: move (W_max − cwnd)/B per RTT",
+        integer: true,
+        at_most: None,
     },
     ParamSpec {
         name: "fast_convergence",
@@ -93,6 +103,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 1.0,
         doc: "lower W_max when a loss comes below the previous W_max (1 on, 0 off)",
+        integer: true,
+        at_most: None,
     },
 ];
 

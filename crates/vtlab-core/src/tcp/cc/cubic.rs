@@ -55,6 +55,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.01,
         max: 0.99,
         doc: "multiplicative decrease: ssthresh = cwnd·β (Linux 717/1024)",
+        integer: false,
+        at_most: None,
     },
     ParamSpec {
         name: "c",
@@ -63,6 +65,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.01,
         max: 10.0,
         doc: "cubic scaling constant C (segments/s³; Linux bic_scale 41 = 0.4004)",
+        integer: false,
+        at_most: None,
     },
     ParamSpec {
         name: "fast_convergence",
@@ -71,6 +75,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 1.0,
         doc: "release bandwidth faster: W_max = cwnd·(1+β)/2 when a loss comes below the previous W_max",
+        integer: true,
+        at_most: None,
     },
     ParamSpec {
         name: "tcp_friendliness",
@@ -79,6 +85,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 1.0,
         doc: "grow at least as fast as an estimated Reno window (RFC 9438 Reno-friendly region)",
+        integer: true,
+        at_most: None,
     },
     ParamSpec {
         name: "cnt_clamp",
@@ -87,6 +95,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 1.0,
         max: 1e6,
         doc: "before the first loss (W_max = 0), grow at least one segment per this many acked (5 %/RTT)",
+        integer: true,
+        at_most: None,
     },
     ParamSpec {
         name: "cubic_delta",
@@ -95,6 +105,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 100000.0,
         doc: "RTT samples are ignored for this long (ms) after an epoch starts (Linux HZ = 1 s, ns-3 CubicDelta 10 ms)",
+        integer: false,
+        at_most: None,
     },
     hystart::PARAMS[0],
     hystart::PARAMS[1],

@@ -55,6 +55,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 100.0,
         doc: "Δ_L (s): for this long after a congestion event H-TCP grows like Reno",
+        integer: false,
+        at_most: None,
     },
     ParamSpec {
         name: "beta_min",
@@ -63,6 +65,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 1.0,
         doc: "default decrease factor, used when β does not adapt (ns-3 DefaultBackoff; Linux BETA_MIN 64/128, also the lower clamp)",
+        integer: false,
+        at_most: Some("beta_max"),
     },
     ParamSpec {
         name: "beta_max",
@@ -71,6 +75,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 1.0,
         doc: "upper clamp of the adaptive β = minRTT/maxRTT (Linux 102/128; ns-3 has none: 1)",
+        integer: false,
+        at_most: None,
     },
     ParamSpec {
         name: "throughput_ratio",
@@ -79,6 +85,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 10.0,
         doc: "throughput change that turns the adaptive β off (Linux: max throughput moved by more than ±20 %; ns-3: ⌊rise/previous⌋ compared with it)",
+        integer: false,
+        at_most: None,
     },
     ParamSpec {
         name: "rtt_scaling",
@@ -87,6 +95,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 1.0,
         doc: "scale α by minRTT/100 ms (clamped to [0.1, 2]); Linux use_rtt_scaling on, ns-3 has none",
+        integer: true,
+        at_most: None,
     },
     ParamSpec {
         name: "bandwidth_switch",
@@ -95,6 +105,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 1.0,
         doc: "Linux use_bandwidth_switch: measure throughput and reset β to beta_min when it moves (ns-3 always applies its throughput rule)",
+        integer: true,
+        at_most: None,
     },
 ];
 

@@ -45,6 +45,8 @@ pub const PARAMS: &[ParamSpec] = &[ParamSpec {
     min: 1.0,
     max: 10000.0,
     doc: "reference RTT0 in whole milliseconds (Linux 25, ns-3 50): ρ = max(RTT/RTT0, 1)",
+    integer: true,
+    at_most: None,
 }];
 
 /// `⌊128·2^(k/8)⌋`, k = 0..7: the fractional part of 2^ρ in 1/128.

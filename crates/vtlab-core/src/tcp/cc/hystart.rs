@@ -53,6 +53,8 @@ pub const PARAMS: [ParamSpec; 7] = [
         min: 0.0,
         max: 1.0,
         doc: "hybrid slow start on (1) or off (0)",
+        integer: true,
+        at_most: None,
     },
     ParamSpec {
         name: "hystart_detect",
@@ -61,6 +63,8 @@ pub const PARAMS: [ParamSpec; 7] = [
         min: 1.0,
         max: 3.0,
         doc: "HyStart detectors: 1 ACK train, 2 delay increase, 3 both",
+        integer: true,
+        at_most: None,
     },
     ParamSpec {
         name: "hystart_low_window",
@@ -69,6 +73,8 @@ pub const PARAMS: [ParamSpec; 7] = [
         min: 0.0,
         max: 1e6,
         doc: "HyStart runs only once cwnd reaches this many segments",
+        integer: true,
+        at_most: None,
     },
     ParamSpec {
         name: "hystart_min_samples",
@@ -77,6 +83,8 @@ pub const PARAMS: [ParamSpec; 7] = [
         min: 1.0,
         max: 255.0,
         doc: "RTT samples per round before the delay detector may fire",
+        integer: true,
+        at_most: None,
     },
     ParamSpec {
         name: "hystart_ack_delta",
@@ -85,6 +93,8 @@ pub const PARAMS: [ParamSpec; 7] = [
         min: 0.0,
         max: 1000.0,
         doc: "largest ACK spacing (ms) that still counts as an ACK train",
+        integer: false,
+        at_most: None,
     },
     ParamSpec {
         name: "hystart_delay_min",
@@ -93,6 +103,8 @@ pub const PARAMS: [ParamSpec; 7] = [
         min: 0.0,
         max: 10000.0,
         doc: "lower clamp (ms) of the delay-increase threshold",
+        integer: false,
+        at_most: Some("hystart_delay_max"),
     },
     ParamSpec {
         name: "hystart_delay_max",
@@ -101,6 +113,8 @@ pub const PARAMS: [ParamSpec; 7] = [
         min: 0.0,
         max: 10000.0,
         doc: "upper clamp (ms) of the delay-increase threshold (Linux 16 ms, ns-3 1000 ms)",
+        integer: false,
+        at_most: None,
     },
 ];
 

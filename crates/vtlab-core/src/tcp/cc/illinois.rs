@@ -63,6 +63,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.01,
         max: 100.0,
         doc: "largest additive increase (segments per RTT), used while the average queueing delay stays below d1 = dm/100",
+        integer: false,
+        at_most: None,
     },
     ParamSpec {
         name: "alpha_min",
@@ -71,6 +73,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.01,
         max: 100.0,
         doc: "additive increase at the maximum queueing delay dm (Linux stores 0.3 as 38/128)",
+        integer: false,
+        at_most: Some("alpha_max"),
     },
     ParamSpec {
         name: "beta_min",
@@ -79,6 +83,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 0.99,
         doc: "decrease factor while the average queueing delay is below d2 = dm/10 (ssthresh = cwnd·(1−β))",
+        integer: false,
+        at_most: Some("beta_max"),
     },
     ParamSpec {
         name: "beta_max",
@@ -87,6 +93,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 0.99,
         doc: "decrease factor once the average queueing delay reaches d3 = 8·dm/10",
+        integer: false,
+        at_most: None,
     },
     ParamSpec {
         name: "win_thresh",
@@ -95,6 +103,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 1e6,
         doc: "below this window (segments) α = 1 and β = 1/2; ns-3 compares it with cwnd in bytes, so it never applies there",
+        integer: true,
+        at_most: None,
     },
     ParamSpec {
         name: "theta",
@@ -103,6 +113,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 1.0,
         max: 255.0,
         doc: "low-delay rounds (cumulative) needed before α returns to α_max after a high-delay round",
+        integer: true,
+        at_most: None,
     },
 ];
 
@@ -115,6 +127,8 @@ pub const AA_PARAMS: &[ParamSpec] = &[
         min: 0.01,
         max: 100.0,
         doc: "largest additive increase (Park et al. 2019, Fig. 10: 11, up from 10)",
+        integer: false,
+        at_most: None,
     },
     ParamSpec {
         name: "alpha_min",
@@ -123,6 +137,8 @@ pub const AA_PARAMS: &[ParamSpec] = &[
         min: 0.01,
         max: 100.0,
         doc: "additive increase at the maximum queueing delay dm (Fig. 10: 1.0, up from 0.3, never below NewReno)",
+        integer: false,
+        at_most: Some("alpha_max"),
     },
     ParamSpec {
         name: "beta_min",
@@ -131,6 +147,8 @@ pub const AA_PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 0.99,
         doc: "decrease factor at low queueing delay (Fig. 10: 0.025, down from 0.125; Linux fixed point rounds it to 2/64)",
+        integer: false,
+        at_most: Some("beta_max"),
     },
     ParamSpec {
         name: "beta_max",
@@ -139,6 +157,8 @@ pub const AA_PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 0.99,
         doc: "decrease factor at high queueing delay (unchanged: 0.5)",
+        integer: false,
+        at_most: None,
     },
     ParamSpec {
         name: "win_thresh",
@@ -147,6 +167,8 @@ pub const AA_PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 1e6,
         doc: "below this window (segments) α = 1 and β = 1/2; ns-3 compares it with cwnd in bytes, so it never applies there",
+        integer: true,
+        at_most: None,
     },
     ParamSpec {
         name: "theta",
@@ -155,6 +177,8 @@ pub const AA_PARAMS: &[ParamSpec] = &[
         min: 1.0,
         max: 255.0,
         doc: "low-delay rounds (cumulative) needed before α returns to α_max after a high-delay round",
+        integer: true,
+        at_most: None,
     },
 ];
 

@@ -266,6 +266,12 @@ pub struct ParamSpec {
     pub min: f64,
     pub max: f64,
     pub doc: &'static str,
+    /// Whether only whole numbers are meaningful (counts, flags, whole
+    /// milliseconds as the reference implementations store them).
+    pub integer: bool,
+    /// Another parameter this one may not exceed (e.g. `beta_min` ≤
+    /// `beta_max`), compared after unset values take the profile's defaults.
+    pub at_most: Option<&'static str>,
 }
 
 impl ParamSpec {
@@ -508,8 +514,14 @@ pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|d| d.name).collect()
 }
 
-/// Check parameter names and ranges; the error says which are valid.
-pub fn validate_params(desc: &CcDescriptor, params: &Params) -> Result<(), (String, String)> {
+/// Check parameter names, types, ranges and joint constraints (with unset
+/// parameters at `profile`'s defaults); the error names the parameter and
+/// says what is allowed.
+pub fn validate_params(
+    desc: &CcDescriptor,
+    params: &Params,
+    profile: Profile,
+) -> Result<(), (String, String)> {
     for (name, value) in params {
         let Some(spec) = desc.params.iter().find(|p| p.name == name) else {
             let valid: Vec<&str> = desc.params.iter().map(|p| p.name).collect();
@@ -528,6 +540,32 @@ pub fn validate_params(desc: &CcDescriptor, params: &Params) -> Result<(), (Stri
                 name.clone(),
                 format!("{value} is outside [{}, {}]", spec.min, spec.max),
             ));
+        }
+        if spec.integer && value.fract() != 0.0 {
+            return Err((
+                name.clone(),
+                format!(
+                    "{value} is not a whole number (an integer in [{}, {}])",
+                    spec.min, spec.max
+                ),
+            ));
+        }
+    }
+    for spec in desc.params {
+        if let Some(upper) = spec.at_most {
+            let lo = param(desc.params, params, spec.name, profile);
+            let hi = param(desc.params, params, upper, profile);
+            if lo > hi {
+                let name = if params.contains_key(spec.name) {
+                    spec.name
+                } else {
+                    upper
+                };
+                return Err((
+                    name.to_string(),
+                    format!("{} = {lo} must not exceed {upper} = {hi}", spec.name),
+                ));
+            }
         }
     }
     Ok(())

@@ -28,6 +28,8 @@ pub const SC_PARAMS: &[ParamSpec] = &[ParamSpec {
     min: 2.0,
     max: 10_000.0,
     doc: "ssthresh floor after a loss, in segments (RFC 5681: 2; Algorithm 1: 10)",
+    integer: true,
+    at_most: None,
 }];
 
 #[derive(Clone, Debug)]

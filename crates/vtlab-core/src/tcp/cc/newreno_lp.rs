@@ -2,8 +2,7 @@
 //! on a prediction of its cause.
 //!
 //! Source: Martignon et al., "NewReno-LP: NewReno with a Vegas loss predictor"
-//! (F. Martignon, "Improving TCP performance over wireless networks using loss
-//! differentiation algorithms", §2; docs/reproduce-martignon.md); the predictor
+//! (F. Martignon's ns-2 study, §2; docs/reproduce-martignon.md); the predictor
 //! is Vegas's (Brakmo & Peterson 1995).
 //!
 //! At every loss event (three duplicate ACKs or a timeout) the predictor
@@ -44,6 +43,8 @@ pub const LP_PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 1000.0,
         doc: "Vp below alpha (segments): the loss is ascribed to a link error",
+        integer: false,
+        at_most: Some("beta"),
     },
     ParamSpec {
         name: "beta",
@@ -52,6 +53,8 @@ pub const LP_PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 1000.0,
         doc: "Vp above beta (segments): the loss is ascribed to congestion",
+        integer: false,
+        at_most: None,
     },
 ];
 

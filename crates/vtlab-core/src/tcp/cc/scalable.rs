@@ -31,6 +31,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 1.0,
         max: 100_000.0,
         doc: "additive-increase count: cwnd grows by one segment per min(cwnd, ai) segments acked",
+        integer: true,
+        at_most: None,
     },
     ParamSpec {
         name: "md",
@@ -39,6 +41,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.001,
         max: 0.999,
         doc: "multiplicative decrease on loss: ssthresh = cwnd·(1 − md)",
+        integer: false,
+        at_most: None,
     },
 ];
 

@@ -42,6 +42,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 1000.0,
         doc: "lower bound of extra segments queued in the network: below it cwnd grows by 1 per RTT",
+        integer: true,
+        at_most: Some("beta"),
     },
     ParamSpec {
         name: "beta",
@@ -50,6 +52,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 1000.0,
         doc: "upper bound of extra segments queued in the network: above it cwnd shrinks by 1 per RTT",
+        integer: true,
+        at_most: None,
     },
     ParamSpec {
         name: "gamma",
@@ -58,6 +62,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.0,
         max: 1000.0,
         doc: "extra segments queued that end slow start",
+        integer: true,
+        at_most: None,
     },
 ];
 

@@ -42,6 +42,8 @@ pub const PARAMS: &[ParamSpec] = &[ParamSpec {
     min: 0.0,
     max: 1000.0,
     doc: "backlog (segments) at or above which a loss is taken as congestive",
+    integer: true,
+    at_most: None,
 }];
 
 #[derive(Clone, Debug)]

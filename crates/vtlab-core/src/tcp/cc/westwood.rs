@@ -65,6 +65,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 0.01,
         max: 100.0,
         doc: "time constant τ of the Tustin bandwidth filter, seconds (cut-off 1/τ; ns-2 WestwoodNR tau_)",
+        integer: false,
+        at_most: None,
     },
     ParamSpec {
         name: "virtual_m",
@@ -73,6 +75,8 @@ pub const PARAMS: &[ParamSpec] = &[
         min: 2.0,
         max: 100.0,
         doc: "a zero virtual sample is fed after τ/m without ACKs (m ≥ 2 for the Nyquist bound)",
+        integer: false,
+        at_most: None,
     },
 ];
 
@@ -84,6 +88,8 @@ pub const PLUS_PARAMS: &[ParamSpec] = &[ParamSpec {
     min: 0.0,
     max: 1.0,
     doc: "ns3 profile only: 1 = ns-3 FilterType Tustin, 0 = None (raw per-RTT samples)",
+    integer: true,
+    at_most: None,
 }];
 
 /// Which estimator drives ssthresh.

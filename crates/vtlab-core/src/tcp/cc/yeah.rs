@@ -53,6 +53,9 @@ macro_rules! both {
             min: $min,
             max: $max,
             doc: $doc,
+            // Every YeAH parameter is an integer in Linux tcp_yeah.c.
+            integer: true,
+            at_most: None,
         }
     };
 }

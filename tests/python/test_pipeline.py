@@ -1,0 +1,214 @@
+"""The study pipeline (:mod:`vtlab.experiments.pipeline`) on a tiny fake study: plan →
+run store → table → figure → findings → report, resumption without re-simulating,
+a claim that does not hold reported as such; the paper-values format; the registry."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from vtlab import experiments
+from vtlab.experiments import common, pipeline
+from vtlab.experiments.common import Comparison, Config, Grid
+from vtlab.experiments.pipeline import (
+    Claim,
+    Context,
+    FigureSpec,
+    PaperValues,
+    Section,
+    Study,
+    TableSpec,
+    evaluate_claims,
+)
+from vtlab.sweep import Axis
+
+PAPER_TOML = """
+[[value]]
+id = "goodput"
+value = 9.0
+unit = "Mbit/s"
+where = "Table 1, row 1"
+label = "goodput, 1 connection, no loss"
+
+[[value]]
+id = "link"
+value = 10.0
+unit = "Mbit/s"
+where = "§2, Fig. 1"
+label = "PLC link rate"
+
+[[value]]
+id = "share"
+ratio_of = ["goodput", "link"]
+unit = ""
+where = "§3"
+label = "goodput / link rate"
+"""
+
+
+def _fake_study(package: str) -> Study:
+    """Two runs (seeds 1 and 2) of a 200 kB transfer over the loss-free V2G cable."""
+
+    def grids(plan, profile, runs):
+        base = {"preset": "v2g", "bytes": "200kB"}
+        axes = (Axis.values("loss.mean_loss", [0.0], name="loss"),)
+        return {"only": Grid("only", "the only grid", base, axes)}
+
+    def summarize(data, plan):
+        flows = data["only"].flows
+        return {"goodput": common.summarize_runs(flows, ["loss"], "goodput_bps", scale=1e-6)}
+
+    def compare(ctx: Context) -> list[Comparison]:
+        row = ctx.s["goodput"].iloc[0]
+        e = ctx.paper["goodput"]
+        return [Comparison(e.where, e.label, e.value, float(row["mean"]), n=int(row["n"]))]
+
+    def draw(ctx: Context):
+        fig, ax = common.figure()
+        ax.plot([0, 1], [0, float(ctx.s["goodput"]["mean"].iloc[0])])
+        return fig
+
+    def mean(ctx: Context) -> float:
+        return float(ctx.s["goodput"]["mean"].iloc[0])
+
+    def claims(ctx: Context) -> list[Claim]:
+        link = ctx.paper.value("link")
+        return [
+            # Holds: a transfer over a link of 10 Mbit/s has a positive goodput.
+            Claim("Fig. 1", "goodput is positive", lambda c: (f"{mean(c):.3f}", mean(c) > 0)),
+            # Cannot hold: goodput is below the link rate.
+            Claim(
+                "Fig. 1",
+                f"goodput exceeds the {link:g} Mbit/s link",
+                lambda c: (f"{mean(c):.3f} Mbit/s", mean(c) > link),
+            ),
+        ]
+
+    def report(ctx: Context) -> str:
+        rows = [[f.where, f.claim, "holds" if f.holds else "does not hold"] for f in ctx.findings]
+        return "# fake\n\n" + common.md_table(["where", "claim", "verdict"], rows)
+
+    return Study(
+        name="fake",
+        description="a fake study",
+        citation="nobody",
+        package=package,
+        plan_for=lambda config: {"runs": 2},
+        default_runs=lambda plan: plan["runs"],
+        grids=grids,
+        summarize=summarize,
+        tables=(TableSpec("goodput", lambda c: c.s["goodput"], lambda c, f: "| x |\n"),),
+        figures=(FigureSpec("fig1", draw),),
+        compare=compare,
+        claims=claims,
+        sections=(Section("all", report),),
+    )
+
+
+@pytest.fixture
+def study(tmp_path, monkeypatch) -> Study:
+    pkg = tmp_path / "pkgs" / "fakestudy"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "paper.toml").write_text(PAPER_TOML)
+    monkeypatch.syspath_prepend(str(tmp_path / "pkgs"))
+    return _fake_study("fakestudy")
+
+
+def test_fake_study_end_to_end_then_resumes_without_simulating(study, tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    config = Config(out=out, progress=False, jobs=1)
+    first = pipeline.run(study, config)
+    assert (first.simulated, first.loaded) == (2, 0)
+    assert sorted(p.name for p in out.iterdir() if p.is_file()) == sorted(study.expected_outputs())
+    table = pd.read_csv(out / "goodput.csv")
+    assert list(table["n"]) == [2]
+    assert 0 < table["mean"].iloc[0] < 10  # below the 10 Mbit/s PLC link
+    comparison = pd.read_csv(out / "comparison.csv")
+    assert list(comparison["paper"]) == [9.0]
+    assert list(comparison["quantity"]) == ["goodput, 1 connection, no loss"]
+    report = (out / "report.md").read_text()
+    assert "| Fig. 1 | goodput is positive | holds |" in report
+    assert "| Fig. 1 | goodput exceeds the 10 Mbit/s link | does not hold |" in report
+    assert [f.holds for f in first.findings] == [True, False]
+
+    def no_simulation(*args, **kwargs):
+        raise AssertionError("stored runs must not be simulated again")
+
+    monkeypatch.setattr("vtlab.sweep._core.run", no_simulation)
+    again = pipeline.run(study, config)
+    assert (again.simulated, again.loaded) == (0, 2)
+    assert pd.read_csv(out / "goodput.csv").equals(table)
+
+
+def test_a_claim_without_data_is_kept_and_marked(study, tmp_path):
+    ctx = Context(study, Config(out=tmp_path), None, {}, {}, PaperValues([]), runs=1)
+    claims = [
+        Claim("x", "needs a missing table", lambda c: ("", c.s["nothing"]["mean"] > 0)),
+        Claim("y", "holds partly", lambda c: ("2 of 4", "partly")),
+    ]
+    found = evaluate_claims(claims, ctx)
+    assert [(f.where, f.holds) for f in found] == [("x", None), ("y", "partly")]
+    assert "no data" in found[0].evidence
+
+
+def test_paper_values_parse_ratios_and_refuse_entries_without_location():
+    paper = PaperValues.parse(PAPER_TOML)
+    assert list(paper) == ["goodput", "link", "share"]
+    assert paper.value("share") == pytest.approx(0.9)
+    assert paper["link"].where == "§2, Fig. 1" and paper["link"].section == "§2, Fig. 1"
+    no_where = 'value = [{id = "a", value = 1.0, label = "a", where = ""}]'
+    with pytest.raises(ValueError, match="lacks where"):
+        PaperValues.parse(no_where)
+    twice = '[[value]]\nid = "a"\nvalue = 1\nwhere = "p"\nlabel = "a"\n' * 2
+    with pytest.raises(ValueError, match="duplicate"):
+        PaperValues.parse(twice)
+
+
+def test_every_registered_study_is_a_package_with_paper_values():
+    for name in experiments.names():
+        study = experiments.load_study(name)
+        assert study.name == name
+        paper = study.paper()
+        assert len(paper) > 0
+        assert all(e.where and e.label for e in paper.values())
+        pkg = Path(experiments.load(name).__file__).parent
+        assert (pkg / pipeline.PAPER_FILE).is_file()
+
+
+def test_reproduce_command_imports_no_study_and_no_matplotlib():
+    code = textwrap.dedent(
+        """
+        import sys
+        import vtlab.reproduce
+        heavy = [m for m in sys.modules if m.startswith(("matplotlib", "vtlab.experiments."))]
+        print(heavy)
+        """
+    )
+    import vtlab
+
+    env = {**os.environ, "PYTHONPATH": str(Path(vtlab.__file__).parents[1])}
+    res = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    assert res.stdout.strip() == "[]"
+
+
+def test_no_function_in_a_study_exceeds_80_lines():
+    import ast
+
+    root = Path(experiments.__file__).parent
+    long = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and node.end_lineno - node.lineno + 1 > 80:
+                long.append(f"{path.name}:{node.name}")
+    assert long == []
+    studies = [p for p in root.rglob("*.py") if p.parent != root]
+    assert max(len(p.read_text().splitlines()) for p in studies) <= 600
