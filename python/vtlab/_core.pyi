@@ -1,6 +1,8 @@
 """Type stubs for the compiled binding ``vtlab._core`` (crates/vtlab-py)."""
 
-from typing import Any, TypedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NotRequired, TypedDict
 
 class ScenarioError(ValueError):
     """An invalid scenario or spec; the message names the field path and the allowed
@@ -27,6 +29,11 @@ class RunMeta(TypedDict):
     packets: int
     wall_s: float
     sim_time_s: float
+    pcap: NotRequired[list[PcapFile]]
+
+class PcapFile(TypedDict):
+    path: Path
+    packets: int
 
 class RunOutput(TypedDict):
     flows: dict[str, list[Any]]
@@ -60,18 +67,32 @@ def burst_mean_loss(p: float, burst_min: int = 1, burst_max: int = 4) -> float:
 def burst_start_for_mean_loss(mean_loss: float, burst_min: int = 1, burst_max: int = 4) -> float:
     """Burst-start probability that gives the mean loss rate ``mean_loss``."""
 
+def pcap_files(spec_json: str, pcap_points: list[str] | None = None) -> list[str]:
+    """The capture file names ``run(spec_json, ..., pcap=DIR, pcap_points=...)`` would
+    write into DIR (``NODE.pcap``, ``LINK-NODE.pcap``). Raises ScenarioError for an
+    unknown node or link name."""
+
 def run(
     spec_json: str,
     seed: int,
     trace: bool = False,
     trace_changes: bool = False,
     events: bool = False,
+    trace_batches: Callable[[dict[str, list[Any]]], None] | None = None,
+    pcap: str | Path | None = None,
+    pcap_points: list[str] | None = None,
+    pcap_payload: bool = True,
 ) -> RunOutput:
     """Run one simulation of the spec (JSON) with an unsigned 64-bit seed.
 
     ``trace`` records sender state every ``trace_interval`` (or, with
     ``trace_changes``, at every change of cwnd, ssthresh or state); ``events`` records
-    typed events. Raises ScenarioError; KeyboardInterrupt on Ctrl-C or
+    typed events. ``pcap`` writes packet captures into that directory
+    (docs/captures.md) of the nodes and links named in ``pcap_points`` (default:
+    every node), with zero-filled payloads unless ``pcap_payload`` is false; the
+    files are listed in ``meta["pcap"]``. Raises ScenarioError (also for an unknown
+    capture point or a directory that cannot be created, before the run); OSError
+    if writing a capture fails; KeyboardInterrupt on Ctrl-C or
     :func:`request_stop`."""
 
 def request_stop(clear: bool = False) -> None:

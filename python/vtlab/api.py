@@ -29,6 +29,7 @@ __all__ = [
     "Result",
     "check_seed",
     "core_build",
+    "pcap_dir",
     "run",
     "run_many",
     "sibling_paths",
@@ -368,7 +369,14 @@ def _json_default(obj: Any) -> Any:
 
 
 def run(
-    scenario: ScenarioLike, seed: int = 1, trace: bool | str = False, events: bool = False
+    scenario: ScenarioLike,
+    seed: int = 1,
+    trace: bool | str = False,
+    events: bool = False,
+    *,
+    pcap: str | os.PathLike[str] | None = None,
+    pcap_points: Sequence[str] | None = None,
+    pcap_payload: bool = True,
 ) -> Result:
     """Run one simulation.
 
@@ -380,16 +388,48 @@ def run(
             ``True`` or ``"sampled"`` every ``trace_interval``, ``"changes"`` a row at
             every change of cwnd, ssthresh or congestion state (exact).
         events: also record typed events into :attr:`Result.events`.
+        pcap: write packet captures (pcap files Wireshark reads) into this
+            directory, created if missing; see docs/captures.md.  The files are
+            listed in ``meta["pcap"]``.  Results are the same with or without.
+        pcap_points: node and link names to capture (default: every node);
+            a node gives ``NODE.pcap``, a link one file per end, ``LINK-NODE.pcap``.
+        pcap_payload: write the zero-filled payloads (``False``: headers only, the
+            frames keeping their true original length).
 
     Raises:
-        ScenarioError: the spec is invalid (message names the field).
+        ScenarioError: the spec is invalid (message names the field), or a
+            capture point names no node or link, before the run.
         ValueError / TypeError: the seed is negative, too large or not an integer.
         FileNotFoundError: a scenario file does not exist.
+        OSError: a capture file cannot be written.
     """
     sc = Scenario.coerce(scenario)
     seed = check_seed(seed)
-    raw = _core.run(sc.to_json(), seed, *trace_flags(trace), bool(events))
+    capture = _pcap_args(pcap, pcap_points, pcap_payload)
+    raw = _core.run(sc.to_json(), seed, *trace_flags(trace), bool(events), **capture)
     return Result.from_core(raw)
+
+
+def _pcap_args(
+    pcap: str | os.PathLike[str] | None, points: Sequence[str] | None, payload: bool
+) -> dict[str, Any]:
+    if pcap is None:
+        if points is not None:
+            raise ValueError("pcap_points needs a pcap directory")
+        return {}
+    if isinstance(points, str):
+        raise TypeError("pcap_points must be a list of names, not a string")
+    return {
+        "pcap": os.fspath(pcap),
+        "pcap_points": None if points is None else list(points),
+        "pcap_payload": bool(payload),
+    }
+
+
+def pcap_dir(pcap: str | os.PathLike[str], seed: int, runs: int) -> Path:
+    """The capture directory of the run with ``seed`` among ``runs`` runs: ``pcap``
+    itself for one run, ``pcap/seed-SEED`` for several."""
+    return Path(pcap) if runs == 1 else Path(pcap) / f"seed-{seed}"
 
 
 def run_many(
@@ -401,8 +441,14 @@ def run_many(
     events: bool = False,
     trace_to: Callable[[dict[str, list[Any]]], None] | None = None,
     on_result: Callable[[Result], None] | None = None,
+    pcap: str | os.PathLike[str] | None = None,
+    pcap_points: Sequence[str] | None = None,
+    pcap_payload: bool = True,
 ) -> Result:
     """Run the scenario once per seed and concatenate the rows.
+
+    With ``pcap`` each run writes packet captures as :func:`run` does, into
+    ``pcap`` for one seed and into ``pcap/seed-SEED`` for several.
 
     All seeds are checked before the first run.  A rich progress bar (on stderr) is
     shown when ``progress`` is true, there is more than one run and stderr is a
@@ -421,9 +467,12 @@ def run_many(
         raise ValueError("run_many needs at least one seed")
     spec_json = sc.to_json()
     flags = (*trace_flags(trace), bool(events))
+    _pcap_args(pcap, pcap_points, pcap_payload)  # checked before the first run
 
     def one(seed: int) -> Result:
-        res = Result.from_core(_core.run(spec_json, seed, *flags, trace_to))
+        where = None if pcap is None else pcap_dir(pcap, seed, len(seed_list))
+        capture = _pcap_args(where, pcap_points, pcap_payload)
+        res = Result.from_core(_core.run(spec_json, seed, *flags, trace_to, **capture))
         if on_result is not None:
             on_result(res)
         return res

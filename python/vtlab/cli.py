@@ -31,7 +31,7 @@ import typer
 from typer.core import TyperGroup
 
 from vtlab import _core
-from vtlab.api import MAX_SEED, Interrupted, run_many
+from vtlab.api import MAX_SEED, Interrupted, pcap_dir, run_many
 from vtlab.errors import (
     EXIT_INTERRUPTED,
     EXIT_USAGE,
@@ -424,6 +424,32 @@ def run_command(
             show_default=False,
         ),
     ] = None,
+    pcap: Annotated[
+        Path | None,
+        typer.Option(
+            "--pcap",
+            help="Write packet captures (pcap, for Wireshark) into this directory; "
+            "one subdirectory seed-N per run when --runs > 1. See docs/captures.md.",
+            show_default=False,
+        ),
+    ] = None,
+    pcap_points: Annotated[
+        str | None,
+        typer.Option(
+            "--pcap-points",
+            metavar="NAME,...",
+            help="Nodes and links to capture (default: every node): NODE.pcap per "
+            "node, LINK-NODE.pcap per end of a link.",
+            show_default=False,
+        ),
+    ] = None,
+    pcap_headers_only: Annotated[
+        bool,
+        typer.Option(
+            "--pcap-headers-only",
+            help="Capture headers only (frames keep their true original length).",
+        ),
+    ] = False,
     force: ForceOpt = False,
     quiet: Annotated[
         bool,
@@ -456,6 +482,8 @@ def run_command(
         profile=profile,
     )
     seeds = list(range(seed, seed + runs))
+    points = _check_pcap(sc, pcap, pcap_points, seeds, force)
+    pcap_where = None if pcap is None else pcap if runs == 1 else pcap / "seed-*"
     started = time.perf_counter()
     interrupted = False
     from vtlab.tracefile import TraceWriter
@@ -470,6 +498,9 @@ def run_command(
             events=events is not None,
             trace_to=writer.write if writer is not None else None,
             on_result=_print_json_rows if json_out else None,
+            pcap=pcap,
+            pcap_points=points,
+            pcap_payload=not pcap_headers_only,
         )
     except Interrupted as stop:
         # Ctrl-C: keep what completed (written below), then exit 130.
@@ -483,6 +514,13 @@ def run_command(
         if writer is not None:
             writer.close()
     wall = time.perf_counter() - started
+    if pcap_where is not None and not quiet:
+        files = [f for m in res.meta.get("runs", [res.meta]) for f in m.get("pcap", [])]
+        _console(stderr=True).print(
+            f"wrote {len(files)} capture file{'s' if len(files) != 1 else ''} in {pcap_where} "
+            f"({sum(f['packets'] for f in files):,} packets)",
+            markup=False,
+        )
 
     if out is not None or trace is not None:
         status = _console(stderr=True)
@@ -515,6 +553,39 @@ def _write_events(res: "Result", path: Path, status: Any) -> None:
         write_qlog(res.events.to_dict(orient="records"), path)
     if status is not None:
         status.print(f"wrote {path} ({len(res.events)} events)", markup=False)
+
+
+def _check_pcap(
+    sc: Scenario, pcap: Path | None, points_text: str | None, seeds: list[int], force: bool
+) -> list[str] | None:
+    """Check --pcap and --pcap-points before the first run: the names exist, the
+    directory can be made, and no capture file would be overwritten without --force.
+    Returns the capture points."""
+    if pcap is None:
+        if points_text is not None:
+            raise CliError("--pcap-points", "needs --pcap DIR")
+        return None
+    points = None
+    if points_text is not None:
+        points = [p.strip() for p in points_text.split(",") if p.strip()]
+        if not points:
+            raise CliError("--pcap-points", "expected NAME,... (node or link names)")
+    check_output_dir("--pcap", pcap)
+    try:
+        names = _core.pcap_files(sc.to_json(), points)
+    except _core.ScenarioError as e:
+        message = str(e).removeprefix("pcap: ")
+        raise CliError("--pcap-points", message) from None
+    for s in seeds:
+        where = pcap_dir(pcap, s, len(seeds))
+        if where.exists() and not where.is_dir():
+            raise CliError("--pcap", f"'{where}' exists and is not a directory")
+        for name in names:
+            if (where / name).exists() and not force:
+                raise CliError(
+                    "--pcap", f"'{where / name}' already exists; add --force to overwrite it"
+                )
+    return points
 
 
 # -- expand ----------------------------------------------------------------------------

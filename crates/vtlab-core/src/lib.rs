@@ -13,8 +13,8 @@ pub mod sim;
 pub mod spec;
 pub mod tcp;
 
-pub use metrics::RunResult;
-pub use sim::{Hooks, Plan, RunOptions};
+pub use metrics::{CaptureReport, RunResult};
+pub use sim::{Capture, CaptureError, CaptureRequest, Hooks, Plan, RunOptions};
 pub use spec::{Scenario, SpecError};
 
 /// The crate version, carried by every result row.
@@ -39,6 +39,21 @@ pub fn run_plan_with(
     hooks: Hooks<'_>,
 ) -> Option<RunResult> {
     sim::Simulation::new(plan, seed, options).run_with(hooks)
+}
+
+/// As [`run_plan_with`], writing the packet captures `capture` asks for. The
+/// request is checked (names, directory) before the first event.
+pub fn run_plan_captured(
+    plan: &Plan,
+    seed: u64,
+    options: RunOptions,
+    capture: &CaptureRequest,
+    hooks: Hooks<'_>,
+) -> Result<Option<RunResult>, SpecError> {
+    let capture = Capture::open(plan, capture)?;
+    Ok(sim::Simulation::new(plan, seed, options)
+        .with_capture(capture)
+        .run_with(hooks))
 }
 
 /// Resolve a spec given as JSON text and run it.

@@ -230,6 +230,14 @@ tables! {
 }
 
 /// Everything one run produces.
+/// The files a packet capture wrote, and its first error if writing failed.
+#[derive(Clone, Debug, Default)]
+pub struct CaptureReport {
+    /// (path, packets written), in file order.
+    pub files: Vec<(std::path::PathBuf, u64)>,
+    pub error: Option<String>,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct RunResult {
     pub scenario_hash: String,
@@ -240,6 +248,9 @@ pub struct RunResult {
     pub trace: Option<Trace>,
     /// Typed events, when asked for.
     pub events: Option<EventLog>,
+    /// The capture files written, when captures were asked for.
+    #[serde(skip)]
+    pub capture: Option<CaptureReport>,
     /// Events processed by the scheduler.
     pub events_processed: u64,
     /// Packet transmissions over links (one per hop).

@@ -3,7 +3,7 @@
 //! tables out (as dicts of column lists).
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,7 +13,7 @@ use vtlab_core::metrics::{
     Trace, TraceRow, ID_COLUMNS,
 };
 use vtlab_core::tcp::cc;
-use vtlab_core::{spec, Hooks, RunOptions, SpecError};
+use vtlab_core::{spec, CaptureRequest, Hooks, RunOptions, SpecError};
 
 create_exception!(
     _core,
@@ -169,12 +169,29 @@ fn schema(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// The capture file names `run(..., pcap=DIR, pcap_points=points)` would
+/// write into DIR, in order; raises ScenarioError for an unknown name.
+#[pyfunction]
+#[pyo3(signature = (spec_json, pcap_points=None))]
+fn pcap_files(spec_json: &str, pcap_points: Option<Vec<String>>) -> PyResult<Vec<String>> {
+    let scenario = spec::resolve_json(spec_json).map_err(to_py_err)?;
+    let plan = spec::plan(&scenario).map_err(to_py_err)?;
+    vtlab_core::sim::capture::file_names(&plan, &pcap_points.unwrap_or_default())
+        .map_err(|e| to_py_err(e.into()))
+}
+
 /// Run one simulation of a scenario spec (JSON text) with `seed`.
 ///
 /// Returns {"flows": columns, "links": columns, "traces": columns or None,
 /// "meta": {...}}. The simulation runs without holding the GIL.
+///
+/// `pcap`: a directory to write packet captures into (docs/captures.md), of
+/// the nodes and links named in `pcap_points` (default: every node), with
+/// zero-filled payloads unless `pcap_payload` is false. Unknown names raise
+/// ScenarioError before the run; `meta["pcap"]` lists the files written.
 #[pyfunction]
-#[pyo3(signature = (spec_json, seed, trace=false, trace_changes=false, events=false, trace_batches=None))]
+#[pyo3(signature = (spec_json, seed, trace=false, trace_changes=false, events=false, trace_batches=None, pcap=None, pcap_points=None, pcap_payload=true))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     spec_json: &str,
@@ -183,6 +200,9 @@ fn run<'py>(
     trace_changes: bool,
     events: bool,
     trace_batches: Option<Py<PyAny>>,
+    pcap: Option<std::path::PathBuf>,
+    pcap_points: Option<Vec<String>>,
+    pcap_payload: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let scenario = spec::resolve_json(spec_json).map_err(to_py_err)?;
     let plan = spec::plan(&scenario).map_err(to_py_err)?;
@@ -191,6 +211,24 @@ fn run<'py>(
         trace_changes,
         events,
     };
+    let capture = match pcap {
+        Some(dir) => Some(vtlab_core::Capture::open(
+            &plan,
+            &CaptureRequest {
+                dir,
+                points: pcap_points.unwrap_or_default(),
+                payload: pcap_payload,
+            },
+        )),
+        None if pcap_points.is_some() => {
+            return Err(ScenarioError::new_err(
+                "pcap_points: a capture selection needs a pcap directory",
+            ))
+        }
+        None => None,
+    }
+    .transpose()
+    .map_err(|e| to_py_err(e.into()))?;
     // The run releases the GIL; every CHECK_EVERY events it takes it back
     // briefly to let Python handle signals (Ctrl-C raises KeyboardInterrupt
     // here) and looks at the stop flag other threads may set.
@@ -222,7 +260,12 @@ fn run<'py>(
             interrupted: Some(&mut interrupted),
             trace_sink: if streaming { Some(&mut sink) } else { None },
         };
-        vtlab_core::run_plan_with(&plan, seed, options, hooks)
+        let sim = vtlab_core::sim::Simulation::new(&plan, seed, options);
+        match capture {
+            Some(c) => sim.with_capture(c),
+            None => sim,
+        }
+        .run_with(hooks)
     });
     if let Some(e) = sink_error {
         return Err(e);
@@ -230,6 +273,9 @@ fn run<'py>(
     let Some(mut result) = outcome else {
         return Err(PyKeyboardInterrupt::new_err("simulation interrupted"));
     };
+    if let Some(e) = result.capture.as_ref().and_then(|c| c.error.clone()) {
+        return Err(PyOSError::new_err(e));
+    }
     let id = RowId {
         scenario_hash: &result.scenario_hash,
         seed: result.seed,
@@ -262,6 +308,16 @@ fn run<'py>(
     meta.set_item("packets", result.packets)?;
     meta.set_item("wall_s", result.wall_s)?;
     meta.set_item("sim_time_s", result.sim_time_s)?;
+    if let Some(c) = result.capture.take() {
+        let files = PyList::empty(py);
+        for (path, packets) in c.files {
+            let f = PyDict::new(py);
+            f.set_item("path", path)?;
+            f.set_item("packets", packets)?;
+            files.append(f)?;
+        }
+        meta.set_item("pcap", files)?;
+    }
     out.set_item("meta", meta)?;
     Ok(out)
 }
@@ -277,6 +333,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(burst_mean_loss, m)?)?;
     m.add_function(wrap_pyfunction!(burst_start_for_mean_loss, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(pcap_files, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(request_stop, m)?)?;
     Ok(())

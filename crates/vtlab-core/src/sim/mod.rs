@@ -5,6 +5,7 @@
 //! timer that is pushed later (the RTO restarted on every ACK) is not
 //! rescheduled; when its stale event fires it re-arms at the new deadline.
 
+pub mod capture;
 mod observe;
 pub mod plan;
 
@@ -16,6 +17,7 @@ use crate::net::link::{Arrival, Enqueued};
 use crate::net::{LinkDir, LossModel, NodeId, Packet, PacketKind};
 use crate::tcp::cc::LossCause;
 use crate::tcp::{Receiver, Sender};
+pub use capture::{Capture, CaptureError, CaptureRequest};
 use observe::Seen;
 pub use plan::Plan;
 
@@ -107,6 +109,8 @@ pub struct Simulation {
     packets: u64,
     hash: String,
     seed: u64,
+    /// Packet captures, when asked for ([`Simulation::with_capture`]).
+    capture: Option<Box<Capture>>,
 }
 
 impl Simulation {
@@ -185,7 +189,14 @@ impl Simulation {
             packets: 0,
             hash: plan.hash.clone(),
             seed,
+            capture: None,
         }
+    }
+
+    /// Write packet captures (opened with [`Capture::open`] for this plan).
+    pub fn with_capture(mut self, capture: Capture) -> Self {
+        self.capture = Some(Box::new(capture));
+        self
     }
 
     /// Run to completion (every flow done), to the horizon (the scenario's
@@ -217,6 +228,7 @@ impl Simulation {
 
     /// The event loop; returns the end time, or `None` when interrupted.
     fn run_loop(&mut self, hooks: &mut Hooks<'_>) -> Option<Time> {
+        let capture = self.capture.is_some();
         for (i, f) in self.flows.iter().enumerate() {
             self.sched.schedule(f.start, Event::FlowStart(i as u32));
         }
@@ -237,7 +249,13 @@ impl Simulation {
             if n % CHECK_EVERY == 0 && hooks.interrupted.as_mut().is_some_and(|f| f()) {
                 return None;
             }
-            self.handle(now, event);
+            // Captures cost one predictable branch per event when off: the
+            // handlers are compiled with and without the capture hooks.
+            if capture {
+                self.handle::<true>(now, event);
+            } else {
+                self.handle::<false>(now, event);
+            }
             if streaming && self.trace.as_ref().is_some_and(|t| t.len() >= TRACE_BATCH) {
                 let batch = std::mem::take(self.trace.as_mut()?);
                 if !hooks.trace_sink.as_mut().is_some_and(|sink| sink(batch)) {
@@ -252,7 +270,7 @@ impl Simulation {
         Some(self.sched.now())
     }
 
-    fn handle(&mut self, now: Time, event: Event) {
+    fn handle<const CAPTURE: bool>(&mut self, now: Time, event: Event) {
         match event {
             Event::Arrival(d) => {
                 let (fate, next) = self.links[d as usize].arrive(now);
@@ -260,8 +278,13 @@ impl Simulation {
                     self.sched.schedule(t, Event::Arrival(d));
                 }
                 match fate {
-                    Some(Arrival::Delivered(p)) => self.deliver(now, self.links[d as usize].to, p),
-                    Some(Arrival::Lost(p)) => self.dropped(now, d, p, LossCause::Link),
+                    Some(Arrival::Delivered(p)) => {
+                        if let (true, Some(c)) = (CAPTURE, self.capture.as_mut()) {
+                            c.delivered(now, d, &p);
+                        }
+                        self.deliver::<CAPTURE>(now, self.links[d as usize].to, p)
+                    }
+                    Some(Arrival::Lost(p)) => self.dropped::<CAPTURE>(now, d, p, LossCause::Link),
                     None => {}
                 }
             }
@@ -272,7 +295,7 @@ impl Simulation {
                 }
                 flow.sender_timer_at = None;
                 flow.sender.on_timer(now, &mut self.out);
-                self.flush(now, f, true);
+                self.flush::<CAPTURE>(now, f, true);
             }
             Event::ReceiverTimer(f) => {
                 let flow = &mut self.flows[f as usize];
@@ -281,7 +304,7 @@ impl Simulation {
                 }
                 flow.receiver_timer_at = None;
                 flow.receiver.on_timer(now, &mut self.out);
-                self.flush(now, f, false);
+                self.flush::<CAPTURE>(now, f, false);
             }
             Event::FlowStart(f) => {
                 let flow = &mut self.flows[f as usize];
@@ -289,7 +312,7 @@ impl Simulation {
                 if let (true, Some(t)) = (self.trace_changes, self.trace.as_mut()) {
                     t.push(observe::trace_row(now, &flow.name, &flow.sender));
                 }
-                self.flush(now, f, true);
+                self.flush::<CAPTURE>(now, f, true);
             }
             Event::TraceSample => {
                 self.sample(now);
@@ -299,9 +322,9 @@ impl Simulation {
         }
     }
 
-    fn deliver(&mut self, now: Time, node: NodeId, p: Packet) {
+    fn deliver<const CAPTURE: bool>(&mut self, now: Time, node: NodeId, p: Packet) {
         if p.dst != node {
-            self.forward(now, node, p);
+            self.forward::<CAPTURE>(now, node, p);
             return;
         }
         let f = p.flow;
@@ -315,19 +338,19 @@ impl Simulation {
                 flow.done = true;
                 self.remaining -= 1;
             }
-            self.flush(now, f, false);
+            self.flush::<CAPTURE>(now, f, false);
         } else {
             if let Some(log) = self.events.as_mut() {
                 let ts = flow.timestamps;
                 observe::before_ack(&mut flow.seen, now, &flow.name, &flow.sender, &p, ts, log);
             }
             flow.sender.on_packet(now, &p, &mut self.out);
-            self.flush(now, f, true);
+            self.flush::<CAPTURE>(now, f, true);
         }
     }
 
     /// Send what an endpoint emitted and keep its timer event in step.
-    fn flush(&mut self, now: Time, f: u32, from_sender: bool) {
+    fn flush<const CAPTURE: bool>(&mut self, now: Time, f: u32, from_sender: bool) {
         let mut out = std::mem::take(&mut self.out);
         if from_sender && (self.events.is_some() || self.trace_changes) {
             let flow = &mut self.flows[f as usize];
@@ -351,10 +374,10 @@ impl Simulation {
         };
         for p in out.drain(..) {
             if p.ip_bytes <= mtu {
-                self.forward(now, node, p);
+                self.forward::<CAPTURE>(now, node, p);
             } else {
                 for fragment in p.fragments(mtu) {
-                    self.forward(now, node, fragment);
+                    self.forward::<CAPTURE>(now, node, fragment);
                 }
             }
         }
@@ -381,24 +404,30 @@ impl Simulation {
         }
     }
 
-    fn forward(&mut self, now: Time, node: NodeId, p: Packet) {
+    fn forward<const CAPTURE: bool>(&mut self, now: Time, node: NodeId, p: Packet) {
         let Some(d) = self.routes[node.0 as usize][p.dst.0 as usize] else {
             return; // unreachable destinations are rejected before the run
         };
         match self.links[d as usize].enqueue(now, p) {
             Enqueued::Accepted(schedule) => {
                 self.packets += 1;
+                if let (true, Some(c)) = (CAPTURE, self.capture.as_mut()) {
+                    c.sent(now, d, &p);
+                }
                 if let Some(t) = schedule {
                     self.sched.schedule(t, Event::Arrival(d));
                 }
             }
-            Enqueued::QueueFull => self.dropped(now, d, p, LossCause::Congestion),
+            Enqueued::QueueFull => self.dropped::<CAPTURE>(now, d, p, LossCause::Congestion),
         }
     }
 
     /// Count a drop on link direction `d` and, for data, tell the sender's
     /// loss oracle its cause.
-    fn dropped(&mut self, now: Time, d: u32, p: Packet, cause: LossCause) {
+    fn dropped<const CAPTURE: bool>(&mut self, now: Time, d: u32, p: Packet, cause: LossCause) {
+        if let (true, Some(c)) = (CAPTURE, self.capture.as_mut()) {
+            c.dropped(d, &p, cause == LossCause::Link);
+        }
         let flow = &mut self.flows[p.flow as usize];
         match cause {
             LossCause::Link => flow.drops_link_error += 1,
@@ -437,7 +466,8 @@ impl Simulation {
         }
     }
 
-    fn finish(self, end: Time, wall_s: f64) -> RunResult {
+    fn finish(mut self, end: Time, wall_s: f64) -> RunResult {
+        let capture = self.capture.take().map(|c| c.finish());
         let flows = self
             .flows
             .iter()
@@ -511,6 +541,7 @@ impl Simulation {
             links,
             trace: self.trace,
             events: self.events,
+            capture,
             events_processed: self.sched.events_processed(),
             packets: self.packets,
             sim_time_s: end.as_secs_f64(),

@@ -40,6 +40,12 @@ pub struct SpecError {
     pub message: String,
 }
 
+impl From<crate::sim::CaptureError> for SpecError {
+    fn from(e: crate::sim::CaptureError) -> Self {
+        SpecError::new("pcap", e.0)
+    }
+}
+
 impl SpecError {
     pub fn new(path: impl Into<String>, message: String) -> Self {
         SpecError {
