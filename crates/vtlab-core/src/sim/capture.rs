@@ -43,7 +43,7 @@ use crate::metrics::CaptureReport;
 use crate::net::{NodeId, Packet, PacketKind, IP_HEADER_BYTES};
 use crate::tcp::Recovery;
 
-use super::plan::{self, Plan};
+use super::plan::Plan;
 
 /// What to capture and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -341,17 +341,7 @@ fn safe_name(name: &str) -> String {
 }
 
 fn path_fragment_payload(plan: &Plan, from: NodeId, to: NodeId) -> u32 {
-    let dirs: Vec<(NodeId, NodeId)> = plan.directions().map(|(_, a, b)| (a, b)).collect();
-    let links: Vec<u32> = plan
-        .directions()
-        .map(|(l, _, _)| l.params.mtu_bytes)
-        .collect();
-    let mtu = plan::path(&plan.routes, &dirs, from, to)
-        .unwrap_or_default()
-        .iter()
-        .map(|&d| links[d as usize])
-        .min()
-        .unwrap_or(u32::MAX);
+    let mtu = plan.path_mtu(from, to);
     // As `Packet::fragments`.
     ((mtu.saturating_sub(IP_HEADER_BYTES)) / 8 * 8).max(8)
 }
@@ -438,7 +428,7 @@ impl Capture {
             .iter()
             .map(|(file, ..)| open_file(&req.dir.join(file)))
             .collect::<Result<Vec<_>, _>>()?;
-        let dirs: Vec<(NodeId, NodeId)> = plan.directions().map(|(_, a, b)| (a, b)).collect();
+        let dirs = plan.dirs.clone();
         let link_of: Vec<usize> = (0..plan.links.len()).flat_map(|l| [l, l]).collect();
         let at = |node: NodeId, link: usize| -> Vec<usize> {
             points

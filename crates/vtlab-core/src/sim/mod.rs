@@ -160,8 +160,8 @@ impl Simulation {
                     drops_link_error: 0,
                     drops_queue: 0,
                     done: false,
-                    mtu_forward: path_mtu(plan, &links, f.src, f.dst),
-                    mtu_reverse: path_mtu(plan, &links, f.dst, f.src),
+                    mtu_forward: plan.path_mtu(f.src, f.dst),
+                    mtu_reverse: plan.path_mtu(f.dst, f.src),
                     reassembly: [Reassembly::default(); 2],
                     seen: Seen::of(&sender),
                     abort: None,
@@ -592,18 +592,6 @@ impl Reassembly {
             }
         }
     }
-}
-
-/// Smallest MTU along the route from `from` to `to`. Packets are fragmented
-/// once, at their source, to fit it (routers do not refragment).
-fn path_mtu(plan: &Plan, links: &[LinkDir], from: NodeId, to: NodeId) -> u32 {
-    let dirs: Vec<(NodeId, NodeId)> = links.iter().map(|l| (l.from, l.to)).collect();
-    plan::path(&plan.routes, &dirs, from, to)
-        .unwrap_or_default()
-        .iter()
-        .map(|&d| links[d as usize].params.mtu_bytes)
-        .min()
-        .unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]

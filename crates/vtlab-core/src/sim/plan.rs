@@ -46,6 +46,8 @@ pub struct Plan {
     /// `routes[node][dst]`: the link direction leaving `node` toward `dst`
     /// (direction `2·i` is link i's a→b, `2·i + 1` its b→a).
     pub(crate) routes: Vec<Vec<Option<u32>>>,
+    /// Each direction's (from, to), in direction order.
+    pub(crate) dirs: Vec<(NodeId, NodeId)>,
     /// The run ends here at the latest: the scenario's `stop`, or the
     /// default horizon after the last flow start.
     pub(crate) horizon: Time,
@@ -65,6 +67,19 @@ impl Plan {
     /// Node names, by index.
     pub fn nodes(&self) -> &[String] {
         &self.nodes
+    }
+
+    /// Smallest MTU along the route from `from` to `to` (`u32::MAX` for an
+    /// empty route). Packets are fragmented once, at their source, to fit it
+    /// (routers do not refragment).
+    pub(crate) fn path_mtu(&self, from: NodeId, to: NodeId) -> u32 {
+        let mtu = |d: u32| self.links[d as usize / 2].params.mtu_bytes;
+        path(&self.routes, &self.dirs, from, to)
+            .unwrap_or_default()
+            .into_iter()
+            .map(mtu)
+            .min()
+            .unwrap_or(u32::MAX)
     }
 
     /// The link directions as (link name, from node, to node), in direction

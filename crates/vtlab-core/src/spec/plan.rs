@@ -146,6 +146,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, SpecError> {
         links,
         flows,
         routes,
+        dirs,
         horizon,
         horizon_reason,
         max_events: scenario.max_events.unwrap_or(DEFAULT_MAX_EVENTS),
@@ -195,13 +196,13 @@ mod tests {
         assert_eq!((f.src, f.dst), (NodeId(0), NodeId(2)));
         assert_eq!(f.cc.name, "newreno");
         // Directions: 0 = a→b, 1 = b→a, 2 = b→c, 3 = c→b.
-        let dirs: Vec<(NodeId, NodeId)> = p.directions().map(|(_, f, t)| (f, t)).collect();
+        let dirs = &p.dirs;
         assert_eq!(
-            path(&p.routes, &dirs, NodeId(0), NodeId(2)),
+            path(&p.routes, dirs, NodeId(0), NodeId(2)),
             Some(vec![0, 2])
         );
         assert_eq!(
-            path(&p.routes, &dirs, NodeId(2), NodeId(0)),
+            path(&p.routes, dirs, NodeId(2), NodeId(0)),
             Some(vec![3, 1])
         );
         assert_eq!(p.hash(), chain().hash());
