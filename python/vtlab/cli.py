@@ -200,6 +200,89 @@ SetOpt = Annotated[
     ),
 ]
 
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Run on the Dask cluster of this scheduler (e.g. tcp://10.0.0.5:8786); runs "
+        "come back here and are stored by this process. Needs vtlab[cluster].",
+        show_default=False,
+    ),
+]
+ClusterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster",
+        metavar="local:N",
+        help="Start a local Dask cluster of N worker processes (one thread each) for "
+        "this command. Needs vtlab[cluster].",
+        show_default=False,
+    ),
+]
+TaskRunsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--task-runs",
+        metavar="K",
+        help="Runs per cluster task (default: sized to about 1 s of work per task).",
+        show_default=False,
+    ),
+]
+ConnectTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--connect-timeout",
+        metavar="SECONDS",
+        help="How long to wait for the --scheduler to answer.",
+    ),
+]
+
+
+def check_cluster_options(
+    scheduler: str | None,
+    cluster: str | None,
+    jobs: int | None,
+    task_runs: int | None,
+    connect_timeout: float,
+) -> bool:
+    """Check the cluster options (before anything runs, without importing Dask);
+    return whether the runs go to a cluster."""
+    if scheduler is not None and cluster is not None:
+        raise CliError("--cluster", "give either --scheduler or --cluster, not both")
+    on_cluster = scheduler is not None or cluster is not None
+    if cluster is not None:
+        from vtlab.cluster import parse_cluster
+
+        parse_cluster(cluster)
+    if scheduler is not None and not scheduler.strip():
+        raise CliError("--scheduler", "needs an address, e.g. tcp://10.0.0.5:8786")
+    if on_cluster and jobs is not None:
+        which = "--scheduler" if scheduler is not None else "--cluster"
+        raise CliError("--jobs", f"not used with {which} (the cluster's workers run the runs)")
+    if task_runs is not None:
+        if not on_cluster:
+            raise CliError("--task-runs", "only used with --scheduler or --cluster")
+        if task_runs < 1:
+            raise CliError("--task-runs", f"must be at least 1, got {task_runs}")
+    if not (connect_timeout > 0 and math.isfinite(connect_timeout)):
+        raise CliError("--connect-timeout", f"must be a positive number, got {connect_timeout}")
+    return on_cluster
+
+
+def describe_client(client: Any, scheduler: str | None, cluster: str | None) -> str:
+    """One status line about the cluster the runs go to."""
+    try:
+        info = client.scheduler_info()
+        workers = info.get("workers", {})
+        threads = sum(int(w.get("nthreads", 0)) for w in workers.values())
+        address = info.get("address", scheduler)
+    except Exception:  # noqa: BLE001 - only a status line
+        workers, threads, address = {}, 0, scheduler
+    where = f"local cluster {cluster} at {address}" if cluster else f"scheduler {address}"
+    text = f"running on the {where}: {len(workers)} workers, {threads} threads"
+    return text + ("" if workers else " (waiting for workers to join)")
+
 
 def scenario_from_cli(
     preset: str | None,
@@ -596,6 +679,10 @@ def sweep_command(
             "--jobs", "-j", help="Parallel runs (default: one per core).", show_default=False
         ),
     ] = None,
+    scheduler: SchedulerOpt = None,
+    cluster: ClusterOpt = None,
+    task_runs: TaskRunsOpt = None,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -614,6 +701,7 @@ def sweep_command(
     _check_runs_seed(runs, seed)
     if jobs is not None and jobs < 1:
         raise CliError("--jobs", f"must be at least 1, got {jobs}")
+    on_cluster = check_cluster_options(scheduler, cluster, jobs, task_runs, connect_timeout)
     if store is not None:
         check_output_dir("--store", store)
     if out is not None:
@@ -635,7 +723,17 @@ def sweep_command(
         sweep = Sweep(sc, axes, seeds)
     except ValueError as e:
         raise CliError("--axis", str(e)) from None
-    res = sweep.run(store, jobs=jobs, progress=not quiet)
+    if on_cluster:
+        from vtlab.cluster import connect
+
+        with connect(scheduler, cluster, connect_timeout=connect_timeout) as client:
+            if not quiet:
+                _console(stderr=True).print(
+                    describe_client(client, scheduler, cluster), markup=False
+                )
+            res = sweep.run(store, progress=not quiet, scheduler=client, task_runs=task_runs)
+    else:
+        res = sweep.run(store, jobs=jobs, progress=not quiet)
     wall = time.perf_counter() - started
     if out is not None:
         res.to_parquet(out, traces=False)
