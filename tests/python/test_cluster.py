@@ -25,6 +25,7 @@ import distributed
 import pandas as pd
 import pytest
 
+import test_pipeline
 import vtlab
 from conftest import assert_usage_error
 from vtlab import sweep as sweep_module
@@ -53,6 +54,7 @@ def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
         try:
             p.wait(timeout=15)
         except subprocess.TimeoutExpired:
+            print(f"{p.args[2]} (PID {p.pid}) ignored SIGTERM; killed", file=sys.stderr)
             p.kill()
             p.wait(timeout=15)
 
@@ -109,13 +111,25 @@ class LoopbackCluster:
         try:
             self.client.close(timeout=10)
         finally:
+            _stop(self.workers)  # first, while their scheduler is still there
             _stop(self.procs)
 
 
 @pytest.fixture
 def loopback(tmp_path: Path) -> Iterator[LoopbackCluster]:
+    """A cluster of its own (for a test that kills a worker)."""
     (tmp_path / "logs").mkdir()
     cluster = LoopbackCluster(tmp_path / "logs", workers=2)
+    try:
+        yield cluster
+    finally:
+        cluster.close()
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LoopbackCluster]:
+    """A cluster shared by the tests of this module that leave it intact."""
+    cluster = LoopbackCluster(tmp_path_factory.mktemp("logs"), workers=2)
     try:
         yield cluster
     finally:
@@ -219,8 +233,9 @@ def test_a_worker_killed_mid_sweep_loses_no_run(loopback: LoopbackCluster, tmp_p
 
 
 def test_resume_after_an_interrupted_cluster_sweep_simulates_only_the_missing_runs(
-    loopback: LoopbackCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    shared: LoopbackCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
+    loopback = shared
     sweep = Sweep(FAST, FAST_AXES, seeds=range(1, 11))  # 20 runs
     n = len(sweep.points())
     want = sweep.run(progress=False, jobs=2).flows
@@ -260,6 +275,19 @@ def test_resume_after_an_interrupted_cluster_sweep_simulates_only_the_missing_ru
         assert (now.st_ino, now.st_mtime_ns) == (st.st_ino, st.st_mtime_ns), name
     _assert_store_complete(store, sweep)
     _assert_same_rows(res.flows, want)
+
+
+def test_a_worker_with_another_core_build_is_refused(
+    shared: LoopbackCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import vtlab.api
+
+    sweep = Sweep(FAST, FAST_AXES, seeds=[1, 2])
+    # The client now believes it is another build than the workers run.
+    monkeypatch.setattr(vtlab.api, "core_build", lambda: "0123456789abcdef")
+    with pytest.raises(ValueError, match=r"--scheduler: a worker runs vtlab .*core build"):
+        _bounded(lambda: sweep.run(tmp_path, progress=False, scheduler=shared.address), 120)
+    assert _flows_files(tmp_path) == []  # nothing from the other build was stored
 
 
 def _vtlab(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
@@ -379,3 +407,40 @@ def test_without_cluster_options_dask_is_never_imported(tmp_path: Path):
     assert proc.returncode == 0, proc.stderr
     assert "IMPORTED []" in proc.stdout
     assert len(_flows_files(tmp_path)) == 6  # the sweep did run
+
+
+@pytest.fixture
+def study(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """test_pipeline's tiny fake study (two runs)."""
+    pkg = tmp_path / "pkgs" / "fakestudy"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "paper.toml").write_text(test_pipeline.PAPER_TOML)
+    monkeypatch.syspath_prepend(str(tmp_path / "pkgs"))
+    return test_pipeline._fake_study("fakestudy")
+
+
+def test_a_study_pipeline_runs_its_grids_on_the_cluster(
+    study: Any, shared: LoopbackCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """``vtlab reproduce``'s path: Config.scheduler reaches every Campaign sweep."""
+    from vtlab.experiments import pipeline
+    from vtlab.experiments.common import Config
+
+    local = _bounded(
+        lambda: pipeline.run(study, Config(out=tmp_path / "local", progress=False)), 120
+    )
+    calls: list[int] = []
+    real_run = sweep_module._core.run
+
+    def counted(*args: Any, **kwargs: Any) -> Any:  # runs in this process: must not happen
+        calls.append(1)
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(sweep_module._core, "run", counted)
+    config = Config(out=tmp_path / "cluster", progress=False, scheduler=shared.client, task_runs=1)
+    remote = _bounded(lambda: pipeline.run(study, config), 120)
+    assert calls == [], "the runs went to the cluster, not to threads here"
+    assert (remote.simulated, remote.loaded) == (local.simulated, local.loaded) == (2, 0)
+    for name in ("goodput.csv", "comparison.csv"):
+        assert (tmp_path / "cluster" / name).read_text() == (tmp_path / "local" / name).read_text()
