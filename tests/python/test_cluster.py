@@ -444,3 +444,51 @@ def test_a_study_pipeline_runs_its_grids_on_the_cluster(
     assert (remote.simulated, remote.loaded) == (local.simulated, local.loaded) == (2, 0)
     for name in ("goodput.csv", "comparison.csv"):
         assert (tmp_path / "cluster" / name).read_text() == (tmp_path / "local" / name).read_text()
+
+
+class CountingClient:
+    """A client that records the number of runs in every task it submits."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+        self.sizes: list[int] = []
+
+    def submit(self, fn: Any, batch: list[Any], *args: Any, **kwargs: Any) -> Any:
+        self.sizes.append(len(batch))
+        return self._client.submit(fn, batch, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+@pytest.mark.parametrize("task_runs", [None, 7])
+def test_tasks_cover_every_run_once_and_progress_advances_per_run(
+    shared: LoopbackCluster, task_runs: int | None
+):
+    from vtlab.cluster import run_points
+
+    sweep = Sweep(FAST, FAST_AXES, seeds=range(1, 101))  # 200 runs of ~1 ms
+    todo = sweep.points()
+    finished: list[str] = []
+    advanced: list[int] = []
+    client = CountingClient(shared.client)
+    _bounded(
+        lambda: run_points(
+            client,
+            todo,
+            False,
+            lambda p, raw: finished.append(p.key),
+            lambda: advanced.append(len(finished)),
+            task_runs=task_runs,
+        ),
+        120,
+    )
+    assert sorted(finished) == sorted(p.key for p in todo)  # every run, once
+    assert advanced == list(range(1, len(todo) + 1))  # one step per run, after it
+    assert sum(client.sizes) == len(todo)
+    if task_runs is None:
+        # The first tasks measure a run (one each); later ones are sized from that.
+        assert client.sizes[0] == 1 and max(client.sizes) > 1
+        assert len(client.sizes) < len(todo) // 2
+    else:
+        assert client.sizes == [7] * (len(todo) // 7) + [len(todo) % 7]
