@@ -32,6 +32,14 @@ from typer.core import TyperGroup
 
 from vtlab import _core
 from vtlab.api import MAX_SEED, Interrupted, pcap_dir, run_many
+from vtlab.cluster_options import (
+    ClusterOpt,
+    ConnectTimeoutOpt,
+    SchedulerOpt,
+    TaskRunsOpt,
+    check_cluster_options,
+    describe_client,
+)
 from vtlab.errors import (
     EXIT_INTERRUPTED,
     EXIT_USAGE,
@@ -667,6 +675,10 @@ def sweep_command(
             "--jobs", "-j", help="Parallel runs (default: one per core).", show_default=False
         ),
     ] = None,
+    scheduler: SchedulerOpt = None,
+    cluster: ClusterOpt = None,
+    task_runs: TaskRunsOpt = None,
+    connect_timeout: ConnectTimeoutOpt = 10.0,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -685,6 +697,7 @@ def sweep_command(
     _check_runs_seed(runs, seed)
     if jobs is not None and jobs < 1:
         raise CliError("--jobs", f"must be at least 1, got {jobs}")
+    on_cluster = check_cluster_options(scheduler, cluster, jobs, task_runs, connect_timeout)
     if store is not None:
         check_output_dir("--store", store)
     if out is not None:
@@ -706,7 +719,17 @@ def sweep_command(
         sweep = Sweep(sc, axes, seeds)
     except ValueError as e:
         raise CliError("--axis", str(e)) from None
-    res = sweep.run(store, jobs=jobs, progress=not quiet)
+    if on_cluster:
+        from vtlab.cluster import connect
+
+        with connect(scheduler, cluster, connect_timeout=connect_timeout) as client:
+            if not quiet:
+                _console(stderr=True).print(
+                    describe_client(client, scheduler, cluster), markup=False
+                )
+            res = sweep.run(store, progress=not quiet, scheduler=client, task_runs=task_runs)
+    else:
+        res = sweep.run(store, jobs=jobs, progress=not quiet)
     wall = time.perf_counter() - started
     if out is not None:
         res.to_parquet(out, traces=False)

@@ -5,6 +5,7 @@ Registered on the CLI by :func:`register` (``reproduce.register(app)`` in cli.py
     vtlab reproduce --list
     vtlab reproduce park2019 [--quick] [--out DIR] [--jobs N] [--profile ns3|linux]
                              [--runs N] [--quiet]
+                             [--scheduler ADDRESS | --cluster local:N] [--task-runs K]
 
 Every finished run is stored under ``OUT/runs`` as it completes, so an interrupted
 campaign resumes where it stopped and a finished one re-renders its figures and
@@ -13,12 +14,21 @@ report without simulating.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from vtlab import experiments
+from vtlab.cluster_options import (
+    ClusterOpt,
+    ConnectTimeoutOpt,
+    SchedulerOpt,
+    TaskRunsOpt,
+    check_cluster_options,
+    describe_client,
+)
 from vtlab.errors import EXIT_INTERRUPTED, CliError, cli_errors
 
 __all__ = ["register"]
@@ -87,6 +97,10 @@ def register(app: typer.Typer) -> None:
         quiet: Annotated[
             bool, typer.Option("--quiet", "-q", help="No progress bar or status lines.")
         ] = False,
+        scheduler: SchedulerOpt = None,
+        cluster: ClusterOpt = None,
+        task_runs: TaskRunsOpt = None,
+        connect_timeout: ConnectTimeoutOpt = 10.0,
     ) -> None:
         """Reproduce a paper's tables and figures, with a report comparing them to the
         published numbers."""
@@ -111,6 +125,7 @@ def register(app: typer.Typer) -> None:
             study = experiments.load_study(name)
         except KeyError as exc:
             raise CliError("EXPERIMENT", exc.args[0]) from None
+        on_cluster = check_cluster_options(scheduler, cluster, jobs, task_runs, connect_timeout)
         folder = out if out is not None else default_out(name, quick)
         check_output_dir("--out", folder)
 
@@ -118,25 +133,36 @@ def register(app: typer.Typer) -> None:
             if not quiet:
                 console.print(line, markup=False, soft_wrap=True)
 
-        config = Config(
-            out=folder,
-            quick=quick,
-            runs=runs,
-            jobs=jobs,
-            profile=profile,
-            progress=not quiet,
-            log=log,
-        )
-        try:
-            outcome = study.reproduce(config)
-        except KeyboardInterrupt:
-            console.print(
-                "interrupted: finished runs are kept in the run store; run the same "
-                "command again to resume",
-                markup=False,
-                soft_wrap=True,
+        with contextlib.ExitStack() as stack:
+            client = None
+            if on_cluster:
+                from vtlab.cluster import connect
+
+                client = stack.enter_context(
+                    connect(scheduler, cluster, connect_timeout=connect_timeout)
+                )
+                log(describe_client(client, scheduler, cluster))
+            config = Config(
+                out=folder,
+                quick=quick,
+                runs=runs,
+                jobs=jobs,
+                scheduler=client,
+                task_runs=task_runs,
+                profile=profile,
+                progress=not quiet,
+                log=log,
             )
-            raise typer.Exit(EXIT_INTERRUPTED) from None
+            try:
+                outcome = study.reproduce(config)
+            except KeyboardInterrupt:
+                console.print(
+                    "interrupted: finished runs are kept in the run store; run the same "
+                    "command again to resume",
+                    markup=False,
+                    soft_wrap=True,
+                )
+                raise typer.Exit(EXIT_INTERRUPTED) from None
         typer.echo(
             f"{name}: wrote {len(outcome.files)} files to {outcome.out} "
             f"(report: {outcome.out / 'report.md'})"

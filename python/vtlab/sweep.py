@@ -159,15 +159,39 @@ class Sweep:
         *,
         jobs: int | None = None,
         progress: bool = True,
+        scheduler: Any = None,
+        cluster: str | None = None,
+        task_runs: int | None = None,
+        connect_timeout: float | None = None,
     ) -> Result:
         """Run every point not already in ``store`` and return all rows.
 
         Args:
             store: campaign directory (created if missing); ``None`` keeps results in
                 memory only.
-            jobs: parallel runs (default: one per core).
+            jobs: parallel runs in threads of this process (default: one per core).
             progress: show a progress bar with ETA on stderr (when it is a terminal).
+            scheduler: run on a Dask cluster instead: the address of its scheduler
+                (``"tcp://10.0.0.5:8786"``) or a ``distributed.Client``. Needs the
+                ``cluster`` extra (``pip install 'vtlab[cluster]'``); see
+                docs/cluster.md.
+            cluster: ``"local:N"``: start a local Dask cluster of N worker processes
+                (one thread each) for this call.
+            task_runs: runs per cluster task (default: sized to about a second of
+                work each).
+            connect_timeout: seconds to wait for ``scheduler`` (default 10).
+
+        With a cluster the runs execute on its workers and come back to this process,
+        which stores each one as it arrives (the workers need no shared file system).
         """
+        on_cluster = scheduler is not None or cluster is not None
+        if on_cluster and jobs is not None:
+            raise ValueError(
+                "--jobs: not used with --scheduler or --cluster (the cluster's worker "
+                "threads run the runs)"
+            )
+        if not on_cluster and task_runs is not None:
+            raise ValueError("--task-runs: only used with --scheduler or --cluster")
         points = self.points()
         run_dir = Path(store) / "runs" if store is not None else None
         if run_dir is not None:
@@ -184,9 +208,49 @@ class Sweep:
                 results[p.key] = stored
             else:
                 todo.append(p)
-        if todo:
+        if todo and on_cluster:
+            results.update(
+                self._execute_on_cluster(
+                    todo, run_dir, progress, scheduler, cluster, task_runs, connect_timeout
+                )
+            )
+        elif todo:
             results.update(self._execute(todo, run_dir, jobs, progress))
         return Result.concat([results[p.key] for p in points])
+
+    def _finish(self, p: Point, raw: Mapping[str, Any], run_dir: Path | None) -> Result:
+        """A run's result from the core's raw columns, labelled, and stored."""
+        res = Result.from_core(raw)
+        _add_labels(res, p.labels)
+        if run_dir is not None:
+            _store_run(run_dir, p.key, res)
+        return res
+
+    def _execute_on_cluster(
+        self,
+        todo: list[Point],
+        run_dir: Path | None,
+        progress: bool,
+        scheduler: Any,
+        cluster: str | None,
+        task_runs: int | None,
+        connect_timeout: float | None,
+    ) -> dict[str, Result]:
+        from vtlab import cluster as dask_cluster  # imports Dask only when connecting
+
+        done: dict[str, Result] = {}
+
+        def finish(p: Point, raw: Mapping[str, Any]) -> None:
+            done[p.key] = self._finish(p, raw, run_dir)
+
+        if connect_timeout is None:
+            connect_timeout = dask_cluster.DEFAULT_CONNECT_TIMEOUT
+        with (
+            dask_cluster.connect(scheduler, cluster, connect_timeout=connect_timeout) as client,
+            run_progress(len(todo), progress) as advance,
+        ):
+            dask_cluster.run_points(client, todo, self.trace, finish, advance, task_runs=task_runs)
+        return done
 
     def _execute(
         self, todo: list[Point], run_dir: Path | None, jobs: int | None, progress: bool
@@ -197,10 +261,7 @@ class Sweep:
         trace = self.trace
 
         def one(p: Point) -> None:
-            res = Result.from_core(_core.run(p.scenario.to_json(), p.seed, trace))
-            _add_labels(res, p.labels)
-            if run_dir is not None:
-                _store_run(run_dir, p.key, res)
+            res = self._finish(p, _core.run(p.scenario.to_json(), p.seed, trace), run_dir)
             with lock:
                 done[p.key] = res
 

@@ -89,6 +89,9 @@ class Config:
         runs: override of the number of runs per grid point (``None``: the
             experiment's own, e.g. the paper's 6).
         jobs: parallel runs (``None``: one per core).
+        scheduler: run on a Dask cluster: a connected ``distributed.Client`` or a
+            scheduler address (``None``: threads of this process); see docs/cluster.md.
+        task_runs: runs per cluster task (``None``: sized automatically).
         profile: TCP implementation profile of every run (``ns3`` or ``linux``).
         progress: show the sweep's progress bar (per run, with ETA) on a terminal.
         log: receives one-line status messages (``None``: silent).
@@ -98,6 +101,8 @@ class Config:
     quick: bool = False
     runs: int | None = None
     jobs: int | None = None
+    scheduler: Any = None
+    task_runs: int | None = None
     profile: str = "ns3"
     progress: bool = True
     log: Callable[[str], None] | None = None
@@ -202,7 +207,13 @@ class Campaign:
             + (f", {stored} from the store" if stored else "")
             + (f", simulating {todo}" if todo else "")
         )
-        res = sweep.run(self.store, jobs=self.config.jobs, progress=self.config.progress)
+        res = sweep.run(
+            self.store,
+            jobs=self.config.jobs,
+            progress=self.config.progress,
+            scheduler=self.config.scheduler,
+            task_runs=self.config.task_runs,
+        )
         self.simulated += todo
         self.loaded += stored
         return relabel(res, points, [a.name for a in grid.axes])

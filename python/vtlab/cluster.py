@@ -1,0 +1,252 @@
+"""Running a sweep's runs on a Dask cluster (``dask.distributed``, an optional extra).
+
+:meth:`vtlab.sweep.Sweep.run` comes here when given ``scheduler=`` (the address of a
+running Dask scheduler, or a ``distributed.Client``) or ``cluster="local:N"`` (a
+local cluster of N worker processes, one thread each). Without either, nothing in
+this module is used and Dask is never imported.
+
+How it works:
+
+* The runs still to do are grouped into *tasks* of several runs each
+  (``task_runs``, or sized automatically so that a task takes about
+  :data:`TARGET_TASK_S` seconds: the first tasks hold one run each and measure how
+  long a run takes).
+* A task is :func:`run_task` on a worker: it runs its points with
+  ``vtlab._core.run`` and returns the core's raw column dicts (small, no pandas).
+* The client keeps a bounded number of tasks in flight (:data:`IN_FLIGHT_PER_THREAD`
+  per worker thread), and converts and stores each run as its task's result
+  arrives. Only the client writes the store, so workers need no shared file
+  system, and a run is in the store as soon as its task is back: an interrupted
+  client loses at most the tasks in flight, and the same call again resumes.
+* Dask reschedules the tasks of a lost worker on the others; a task that raises
+  is retried :data:`RETRIES` times.
+* Every task reports the vtlab version and core build it ran with; a worker with
+  another build is refused (stored runs are keyed by the build).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from vtlab import _core
+from vtlab.errors import CliError
+
+__all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
+    "RETRIES",
+    "connect",
+    "parse_cluster",
+    "run_points",
+    "run_task",
+]
+
+#: Seconds to wait for a scheduler before giving up.
+DEFAULT_CONNECT_TIMEOUT = 10.0
+
+#: Times a task that raised is submitted again (tasks of a lost worker are
+#: rescheduled by Dask itself, up to ``distributed.scheduler.allowed-failures``).
+RETRIES = 2
+
+#: Wall time a task aims at when its size is chosen automatically.
+TARGET_TASK_S = 1.0
+
+#: Seconds to wait for the workers of ``--cluster local:N`` to start.
+LOCAL_START_TIMEOUT = 120.0
+
+#: Upper bound of the automatic task size.
+MAX_TASK_RUNS = 2000
+
+#: Tasks kept in flight per worker thread (so no worker waits for the client).
+IN_FLIGHT_PER_THREAD = 3
+
+INSTALL_HINT = "dask.distributed is not installed (pip install 'vtlab[cluster]')"
+
+
+def parse_cluster(text: str) -> int:
+    """``local:N`` → N (worker processes); ``local`` → one per core."""
+    kind, sep, n = text.strip().partition(":")
+    if kind == "local" and not sep:
+        return os.cpu_count() or 1
+    if kind == "local" and n.strip().isdigit() and int(n) >= 1:
+        return int(n)
+    raise CliError("--cluster", f"expected local:N (N worker processes, N >= 1), got {text!r}")
+
+
+def _distributed(field: str) -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise CliError(field, INSTALL_HINT) from None
+    return distributed
+
+
+@contextlib.contextmanager
+def connect(
+    scheduler: Any = None,
+    cluster: str | None = None,
+    *,
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+) -> Iterator[Any]:
+    """A ``distributed.Client``: to ``scheduler`` (an address such as
+    ``tcp://10.0.0.5:8786``, or a client, used as is and left open), or to a new local
+    cluster for ``cluster="local:N"`` (closed, with its workers, on exit).
+
+    Raises :class:`~vtlab.errors.CliError` (a ``ValueError``) naming ``--scheduler``
+    or ``--cluster`` when Dask is missing, the cluster text is malformed or the
+    scheduler cannot be reached within ``connect_timeout`` seconds.
+    """
+    if scheduler is not None and cluster is not None:
+        raise CliError("--cluster", "give either --scheduler or --cluster, not both")
+    if scheduler is None and cluster is None:
+        raise ValueError("connect needs a scheduler or a cluster")
+    if cluster is not None:
+        n = parse_cluster(cluster)
+        _distributed("--cluster")
+        import logging
+
+        from distributed import Client
+        from distributed.deploy.subprocess import SubprocessCluster
+
+        # Workers in subprocesses of their own (not multiprocessing children), so
+        # that a calling script needs no ``if __name__ == "__main__"`` guard.
+        with (
+            SubprocessCluster(
+                n_workers=n,
+                threads_per_worker=1,
+                host="127.0.0.1",
+                dashboard_address=None,
+                worker_class="distributed.Worker",
+                silence_logs=logging.ERROR,
+            ) as local,
+            Client(local, set_as_default=False) as client,
+        ):
+            try:
+                client.wait_for_workers(n, timeout=LOCAL_START_TIMEOUT)
+            except (TimeoutError, OSError) as e:
+                raise CliError(
+                    "--cluster",
+                    f"{n} local workers did not start within {LOCAL_START_TIMEOUT:g} s ({e})",
+                ) from None
+            yield client
+        return
+    if not isinstance(scheduler, str):  # a client the caller owns
+        yield scheduler
+        return
+    distributed = _distributed("--scheduler")
+    if connect_timeout <= 0:
+        raise CliError("--connect-timeout", f"must be positive, got {connect_timeout}")
+    try:
+        client = distributed.Client(scheduler, timeout=connect_timeout, set_as_default=False)
+    except (OSError, ValueError, TypeError) as e:
+        raise CliError("--scheduler", f"cannot connect to {scheduler!r}: {e}") from None
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def run_task(
+    items: Sequence[tuple[str, str, int]], trace: bool
+) -> tuple[str, str, float, list[tuple[str, dict[str, Any]]]]:
+    """Run on a worker: every ``(key, scenario JSON, seed)`` of ``items``.
+
+    Returns ``(version, core build, seconds, [(key, raw result), ...])`` where each
+    raw result is the dict of column lists that ``vtlab._core.run`` returns.
+    """
+    from vtlab.api import core_build
+
+    started = time.perf_counter()
+    out = [(key, _core.run(spec, seed, trace)) for key, spec, seed in items]
+    return _core.version(), core_build(), time.perf_counter() - started, out
+
+
+def _threads(client: Any) -> int:
+    try:
+        return sum(client.nthreads().values())
+    except Exception:  # noqa: BLE001 - a scheduler hiccup: size as if for one thread
+        return 1
+
+
+def run_points(
+    client: Any,
+    todo: Sequence[Any],
+    trace: bool,
+    finish: Callable[[Any, dict[str, Any]], None],
+    advance: Callable[[], None],
+    *,
+    task_runs: int | None = None,
+) -> None:
+    """Run the points ``todo`` (:class:`vtlab.sweep.Point`) on ``client``'s cluster;
+    call ``finish(point, raw)`` on this process for each run as its task returns."""
+    from distributed import as_completed
+
+    from vtlab.api import core_build
+
+    if task_runs is not None and task_runs < 1:
+        raise CliError("--task-runs", f"must be at least 1, got {task_runs}")
+    want = (_core.version(), core_build())
+    by_key = {p.key: p for p in todo}
+    specs: dict[int, str] = {}  # one JSON text per scenario object
+
+    def item(p: Any) -> tuple[str, str, int]:
+        spec = specs.get(id(p.scenario))
+        if spec is None:
+            spec = specs[id(p.scenario)] = p.scenario.to_json()
+        return (p.key, spec, p.seed)
+
+    queue = list(todo)
+    next_i = 0
+    per_run_s: float | None = None  # measured on the workers, smoothed
+    threads = _threads(client)
+    threads_checked = time.monotonic()
+
+    def size() -> int:
+        if task_runs is not None:
+            return task_runs
+        if per_run_s is None:
+            return 1  # the first tasks measure how long a run takes
+        k = int(TARGET_TASK_S / max(per_run_s, 1e-6))
+        # Near the end, smaller tasks keep every worker busy.
+        k = min(k, max(1, (len(queue) - next_i) // (2 * max(threads, 1))))
+        return max(1, min(k, MAX_TASK_RUNS))
+
+    def submit() -> Any:
+        nonlocal next_i
+        k = size()
+        batch = [item(p) for p in queue[next_i : next_i + k]]
+        next_i += len(batch)
+        return client.submit(run_task, batch, trace, pure=False, retries=RETRIES)
+
+    pending = as_completed(loop=client.loop)
+    try:
+        while next_i < len(queue) and pending.count() < IN_FLIGHT_PER_THREAD * max(threads, 1):
+            pending.add(submit())
+        for future in pending:
+            version, build, seconds, runs = future.result()
+            if (version, build) != want:
+                raise CliError(
+                    "--scheduler",
+                    f"a worker runs vtlab {version} (core build {build}), this client "
+                    f"{want[0]} (core build {want[1]}): install the same build on every worker",
+                )
+            for key, raw in runs:
+                finish(by_key[key], raw)
+                advance()
+            if runs:
+                measured = seconds / len(runs)
+                per_run_s = measured if per_run_s is None else 0.7 * per_run_s + 0.3 * measured
+            if time.monotonic() - threads_checked > 2.0:  # workers may come and go
+                threads = _threads(client)
+                threads_checked = time.monotonic()
+            while next_i < len(queue) and pending.count() < IN_FLIGHT_PER_THREAD * max(threads, 1):
+                pending.add(submit())
+    except BaseException:
+        futures = list(pending.futures)
+        pending.clear()
+        with contextlib.suppress(Exception):
+            client.cancel(futures)
+        raise
