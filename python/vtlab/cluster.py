@@ -92,7 +92,7 @@ def connect(
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
 ) -> Iterator[Any]:
     """A ``distributed.Client``: to ``scheduler`` (an address such as
-    ``tcp://10.0.0.5:8786``, or a client, used as is and left open), or to a new local
+    ``tcp://scheduler-host:8786``, or a client, used as is and left open), or to a new local
     cluster for ``cluster="local:N"`` (closed, with its workers, on exit).
 
     Raises :class:`~vtlab.errors.CliError` (a ``ValueError``) naming ``--scheduler``

@@ -25,7 +25,7 @@ SchedulerOpt = Annotated[
     typer.Option(
         "--scheduler",
         metavar="ADDRESS",
-        help="Run on the Dask cluster of this scheduler (e.g. tcp://10.0.0.5:8786); runs "
+        help="Run on the Dask cluster of this scheduler (e.g. tcp://scheduler-host:8786); runs "
         "come back here and are stored by this process. Needs vtlab[cluster].",
         show_default=False,
     ),
@@ -76,7 +76,7 @@ def check_cluster_options(
 
         parse_cluster(cluster)
     if scheduler is not None and not scheduler.strip():
-        raise CliError("--scheduler", "needs an address, e.g. tcp://10.0.0.5:8786")
+        raise CliError("--scheduler", "needs an address, e.g. tcp://scheduler-host:8786")
     if on_cluster and jobs is not None:
         which = "--scheduler" if scheduler is not None else "--cluster"
         raise CliError("--jobs", f"not used with {which} (the cluster's workers run the runs)")

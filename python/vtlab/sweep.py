@@ -172,7 +172,7 @@ class Sweep:
             jobs: parallel runs in threads of this process (default: one per core).
             progress: show a progress bar with ETA on stderr (when it is a terminal).
             scheduler: run on a Dask cluster instead: the address of its scheduler
-                (``"tcp://10.0.0.5:8786"``) or a ``distributed.Client``. Needs the
+                (``"tcp://scheduler-host:8786"``) or a ``distributed.Client``. Needs the
                 ``cluster`` extra (``pip install 'vtlab[cluster]'``); see
                 docs/cluster.md.
             cluster: ``"local:N"``: start a local Dask cluster of N worker processes
