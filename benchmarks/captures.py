@@ -14,25 +14,13 @@ machine load drifts affect both alike, and come before the runs that write files
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import shutil
 import statistics
 import tempfile
 from pathlib import Path
 
-SPEC = {"preset": "v2g", "bytes": "100MB", "loss": {"mean_loss": "5%"}}
-
-
-def load_core(path: str | None):
-    if path is None:
-        from vtlab import _core
-
-        return _core
-    spec = importlib.util.spec_from_file_location("vtlab._core", Path(path))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from _cores import SPEC, load_core  # noqa: E402 - beside this script
 
 
 def main() -> int:

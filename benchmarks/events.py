@@ -12,24 +12,11 @@ observer costs nothing when off. Prints the median engine time of each mode
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import statistics
 import sys
-from pathlib import Path
 
-SPEC = {"preset": "v2g", "bytes": "100MB", "loss": {"mean_loss": "5%"}}
-
-
-def load_core(path: str | None):
-    if path is None:
-        from vtlab import _core
-
-        return _core
-    spec = importlib.util.spec_from_file_location("vtlab._core", Path(path))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from _cores import SPEC, load_core  # noqa: E402 - beside this script
 
 
 def median_wall(core, repeat: int, **opts) -> float:
