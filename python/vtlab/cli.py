@@ -379,6 +379,72 @@ def _check_runs_seed(runs: int, seed: int) -> None:
         raise CliError("--seed", f"{seed} with --runs {runs} goes past the largest seed {MAX_SEED}")
 
 
+JsonOpt = Annotated[
+    bool,
+    typer.Option("--json", help="Print one JSON object per flow per run instead of a table."),
+]
+RunOutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        help="Write the flow rows to this .parquet file (links beside it, *.links.parquet).",
+        show_default=False,
+    ),
+]
+TraceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--trace",
+        help="Record TCP state over time and write it here (.parquet or .csv).",
+        show_default=False,
+    ),
+]
+TraceModeOpt = Annotated[
+    str,
+    typer.Option(
+        "--trace-mode",
+        help="With --trace: 'sampled' (every trace_interval) or 'changes' (a row at "
+        "every change of cwnd, ssthresh or state; exact).",
+    ),
+]
+EventsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--events",
+        help="Record typed events (state, window, rto, spurious_rto, retransmit, drop) "
+        "and write them here: .parquet, or .qlog/.json (qlog, for qlog viewers).",
+        show_default=False,
+    ),
+]
+PcapOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--pcap",
+        help="Write packet captures (pcap, for Wireshark) into this directory; "
+        "one subdirectory seed-N per run when --runs > 1. See docs/captures.md.",
+        show_default=False,
+    ),
+]
+PcapPointsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--pcap-points",
+        metavar="NAME,...",
+        help="Nodes and links to capture (default: every node): NODE.pcap per "
+        "node, LINK-NODE.pcap per end of a link.",
+        show_default=False,
+    ),
+]
+PcapHeadersOpt = Annotated[
+    bool,
+    typer.Option(
+        "--pcap-headers-only",
+        help="Capture headers only (frames keep their true original length).",
+    ),
+]
+
+
 @app.command("run")
 @cli_errors
 def run_command(
@@ -394,70 +460,14 @@ def run_command(
         int, typer.Option("--seed", help="First seed; runs use SEED..SEED+RUNS-1.")
     ] = 1,
     set_: SetOpt = None,
-    json_out: Annotated[
-        bool,
-        typer.Option("--json", help="Print one JSON object per flow per run instead of a table."),
-    ] = False,
-    out: Annotated[
-        Path | None,
-        typer.Option(
-            "--out",
-            "-o",
-            help="Write the flow rows to this .parquet file (links beside it, *.links.parquet).",
-            show_default=False,
-        ),
-    ] = None,
-    trace: Annotated[
-        Path | None,
-        typer.Option(
-            "--trace",
-            help="Record TCP state over time and write it here (.parquet or .csv).",
-            show_default=False,
-        ),
-    ] = None,
-    trace_mode: Annotated[
-        str,
-        typer.Option(
-            "--trace-mode",
-            help="With --trace: 'sampled' (every trace_interval) or 'changes' (a row at "
-            "every change of cwnd, ssthresh or state; exact).",
-        ),
-    ] = "sampled",
-    events: Annotated[
-        Path | None,
-        typer.Option(
-            "--events",
-            help="Record typed events (state, window, rto, spurious_rto, retransmit, drop) "
-            "and write them here: .parquet, or .qlog/.json (qlog, for qlog viewers).",
-            show_default=False,
-        ),
-    ] = None,
-    pcap: Annotated[
-        Path | None,
-        typer.Option(
-            "--pcap",
-            help="Write packet captures (pcap, for Wireshark) into this directory; "
-            "one subdirectory seed-N per run when --runs > 1. See docs/captures.md.",
-            show_default=False,
-        ),
-    ] = None,
-    pcap_points: Annotated[
-        str | None,
-        typer.Option(
-            "--pcap-points",
-            metavar="NAME,...",
-            help="Nodes and links to capture (default: every node): NODE.pcap per "
-            "node, LINK-NODE.pcap per end of a link.",
-            show_default=False,
-        ),
-    ] = None,
-    pcap_headers_only: Annotated[
-        bool,
-        typer.Option(
-            "--pcap-headers-only",
-            help="Capture headers only (frames keep their true original length).",
-        ),
-    ] = False,
+    json_out: JsonOpt = False,
+    out: RunOutOpt = None,
+    trace: TraceOpt = None,
+    trace_mode: TraceModeOpt = "sampled",
+    events: EventsOpt = None,
+    pcap: PcapOpt = None,
+    pcap_points: PcapPointsOpt = None,
+    pcap_headers_only: PcapHeadersOpt = False,
     force: ForceOpt = False,
     quiet: Annotated[
         bool,
@@ -470,15 +480,7 @@ def run_command(
     if trace_mode not in ("sampled", "changes"):
         raise CliError("--trace-mode", f"{trace_mode!r} is not one of 'sampled', 'changes'")
     _check_runs_seed(runs, seed)
-    outputs: list[Output] = []
-    if out is not None:
-        outputs += table_outputs("--out", out)
-    if trace is not None:
-        outputs.append(Output("--trace", trace, "", (".parquet", ".csv")))
-    if events is not None:
-        outputs.append(Output("--events", events, "", (".parquet", ".qlog", ".json")))
-    check_outputs(outputs, force=force)
-
+    check_outputs(_run_outputs(out, trace, events), force=force)
     sc = scenario_from_cli(
         preset,
         scenario,
@@ -491,14 +493,12 @@ def run_command(
     )
     seeds = list(range(seed, seed + runs))
     points = _check_pcap(sc, pcap, pcap_points, seeds, force)
-    pcap_where = None if pcap is None else pcap if runs == 1 else pcap / "seed-*"
-    started = time.perf_counter()
-    interrupted = False
     from vtlab.tracefile import TraceWriter
 
+    started = time.perf_counter()
     writer = TraceWriter(trace) if trace is not None else None
     try:
-        res = run_many(
+        res, interrupted = _run_keeping_completed(
             sc,
             seeds,
             progress=not (quiet or json_out),
@@ -510,43 +510,62 @@ def run_command(
             pcap_points=points,
             pcap_payload=not pcap_headers_only,
         )
-    except Interrupted as stop:
-        # Ctrl-C: keep what completed (written below), then exit 130.
-        if stop.partial is None:
-            print("interrupted: no run completed", file=sys.stderr)
-            raise typer.Exit(EXIT_INTERRUPTED) from None
-        res, interrupted = stop.partial, True
-        runs = len(res.meta.get("seeds", [res.meta.get("seed")]))
-        seeds = seeds[:runs]
     finally:
         if writer is not None:
             writer.close()
     wall = time.perf_counter() - started
-    if pcap_where is not None and not quiet:
-        files = [f for m in res.meta.get("runs", [res.meta]) for f in m.get("pcap", [])]
-        _console(stderr=True).print(
-            f"wrote {len(files)} capture file{'s' if len(files) != 1 else ''} in {pcap_where} "
-            f"({sum(f['packets'] for f in files):,} packets)",
-            markup=False,
-        )
-
-    if out is not None or trace is not None:
-        status = _console(stderr=True)
+    seeds = seeds[: len(res.meta.get("seeds", [res.meta.get("seed")]))]
+    writes = any(x is not None for x in (out, trace, events, pcap))
+    status = _console(stderr=True) if writes and not quiet else None
+    if pcap is not None and status is not None:
+        _report_captures(res, pcap if runs == 1 else pcap / "seed-*", status)
     if out is not None:
         written = res.to_parquet(out, traces=False)
-        if not quiet:
+        if status is not None:
             status.print(
                 f"wrote {written['flows']} (flows) and {written['links']} (links)", markup=False
             )
-    if writer is not None and not quiet:
+    if writer is not None and status is not None:
         status.print(f"wrote {trace} ({writer.rows} trace rows)", markup=False)
     if events is not None:
-        _write_events(res, events, None if quiet else _console(stderr=True))
+        _write_events(res, events, status)
     if not json_out:
-        _print_table(res, runs, seeds, wall, quiet)
+        _print_table(res, len(seeds), seeds, wall, quiet)
     if interrupted:
-        print(f"interrupted after {runs} completed run(s); they were kept", file=sys.stderr)
+        print(f"interrupted after {len(seeds)} completed run(s); they were kept", file=sys.stderr)
         raise typer.Exit(EXIT_INTERRUPTED)
+
+
+def _run_outputs(out: Path | None, trace: Path | None, events: Path | None) -> list[Output]:
+    """The files ``vtlab run`` will write (checked before anything runs)."""
+    outputs: list[Output] = []
+    if out is not None:
+        outputs += table_outputs("--out", out)
+    if trace is not None:
+        outputs.append(Output("--trace", trace, "", (".parquet", ".csv")))
+    if events is not None:
+        outputs.append(Output("--events", events, "", (".parquet", ".qlog", ".json")))
+    return outputs
+
+
+def _run_keeping_completed(sc: Scenario, seeds: list[int], **kwargs: Any) -> tuple[Any, bool]:
+    """``run_many``; on Ctrl-C the completed runs and ``True`` (exit 130 if none)."""
+    try:
+        return run_many(sc, seeds, **kwargs), False
+    except Interrupted as stop:
+        if stop.partial is None:
+            print("interrupted: no run completed", file=sys.stderr)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        return stop.partial, True
+
+
+def _report_captures(res: "Result", where: Path, status: Any) -> None:
+    files = [f for m in res.meta.get("runs", [res.meta]) for f in m.get("pcap", [])]
+    status.print(
+        f"wrote {len(files)} capture file{'s' if len(files) != 1 else ''} in {where} "
+        f"({sum(f['packets'] for f in files):,} packets)",
+        markup=False,
+    )
 
 
 def _write_events(res: "Result", path: Path, status: Any) -> None:
