@@ -40,63 +40,64 @@ def default_out(name: str, quick: bool) -> Path:
     return Path("out") / (f"{name}-quick" if quick else name)
 
 
+ExperimentArg = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="EXPERIMENT", help="Experiment to reproduce (see --list).", show_default=False
+    ),
+]
+ListOpt = Annotated[bool, typer.Option("--list", help="List the available experiments and exit.")]
+QuickOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quick",
+        help="Reduced version for CI (small transfers, 2 runs, fewer loss levels "
+        "and sizes); about 10 s on 2 cores.",
+    ),
+]
+FolderOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        help="Output folder for figures, tables, report.md and the run store "
+        "(default out/EXPERIMENT, or out/EXPERIMENT-quick with --quick).",
+        show_default=False,
+    ),
+]
+JobsOpt = Annotated[
+    int | None,
+    typer.Option("--jobs", "-j", help="Parallel runs (default: one per core).", show_default=False),
+]
+ProfileOpt = Annotated[
+    str, typer.Option("--profile", help="TCP implementation profile: ns3 or linux.")
+]
+RunsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--runs",
+        "-n",
+        help="Runs per grid point, overriding the experiment's (the paper's) number.",
+        show_default=False,
+    ),
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or status lines.")]
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``reproduce`` command to the ``vtlab`` CLI."""
 
     @app.command("reproduce")
     @cli_errors
     def reproduce_command(
-        name: Annotated[
-            str | None,
-            typer.Argument(
-                metavar="EXPERIMENT",
-                help="Experiment to reproduce (see --list).",
-                show_default=False,
-            ),
-        ] = None,
-        list_: Annotated[
-            bool, typer.Option("--list", help="List the available experiments and exit.")
-        ] = False,
-        quick: Annotated[
-            bool,
-            typer.Option(
-                "--quick",
-                help="Reduced version for CI (small transfers, 2 runs, fewer loss levels "
-                "and sizes); about 10 s on 2 cores.",
-            ),
-        ] = False,
-        out: Annotated[
-            Path | None,
-            typer.Option(
-                "--out",
-                "-o",
-                help="Output folder for figures, tables, report.md and the run store "
-                "(default out/EXPERIMENT, or out/EXPERIMENT-quick with --quick).",
-                show_default=False,
-            ),
-        ] = None,
-        jobs: Annotated[
-            int | None,
-            typer.Option(
-                "--jobs", "-j", help="Parallel runs (default: one per core).", show_default=False
-            ),
-        ] = None,
-        profile: Annotated[
-            str,
-            typer.Option("--profile", help="TCP implementation profile: ns3 or linux."),
-        ] = "ns3",
-        runs: Annotated[
-            int | None,
-            typer.Option(
-                "--runs",
-                "-n",
-                help="Runs per grid point, overriding the experiment's (the paper's) number.",
-                show_default=False,
-            ),
-        ] = None,
-        quiet: Annotated[
-            bool, typer.Option("--quiet", "-q", help="No progress bar or status lines.")
-        ] = False,
+        name: ExperimentArg = None,
+        list_: ListOpt = False,
+        quick: QuickOpt = False,
+        out: FolderOpt = None,
+        jobs: JobsOpt = None,
+        profile: ProfileOpt = "ns3",
+        runs: RunsOpt = None,
+        quiet: QuietOpt = False,
         scheduler: SchedulerOpt = None,
         cluster: ClusterOpt = None,
         task_runs: TaskRunsOpt = None,
