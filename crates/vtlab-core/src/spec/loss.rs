@@ -119,16 +119,7 @@ impl LossSpec {
         }
         let prob = |name: &str, v: Option<Fraction>, default: f64, upper_open: bool| {
             let x = v.map(|f| f.0).unwrap_or(default);
-            let ok = x >= 0.0 && if upper_open { x < 1.0 } else { x <= 1.0 };
-            if ok {
-                Ok(x)
-            } else {
-                let range = if upper_open { "[0, 1)" } else { "[0, 1]" };
-                Err(SpecError::new(
-                    field(name),
-                    format!("{x} is outside {range} (write 0.05 or \"5%\")"),
-                ))
-            }
+            check_prob(&field(name), x, upper_open)
         };
         Ok(match model {
             LossKind::None => LossConf::None,
@@ -251,19 +242,25 @@ fn check_sojourn(sojourn: Sojourn, x: f64, path: &str) -> Result<(), SpecError> 
     }
 }
 
+/// A probability in [0, 1] (or [0, 1) when `upper_open`), with the hint
+/// that percentages are accepted.
+fn check_prob(path: &str, x: f64, upper_open: bool) -> Result<f64, SpecError> {
+    let ok = x >= 0.0 && if upper_open { x < 1.0 } else { x <= 1.0 };
+    if ok {
+        Ok(x)
+    } else {
+        let range = if upper_open { "[0, 1)" } else { "[0, 1]" };
+        Err(SpecError::new(
+            path,
+            format!("{x} is outside {range} (write 0.05 or \"5%\")"),
+        ))
+    }
+}
+
 /// Check a resolved loss model's values (the plan re-checks what it is given).
 pub(crate) fn check_loss(conf: &LossConf, path: &str) -> Result<(), SpecError> {
     let prob = |name: &str, x: f64, upper_open: bool| {
-        let ok = x >= 0.0 && if upper_open { x < 1.0 } else { x <= 1.0 };
-        if ok {
-            Ok(())
-        } else {
-            let range = if upper_open { "[0, 1)" } else { "[0, 1]" };
-            Err(SpecError::new(
-                format!("{path}.{name}"),
-                format!("{x} is outside {range}"),
-            ))
-        }
+        check_prob(&format!("{path}.{name}"), x, upper_open).map(drop)
     };
     match *conf {
         LossConf::None => Ok(()),
