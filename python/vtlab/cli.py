@@ -33,6 +33,7 @@ from typer.core import TyperGroup
 from vtlab import _core
 from vtlab.api import MAX_SEED, Interrupted, pcap_dir, run_many
 from vtlab.cluster_options import (
+    DEFAULT_CONNECT_TIMEOUT,
     ClusterOpt,
     ConnectTimeoutOpt,
     SchedulerOpt,
@@ -697,7 +698,7 @@ def sweep_command(
     scheduler: SchedulerOpt = None,
     cluster: ClusterOpt = None,
     task_runs: TaskRunsOpt = None,
-    connect_timeout: ConnectTimeoutOpt = 10.0,
+    connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
     out: Annotated[
         Path | None,
         typer.Option(

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from vtlab import _core
+from vtlab.cluster_options import DEFAULT_CONNECT_TIMEOUT
 from vtlab.errors import CliError
 
 __all__ = [
@@ -40,12 +41,10 @@ __all__ = [
     "RETRIES",
     "connect",
     "parse_cluster",
+    "run_calls",
     "run_points",
     "run_task",
 ]
-
-#: Seconds to wait for a scheduler before giving up.
-DEFAULT_CONNECT_TIMEOUT = 10.0
 
 #: Times a task that raised is submitted again (tasks of a lost worker are
 #: rescheduled by Dask itself, up to ``distributed.scheduler.allowed-failures``).
@@ -157,11 +156,80 @@ def run_task(
     Returns ``(version, core build, seconds, [(key, raw result), ...])`` where each
     raw result is the dict of column lists that ``vtlab._core.run`` returns.
     """
-    from vtlab.api import core_build
-
     started = time.perf_counter()
     out = [(key, _core.run(spec, seed, trace)) for key, spec, seed in items]
-    return _core.version(), core_build(), time.perf_counter() - started, out
+    return (*_build(), time.perf_counter() - started, out)
+
+
+def _build() -> tuple[str, str]:
+    """This process's vtlab version and core build."""
+    from vtlab.api import core_build
+
+    return _core.version(), core_build()
+
+
+def _check_build(got: tuple[str, str], want: tuple[str, str]) -> None:
+    if got != want:
+        raise CliError(
+            "--scheduler",
+            f"a worker runs vtlab {got[0]} (core build {got[1]}), this client "
+            f"{want[0]} (core build {want[1]}): install the same build on every worker",
+        )
+
+
+def _call_versioned(fn: Callable[[Any], Any], item: Any) -> tuple[tuple[str, str], Any]:
+    """Run on a worker: ``fn(item)``, with the worker's vtlab version and core build."""
+    return _build(), fn(item)
+
+
+def run_calls(
+    client: Any,
+    fn: Callable[[Any], Any],
+    items: Sequence[Any],
+    finish: Callable[[Any, Any], None],
+    *,
+    failed: Callable[[Any, BaseException], None] | None = None,
+) -> None:
+    """Run ``fn(item)`` on ``client``'s cluster, one task per item, and call
+    ``finish(item, result)`` on this process as each task returns (``failed(item,
+    exception)`` for a task that raised on every try; without ``failed`` the
+    exception propagates).  For runs that take
+    long enough (tens of milliseconds or more) that grouping them is not worth it,
+    such as ``vtlab validate``'s. ``fn`` must be importable on the workers."""
+    from distributed import as_completed
+
+    want = _build()
+    queue = list(items)
+    next_i = 0
+    by_future: dict[Any, Any] = {}
+    pending = as_completed(loop=client.loop)
+
+    def fill() -> None:
+        nonlocal next_i
+        limit = IN_FLIGHT_PER_THREAD * max(_threads(client), 1)
+        while next_i < len(queue) and pending.count() < limit:
+            fut = client.submit(_call_versioned, fn, queue[next_i], pure=False, retries=RETRIES)
+            by_future[fut.key] = queue[next_i]
+            pending.add(fut)
+            next_i += 1
+
+    try:
+        fill()
+        for future in pending:
+            item = by_future.pop(future.key)
+            if failed is not None and future.status == "error":
+                failed(item, future.exception())
+            else:
+                got, result = future.result()
+                _check_build(got, want)
+                finish(item, result)
+            fill()
+    except BaseException:
+        futures = list(pending.futures)
+        pending.clear()
+        with contextlib.suppress(Exception):
+            client.cancel(futures)
+        raise
 
 
 def _threads(client: Any) -> int:
@@ -184,11 +252,9 @@ def run_points(
     call ``finish(point, raw)`` on this process for each run as its task returns."""
     from distributed import as_completed
 
-    from vtlab.api import core_build
-
     if task_runs is not None and task_runs < 1:
         raise CliError("--task-runs", f"must be at least 1, got {task_runs}")
-    want = (_core.version(), core_build())
+    want = _build()
     by_key = {p.key: p for p in todo}
     specs: dict[int, str] = {}  # one JSON text per scenario object
 
@@ -227,12 +293,7 @@ def run_points(
             pending.add(submit())
         for future in pending:
             version, build, seconds, runs = future.result()
-            if (version, build) != want:
-                raise CliError(
-                    "--scheduler",
-                    f"a worker runs vtlab {version} (core build {build}), this client "
-                    f"{want[0]} (core build {want[1]}): install the same build on every worker",
-                )
+            _check_build((version, build), want)
             for key, raw in runs:
                 finish(by_key[key], raw)
                 advance()

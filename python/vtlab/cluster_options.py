@@ -12,6 +12,7 @@ import typer
 from vtlab.errors import CliError
 
 __all__ = [
+    "DEFAULT_CONNECT_TIMEOUT",
     "ClusterOpt",
     "ConnectTimeoutOpt",
     "SchedulerOpt",
@@ -19,6 +20,9 @@ __all__ = [
     "check_cluster_options",
     "describe_client",
 ]
+
+#: Seconds to wait for a scheduler before giving up.
+DEFAULT_CONNECT_TIMEOUT = 10.0
 
 SchedulerOpt = Annotated[
     str | None,

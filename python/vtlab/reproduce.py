@@ -22,6 +22,7 @@ import typer
 
 from vtlab import experiments
 from vtlab.cluster_options import (
+    DEFAULT_CONNECT_TIMEOUT,
     ClusterOpt,
     ConnectTimeoutOpt,
     SchedulerOpt,
@@ -101,7 +102,7 @@ def register(app: typer.Typer) -> None:
         scheduler: SchedulerOpt = None,
         cluster: ClusterOpt = None,
         task_runs: TaskRunsOpt = None,
-        connect_timeout: ConnectTimeoutOpt = 10.0,
+        connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
     ) -> None:
         """Reproduce a paper's tables and figures, with a report comparing them to the
         published numbers."""

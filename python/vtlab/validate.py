@@ -29,6 +29,7 @@ The module is registered on the CLI by :func:`register`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -46,6 +47,13 @@ import typer
 
 from vtlab import ns3 as _ns3
 from vtlab.api import core_build
+from vtlab.cluster_options import (
+    DEFAULT_CONNECT_TIMEOUT,
+    ClusterOpt,
+    ConnectTimeoutOpt,
+    SchedulerOpt,
+    check_cluster_options,
+)
 from vtlab.errors import fail, user_errors
 from vtlab.outputs import check_output_dir
 
@@ -464,6 +472,26 @@ def execute(task: Task) -> dict[str, Any]:
     return _record(task, row, time.perf_counter() - started)
 
 
+def execute_in_process(task: Task) -> dict[str, Any]:
+    """Run one vtlab task in this process (on a Dask worker for ``--scheduler`` /
+    ``--cluster``) and return its cache record, the same as :func:`execute` gives."""
+    from vtlab import _core
+
+    if task.side != "vtlab":
+        raise ValueError("only vtlab runs go to a cluster; ns-3 runs stay on this machine")
+    started = time.perf_counter()
+    out = _core.run(task.spec_json, task.seed, False)
+    cols = out["flows"]
+    flows = [{k: v[i] for k, v in cols.items()} for i in range(len(cols["flow"]))]
+    starts = {
+        f["name"]: f["start_ns"] / 1e9 for f in json.loads(_core.expand(task.spec_json))["flows"]
+    }
+    for f in flows:
+        f["start_s"] = starts.get(f["flow"], 0.0)
+    row = _row(task.side, flows, task.topology)
+    return _record(task, row, time.perf_counter() - started)
+
+
 #: Signature of the function that runs a task (tests substitute a fake one).
 Runner = Callable[[Task], dict[str, Any]]
 
@@ -522,12 +550,17 @@ def run_grid(
     runner: Runner = execute,
     progress: bool = True,
     console: Any = None,
+    client: Any = None,
+    cluster_runner: Runner = execute_in_process,
 ) -> tuple[int, list[str]]:
     """Run the tasks not yet in ``cache``, at most ``jobs`` at a time, and append each
     result to the cache as it finishes.  Returns (runs done, errors).
 
     Each run is a child process (:func:`execute`), driven by a thread pool; on an
-    interruption the queued runs are cancelled and the running children killed."""
+    interruption the queued runs are cancelled and the running children killed.
+    With ``client`` (a ``distributed.Client``) the vtlab runs go to its cluster
+    (``cluster_runner`` on the workers) while the ns-3 runs stay here, and only this
+    process writes the cache."""
     todo = [t for t in tasks if t.key not in cache]
     errors: list[str] = []
     if not todo:
@@ -558,7 +591,9 @@ def run_grid(
             bar.update(pid, advance=1, description=task.label)
 
         _STOP.clear()
-        if jobs <= 1:
+        if client is not None:
+            _run_split(todo, jobs, runner, cluster_runner, client, finished)
+        elif jobs <= 1:
             for task in todo:
                 try:
                     rec = runner(task)
@@ -588,6 +623,52 @@ def run_grid(
                 raise
             pool.shutdown(wait=True)
     return done, errors
+
+
+def _run_split(
+    todo: Sequence[Task],
+    jobs: int,
+    runner: Runner,
+    cluster_runner: Runner,
+    client: Any,
+    finished: Callable[[Task, dict[str, Any] | None, BaseException | None], None],
+) -> None:
+    """ns-3 runs in a local thread pool, vtlab runs on the Dask cluster, at once."""
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    from vtlab.cluster import run_calls
+
+    lock = threading.Lock()
+
+    def locked(task: Task, rec: dict[str, Any] | None, exc: BaseException | None) -> None:
+        with lock:
+            finished(task, rec, exc)
+
+    local = [t for t in todo if t.side != "vtlab"]
+    remote = [t for t in todo if t.side == "vtlab"]
+    pool = ThreadPoolExecutor(max_workers=max(jobs, 1), thread_name_prefix="vtlab-validate")
+    try:
+        for task in local:
+
+            def done(fut: Future[dict[str, Any]], task: Task = task) -> None:
+                if not fut.cancelled():
+                    exc = fut.exception()
+                    locked(task, None if exc else fut.result(), exc)
+
+            pool.submit(runner, task).add_done_callback(done)
+        run_calls(
+            client,
+            cluster_runner,
+            remote,
+            lambda t, rec: locked(t, rec, None),
+            failed=lambda t, exc: locked(t, None, exc),
+        )
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        _kill_children()
+        pool.shutdown(wait=True)
+        raise
+    pool.shutdown(wait=True)
 
 
 # -- aggregation ---------------------------------------------------------------------------
@@ -1041,10 +1122,17 @@ def validate(
     command: str = "",
     log: Callable[[str], None] | None = None,
     console: Any = None,
+    scheduler: Any = None,
+    cluster: str | None = None,
+    connect_timeout: float | None = None,
 ) -> ValidateResult:
     """Run (or resume) the grid and write the report.  ``binary`` defaults to
     :func:`vtlab.ns3.ensure_binary` (compiled on demand).  Raises
-    :class:`vtlab.ns3.Ns3Error` when ns-3 is missing or does not build."""
+    :class:`vtlab.ns3.Ns3Error` when ns-3 is missing or does not build.
+
+    ``scheduler`` (a Dask scheduler address or a ``distributed.Client``) or
+    ``cluster="local:N"`` send the vtlab runs to a Dask cluster (the ``cluster``
+    extra); the ns-3 runs stay on this machine, ``jobs`` at a time."""
     import datetime as dt
 
     from vtlab import _core
@@ -1058,9 +1146,31 @@ def validate(
     cache = RunCache(out / "runs.jsonl")
     tasks = plan(grid, vt_hash, binary)
     cached = sum(1 for t in tasks if t.key in cache)
-    done, errors = run_grid(
-        tasks, cache, jobs=jobs, runner=runner, progress=progress, console=console
-    )
+    with contextlib.ExitStack() as stack:
+        client = None
+        if scheduler is not None or cluster is not None:
+            from vtlab import cluster as dask_cluster
+            from vtlab.cluster_options import describe_client
+
+            timeout = connect_timeout or dask_cluster.DEFAULT_CONNECT_TIMEOUT
+            client = stack.enter_context(
+                dask_cluster.connect(scheduler, cluster, connect_timeout=timeout)
+            )
+            if log is not None:
+                log(
+                    describe_client(
+                        client, scheduler if isinstance(scheduler, str) else None, cluster
+                    )
+                )
+        done, errors = run_grid(
+            tasks,
+            cache,
+            jobs=jobs,
+            runner=runner,
+            progress=progress,
+            console=console,
+            client=client,
+        )
     records = [cache.get(t.key) for t in tasks]
     table = agreement_table(
         [r for r in records if r is not None], grid.ccs, grid.losses, grid.topologies
@@ -1150,7 +1260,11 @@ def register(app: typer.Typer) -> None:
         jobs: Annotated[
             int | None,
             typer.Option(
-                "--jobs", "-j", help="Parallel runs (default: all cores).", show_default=False
+                "--jobs",
+                "-j",
+                help="Parallel runs on this machine (with --scheduler or --cluster: the "
+                "ns-3 runs); default: all cores.",
+                show_default=False,
             ),
         ] = None,
         profile: Annotated[
@@ -1172,6 +1286,9 @@ def register(app: typer.Typer) -> None:
         quiet: Annotated[
             bool, typer.Option("--quiet", "-q", help="No progress bar or status lines.")
         ] = False,
+        scheduler: SchedulerOpt = None,
+        cluster: ClusterOpt = None,
+        connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
     ) -> None:
         """Cross-validate vtlab against ns-3 and write OUT/report.md and OUT/agreement.csv
         (needs the ns-3 wheel: the ns3 extra of vtlab, and g++)."""
@@ -1179,6 +1296,7 @@ def register(app: typer.Typer) -> None:
 
         with user_errors():
             grid = make_grid(cc, loss, runs, bytes_, topology, quick, profile)
+            check_cluster_options(scheduler, cluster, None, None, connect_timeout)
             n_jobs = jobs if jobs is not None else (os.cpu_count() or 1)
             if n_jobs < 1:
                 raise ValidateError(f"--jobs: must be at least 1, got {n_jobs}")
@@ -1202,6 +1320,9 @@ def register(app: typer.Typer) -> None:
                 command=typed_command(),
                 log=log,
                 console=console,
+                scheduler=scheduler,
+                cluster=cluster,
+                connect_timeout=connect_timeout,
             )
         except _ns3.Ns3Error as exc:
             if os.environ.get("VTLAB_DEBUG"):

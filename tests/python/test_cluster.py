@@ -492,3 +492,58 @@ def test_tasks_cover_every_run_once_and_progress_advances_per_run(
         assert len(client.sizes) < len(todo) // 2
     else:
         assert client.sizes == [7] * (len(todo) // 7) + [len(todo) % 7]
+
+
+def test_validate_runs_the_vtlab_side_on_the_cluster(shared: LoopbackCluster, tmp_path: Path):
+    """`vtlab validate --scheduler`: vtlab's runs go to the workers, ns-3's stay here
+    (a fake ns-3 runner: this test is about where runs go, not about ns-3), and every
+    vtlab record equals the one the local child-process path gives."""
+    from test_validate import FakeRunner, _fake_binary
+    from vtlab import validate
+
+    grid = validate.Grid(["newreno", "cubic"], [0.0, 0.05], [1, 2], 300_000)
+    ns3_side = FakeRunner()
+
+    def local_ns3_only(task: validate.Task) -> dict[str, Any]:
+        assert task.side == "ns-3", "a vtlab run was not sent to the cluster"
+        return ns3_side(task)
+
+    res = _bounded(
+        lambda: validate.validate(
+            grid,
+            tmp_path,
+            runner=local_ns3_only,
+            binary=_fake_binary(tmp_path),
+            progress=False,
+            scheduler=shared.address,
+        ),
+        180,
+    )
+    assert len(ns3_side.calls) == 2 * 2 * 2 and res.errors == []
+    records = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    assert len(records) == 16 and len({validate._record_key(r) for r in records}) == 16
+    vt = {validate._record_key(r): r for r in records if r["side"] == "vtlab"}
+    vt_hash = validate.vtlab_source_hash()
+    tasks = [t for t in validate.plan(grid, vt_hash, _fake_binary(tmp_path)) if t.side == "vtlab"]
+    assert sorted(vt) == sorted(t.key for t in tasks)
+    for task in tasks:
+        here = validate.execute(task)  # the local path: a child process per run
+        there = vt[task.key]
+        assert {k: v for k, v in here.items() if k != "wall_s"} == {
+            k: v for k, v in there.items() if k != "wall_s"
+        }
+    assert len(res.table) == 4
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--cluster", "local:0"], "--cluster: expected local:N"),
+        (["--cluster", "local:2", "--scheduler", "tcp://127.0.0.1:1"], "not both"),
+        (["--scheduler", " "], "--scheduler: needs an address"),
+        (["--scheduler", "tcp://127.0.0.1:1", "--connect-timeout", "-1"], "--connect-timeout"),
+    ],
+)
+def test_validate_refuses_bad_cluster_options_before_anything_runs(cli, tmp_path, args, needle):
+    assert_usage_error(cli("validate", "--quick", "--out", str(tmp_path / "v"), *args), needle)
+    assert not (tmp_path / "v" / "runs.jsonl").exists()
