@@ -1,5 +1,6 @@
 //! Packets, loss models and links.
 
+pub mod cellular;
 pub mod link;
 pub mod loss;
 mod packet;
