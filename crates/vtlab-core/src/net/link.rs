@@ -13,13 +13,19 @@
 //! the packet being transmitted has left the queue, the limit counts waiting
 //! packets only, and a packet that finds the queue full is dropped.
 //!
-//! Other media (an 802.11 DCF shared channel, a variable-capacity LTE link)
-//! are further implementations of the same role: accept a packet now, report
-//! when the next packet arrives at the far end. See docs/architecture.md.
+//! A cellular direction is the same structure with another server: instead of
+//! a constant rate, a capacity schedule (delivery opportunities from a trace or
+//! the channel model, [`crate::net::cellular`]) fixes each packet's departure
+//! when it is enqueued, and its queue limit counts every packet not yet gone
+//! (mahimahi's semantics), in packets and optionally in bytes.
+//! Other media (an 802.11 DCF shared channel) are further implementations of
+//! the same role: accept a packet now, report when the next packet arrives at
+//! the far end. See docs/architecture.md.
 
 use std::collections::VecDeque;
 
 use crate::engine::{Duration, Time};
+use crate::net::cellular::schedule::{OpportunitySource, Server};
 use crate::net::{LossModel, NodeId, Packet};
 
 /// Static parameters of a link direction.
@@ -29,6 +35,8 @@ pub struct LinkParams {
     pub delay: Duration,
     /// Maximum number of packets waiting for the transmitter.
     pub queue_packets: u32,
+    /// Maximum bytes (IP packets plus framing) waiting, if limited.
+    pub queue_bytes: Option<u64>,
     /// Link-layer bytes added to each IP packet (2 for ns-3's PPP header).
     pub framing_bytes: u32,
     /// Largest IP packet the link carries unfragmented.
@@ -52,14 +60,26 @@ pub struct LinkDirStats {
     pub bytes_carried: u64,
     pub drops_queue: u64,
     pub drops_link_error: u64,
+    /// Packets lost because their cellular transport block failed every HARQ
+    /// attempt (channel model only).
+    pub drops_harq: u64,
 }
 
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     tx_start: Time,
+    /// When its last bit has been sent (it no longer counts as queued).
+    tx_end: Time,
     arrival: Time,
+    /// Bytes accepted up to and including this packet.
+    cum_bytes: u64,
+    /// Lost in a failed cellular transport block.
+    harq_lost: bool,
     packet: Packet,
 }
+
+/// Serves a capacity schedule (cellular); boxed so the sources can differ.
+pub type ScheduleServer = Server<Box<dyn OpportunitySource>>;
 
 /// Outcome of offering a packet to a link direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +95,8 @@ pub enum Enqueued {
 pub enum Arrival {
     Delivered(Packet),
     Lost(Packet),
+    /// Lost in a cellular transport block that failed every HARQ attempt.
+    HarqLost(Packet),
 }
 
 pub struct LinkDir {
@@ -86,6 +108,12 @@ pub struct LinkDir {
     fifo: VecDeque<Slot>,
     /// When the transmitter finishes the last accepted packet.
     busy_until: Time,
+    /// Bytes accepted so far.
+    cum_bytes: u64,
+    /// `cum_bytes` of the last packet that left the FIFO.
+    popped_bytes: u64,
+    /// The capacity schedule of a cellular direction (`None`: constant rate).
+    server: Option<ScheduleServer>,
     pub stats: LinkDirStats,
 }
 
@@ -105,32 +133,77 @@ impl LinkDir {
             loss,
             fifo: VecDeque::with_capacity(128),
             busy_until: Time::ZERO,
+            cum_bytes: 0,
+            popped_bytes: 0,
+            server: None,
             stats: LinkDirStats::default(),
         }
     }
 
-    /// Packets waiting for the transmitter at `now` (not counting the one
-    /// being transmitted).
+    /// Serve this direction from a capacity schedule instead of its rate.
+    pub fn with_schedule(mut self, server: ScheduleServer) -> Self {
+        self.server = Some(server);
+        self
+    }
+
+    /// Index of the first packet still queued at `now`: for a constant rate,
+    /// the first not yet being transmitted (ns-3's device queue); for a
+    /// schedule, the first not yet gone (mahimahi's queue).
+    fn first_queued(&self, now: Time) -> usize {
+        if self.server.is_some() {
+            self.fifo.partition_point(|s| s.tx_end <= now)
+        } else {
+            self.fifo.partition_point(|s| s.tx_start <= now)
+        }
+    }
+
+    /// Packets queued at `now` (see [`LinkDir::first_queued`]).
     pub fn queue_len(&self, now: Time) -> usize {
-        let started = self.fifo.partition_point(|s| s.tx_start <= now);
-        self.fifo.len() - started
+        self.fifo.len() - self.first_queued(now)
+    }
+
+    /// Bytes (with framing) queued at `now`.
+    pub fn queue_bytes(&self, now: Time) -> u64 {
+        match self.first_queued(now) {
+            0 => self.cum_bytes - self.popped_bytes,
+            i => self.cum_bytes - self.fifo[i - 1].cum_bytes,
+        }
     }
 
     /// Offer a packet to the transmit queue at `now`.
     pub fn enqueue(&mut self, now: Time, packet: Packet) -> Enqueued {
-        let busy = self.busy_until > now;
-        if busy && self.queue_len(now) >= self.params.queue_packets as usize {
+        let frame = packet.ip_bytes + self.params.framing_bytes;
+        let busy = self.server.is_some() || self.busy_until > now;
+        let full = busy
+            && (self.queue_len(now) >= self.params.queue_packets as usize
+                || self
+                    .params
+                    .queue_bytes
+                    .is_some_and(|b| self.queue_bytes(now) + u64::from(frame) > b));
+        if full {
             self.stats.drops_queue += 1;
             return Enqueued::QueueFull;
         }
-        let tx_start = self.busy_until.max(now);
-        let frame = packet.ip_bytes + self.params.framing_bytes;
-        self.busy_until = tx_start + self.params.tx_time(frame);
-        let arrival = self.busy_until + self.params.delay;
+        let (tx_start, tx_end, harq_lost) = match &mut self.server {
+            None => {
+                let start = self.busy_until.max(now);
+                (start, start + self.params.tx_time(frame), false)
+            }
+            Some(server) => {
+                let s = server.serve(now, frame);
+                (s.start, s.end, s.lost)
+            }
+        };
+        self.busy_until = tx_end;
+        self.cum_bytes += u64::from(frame);
+        let arrival = tx_end + self.params.delay;
         let was_idle = self.fifo.is_empty();
         self.fifo.push_back(Slot {
             tx_start,
+            tx_end,
             arrival,
+            cum_bytes: self.cum_bytes,
+            harq_lost,
             packet,
         });
         Enqueued::Accepted(was_idle.then_some(arrival))
@@ -142,9 +215,14 @@ impl LinkDir {
     pub fn arrive(&mut self, now: Time) -> (Option<Arrival>, Option<Time>) {
         let fate = match self.fifo.front() {
             Some(head) if head.arrival <= now => {
-                let slot = self.fifo.pop_front().map(|s| s.packet);
-                slot.map(|p| {
-                    if self.loss.drops(now) {
+                let slot = self.fifo.pop_front();
+                slot.map(|s| {
+                    self.popped_bytes = s.cum_bytes;
+                    let p = s.packet;
+                    if s.harq_lost {
+                        self.stats.drops_harq += 1;
+                        Arrival::HarqLost(p)
+                    } else if self.loss.drops(now) {
                         self.stats.drops_link_error += 1;
                         Arrival::Lost(p)
                     } else {
@@ -194,6 +272,7 @@ mod tests {
                 rate_bps: 10_000_000,
                 delay: Duration::from_micros(900),
                 queue_packets: queue,
+                queue_bytes: None,
                 framing_bytes: 2,
                 mtu_bytes: 1500,
             },

@@ -284,7 +284,9 @@ impl Simulation {
                         }
                         self.deliver::<CAPTURE>(now, self.links[d as usize].to, p)
                     }
-                    Some(Arrival::Lost(p)) => self.dropped::<CAPTURE>(now, d, p, LossCause::Link),
+                    Some(Arrival::Lost(p) | Arrival::HarqLost(p)) => {
+                        self.dropped::<CAPTURE>(now, d, p, LossCause::Link)
+                    }
                     None => {}
                 }
             }

@@ -5,6 +5,7 @@
 //! `"custom"` (explicit nodes, links and flows) or a named preset such as
 //! `"v2g"`. Every error names the field path and the allowed values.
 
+pub mod cellular;
 pub mod loss;
 mod plan;
 mod station;
@@ -19,6 +20,7 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
 use std::fmt;
 
+use crate::net::cellular::CapacityConf;
 use crate::net::LossConf;
 use crate::tcp::TcpConfig;
 pub use loss::{LossKind, LossSpec};
@@ -146,6 +148,16 @@ pub struct LinkConf {
     pub loss_ab: LossConf,
     /// Loss at the receiving end of the b→a direction.
     pub loss_ba: LossConf,
+    /// Byte limit of each direction's queue (with framing), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_bytes: Option<u64>,
+    /// A cellular a→b direction: its capacity schedule (`rate_bps` is then
+    /// not used in that direction).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_ab: Option<CapacityConf>,
+    /// A cellular b→a direction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_ba: Option<CapacityConf>,
 }
 
 /// A bulk transfer from `src` to `dst`.
@@ -276,13 +288,19 @@ struct LinkSpec {
     name: Option<String>,
     a: String,
     b: String,
-    rate: Rate,
+    /// Required unless both directions are cellular.
+    rate: Option<Rate>,
     delay: Dur,
     queue_packets: Option<u32>,
+    /// Byte limit of each direction's queue.
+    queue_bytes: Option<Bytes>,
     framing_bytes: Option<u32>,
     mtu: Option<Bytes>,
     loss_ab: Option<LossSpec>,
     loss_ba: Option<LossSpec>,
+    /// A cellular a→b direction (trace or channel model).
+    capacity_ab: Option<cellular::CapacitySpec>,
+    capacity_ba: Option<cellular::CapacitySpec>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -374,6 +392,9 @@ impl LinkTemplate {
             mtu_bytes: self.mtu_bytes,
             loss_ab: LossConf::None,
             loss_ba: LossConf::None,
+            queue_bytes: None,
+            capacity_ab: None,
+            capacity_ba: None,
         }
     }
 }
@@ -446,7 +467,18 @@ impl CustomSpec {
                     name: l.name.clone().unwrap_or_else(|| format!("link{i}")),
                     a: l.a.clone(),
                     b: l.b.clone(),
-                    rate_bps: l.rate.0,
+                    rate_bps: match (l.rate, &l.capacity_ab, &l.capacity_ba) {
+                        (Some(r), _, _) => r.0,
+                        (None, Some(_), Some(_)) => 0,
+                        (None, _, _) => {
+                            return Err(SpecError::new(
+                                format!("{p}.rate"),
+                                "missing (required unless both directions are cellular: \
+                                 capacity_ab and capacity_ba)"
+                                    .into(),
+                            ))
+                        }
+                    },
                     delay_ns: l.delay.0,
                     queue_packets: check_queue(
                         &format!("{p}.queue_packets"),
@@ -464,6 +496,15 @@ impl CustomSpec {
                         .clone()
                         .unwrap_or_default()
                         .resolve_or(&format!("{p}.loss_ba"), LossKind::None)?,
+                    queue_bytes: l.queue_bytes.map(|b| b.0),
+                    capacity_ab: cellular::resolve_opt(
+                        l.capacity_ab.as_ref(),
+                        &format!("{p}.capacity_ab"),
+                    )?,
+                    capacity_ba: cellular::resolve_opt(
+                        l.capacity_ba.as_ref(),
+                        &format!("{p}.capacity_ba"),
+                    )?,
                 })
             })
             .collect::<Result<Vec<_>, SpecError>>()?;

@@ -84,6 +84,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, SpecError> {
                 rate_bps: l.rate_bps,
                 delay: Duration(l.delay_ns),
                 queue_packets: l.queue_packets,
+                queue_bytes: None,
                 framing_bytes: l.framing_bytes,
                 mtu_bytes: l.mtu_bytes,
             },
