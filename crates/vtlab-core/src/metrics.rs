@@ -198,7 +198,8 @@ tables! {
         packets_carried: u64, "", "Packets that reached the far end (not lost to link errors)";
         bytes_carried: u64, "B", "IP bytes of those packets";
         drops_queue: u64, "", "Packets dropped because the transmit queue was full";
-        drops_link_error: u64, "", "Packets lost to link errors at the receiving end";
+        drops_link_error: u64, "", "Packets lost to link errors at the receiving end (cellular HARQ losses included)";
+        drops_harq: u64, "", "Of those, packets lost in a cellular transport block that failed every HARQ attempt (channel model only)";
     }
 
     /// Per-flow sender state over time (one row per flow per sample).

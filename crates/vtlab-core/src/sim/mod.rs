@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use crate::engine::{Duration, RngStream, Scheduler, Time};
 use crate::metrics::{EventLog, FlowResult, LinkResult, RunResult, Trace};
+use crate::net::cellular::schedule::Server;
 use crate::net::link::{Arrival, Enqueued};
 use crate::net::{LinkDir, LossModel, NodeId, Packet, PacketKind};
 use crate::tcp::cc::LossCause;
@@ -123,13 +124,18 @@ impl Simulation {
             let loss = if from == l.a { &l.loss_ab } else { &l.loss_ba };
             let label = format!("loss/{}/{}->{}", l.name, from_name, to_name);
             let model = LossModel::new(loss, RngStream::for_component(seed, &label));
-            links.push(LinkDir::new(
-                l.name.clone(),
-                from,
-                to,
-                l.params.clone(),
-                model,
-            ));
+            let mut dir = LinkDir::new(l.name.clone(), from, to, l.params.clone(), model);
+            let capacity = if from == l.a {
+                &l.capacity_ab
+            } else {
+                &l.capacity_ba
+            };
+            if let Some(cap) = capacity {
+                let label = format!("capacity/{}/{}->{}", l.name, from_name, to_name);
+                let source = cap.source(RngStream::for_component(seed, &label));
+                dir = dir.with_schedule(Server::new(source));
+            }
+            links.push(dir);
             link_names.push((l.name.clone(), format!("{from_name}->{to_name}")));
         }
         let flows = plan
@@ -532,7 +538,8 @@ impl Simulation {
                 packets_carried: l.stats.packets_carried,
                 bytes_carried: l.stats.bytes_carried,
                 drops_queue: l.stats.drops_queue,
-                drops_link_error: l.stats.drops_link_error,
+                drops_link_error: l.stats.drops_link_error + l.stats.drops_harq,
+                drops_harq: l.stats.drops_harq,
             })
             .collect();
         RunResult {

@@ -8,6 +8,7 @@
 //! back silently on a default.
 
 use crate::engine::{Duration, Time};
+use crate::net::cellular::CapacityConf;
 use crate::net::{LinkParams, LossConf, NodeId};
 use crate::tcp::cc::CcDescriptor;
 use crate::tcp::TcpConfig;
@@ -22,6 +23,9 @@ pub struct PlannedLink {
     /// Loss at the receiving end of a→b and of b→a.
     pub(crate) loss_ab: LossConf,
     pub(crate) loss_ba: LossConf,
+    /// Capacity schedules of cellular directions (`None`: the link's rate).
+    pub(crate) capacity_ab: Option<CapacityConf>,
+    pub(crate) capacity_ba: Option<CapacityConf>,
 }
 
 /// One bulk transfer with its endpoints and congestion control looked up.

@@ -7,13 +7,15 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use super::SpecError;
+use crate::net::cellular::channel::{ChannelConf, Direction};
 use crate::net::cellular::trace::{parse_mahimahi, MAHIMAHI_OPPORTUNITY_BYTES};
 use crate::net::cellular::CapacityConf;
 
 /// Largest trace file read (bytes): 1 GiB, checked before reading.
 pub const MAX_TRACE_FILE_BYTES: u64 = 1 << 30;
 
-/// One cellular direction's capacity: exactly one of `trace`, `trace_ms`.
+/// One cellular direction's capacity: exactly one of `trace`, `trace_ms`,
+/// `model`.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CapacitySpec {
@@ -23,6 +25,106 @@ pub struct CapacitySpec {
     pub trace_ms: Option<Vec<u64>>,
     /// Bytes per delivery opportunity (default 1504, mahimahi's).
     pub opportunity_bytes: Option<u32>,
+    /// The LTE channel model instead of a trace.
+    pub model: Option<ChannelSpec>,
+}
+
+/// The LTE channel model as users write it: every field optional, defaults
+/// by direction (see docs/cellular.md for each default and its source).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelSpec {
+    pub direction: Option<Direction>,
+    pub bandwidth_rb: Option<u32>,
+    pub share: Option<f64>,
+    pub rsrp_dbm: Option<f64>,
+    pub distance_m: Option<f64>,
+    pub speed_kmh: Option<f64>,
+    pub carrier_hz: Option<f64>,
+    pub enb_power_dbm: Option<f64>,
+    pub ue_power_dbm: Option<f64>,
+    pub noise_figure_db: Option<f64>,
+    pub interference_dbm: Option<f64>,
+    pub shadowing_sigma_db: Option<f64>,
+    pub shadowing_decorrelation_m: Option<f64>,
+    pub fading: Option<bool>,
+    pub bler: Option<f64>,
+    pub harq_max_tx: Option<u32>,
+    pub max_itbs: Option<u8>,
+}
+
+/// Defaults of the channel model (TR 36.814 urban macro unless noted).
+pub mod defaults {
+    pub const BANDWIDTH_RB: u32 = 50;
+    /// This user's share of the resource blocks (the rest serve other users).
+    pub const SHARE: f64 = 0.5;
+    pub const RSRP_DBM: f64 = -90.0;
+    pub const CARRIER_HZ: f64 = 2.1e9;
+    /// eNB power for 10 MHz; scaled with the bandwidth (same power per RE).
+    pub const ENB_POWER_DBM_50RB: f64 = 46.0;
+    pub const UE_POWER_DBM: f64 = 23.0;
+    pub const NOISE_FIGURE_UE_DB: f64 = 9.0;
+    pub const NOISE_FIGURE_ENB_DB: f64 = 5.0;
+    /// Other-cell interference per RE: a loaded urban network.
+    pub const INTERFERENCE_DBM: f64 = -105.0;
+    pub const SHADOWING_SIGMA_DB: f64 = 8.0;
+    pub const SHADOWING_DECORRELATION_M: f64 = 50.0;
+    pub const BLER: f64 = 0.1;
+    pub const HARQ_MAX_TX: u32 = 4;
+    pub const MAX_ITBS_DL: u8 = 26;
+    /// Uplink without 64QAM: MCS 20 → I_TBS 19 (TS 36.213 Table 8.6.1-1).
+    pub const MAX_ITBS_UL: u8 = 19;
+}
+
+impl ChannelSpec {
+    /// The model's configuration with defaults; `direction` unless the spec
+    /// says otherwise. Checked by the plan ([`ChannelConf::check`]).
+    pub fn resolve(&self, direction: Direction, path: &str) -> Result<ChannelConf, SpecError> {
+        use defaults as d;
+        let direction = self.direction.unwrap_or(direction);
+        let up = direction == Direction::Uplink;
+        let bandwidth_rb = self.bandwidth_rb.unwrap_or(d::BANDWIDTH_RB);
+        let speed_kmh = self.speed_kmh.unwrap_or(0.0);
+        if !(0.0..=540.0).contains(&speed_kmh) {
+            return Err(SpecError::new(
+                format!("{path}.speed_kmh"),
+                format!("{speed_kmh} is outside [0, 540] km/h"),
+            ));
+        }
+        let rsrp_dbm = match (self.rsrp_dbm, self.distance_m) {
+            (None, None) => Some(d::RSRP_DBM),
+            (r, _) => r,
+        };
+        Ok(ChannelConf {
+            direction,
+            bandwidth_rb,
+            share: self.share.unwrap_or(d::SHARE),
+            rsrp_dbm,
+            distance_m: self.distance_m,
+            speed_mps: speed_kmh / 3.6,
+            carrier_hz: self.carrier_hz.unwrap_or(d::CARRIER_HZ),
+            enb_power_dbm: self.enb_power_dbm.unwrap_or(
+                d::ENB_POWER_DBM_50RB + 10.0 * (f64::from(bandwidth_rb.max(1)) / 50.0).log10(),
+            ),
+            ue_power_dbm: self.ue_power_dbm.unwrap_or(d::UE_POWER_DBM),
+            noise_figure_db: self.noise_figure_db.unwrap_or(if up {
+                d::NOISE_FIGURE_ENB_DB
+            } else {
+                d::NOISE_FIGURE_UE_DB
+            }),
+            interference_dbm: self.interference_dbm.unwrap_or(d::INTERFERENCE_DBM),
+            shadowing_sigma_db: self.shadowing_sigma_db.unwrap_or(d::SHADOWING_SIGMA_DB),
+            shadowing_decorrelation_m: self
+                .shadowing_decorrelation_m
+                .unwrap_or(d::SHADOWING_DECORRELATION_M),
+            fading: self.fading.unwrap_or(true),
+            bler: self.bler.unwrap_or(d::BLER),
+            harq_max_tx: self.harq_max_tx.unwrap_or(d::HARQ_MAX_TX),
+            max_itbs: self
+                .max_itbs
+                .unwrap_or(if up { d::MAX_ITBS_UL } else { d::MAX_ITBS_DL }),
+        })
+    }
 }
 
 /// Read and check a mahimahi trace file; errors name `path` (the field) and
@@ -47,7 +149,20 @@ pub fn read_trace_file(file: &str, path: &str) -> Result<Arc<[u64]>, SpecError> 
 }
 
 impl CapacitySpec {
-    pub fn resolve(&self, path: &str) -> Result<CapacityConf, SpecError> {
+    /// Resolve; a `model` without a direction gets `direction`.
+    pub fn resolve(&self, direction: Direction, path: &str) -> Result<CapacityConf, SpecError> {
+        if let Some(model) = &self.model {
+            if self.trace.is_some() || self.trace_ms.is_some() || self.opportunity_bytes.is_some() {
+                return Err(SpecError::new(
+                    path,
+                    "give either model or a trace (trace, trace_ms, opportunity_bytes), not both"
+                        .into(),
+                ));
+            }
+            return Ok(CapacityConf::Model {
+                channel: model.resolve(direction, &format!("{path}.model"))?,
+            });
+        }
         let bytes = self.opportunity_bytes.unwrap_or(MAHIMAHI_OPPORTUNITY_BYTES);
         if !(1..=1_000_000).contains(&bytes) {
             return Err(SpecError::new(
@@ -80,7 +195,9 @@ impl CapacitySpec {
             }
             _ => Err(SpecError::new(
                 path,
-                "give exactly one of trace (a mahimahi file) or trace_ms (its timestamps)".into(),
+                "give exactly one of trace (a mahimahi file), trace_ms (its timestamps) or \
+                 model (the LTE channel model)"
+                    .into(),
             )),
         }
     }
@@ -91,7 +208,8 @@ pub(crate) fn resolve_opt(
     spec: Option<&CapacitySpec>,
     path: &str,
 ) -> Result<Option<CapacityConf>, SpecError> {
-    spec.map(|s| s.resolve(path)).transpose()
+    spec.map(|s| s.resolve(Direction::Downlink, path))
+        .transpose()
 }
 
 #[cfg(test)]
@@ -100,14 +218,60 @@ mod tests {
 
     #[test]
     fn exactly_one_source() {
-        let e = CapacitySpec::default().resolve("x").unwrap_err();
+        let e = CapacitySpec::default()
+            .resolve(Direction::Downlink, "x")
+            .unwrap_err();
         assert!(e.message.starts_with("give exactly one of trace"));
+        assert!(s_model_and_trace()
+            .resolve(Direction::Downlink, "x")
+            .is_err());
         let s = CapacitySpec {
             trace: Some("a".into()),
             trace_ms: Some(vec![1]),
             ..Default::default()
         };
-        assert!(s.resolve("x").is_err());
+        assert!(s.resolve(Direction::Downlink, "x").is_err());
+    }
+
+    fn s_model_and_trace() -> CapacitySpec {
+        CapacitySpec {
+            trace_ms: Some(vec![1]),
+            model: Some(ChannelSpec::default()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn model_defaults_follow_the_direction() {
+        let m = ChannelSpec::default();
+        let dl = m.resolve(Direction::Downlink, "m").unwrap();
+        let ul = m.resolve(Direction::Uplink, "m").unwrap();
+        assert_eq!((dl.noise_figure_db, ul.noise_figure_db), (9.0, 5.0));
+        assert_eq!((dl.max_itbs, ul.max_itbs), (26, 19));
+        assert_eq!(dl.rsrp_dbm, Some(-90.0));
+        // 46 dBm at 50 RB; 100 RB keeps the power per RE: 46 + 10·log10(2) = 49.01 dBm.
+        let wide = ChannelSpec {
+            bandwidth_rb: Some(100),
+            ..Default::default()
+        };
+        let c = wide.resolve(Direction::Downlink, "m").unwrap();
+        assert!((c.enb_power_dbm - 49.0103).abs() < 1e-3);
+        let fast = ChannelSpec {
+            speed_kmh: Some(36.0),
+            ..Default::default()
+        };
+        assert_eq!(
+            fast.resolve(Direction::Downlink, "m").unwrap().speed_mps,
+            10.0
+        );
+        let bad = ChannelSpec {
+            speed_kmh: Some(-1.0),
+            ..Default::default()
+        };
+        assert_eq!(
+            bad.resolve(Direction::Downlink, "m").unwrap_err().path,
+            "m.speed_kmh"
+        );
     }
 
     #[test]
@@ -116,7 +280,9 @@ mod tests {
             trace_ms: Some(vec![1, 5, 3]),
             ..Default::default()
         };
-        let e = s.resolve("links[0].capacity_ab").unwrap_err();
+        let e = s
+            .resolve(Direction::Downlink, "links[0].capacity_ab")
+            .unwrap_err();
         assert_eq!(e.path, "links[0].capacity_ab.trace_ms[2]");
         assert!(e.message.contains("must not decrease"), "{}", e.message);
     }
@@ -131,7 +297,7 @@ mod tests {
             trace: Some(f.to_string_lossy().into()),
             ..Default::default()
         };
-        let e = s.resolve("capacity_down").unwrap_err();
+        let e = s.resolve(Direction::Downlink, "capacity_down").unwrap_err();
         assert_eq!(e.path, "capacity_down.trace");
         assert!(
             e.message.contains("line 3: expected a time"),
@@ -143,7 +309,7 @@ mod tests {
             ..Default::default()
         };
         assert!(missing
-            .resolve("t")
+            .resolve(Direction::Downlink, "t")
             .unwrap_err()
             .message
             .contains("cannot read"));

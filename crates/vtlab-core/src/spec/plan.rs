@@ -7,6 +7,8 @@ use super::loss::check_loss;
 use super::tcp::check_config;
 use super::{Scenario, SpecError};
 use crate::engine::{Duration, Time};
+use crate::net::cellular::trace::MAX_TRACE_MS;
+use crate::net::cellular::{channel, CapacityConf};
 use crate::net::{LinkParams, NodeId};
 use crate::sim::plan::{path, shortest_path_routes, Plan, PlannedFlow, PlannedLink};
 use crate::tcp::cc;
@@ -32,6 +34,56 @@ pub const DEFAULT_HORIZON_NS: u64 = 86_400_000_000_000;
 pub const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
 /// Largest event budget a scenario may set.
 pub const MAX_EVENTS: u64 = 1_000_000_000_000;
+
+/// Largest byte limit of a queue: 64 GiB (the limit is a bound, the memory
+/// used is what the traffic puts in the queue).
+pub const MAX_QUEUE_BYTES: u64 = 1 << 36;
+
+/// Check a cellular direction's capacity: trace values (already parsed) and
+/// the channel model's fields, and refuse a channel that can never deliver.
+fn check_capacity(cap: &CapacityConf, path: &str) -> Result<(), SpecError> {
+    match cap {
+        CapacityConf::Trace {
+            opportunity_bytes,
+            times_ms,
+            ..
+        } => {
+            let ok = !times_ms.is_empty()
+                && times_ms.windows(2).all(|w| w[0] <= w[1])
+                && times_ms[times_ms.len() - 1] > 0
+                && times_ms[times_ms.len() - 1] <= MAX_TRACE_MS;
+            if !ok {
+                return Err(SpecError::new(
+                    format!("{path}.times_ms"),
+                    format!(
+                        "must be non-decreasing times in [0, {MAX_TRACE_MS}] ms with a positive last one"
+                    ),
+                ));
+            }
+            check_range(
+                format!("{path}.opportunity_bytes"),
+                u64::from(*opportunity_bytes),
+                (1, 1_000_000),
+                " bytes",
+            )
+        }
+        CapacityConf::Model { channel } => {
+            channel
+                .check()
+                .map_err(|(field, msg)| SpecError::new(format!("{path}.channel.{field}"), msg))?;
+            if channel::never_delivers(channel) {
+                return Err(SpecError::new(
+                    format!("{path}.channel"),
+                    "this channel never delivers anything: its SINR gives CQI 0 and nothing \
+                     (fading, shadowing) varies it; raise rsrp_dbm or lower the distance, \
+                     noise or interference"
+                        .into(),
+                ));
+            }
+            Ok(())
+        }
+    }
+}
 
 fn check_range(path: String, v: u64, (lo, hi): (u64, u64), unit: &str) -> Result<(), SpecError> {
     if (lo..=hi).contains(&v) {
@@ -60,7 +112,20 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, SpecError> {
     let mut links = Vec::with_capacity(scenario.links.len());
     for (i, l) in scenario.links.iter().enumerate() {
         let p = |f: &str| format!("links[{i}].{f}");
-        check_range(p("rate_bps"), l.rate_bps, RATE_RANGE_BPS, " bit/s")?;
+        if l.capacity_ab.is_none() || l.capacity_ba.is_none() {
+            check_range(p("rate_bps"), l.rate_bps, RATE_RANGE_BPS, " bit/s")?;
+        }
+        for (field, cap) in [
+            ("capacity_ab", &l.capacity_ab),
+            ("capacity_ba", &l.capacity_ba),
+        ] {
+            if let Some(cap) = cap {
+                check_capacity(cap, &p(field))?;
+            }
+        }
+        if let Some(b) = l.queue_bytes {
+            check_range(p("queue_bytes"), b, (1, MAX_QUEUE_BYTES), " bytes")?;
+        }
         check_range(p("delay_ns"), l.delay_ns, (0, MAX_TIME_NS), " ns")?;
         check_range(
             p("framing_bytes"),
@@ -84,12 +149,14 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, SpecError> {
                 rate_bps: l.rate_bps,
                 delay: Duration(l.delay_ns),
                 queue_packets: l.queue_packets,
-                queue_bytes: None,
+                queue_bytes: l.queue_bytes,
                 framing_bytes: l.framing_bytes,
                 mtu_bytes: l.mtu_bytes,
             },
             loss_ab: l.loss_ab.clone(),
             loss_ba: l.loss_ba.clone(),
+            capacity_ab: l.capacity_ab.clone(),
+            capacity_ba: l.capacity_ba.clone(),
         });
     }
     let dirs: Vec<(NodeId, NodeId)> = links

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::units::{Bytes, Dur};
 use super::SpecError;
 use crate::tcp::cc::{self, Params, Profile};
+use crate::tcp::rwnd::{ArwndConf, GrowthMode, RwndConf};
 use crate::tcp::{Recovery, TcpConfig};
 
 /// TCP settings as written in a scenario; unset fields take the defaults.
@@ -50,6 +51,135 @@ pub struct TcpSpec {
     /// Consecutive retransmission timeouts before the connection is dropped
     /// (0–100; default per profile: ns3 6, linux 15).
     pub data_retries: Option<u32>,
+    /// The receiver's window control (default: fixed, the buffer).
+    pub rwnd: Option<RwndSpec>,
+}
+
+/// Receive-window control as users write it.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RwndSpec {
+    /// `fixed` (default) or `arwnd`.
+    pub control: Option<RwndKind>,
+    /// ARWND's multiplier λ (default 2).
+    pub lambda: Option<f64>,
+    /// γ at or above which the window grows (default 0.8).
+    pub gamma_high: Option<f64>,
+    /// Shrink when R_t exceeds this multiple of R_m (default 2).
+    pub rtt_multiple: Option<f64>,
+    /// Window over which R_m is the minimum (default 10 s).
+    pub rm_window: Option<Dur>,
+    /// Starting window (default 64 KiB).
+    pub initial: Option<Bytes>,
+    /// Smallest window (default 4 MSS).
+    pub min: Option<Bytes>,
+    /// `window` (W ← λ·W, default) or `increment` (W ← W + λ·MSS).
+    pub mode: Option<GrowthMode>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RwndKind {
+    Fixed,
+    Arwnd,
+}
+
+/// ARWND defaults (docs/cellular.md defends each).
+pub mod arwnd_defaults {
+    pub const LAMBDA: f64 = 2.0;
+    pub const GAMMA_HIGH: f64 = 0.8;
+    pub const RTT_MULTIPLE: f64 = 2.0;
+    pub const RM_WINDOW_NS: u64 = 10_000_000_000;
+    pub const INITIAL_BYTES: u64 = 65_536;
+    pub const MIN_SEGMENTS: u64 = 4;
+}
+
+impl RwndSpec {
+    fn resolve(&self, mss: u64) -> RwndConf {
+        use arwnd_defaults as d;
+        match self.control.unwrap_or(RwndKind::Fixed) {
+            RwndKind::Fixed => RwndConf::Fixed,
+            RwndKind::Arwnd => RwndConf::Arwnd(ArwndConf {
+                lambda: self.lambda.unwrap_or(d::LAMBDA),
+                gamma_high: self.gamma_high.unwrap_or(d::GAMMA_HIGH),
+                rtt_multiple: self.rtt_multiple.unwrap_or(d::RTT_MULTIPLE),
+                rm_window_ns: self.rm_window.map_or(d::RM_WINDOW_NS, |x| x.0),
+                initial_bytes: self.initial.map_or(d::INITIAL_BYTES, |x| x.0),
+                min_bytes: self.min.map_or(d::MIN_SEGMENTS * mss, |x| x.0),
+                mode: self.mode.unwrap_or(GrowthMode::Window),
+            }),
+        }
+    }
+
+    /// Fields that only ARWND reads, set while the control is `fixed`.
+    fn stray_field(&self) -> Option<&'static str> {
+        if self.control == Some(RwndKind::Arwnd) {
+            return None;
+        }
+        [
+            ("lambda", self.lambda.is_some()),
+            ("gamma_high", self.gamma_high.is_some()),
+            ("rtt_multiple", self.rtt_multiple.is_some()),
+            ("rm_window", self.rm_window.is_some()),
+            ("initial", self.initial.is_some()),
+            ("min", self.min.is_some()),
+            ("mode", self.mode.is_some()),
+        ]
+        .into_iter()
+        .find(|(_, set)| *set)
+        .map(|(name, _)| name)
+    }
+}
+
+/// A real parameter in [lo, hi] (NaN is outside every range).
+fn in_range_f(path: &str, v: f64, lo: f64, hi: f64, unit: &str) -> Result<(), SpecError> {
+    if (lo..=hi).contains(&v) {
+        Ok(())
+    } else {
+        Err(SpecError::new(
+            path,
+            format!("{v} is outside [{lo}, {hi}]{unit}"),
+        ))
+    }
+}
+
+/// ARWND's rules: parameter ranges, and timestamps on (its RTT samples).
+fn check_rwnd(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
+    let RwndConf::Arwnd(a) = &c.rwnd else {
+        return Ok(());
+    };
+    let f = |name: &str| format!("{path}.rwnd.{name}");
+    if !c.timestamps {
+        return Err(SpecError::new(
+            format!("{path}.rwnd.control"),
+            "arwnd measures the RTT from echoed timestamps: set tcp.timestamps = true".into(),
+        ));
+    }
+    in_range_f(&f("lambda"), a.lambda, 0.5, 10.0, "")?;
+    in_range_f(&f("gamma_high"), a.gamma_high, 0.0, 1.0, "")?;
+    in_range_f(&f("rtt_multiple"), a.rtt_multiple, 1.0, 100.0, "")?;
+    in_range(
+        &f("rm_window"),
+        a.rm_window_ns,
+        1_000_000,
+        3_600_000_000_000,
+        " ns",
+    )?;
+    in_range(
+        &f("min"),
+        a.min_bytes,
+        c.mss,
+        c.recv_buffer.max(c.mss),
+        " bytes (MSS to the receive buffer)",
+    )?;
+    in_range(
+        &f("initial"),
+        a.initial_bytes,
+        a.min_bytes,
+        c.recv_buffer.max(a.min_bytes),
+        " bytes (min to the receive buffer)",
+    )?;
+    Ok(())
 }
 /// Durations accepted in TCP settings: at most one hour (ns).
 const MAX_TCP_DURATION_NS: u64 = 3_600_000_000_000;
@@ -179,6 +309,7 @@ pub(crate) fn check_config(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
     duration(&f("delayed_ack_timeout"), c.delayed_ack_timeout_ns, 1)?;
     in_range(&f("syn_retries"), c.syn_retries(), 0, 30, "")?;
     in_range(&f("data_retries"), c.data_retries(), 0, 100, "")?;
+    check_rwnd(c, path)?;
     Ok(())
 }
 
@@ -228,7 +359,18 @@ impl TcpSpec {
             delayed_ack_timeout_ns: ns(self.delayed_ack_timeout, d.delayed_ack_timeout_ns),
             syn_retries: self.syn_retries,
             data_retries: self.data_retries,
+            rwnd: RwndConf::Fixed,
         };
+        let mut config = config;
+        if let Some(r) = &self.rwnd {
+            if let Some(field) = r.stray_field() {
+                return Err(SpecError::new(
+                    format!("{path}.rwnd.{field}"),
+                    "only used with control = \"arwnd\"".into(),
+                ));
+            }
+            config.rwnd = r.resolve(config.mss);
+        }
         check_config(&config, path)?;
         Ok(config)
     }

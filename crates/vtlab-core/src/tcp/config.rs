@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::tcp::cc::{Params, Profile};
+use crate::tcp::rwnd::RwndConf;
 use crate::tcp::state::Recovery;
 
 /// Resolved TCP settings (base units: bytes, nanoseconds).
@@ -46,6 +47,9 @@ pub struct TcpConfig {
     /// `DataRetries`; linux 15: `tcp_retries2`, counted in timeouts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_retries: Option<u32>,
+    /// The receiver's window control (default: the buffer, as every stack).
+    #[serde(default, skip_serializing_if = "RwndConf::is_fixed")]
+    pub rwnd: RwndConf,
 }
 
 impl Default for TcpConfig {
@@ -143,6 +147,7 @@ impl TcpConfig {
             delayed_ack_timeout_ns: 200_000_000,
             syn_retries: None,
             data_retries: None,
+            rwnd: RwndConf::Fixed,
         };
         match profile {
             Profile::Ns3 => base,

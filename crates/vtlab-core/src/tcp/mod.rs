@@ -9,6 +9,8 @@ mod prr;
 mod receiver;
 mod recovery;
 mod rtt;
+pub mod rtt_ratio;
+pub mod rwnd;
 mod scoreboard;
 mod sender;
 mod state;

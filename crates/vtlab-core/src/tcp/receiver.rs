@@ -21,6 +21,7 @@ use crate::engine::{Duration, Time};
 use crate::net::{NodeId, Packet, PacketKind, MAX_SACK_BLOCKS};
 use crate::tcp::cc::Profile;
 use crate::tcp::config::option_bytes;
+use crate::tcp::rwnd::RwndControl;
 use crate::tcp::{Recovery, TcpConfig};
 
 #[derive(Clone, Debug, Default)]
@@ -55,6 +56,8 @@ pub struct Receiver {
     sack_blocks: usize,
     /// Start of the most recently received out-of-order segment.
     last_out_of_order: u64,
+    /// What window to advertise within the buffer ([`crate::tcp::rwnd`]).
+    window: RwndControl,
     pub stats: ReceiverStats,
 }
 
@@ -90,6 +93,7 @@ impl Receiver {
                 _ => 0,
             },
             last_out_of_order: 0,
+            window: RwndControl::new(&cfg.rwnd, cfg.mss, cfg.recv_buffer),
             stats: ReceiverStats::default(),
         }
     }
@@ -105,7 +109,13 @@ impl Receiver {
         self.timer
     }
     fn rwnd(&self) -> u64 {
-        self.recv_buffer.saturating_sub(self.ooo_bytes)
+        self.window
+            .window(self.recv_buffer.saturating_sub(self.ooo_bytes))
+    }
+
+    /// The receive-window controller (ARWND's counters, for tests and metrics).
+    pub fn window_control(&self) -> &RwndControl {
+        &self.window
     }
 
     pub fn on_packet(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
@@ -146,6 +156,10 @@ impl Receiver {
         }
         if start <= self.last_ack_sent {
             self.ts_recent = p.ts_val;
+        }
+        if self.timestamps && p.ts_ecr > Time::ZERO && now >= p.ts_ecr {
+            // Linux's tcp_rcv_rtt_measure_ts: the echo of our own ACK's TSval.
+            self.window.on_rtt(now, now - p.ts_ecr);
         }
         let had_gap = !self.ooo.is_empty();
         self.rcv_nxt = end;

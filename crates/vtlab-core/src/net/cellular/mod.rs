@@ -1,7 +1,9 @@
 //! A cellular (LTE) link direction: capacity given per millisecond, by a trace
 //! or by a channel model, and a deep per-user buffer at the sender's side.
 
+pub mod channel;
 pub mod schedule;
+pub mod tables;
 pub mod trace;
 
 use std::sync::Arc;
@@ -24,18 +26,90 @@ pub enum CapacityConf {
         opportunity_bytes: u32,
         times_ms: Arc<[u64]>,
     },
+    /// The LTE channel model ([`channel`]): one opportunity per 1 ms TTI that
+    /// delivers a transport block, at the end of the TTI.
+    Model { channel: channel::ChannelConf },
 }
 
 impl CapacityConf {
     /// The opportunity source of one run; `rng` is the direction's own stream
     /// (used by the channel model).
-    pub fn source(&self, _rng: RngStream) -> Box<dyn OpportunitySource> {
+    pub fn source(&self, rng: RngStream) -> Box<dyn OpportunitySource> {
         match self {
             CapacityConf::Trace {
                 opportunity_bytes,
                 times_ms,
                 ..
             } => Box::new(TraceSource::new(times_ms.clone(), *opportunity_bytes)),
+            CapacityConf::Model { channel } => Box::new(ModelSource {
+                channel: channel::Channel::new(channel, rng),
+                tti: 0,
+            }),
         }
+    }
+}
+
+/// Opportunities from the channel model: TTI i (from i ms to i + 1 ms) that
+/// delivers (or loses) a transport block is an opportunity of its size at
+/// (i + 1) ms. The channel is stepped through every TTI, busy or not, so its
+/// state never depends on the traffic.
+pub struct ModelSource {
+    channel: channel::Channel,
+    /// TTIs generated so far.
+    tti: u64,
+}
+
+/// Nanoseconds per TTI.
+const TTI_NS: u64 = 1_000_000;
+
+impl ModelSource {
+    fn step(&mut self) -> Option<schedule::Opportunity> {
+        let t = self.channel.next_tti();
+        self.tti += 1;
+        (t.bytes > 0).then_some(schedule::Opportunity {
+            time: crate::engine::Time(self.tti * TTI_NS),
+            bytes: t.bytes,
+            lost: t.lost,
+        })
+    }
+}
+
+/// TTIs without any capacity after which the channel is taken to be out of
+/// coverage for good (ten simulated minutes): the next opportunity is then
+/// [`NEVER`], beyond every run's horizon, so the run ends instead of hanging.
+pub const MAX_SILENT_TTIS: u64 = 600_000;
+
+/// An opportunity no run reaches (about 146 years).
+pub const NEVER: schedule::Opportunity = schedule::Opportunity {
+    time: crate::engine::Time(u64::MAX / 4),
+    bytes: u32::MAX,
+    lost: true,
+};
+
+impl OpportunitySource for ModelSource {
+    fn seek(&mut self, t: crate::engine::Time) -> schedule::Opportunity {
+        let mut silent = 0;
+        loop {
+            match self.step() {
+                Some(op) if op.time >= t => return op,
+                Some(_) => silent = 0,
+                None if self.tti * TTI_NS >= t.0 => {
+                    silent += 1;
+                    if silent > MAX_SILENT_TTIS {
+                        return NEVER;
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+
+    fn next(&mut self) -> schedule::Opportunity {
+        for _ in 0..MAX_SILENT_TTIS {
+            if let Some(op) = self.step() {
+                return op;
+            }
+        }
+        NEVER
     }
 }

@@ -25,6 +25,7 @@ pub mod reno;
 pub use newreno::NewReno;
 pub use newreno_lp::NewRenoLp;
 
+mod acwnd;
 mod bic;
 mod cubic;
 mod htcp;
@@ -32,6 +33,7 @@ mod hybla;
 pub mod hystart;
 mod illinois;
 pub mod jiffies;
+pub use acwnd::Acwnd;
 pub use bic::Bic;
 pub use cubic::Cubic;
 pub use htcp::Htcp;
@@ -221,6 +223,7 @@ algorithms! {
     Hybla(Hybla),
     Bic(Bic),
     Cubic(Cubic),
+    Acwnd(Acwnd),
     Illinois(Illinois),
     Vegas(Vegas),
     Veno(Veno),
@@ -413,6 +416,14 @@ CcDescriptor {
     params: cubic::PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Cubic(Cubic::new(p, profile)),
+},
+CcDescriptor {
+    name: "acwnd",
+    description: "ACWND: CUBIC whose loss reduction is the RTT ratio γ = R_m/R_t (clamped) and whose increase is multiplied by λ while γ is close to 1",
+    source: "Hu, Lin, Bai & Tonguz, LTE Internet access in moving vehicles (ACWND); vtlab's reading in docs/cellular.md",
+    params: acwnd::PARAMS,
+    implies: Implied::NOTHING,
+    build: |p, profile| AnyCc::Acwnd(Acwnd::new(p, profile)),
 },
 CcDescriptor {
     name: "illinois",
