@@ -7,6 +7,7 @@
 
 pub mod cellular;
 pub mod loss;
+mod lte_cabin;
 mod plan;
 mod station;
 pub mod tcp;
@@ -31,6 +32,7 @@ pub use plan::{
 pub use tcp::TcpSpec;
 use units::{Bytes, Dur, Rate};
 
+pub use lte_cabin::LteCabinSpec;
 pub use station::StationSpec;
 pub use v2g::V2gSpec;
 pub use wired_wireless::{FlowGroup, WiredWirelessSpec};
@@ -70,7 +72,7 @@ impl fmt::Display for SpecError {
 impl std::error::Error for SpecError {}
 
 /// Every preset, by name.
-pub const PRESETS: &[&str] = &["custom", "station", "v2g", "wired-wireless"];
+pub const PRESETS: &[&str] = &["custom", "lte-cabin", "station", "v2g", "wired-wireless"];
 
 /// Deserialize `value` as `T`, turning serde's error into a [`SpecError`]
 /// whose path is `prefix` plus the path inside `value`.
@@ -121,6 +123,7 @@ pub fn resolve_value(value: serde_json::Value) -> Result<Scenario, SpecError> {
         "custom" => from_value::<CustomSpec>(rest, "")?.resolve(),
         "v2g" => from_value::<V2gSpec>(rest, "")?.resolve(),
         "station" => from_value::<StationSpec>(rest, "")?.resolve(),
+        "lte-cabin" => from_value::<LteCabinSpec>(rest, "")?.resolve(),
         "wired-wireless" => from_value::<WiredWirelessSpec>(rest, "")?.resolve(),
         other => Err(SpecError::new(
             "preset",
@@ -556,7 +559,7 @@ mod tests {
     #[test]
     fn preset_is_required_and_checked() {
         assert!(err(json!({}))
-            .starts_with("preset: missing (allowed: custom, station, v2g, wired-wireless)"));
+            .starts_with("preset: missing (allowed: custom, lte-cabin, station, v2g, wired-wireless)"));
         assert_eq!(
             err(json!({"preset": "v2x"})),
             "preset: unknown preset 'v2x' (allowed: custom, station, v2g, wired-wireless)"

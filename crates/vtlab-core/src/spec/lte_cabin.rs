@@ -1,0 +1,273 @@
+//! The in-cabin LTE preset (Hu et al.): a laptop in the car reaches a server
+//! about 80 ms away through the car's LTE hotspot.
+//!
+//! laptop —(cabin Wi-Fi, 100 Mbit/s, 0.5 ms)— hotspot —(LTE: capacity per ms,
+//! deep per-user buffer, 4 ms)— enb —(core, 1 Gbit/s, 35 ms)— server
+//!
+//! The LTE link's two directions are cellular: the downlink (enb → hotspot)
+//! and the uplink (hotspot → enb) each get a capacity schedule, from the LTE
+//! channel model (defaults: 10 MHz, RSRP −90 dBm, a static car) or from a
+//! mahimahi trace. Their queues are the eNB's per-user buffer (downlink) and
+//! the modem's (uplink), `buffer` bytes each. Flows: `down` (server →
+//! laptop) and/or `up` (laptop → server), run until `stop` (default 60 s).
+//!
+//! ARWND's λ: unless the scenario sets `tcp.rwnd.lambda` / the ACWND
+//! `lambda` parameter, the preset picks it from the car's speed and mean RSRP
+//! (the paper's rule: 2–3 with a good channel or low speed, about 1 at high
+//! speed): see [`lambda_for`].
+
+use serde::Deserialize;
+
+use super::cellular::{CapacitySpec, ChannelSpec};
+use super::units::{Bytes, Dur, Rate};
+use super::{FlowConf, LinkTemplate, Scenario, SpecError, TcpSpec};
+use crate::net::cellular::channel::Direction;
+use crate::net::cellular::CapacityConf;
+use crate::spec::tcp::{RwndKind, RwndSpec};
+use crate::tcp::cc::Profile;
+
+/// Which flows run.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Flows {
+    #[default]
+    Downlink,
+    Uplink,
+    Both,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LteCabinSpec {
+    /// `downlink` (default), `uplink` or `both`.
+    pub direction: Option<Flows>,
+    /// Bytes per flow (default 10 GB: the run's `stop` ends it).
+    pub bytes: Option<Bytes>,
+    pub start: Option<Dur>,
+    /// Default 60 s.
+    pub stop: Option<Dur>,
+    /// Vehicle speed, km/h (default 0), for both directions' channel model.
+    pub speed_kmh: Option<f64>,
+    /// Mean RSRP, dBm (default −90), or `distance_m` to the eNB instead.
+    pub rsrp_dbm: Option<f64>,
+    pub distance_m: Option<f64>,
+    /// Further channel-model settings for both directions.
+    pub channel: Option<ChannelSpec>,
+    /// The downlink's capacity (replaces the model: e.g. a mahimahi trace).
+    pub capacity_down: Option<CapacitySpec>,
+    pub capacity_up: Option<CapacitySpec>,
+    /// Per-user buffer of each LTE direction, bytes (default 2 MB).
+    pub buffer: Option<Bytes>,
+    /// ... and in packets (default 100 000: the byte limit governs).
+    pub buffer_packets: Option<u32>,
+    pub core_rate: Option<Rate>,
+    /// One-way core/WAN delay (default 35 ms: base RTT ≈ 80 ms).
+    pub core_delay: Option<Dur>,
+    /// One-way radio delay of the LTE link besides the TTI wait (default 4 ms).
+    pub radio_delay: Option<Dur>,
+    pub cabin_rate: Option<Rate>,
+    pub cabin_delay: Option<Dur>,
+    /// Queue of the wired and Wi-Fi hops, packets (default 1000).
+    pub queue_packets: Option<u32>,
+    pub mtu: Option<Bytes>,
+    /// TCP (default profile linux, cc cubic).
+    pub tcp: Option<TcpSpec>,
+    /// Use ARWND at the receivers and ACWND at the senders (default false):
+    /// the paper's "proposed algorithm".
+    pub adaptive: Option<bool>,
+    pub trace_interval: Option<Dur>,
+    pub max_events: Option<u64>,
+}
+
+/// λ from the car's speed (km/h) and mean RSRP (dBm), after the paper
+/// (Sec. IV-B, V-C): 3 with a good channel at low speed (measured best at
+/// RSRP −81 dBm), 2 with a poor channel (best at −110 dBm) or at moderate
+/// speed, 1 at high speed. Thresholds (−95 dBm, 40 and 100 km/h) are
+/// vtlab's, documented in docs/cellular.md.
+pub fn lambda_for(speed_kmh: f64, rsrp_dbm: f64) -> f64 {
+    if speed_kmh > 100.0 {
+        1.0
+    } else if rsrp_dbm >= -95.0 && speed_kmh <= 40.0 {
+        3.0
+    } else {
+        2.0
+    }
+}
+
+impl LteCabinSpec {
+    pub fn resolve(self) -> Result<Scenario, SpecError> {
+        let t = LinkTemplate::new(Some(self.queue_packets.unwrap_or(1000)), Some(0), self.mtu)?;
+        let core = t.link(
+            "core",
+            "server",
+            "enb",
+            self.core_rate.map_or(1_000_000_000, |r| r.0),
+            self.core_delay.map_or(35_000_000, |d| d.0),
+        );
+        let cabin = t.link(
+            "cabin",
+            "hotspot",
+            "laptop",
+            self.cabin_rate.map_or(100_000_000, |r| r.0),
+            self.cabin_delay.map_or(500_000, |d| d.0),
+        );
+        let mut lte = t.link(
+            "lte",
+            "enb",
+            "hotspot",
+            0,
+            self.radio_delay.map_or(4_000_000, |d| d.0),
+        );
+        lte.queue_packets =
+            super::check_queue("buffer_packets", self.buffer_packets.unwrap_or(100_000))?;
+        lte.queue_bytes = Some(self.buffer.map_or(2_000_000, |b| b.0));
+        lte.framing_bytes = 0;
+        let mut channel = self.channel.clone().unwrap_or_default();
+        if self.speed_kmh.is_some() {
+            channel.speed_kmh = self.speed_kmh;
+        }
+        if self.rsrp_dbm.is_some() || self.distance_m.is_some() {
+            channel.rsrp_dbm = self.rsrp_dbm;
+            channel.distance_m = self.distance_m;
+        }
+        let capacity = |spec: &Option<CapacitySpec>, dir: Direction, field: &str| match spec {
+            Some(c) => c.resolve(dir, field),
+            None => Ok(CapacityConf::Model {
+                channel: channel.resolve(dir, "channel")?,
+            }),
+        };
+        lte.capacity_ab = Some(capacity(
+            &self.capacity_down,
+            Direction::Downlink,
+            "capacity_down",
+        )?);
+        lte.capacity_ba = Some(capacity(
+            &self.capacity_up,
+            Direction::Uplink,
+            "capacity_up",
+        )?);
+
+        let tcp = self.tcp_spec(&channel)?;
+        let bytes = self.bytes.map_or(10_000_000_000, |b| b.0);
+        if bytes == 0 {
+            return Err(SpecError::new("bytes", "must be at least 1 byte".into()));
+        }
+        let start = self.start.map_or(0, |d| d.0);
+        let mut flows = Vec::new();
+        let dir = self.direction.unwrap_or_default();
+        if matches!(dir, Flows::Downlink | Flows::Both) {
+            flows.push(FlowConf {
+                name: "down".into(),
+                src: "server".into(),
+                dst: "laptop".into(),
+                bytes,
+                start_ns: start,
+                tcp: tcp.resolve("tcp")?,
+            });
+        }
+        if matches!(dir, Flows::Uplink | Flows::Both) {
+            flows.push(FlowConf {
+                name: "up".into(),
+                src: "laptop".into(),
+                dst: "server".into(),
+                bytes,
+                start_ns: start,
+                tcp: tcp.resolve("tcp")?,
+            });
+        }
+        let nodes = ["server", "enb", "hotspot", "laptop"]
+            .map(String::from)
+            .to_vec();
+        Scenario::assemble(
+            "lte-cabin",
+            nodes,
+            vec![core, lte, cabin],
+            flows,
+            Some(self.stop.unwrap_or(Dur(60_000_000_000))),
+            self.trace_interval,
+            self.max_events,
+        )
+    }
+
+    /// The TCP settings: Linux CUBIC by default; with `adaptive`, ARWND at the
+    /// receivers and ACWND at the senders, λ from the speed and RSRP unless set.
+    fn tcp_spec(&self, channel: &ChannelSpec) -> Result<TcpSpec, SpecError> {
+        let mut tcp = self.tcp.clone().unwrap_or_default();
+        tcp.profile = Some(tcp.profile.unwrap_or(Profile::Linux));
+        if !self.adaptive.unwrap_or(false) {
+            tcp.cc = Some(tcp.cc.unwrap_or_else(|| "cubic".into()));
+            return Ok(tcp);
+        }
+        let speed = channel.speed_kmh.unwrap_or(0.0);
+        let rsrp = channel
+            .rsrp_dbm
+            .unwrap_or(super::cellular::defaults::RSRP_DBM);
+        let lambda = lambda_for(speed, rsrp);
+        match tcp.cc.as_deref() {
+            None | Some("acwnd") => tcp.cc = Some("acwnd".into()),
+            Some(other) => {
+                return Err(SpecError::new(
+                    "tcp.cc",
+                    format!("adaptive = true runs acwnd at the senders; drop tcp.cc = '{other}' or adaptive"),
+                ))
+            }
+        }
+        let mut params = tcp.cc_params.clone().unwrap_or_default();
+        params.entry("lambda".into()).or_insert(lambda);
+        tcp.cc_params = Some(params);
+        let mut rwnd = tcp.rwnd.clone().unwrap_or(RwndSpec::default());
+        rwnd.control = Some(RwndKind::Arwnd);
+        rwnd.lambda = Some(rwnd.lambda.unwrap_or(lambda));
+        tcp.rwnd = Some(rwnd);
+        tcp.timestamps = Some(tcp.timestamps.unwrap_or(true));
+        Ok(tcp)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::resolve_value;
+    use super::*;
+    use crate::tcp::rwnd::RwndConf;
+    use serde_json::json;
+
+    #[test]
+    fn lambda_rule() {
+        assert_eq!(lambda_for(0.0, -81.0), 3.0);
+        assert_eq!(lambda_for(0.0, -110.0), 2.0);
+        assert_eq!(lambda_for(60.0, -81.0), 2.0);
+        assert_eq!(lambda_for(120.0, -81.0), 1.0);
+    }
+
+    #[test]
+    fn defaults_build_the_cabin() {
+        let s = resolve_value(json!({"preset": "lte-cabin"})).unwrap();
+        assert_eq!(s.nodes, ["server", "enb", "hotspot", "laptop"]);
+        assert_eq!(s.flows.len(), 1);
+        assert_eq!(s.flows[0].tcp.cc, "cubic");
+        assert_eq!(s.flows[0].tcp.profile, Profile::Linux);
+        let lte = &s.links[1];
+        assert_eq!(lte.queue_bytes, Some(2_000_000));
+        assert!(matches!(lte.capacity_ab, Some(CapacityConf::Model { .. })));
+        assert_eq!(s.stop_ns, Some(60_000_000_000));
+    }
+
+    #[test]
+    fn adaptive_picks_lambda_from_speed_and_rsrp() {
+        let s = resolve_value(json!({"preset": "lte-cabin", "adaptive": true,
+            "rsrp_dbm": -81.0, "direction": "both"}))
+        .unwrap();
+        for f in &s.flows {
+            assert_eq!(f.tcp.cc, "acwnd");
+            assert_eq!(f.tcp.cc_params.get("lambda"), Some(&3.0));
+            let RwndConf::Arwnd(a) = &f.tcp.rwnd else {
+                panic!()
+            };
+            assert_eq!(a.lambda, 3.0);
+        }
+        let e = resolve_value(json!({"preset": "lte-cabin", "adaptive": true,
+            "tcp": {"cc": "bbr"}}))
+        .unwrap_err();
+        assert_eq!(e.path, "tcp.cc");
+    }
+}
