@@ -519,6 +519,9 @@ impl Simulation {
                         f64::NAN
                     },
                     rtt_max_s: st.rtt_max.map_or(f64::NAN, |d| d.as_secs_f64()),
+                    rtt_p50_s: st.rtt_hist.quantile_s(0.50),
+                    rtt_p95_s: st.rtt_hist.quantile_s(0.95),
+                    rtt_p99_s: st.rtt_hist.quantile_s(0.99),
                     loss_events: st.loss_events,
                     true_link_losses: st.true_link_losses,
                     true_congestion_losses: st.true_congestion_losses,

@@ -57,7 +57,7 @@ pub struct ChannelSpec {
 pub mod defaults {
     pub const BANDWIDTH_RB: u32 = 50;
     /// This user's share of the resource blocks (the rest serve other users).
-    pub const SHARE: f64 = 0.5;
+    pub const SHARE: f64 = 0.7;
     pub const RSRP_DBM: f64 = -90.0;
     pub const CARRIER_HZ: f64 = 2.1e9;
     /// eNB power for 10 MHz; scaled with the bandwidth (same power per RE).
@@ -65,8 +65,11 @@ pub mod defaults {
     pub const UE_POWER_DBM: f64 = 23.0;
     pub const NOISE_FIGURE_UE_DB: f64 = 9.0;
     pub const NOISE_FIGURE_ENB_DB: f64 = 5.0;
-    /// Other-cell interference per RE: a loaded urban network.
-    pub const INTERFERENCE_DBM: f64 = -105.0;
+    /// Other-cell interference per RE at the UE (downlink): a loaded urban
+    /// network, SINR ≈ 20 dB at the default RSRP.
+    pub const INTERFERENCE_DL_DBM: f64 = -110.0;
+    /// ... at the eNB (uplink): about 7 dB over the eNB's thermal noise.
+    pub const INTERFERENCE_UL_DBM: f64 = -120.0;
     pub const SHADOWING_SIGMA_DB: f64 = 8.0;
     pub const SHADOWING_DECORRELATION_M: f64 = 50.0;
     pub const BLER: f64 = 0.1;
@@ -112,7 +115,11 @@ impl ChannelSpec {
             } else {
                 d::NOISE_FIGURE_UE_DB
             }),
-            interference_dbm: self.interference_dbm.unwrap_or(d::INTERFERENCE_DBM),
+            interference_dbm: self.interference_dbm.unwrap_or(if up {
+                d::INTERFERENCE_UL_DBM
+            } else {
+                d::INTERFERENCE_DL_DBM
+            }),
             shadowing_sigma_db: self.shadowing_sigma_db.unwrap_or(d::SHADOWING_SIGMA_DB),
             shadowing_decorrelation_m: self
                 .shadowing_decorrelation_m

@@ -23,8 +23,18 @@ use super::units::{Bytes, Dur, Rate};
 use super::{FlowConf, LinkTemplate, Scenario, SpecError, TcpSpec};
 use crate::net::cellular::channel::Direction;
 use crate::net::cellular::CapacityConf;
-use crate::spec::tcp::{RwndKind, RwndSpec};
+use crate::spec::tcp::RwndKind;
 use crate::tcp::cc::Profile;
+
+/// Send buffer of both ends (Linux `tcp_wmem` max, 4 MiB): never the limit.
+pub const SEND_BUFFER: u64 = 4 << 20;
+/// The receive window without ARWND (128 KiB): the "default" receiver whose
+/// fixed window throttles a flow once the bandwidth-delay product exceeds it
+/// (the paper's motivation, after Huang et al. 2013). A parameter
+/// (`tcp.recv_buffer`); the reproduction sweeps it.
+pub const DEFAULT_RWND: u64 = 128 << 10;
+/// The buffer within which ARWND adapts the window (Linux `tcp_rmem` max, 6 MiB).
+pub const ARWND_BUFFER: u64 = 6 << 20;
 
 /// Which flows run.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
@@ -194,7 +204,9 @@ impl LteCabinSpec {
     fn tcp_spec(&self, channel: &ChannelSpec) -> Result<TcpSpec, SpecError> {
         let mut tcp = self.tcp.clone().unwrap_or_default();
         tcp.profile = Some(tcp.profile.unwrap_or(Profile::Linux));
+        tcp.send_buffer = Some(tcp.send_buffer.unwrap_or(Bytes(SEND_BUFFER)));
         if !self.adaptive.unwrap_or(false) {
+            tcp.recv_buffer = Some(tcp.recv_buffer.unwrap_or(Bytes(DEFAULT_RWND)));
             tcp.cc = Some(tcp.cc.unwrap_or_else(|| "cubic".into()));
             return Ok(tcp);
         }
@@ -215,11 +227,12 @@ impl LteCabinSpec {
         let mut params = tcp.cc_params.clone().unwrap_or_default();
         params.entry("lambda".into()).or_insert(lambda);
         tcp.cc_params = Some(params);
-        let mut rwnd = tcp.rwnd.clone().unwrap_or(RwndSpec::default());
+        let mut rwnd = tcp.rwnd.clone().unwrap_or_default();
         rwnd.control = Some(RwndKind::Arwnd);
         rwnd.lambda = Some(rwnd.lambda.unwrap_or(lambda));
         tcp.rwnd = Some(rwnd);
         tcp.timestamps = Some(tcp.timestamps.unwrap_or(true));
+        tcp.recv_buffer = Some(tcp.recv_buffer.unwrap_or(Bytes(ARWND_BUFFER)));
         Ok(tcp)
     }
 }

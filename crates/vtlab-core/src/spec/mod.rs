@@ -558,11 +558,12 @@ mod tests {
 
     #[test]
     fn preset_is_required_and_checked() {
-        assert!(err(json!({}))
-            .starts_with("preset: missing (allowed: custom, lte-cabin, station, v2g, wired-wireless)"));
+        assert!(err(json!({})).starts_with(
+            "preset: missing (allowed: custom, lte-cabin, station, v2g, wired-wireless)"
+        ));
         assert_eq!(
             err(json!({"preset": "v2x"})),
-            "preset: unknown preset 'v2x' (allowed: custom, station, v2g, wired-wireless)"
+            "preset: unknown preset 'v2x' (allowed: custom, lte-cabin, station, v2g, wired-wireless)"
         );
     }
 

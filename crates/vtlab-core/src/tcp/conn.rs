@@ -47,6 +47,8 @@ pub struct SenderStats {
     pub rtt_sum_s: f64,
     pub rtt_min: Option<Duration>,
     pub rtt_max: Option<Duration>,
+    /// Every RTT sample, for percentiles.
+    pub rtt_hist: crate::tcp::rtt_hist::RttHistogram,
 }
 
 /// The connection as the sender and its recovery see it.
@@ -78,6 +80,9 @@ pub(crate) struct Conn {
     /// number, recorded by the simulation (see `Sender::record_drop`).
     pub drops: BTreeMap<u64, LossCause>,
     pub stats: SenderStats,
+    /// RFC 7323 TS.Recent: the newest TSval of the peer's ACKs, echoed in
+    /// our segments (the receiver measures the RTT from it, as Linux does).
+    pub ts_recent: Time,
 }
 
 impl Conn {
@@ -163,7 +168,11 @@ impl Conn {
             ack: 0,
             rwnd: 0,
             ts_val: now,
-            ts_ecr: Time::ZERO,
+            ts_ecr: if self.cfg.timestamps {
+                self.ts_recent
+            } else {
+                Time::ZERO
+            },
             ip_bytes: len + self.cfg.header_bytes as u32 + option_bytes(self.cfg.timestamps, 0),
             sack: Default::default(),
             sack_len: 0,

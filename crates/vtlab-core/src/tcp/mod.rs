@@ -9,6 +9,7 @@ mod prr;
 mod receiver;
 mod recovery;
 mod rtt;
+pub mod rtt_hist;
 pub mod rtt_ratio;
 pub mod rwnd;
 mod scoreboard;

@@ -12,7 +12,9 @@
 //!   segments (as Linux's `tcp_rcv_rtt_measure_ts`: now − TSecr of a segment
 //!   that advances `rcv_nxt`), and keeps γ = R_m / R_t ([`RttRatio`], R_m over
 //!   `rm_window`).
-//! * Once per R_t (the latest RTT) it updates the window W:
+//! * Once per R_t (the latest RTT) it updates the window W (after a change,
+//!   once per two R_t: a new window shows in the RTT one round trip later, and
+//!   acting on samples taken under the old one makes W oscillate):
 //!   - γ ≥ `gamma_high` (queues nearly empty): grow, `W ← λ·W` (`mode =
 //!     window`, the literal "multiplier") or `W ← W + λ·MSS` (`mode =
 //!     increment`);
@@ -155,7 +157,13 @@ impl Arwnd {
         } else {
             w
         };
+        let old = self.window;
         self.window = (new.floor() as u64).clamp(c.min_bytes, self.max);
+        if self.window != old {
+            // A new window shows in the RTT one round trip later: the next
+            // update waits for samples taken under it (two R_t from now).
+            self.next_update = Some(now + rtt + rtt);
+        }
     }
 }
 
@@ -179,31 +187,32 @@ mod tests {
         Duration(x * 1_000_000)
     }
 
-    /// A scripted RTT sequence, one sample per RTT (each at the time the
-    /// previous update allows the next).
+    /// A scripted RTT sequence. After a change the next update waits two
+    /// R_t (the new window shows in the RTT one round trip later); without
+    /// a change it comes one R_t later.
     #[test]
     fn grows_holds_and_shrinks_by_the_rtt_ratio() {
         let mut c = RwndControl::new(&RwndConf::Arwnd(conf(GrowthMode::Window)), 1000, 1_000_000);
         let w = |c: &RwndControl| c.window(u64::MAX);
         assert_eq!(w(&c), 64_000);
-        // t = 0: 80 ms, γ = 1 ≥ 0.8: 64 000 × 2 = 128 000.
+        // t = 0: 80 ms, γ = 1 ≥ 0.8: 64 000 × 2 = 128 000; next update at 160 ms.
         c.on_rtt(Time(0), ms(80));
         assert_eq!(w(&c), 128_000);
-        // t = 40 ms is before the next update (0 + 80 ms): no change.
-        c.on_rtt(Time(ms(40).0), ms(80));
+        // t = 100 ms is before it: no change.
+        c.on_rtt(Time(ms(100).0), ms(80));
         assert_eq!(w(&c), 128_000);
-        // t = 80 ms: 90 ms, γ = 80/90 = 0.889 ≥ 0.8: 256 000.
-        c.on_rtt(Time(ms(80).0), ms(90));
+        // t = 160 ms: 90 ms, γ = 80/90 = 0.889 ≥ 0.8: 256 000; next at 340 ms.
+        c.on_rtt(Time(ms(160).0), ms(90));
         assert_eq!(w(&c), 256_000);
-        // t = 170 ms: 120 ms, γ = 0.667, but 120 ≤ 2 × 80: hold.
-        c.on_rtt(Time(ms(170).0), ms(120));
+        // t = 340 ms: 120 ms, γ = 0.667, but 120 ≤ 2 × 80: hold; next at 460 ms.
+        c.on_rtt(Time(ms(340).0), ms(120));
         assert_eq!(w(&c), 256_000);
-        // t = 290 ms: 200 ms > 160 ms, γ = 0.4: 256 000 × 0.4 = 102 400.
-        c.on_rtt(Time(ms(290).0), ms(200));
+        // t = 460 ms: 200 ms > 160 ms, γ = 0.4: 256 000 × 0.4 = 102 400.
+        c.on_rtt(Time(ms(460).0), ms(200));
         assert_eq!(w(&c), 102_400);
         // The buffer caps the window: 1 000 000 B.
         for i in 0..10 {
-            c.on_rtt(Time(ms(1000 + 100 * i).0), ms(80));
+            c.on_rtt(Time(ms(1000 + 200 * i).0), ms(80));
         }
         assert_eq!(w(&c), 1_000_000);
         // What the buffer allows (less out-of-order bytes) caps it too.
@@ -226,8 +235,8 @@ mod tests {
     fn never_below_the_minimum() {
         let mut c = RwndControl::new(&RwndConf::Arwnd(conf(GrowthMode::Window)), 1000, 1_000_000);
         c.on_rtt(Time(0), ms(10));
-        // R_t = 1000 ms ≫ 2 × 10 ms, γ = 0.01: 128 000 × 0.01 = 1280 → min 4000.
-        c.on_rtt(Time(ms(10).0), ms(1000));
+        // At 20 ms, R_t = 1000 ms ≫ 2 × 10 ms, γ = 0.01: 128 000 × 0.01 = 1280 → min 4000.
+        c.on_rtt(Time(ms(20).0), ms(1000));
         assert_eq!(c.window(u64::MAX), 4_000);
     }
 }

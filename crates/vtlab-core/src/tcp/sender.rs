@@ -90,6 +90,7 @@ impl Sender {
                 timed: None,
                 drops: BTreeMap::new(),
                 stats: SenderStats::default(),
+                ts_recent: Time::ZERO,
                 cfg,
             },
         }
@@ -184,6 +185,9 @@ impl Sender {
 
     /// A packet of this flow arrived at the sender.
     pub fn on_packet(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
+        if matches!(p.kind, PacketKind::SynAck | PacketKind::Ack) {
+            self.c.ts_recent = self.c.ts_recent.max(p.ts_val);
+        }
         match p.kind {
             PacketKind::SynAck => self.on_syn_ack(now, p, out),
             PacketKind::Ack => self.on_ack(now, p, out),
@@ -243,6 +247,7 @@ impl Sender {
         self.c.rtt.sample(r);
         let s = &mut self.c.stats;
         s.rtt_samples += 1;
+        s.rtt_hist.add(r);
         s.rtt_sum_s += r.as_secs_f64();
         s.rtt_min = Some(s.rtt_min.map_or(r, |m| m.min(r)));
         s.rtt_max = Some(s.rtt_max.map_or(r, |m| m.max(r)));

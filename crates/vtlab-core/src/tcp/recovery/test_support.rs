@@ -49,6 +49,7 @@ pub fn conn(sent: u64, cwnd: u64) -> Conn {
         timed: None,
         drops: BTreeMap::new(),
         stats: SenderStats::default(),
+        ts_recent: Time::ZERO,
         cfg,
     }
 }
