@@ -191,13 +191,30 @@ def apply_assignment(spec: dict[str, Any], text: str, *, option: str = "--set") 
         raise ScenarioError(f"{option} {exc}") from None
 
 
+def _anchor_trace_paths(spec: Any, base: Path) -> Any:
+    """Make the relative capacity-trace files of a scenario file (``trace = "..."``
+    inside any table, e.g. ``capacity_down``) relative to the file's directory, as a
+    reader of the file expects; paths given on the command line stay relative to
+    the working directory."""
+    if isinstance(spec, dict):
+        for key, value in spec.items():
+            if key == "trace" and isinstance(value, str) and not Path(value).is_absolute():
+                spec[key] = str(base / value)
+            else:
+                _anchor_trace_paths(value, base)
+    elif isinstance(spec, list):
+        for item in spec:
+            _anchor_trace_paths(item, base)
+    return spec
+
+
 def _load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     p = Path(path)
     with p.open("rb") as fh:  # FileNotFoundError / OSError propagate
         data = fh.read()
     tomllib = _tomllib()
     try:
-        return tomllib.loads(data.decode("utf-8"))
+        return _anchor_trace_paths(tomllib.loads(data.decode("utf-8")), p.parent)
     except UnicodeDecodeError as exc:
         raise ScenarioError(f"{p}: not a UTF-8 text file ({exc.reason})") from None
     except tomllib.TOMLDecodeError as exc:

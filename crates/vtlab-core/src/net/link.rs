@@ -342,4 +342,66 @@ mod tests {
             Enqueued::Accepted(Some(Time(12_101_600)))
         );
     }
+
+    fn cellular(queue: u32, queue_bytes: Option<u64>, times_ms: &[u64]) -> LinkDir {
+        use crate::net::cellular::schedule::TraceSource;
+        let mut l = plc(queue);
+        l.params.queue_bytes = queue_bytes;
+        l.params.framing_bytes = 4;
+        l.params.delay = Duration::from_millis(4);
+        let src: Box<dyn OpportunitySource> = Box::new(TraceSource::new(times_ms.into(), 1504));
+        l.with_schedule(Server::new(src))
+    }
+
+    #[test]
+    fn cellular_queueing_delay_is_the_buffer_over_the_capacity() {
+        // One 1504 B opportunity per ms (12.032 Mbit/s); 1500 B IP + 4 B framing
+        // packets use one each. 10 packets offered at 0 leave at 1..10 ms and
+        // arrive 4 ms later: the 10th waited 10 ms = 10 × 1504 B / 12.032 Mbit/s.
+        let times: Vec<u64> = (1..=1000).collect();
+        let mut l = cellular(100, None, &times);
+        let mut arrivals = Vec::new();
+        for _ in 0..10 {
+            if let Enqueued::Accepted(Some(t)) = l.enqueue(Time(0), pkt(1500)) {
+                arrivals.push(t);
+            }
+        }
+        assert_eq!(arrivals, vec![Time(5_000_000)]);
+        let mut t = Time(5_000_000);
+        let mut got = Vec::new();
+        loop {
+            let (fate, next) = l.arrive(t);
+            assert!(matches!(fate, Some(Arrival::Delivered(_))));
+            got.push(t);
+            match next {
+                Some(n) => t = n,
+                None => break,
+            }
+        }
+        let want: Vec<Time> = (1..=10).map(|k| Time((k + 4) * 1_000_000)).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn cellular_queue_counts_every_packet_not_yet_gone_in_packets_and_bytes() {
+        let times: Vec<u64> = (1..=1000).collect();
+        // Packet limit 3: three accepted at 0 (leaving at 1, 2, 3 ms), the fourth dropped.
+        let mut l = cellular(3, None, &times);
+        for _ in 0..3 {
+            assert!(matches!(l.enqueue(Time(0), pkt(1500)), Enqueued::Accepted(_)));
+        }
+        assert_eq!(l.enqueue(Time(0), pkt(1500)), Enqueued::QueueFull);
+        // At 1 ms the first has gone: room for one.
+        assert_eq!(l.queue_len(Time(1_000_000)), 2);
+        assert!(matches!(l.enqueue(Time(1_000_000), pkt(1500)), Enqueued::Accepted(_)));
+        // Byte limit 4000 B: two 1504 B frames fit (3008), a third (4512) does not.
+        let mut b = cellular(100, Some(4000), &times);
+        assert!(matches!(b.enqueue(Time(0), pkt(1500)), Enqueued::Accepted(_)));
+        assert!(matches!(b.enqueue(Time(0), pkt(1500)), Enqueued::Accepted(_)));
+        assert_eq!(b.queue_bytes(Time(0)), 3008);
+        assert_eq!(b.enqueue(Time(0), pkt(1500)), Enqueued::QueueFull);
+        // A small one still fits: 3008 + 104 ≤ 4000.
+        assert!(matches!(b.enqueue(Time(0), pkt(100)), Enqueued::Accepted(_)));
+        assert_eq!(b.stats.drops_queue, 1);
+    }
 }
