@@ -870,6 +870,65 @@ def expand_command(
     typer.echo(text)
 
 
+@app.command("lte-trace")
+@cli_errors
+def lte_trace_command(
+    out: Annotated[
+        Path,
+        typer.Argument(metavar="OUT", help="The mahimahi trace to write (one timestamp per line)."),
+    ],
+    preset: Annotated[
+        str | None, typer.Option("--preset", help="Scenario preset (default lte-cabin).")
+    ] = None,
+    scenario: ScenarioOpt = None,
+    set_: SetOpt = None,
+    seconds: Annotated[
+        float, typer.Option("--seconds", help="Length of the trace, seconds (at most 3600).")
+    ] = 60.0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the run whose channel it is.")] = 1,
+    direction: Annotated[
+        str, typer.Option("--direction", help="down (eNB to car) or up (car to eNB).")
+    ] = "down",
+    series: Annotated[
+        Path | None,
+        typer.Option(
+            "--series",
+            metavar="FILE.parquet",
+            help="Also write the per-TTI series (bytes, lost, rsrp_dbm, sinr_db, cqi, itbs).",
+        ),
+    ] = None,
+    force: ForceOpt = False,
+) -> None:
+    """Write the LTE channel model's capacity as a mahimahi trace (lte-cabin's
+    downlink or uplink, as the run with --seed sees it; docs/cellular.md)."""
+    from vtlab.cellular import DIRECTIONS, channel_series, to_mahimahi, write_mahimahi
+    from vtlab.outputs import Output, check_outputs
+
+    if direction not in DIRECTIONS:
+        raise CliError("--direction", f"expected down or up, got {direction!r}")
+    if not (0 < seconds <= 3600):
+        raise CliError("--seconds", f"{seconds:g} is outside (0, 3600]")
+    _check_runs_seed(1, seed)
+    outputs = [Output("OUT", out)]
+    if series is not None:
+        outputs.append(Output("--series", series, suffixes=(".parquet",)))
+    check_outputs(outputs, force=force)
+    sc = scenario_from_cli(preset, scenario, sets=set_, default={"preset": "lte-cabin"})
+    df = channel_series(sc, seconds, seed, direction)
+    delivered = df[~df["lost"]]
+    stamps = to_mahimahi(delivered["time_ms"].tolist(), delivered["bytes"].tolist())
+    if not stamps:
+        raise CliError("--seconds", "the channel delivered less than one opportunity: no trace")
+    write_mahimahi(out, stamps)
+    if series is not None:
+        df.to_parquet(series, index=False)
+    rate = df["bytes"][~df["lost"]].sum() * 8 / seconds / 1e6
+    typer.echo(
+        f"wrote {out} ({len(stamps)} opportunities, {rate:.2f} Mbit/s mean, "
+        f"RSRP {df['rsrp_dbm'].mean():.1f} dBm mean)" + (f" and {series}" if series else "")
+    )
+
+
 # -- presets, cc, version --------------------------------------------------------------
 
 

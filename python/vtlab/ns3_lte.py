@@ -23,10 +23,11 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from vtlab.cellular import MAHIMAHI_PACKET_BYTES, to_mahimahi, write_mahimahi
 from vtlab.ns3 import (
     CC_TO_NS3,
     COMPILE_FLAGS,
@@ -73,7 +74,6 @@ LTE_MODULES: tuple[str, ...] = (
 LTE_BINARY_NAME = "lte"
 
 #: Bytes per mahimahi delivery opportunity (mahimahi's ``PACKET_SIZE``).
-MAHIMAHI_PACKET_BYTES = 1504
 
 
 # -- building ------------------------------------------------------------------------
@@ -354,68 +354,6 @@ def run_lte(
 
 
 # -- mahimahi traces -----------------------------------------------------------------
-
-
-def to_mahimahi(
-    tb_ms: Sequence[int],
-    tb_bytes: Sequence[int],
-    opportunity_bytes: int = MAHIMAHI_PACKET_BYTES,
-) -> list[int]:
-    """Per-millisecond delivered bytes -> mahimahi delivery-opportunity timestamps.
-
-    Each returned timestamp is one opportunity to deliver ``opportunity_bytes``
-    (mahimahi: one line, one packet of up to 1504 bytes).  The bytes of a
-    millisecond are added to the remainder left by earlier milliseconds; every full
-    ``opportunity_bytes`` gives one opportunity at that millisecond (so a
-    millisecond may repeat), and what is left carries on, so that the trace's
-    long-run capacity equals the input's up to less than one opportunity.
-    ``tb_ms`` must be strictly increasing (milliseconds without bytes may be
-    omitted); the timestamps keep their values.
-
-    >>> to_mahimahi([1, 2, 3, 4], [3008, 0, 1000, 600])
-    [1, 1, 4]
-    """
-    if len(tb_ms) != len(tb_bytes):
-        raise ValueError(f"tb_ms has {len(tb_ms)} entries but tb_bytes has {len(tb_bytes)}")
-    if opportunity_bytes <= 0:
-        raise ValueError(f"opportunity_bytes must be positive, got {opportunity_bytes}")
-    out: list[int] = []
-    carry = 0
-    prev: int | None = None
-    for ms, b in zip(tb_ms, tb_bytes, strict=True):
-        ms, b = int(ms), int(b)
-        if prev is not None and ms <= prev:
-            raise ValueError(f"tb_ms must be strictly increasing ({prev} then {ms})")
-        if b < 0:
-            raise ValueError(f"negative byte count {b} at ms {ms}")
-        prev = ms
-        carry += b
-        n, carry = divmod(carry, opportunity_bytes)
-        out.extend([ms] * n)
-    return out
-
-
-def write_mahimahi(path: str | os.PathLike[str], timestamps: Iterable[int]) -> Path:
-    """Write a mahimahi trace: one timestamp (ms) per line.  The timestamps must be
-    non-decreasing, non-negative, and the trace must not be empty (mahimahi rejects
-    an empty trace).  Returns the path."""
-    lines: list[str] = []
-    prev = -1
-    for t in timestamps:
-        t = int(t)
-        if t < 0 or t < prev:
-            raise ValueError(
-                f"mahimahi timestamps must be non-negative and non-decreasing ({prev}, {t})"
-            )
-        prev = t
-        lines.append(str(t))
-    if not lines:
-        raise ValueError("a mahimahi trace needs at least one delivery opportunity")
-    if prev == 0:
-        raise ValueError("a mahimahi trace must last a nonzero time (last timestamp is 0)")
-    p = Path(path)
-    p.write_text("\n".join(lines) + "\n")
-    return p
 
 
 # -- the stored validation matrix ----------------------------------------------------

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import assert_usage_error
-
 import vtlab
+import vtlab.cellular
+from conftest import assert_usage_error
 from vtlab import _core
 
 #: One 1504-byte opportunity per ms for 1 s (mahimahi format, period 1000 ms):
@@ -102,3 +102,30 @@ def test_a_channel_that_never_delivers_is_refused(cli):
     assert_usage_error(
         cli("run", "lte-cabin", "--set", "rsrp_dbm=-150"), "capacity_ab.channel", "never delivers"
     )
+
+
+def test_lte_trace_exports_the_model_capacity_as_mahimahi(cli, tmp_path: Path):
+    import pandas as pd
+
+    out, series = tmp_path / "cell.down", tmp_path / "cell.parquet"
+    result = cli(
+        "lte-trace", str(out), "--seconds", "5", "--set", "speed_kmh=60", "--series", str(series)
+    )
+    assert result.exit_code == 0, result.output
+    stamps = [int(x) for x in out.read_text().split()]
+    df = pd.read_parquet(series)
+    assert len(df) == 5000 and list(df["time_ms"][:2]) == [1, 2]
+    # Every delivered byte is in the trace, up to less than one 1504 B opportunity.
+    delivered = int(df["bytes"][~df["lost"]].sum())
+    assert len(stamps) * 1504 <= delivered < (len(stamps) + 1) * 1504
+    assert stamps == sorted(stamps) and stamps[-1] <= 5000
+    # The series is the channel the run with that seed sees: the same seed, the same
+    # series (the core's own stream for capacity/lte/enb->hotspot).
+    again = vtlab.cellular.channel_series(
+        {"preset": "lte-cabin", "speed_kmh": 60}, seconds=5, seed=1
+    )
+    assert again.equals(df)
+    assert_usage_error(
+        cli("lte-trace", str(tmp_path / "x"), "--direction", "sideways"), "--direction"
+    )
+    assert_usage_error(cli("lte-trace", str(out)), "already exists")

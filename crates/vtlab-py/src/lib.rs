@@ -159,6 +159,34 @@ fn schema_list<'py>(py: Python<'py>, cols: &[Column]) -> PyResult<Bound<'py, PyL
 
 /// The declared columns of every result table: {"flows": [...], "links":
 /// [...], "traces": [...]}, each a list of {name, kind, unit, doc}.
+/// The channel model's per-TTI output for one cellular direction, as a run of
+/// `spec_json` with `seed` sees it: a dict of column lists (`time_ms`,
+/// `bytes`, `lost`, `rsrp_dbm`, `sinr_db`, `cqi`, `itbs`).
+#[pyfunction]
+#[pyo3(signature = (spec_json, link, from_node, n_ms, seed))]
+fn channel_series<'py>(
+    py: Python<'py>,
+    spec_json: &str,
+    link: &str,
+    from_node: &str,
+    n_ms: u64,
+    seed: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let scenario = spec::resolve_json(spec_json).map_err(to_py_err)?;
+    let s = py
+        .detach(|| vtlab_core::channel_series(&scenario, link, from_node, n_ms, seed))
+        .map_err(to_py_err)?;
+    let d = PyDict::new(py);
+    d.set_item("time_ms", s.time_ms)?;
+    d.set_item("bytes", s.bytes)?;
+    d.set_item("lost", s.lost)?;
+    d.set_item("rsrp_dbm", s.rsrp_dbm)?;
+    d.set_item("sinr_db", s.sinr_db)?;
+    d.set_item("cqi", s.cqi)?;
+    d.set_item("itbs", s.itbs)?;
+    Ok(d)
+}
+
 #[pyfunction]
 fn schema(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
@@ -335,6 +363,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(pcap_files, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(channel_series, m)?)?;
     m.add_function(wrap_pyfunction!(request_stop, m)?)?;
     Ok(())
 }

@@ -388,20 +388,35 @@ mod tests {
         // Packet limit 3: three accepted at 0 (leaving at 1, 2, 3 ms), the fourth dropped.
         let mut l = cellular(3, None, &times);
         for _ in 0..3 {
-            assert!(matches!(l.enqueue(Time(0), pkt(1500)), Enqueued::Accepted(_)));
+            assert!(matches!(
+                l.enqueue(Time(0), pkt(1500)),
+                Enqueued::Accepted(_)
+            ));
         }
         assert_eq!(l.enqueue(Time(0), pkt(1500)), Enqueued::QueueFull);
         // At 1 ms the first has gone: room for one.
         assert_eq!(l.queue_len(Time(1_000_000)), 2);
-        assert!(matches!(l.enqueue(Time(1_000_000), pkt(1500)), Enqueued::Accepted(_)));
+        assert!(matches!(
+            l.enqueue(Time(1_000_000), pkt(1500)),
+            Enqueued::Accepted(_)
+        ));
         // Byte limit 4000 B: two 1504 B frames fit (3008), a third (4512) does not.
         let mut b = cellular(100, Some(4000), &times);
-        assert!(matches!(b.enqueue(Time(0), pkt(1500)), Enqueued::Accepted(_)));
-        assert!(matches!(b.enqueue(Time(0), pkt(1500)), Enqueued::Accepted(_)));
+        assert!(matches!(
+            b.enqueue(Time(0), pkt(1500)),
+            Enqueued::Accepted(_)
+        ));
+        assert!(matches!(
+            b.enqueue(Time(0), pkt(1500)),
+            Enqueued::Accepted(_)
+        ));
         assert_eq!(b.queue_bytes(Time(0)), 3008);
         assert_eq!(b.enqueue(Time(0), pkt(1500)), Enqueued::QueueFull);
         // A small one still fits: 3008 + 104 ≤ 4000.
-        assert!(matches!(b.enqueue(Time(0), pkt(100)), Enqueued::Accepted(_)));
+        assert!(matches!(
+            b.enqueue(Time(0), pkt(100)),
+            Enqueued::Accepted(_)
+        ));
         assert_eq!(b.stats.drops_queue, 1);
     }
 }
