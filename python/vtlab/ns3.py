@@ -187,15 +187,22 @@ def cache_root() -> Path:
 # -- compiling ---------------------------------------------------------------------------
 
 
-def compile_command(install: Ns3Install, source: Path, output: Path) -> list[str]:
-    """The g++ command that builds the reference program (see validation/ns3/README.md).
+def compile_command(
+    install: Ns3Install,
+    source: Path,
+    output: Path,
+    modules: Sequence[str] = NS3_MODULES,
+    link_flags: Sequence[str] = (),
+) -> list[str]:
+    """The g++ command that builds a reference program (see validation/ns3/README.md)
+    against ``modules``, with extra ``link_flags`` before the rpath.
 
     ``--no-as-needed`` keeps every listed library loaded even though the program
     references none of its symbols directly, so that their TypeIds (every
     TcpCongestionOps, TcpSocketBase) get registered.
     """
     cxx = os.environ.get("CXX", "g++")
-    libs = [f"-lns{install.lib_version}-{m}" for m in NS3_MODULES]
+    libs = [f"-lns{install.lib_version}-{m}" for m in modules]
     return [
         cxx,
         *COMPILE_FLAGS,
@@ -207,6 +214,7 @@ def compile_command(install: Ns3Install, source: Path, output: Path) -> list[str
         "-Wl,--no-as-needed",
         *libs,
         "-Wl,--as-needed",
+        *link_flags,
         f"-Wl,-rpath,{install.libdir}",
     ]
 

@@ -30,12 +30,12 @@ from typing import Any
 from vtlab.cellular import MAHIMAHI_PACKET_BYTES, to_mahimahi, write_mahimahi
 from vtlab.ns3 import (
     CC_TO_NS3,
-    COMPILE_FLAGS,
     Ns3Binary,
     Ns3Error,
     Ns3Install,
     build_hash,
     cache_root,
+    compile_command,
     find_ns3,
 )
 
@@ -94,22 +94,9 @@ def lte_compile_command(install: Ns3Install, source: Path, output: Path) -> list
     ``libns3.44-config-store.so``, whose GTK configuration window refers to GTK
     symbols the wheel does not ship.  The program never opens that window, and the
     dynamic linker resolves functions lazily, so the binary runs."""
-    cxx = os.environ.get("CXX", "g++")
-    libs = [f"-lns{install.lib_version}-{m}" for m in LTE_MODULES]
-    return [
-        cxx,
-        *COMPILE_FLAGS,
-        f"-I{install.include}",
-        str(source),
-        "-o",
-        str(output),
-        f"-L{install.libdir}",
-        "-Wl,--no-as-needed",
-        *libs,
-        "-Wl,--as-needed",
-        "-Wl,--allow-shlib-undefined",
-        f"-Wl,-rpath,{install.libdir}",
-    ]
+    return compile_command(
+        install, source, output, LTE_MODULES, link_flags=("-Wl,--allow-shlib-undefined",)
+    )
 
 
 def ensure_lte_binary(
