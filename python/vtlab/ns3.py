@@ -244,7 +244,24 @@ def build_hash(source_bytes: bytes, command: Sequence[str], ns3_version: str) ->
     return h.hexdigest()
 
 
-def ensure_binary(
+@dataclass(frozen=True)
+class Program:
+    """A reference program: how to find its source, link it and cache it."""
+
+    label: str  #: for messages: "reference program", "LTE program"
+    source: Callable[[], Path]  #: the default source path
+    env: str  #: the environment variable that overrides it
+    binary_name: str
+    cache_dir: str  #: under the cache root
+    modules: tuple[str, ...] = NS3_MODULES
+    link_flags: tuple[str, ...] = ()
+
+    def command(self, install: Ns3Install, source: Path, output: Path) -> list[str]:
+        return compile_command(install, source, output, self.modules, self.link_flags)
+
+
+def build_program(
+    program: Program,
     *,
     source: Path | None = None,
     cache: Path | None = None,
@@ -252,30 +269,32 @@ def ensure_binary(
     log: Callable[[str], None] | None = None,
     output: Path | None = None,
 ) -> Ns3Binary:
-    """Compile the reference program unless the cached binary is current.
+    """Compile ``program`` unless the cached binary is current.
 
     The binary goes to ``output`` if given, else to
-    ``<cache>/ns3/<build hash>/v2g`` (``cache`` defaults to :func:`cache_root`).
-    Compilation (about 10 s) writes to a temporary name and renames, so concurrent
-    callers are safe.  ``log`` receives a line before compiling.  Raises
-    :class:`Ns3NotInstalled` or :class:`Ns3Error`.
+    ``<cache>/<program.cache_dir>/<build hash>/<program.binary_name>`` (``cache``
+    defaults to :func:`cache_root`); the hash covers the source, the compile command
+    and the ns-3 version. Compilation (about 10 s) writes to a temporary name and
+    renames, so concurrent callers are safe.  ``log`` receives a line before
+    compiling.  Raises :class:`Ns3NotInstalled` or :class:`Ns3Error`.
     """
     install = find_ns3()
-    src = Path(source) if source is not None else source_path()
+    src = Path(source) if source is not None else program.source()
     try:
         src_bytes = src.read_bytes()
     except OSError as exc:
         raise Ns3Error(
-            f"cannot read the ns-3 reference program {src}: {exc.strerror or exc} "
-            "(set VTLAB_NS3_SOURCE to validation/ns3/v2g.cc of a vtlab checkout)"
+            f"cannot read the ns-3 {program.label} {src}: {exc.strerror or exc} "
+            f"(set {program.env} to validation/ns3/{program.source().name} of a vtlab checkout)"
         ) from None
-    placeholder = Path(BINARY_NAME)
-    digest = build_hash(src_bytes, compile_command(install, src, placeholder), install.version)
+    placeholder = Path(program.binary_name)
+    digest = build_hash(src_bytes, program.command(install, src, placeholder), install.version)
     if output is not None:
         binary = Path(output)
     else:
-        binary = (Path(cache) if cache is not None else cache_root()) / "ns3" / digest / BINARY_NAME
-    command = compile_command(install, src, binary)
+        root = Path(cache) if cache is not None else cache_root()
+        binary = root / program.cache_dir / digest / program.binary_name
+    command = program.command(install, src, binary)
     result = Ns3Binary(binary, digest, install.version, src, tuple(command))
     stamp = binary.with_name(binary.name + ".hash")
     current = binary.is_file() and os.access(binary, os.X_OK)
@@ -288,9 +307,9 @@ def ensure_binary(
         raise Ns3Error(f"C++ compiler '{command[0]}' not found (install g++ or set CXX)")
     binary.parent.mkdir(parents=True, exist_ok=True)
     tmp = binary.with_name(f".{binary.name}.{os.getpid()}.tmp")
-    tmp_command = compile_command(install, src, tmp)
+    tmp_command = program.command(install, src, tmp)
     if log is not None:
-        log(f"compiling the ns-3 reference program (about 10 s): {shlex.join(command)}")
+        log(f"compiling the ns-3 {program.label} (about 10 s): {shlex.join(command)}")
     proc = subprocess.run(tmp_command, capture_output=True, text=True)
     if proc.returncode != 0:
         tmp.unlink(missing_ok=True)
@@ -300,6 +319,27 @@ def ensure_binary(
     stamp.write_text(digest + "\n")
     binary.with_name(binary.name + ".command.txt").write_text(shlex.join(command) + "\n")
     return result
+
+
+#: The V2G reference program, validation/ns3/v2g.cc.
+V2G_PROGRAM = Program(
+    "reference program", lambda: source_path(), "VTLAB_NS3_SOURCE", BINARY_NAME, "ns3"
+)
+
+
+def ensure_binary(
+    *,
+    source: Path | None = None,
+    cache: Path | None = None,
+    rebuild: bool = False,
+    log: Callable[[str], None] | None = None,
+    output: Path | None = None,
+) -> Ns3Binary:
+    """Compile the V2G reference program unless the cached binary is current
+    (:func:`build_program`): ``<cache>/ns3/<build hash>/v2g`` by default."""
+    return build_program(
+        V2G_PROGRAM, source=source, cache=cache, rebuild=rebuild, log=log, output=output
+    )
 
 
 # -- running -----------------------------------------------------------------------------

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 import time
@@ -33,10 +32,8 @@ from vtlab.ns3 import (
     Ns3Binary,
     Ns3Error,
     Ns3Install,
-    build_hash,
-    cache_root,
-    compile_command,
-    find_ns3,
+    Program,
+    build_program,
 )
 
 __all__ = [
@@ -88,15 +85,24 @@ def lte_source_path() -> Path:
     return Path(__file__).resolve().parents[2] / "validation" / "ns3" / "lte.cc"
 
 
+#: ``lte.cc``: :data:`LTE_MODULES`, plus ``--allow-shlib-undefined``:
+#: ``libns3.44-lte.so`` needs ``libns3.44-config-store.so``, whose GTK configuration
+#: window refers to GTK symbols the wheel does not ship. The program never opens that
+#: window, and the dynamic linker resolves functions lazily, so the binary runs.
+LTE_PROGRAM = Program(
+    "LTE program",
+    lambda: lte_source_path(),
+    "VTLAB_NS3_LTE_SOURCE",
+    LTE_BINARY_NAME,
+    "ns3-lte",
+    LTE_MODULES,
+    ("-Wl,--allow-shlib-undefined",),
+)
+
+
 def lte_compile_command(install: Ns3Install, source: Path, output: Path) -> list[str]:
-    """The g++ command that builds ``lte.cc``: :func:`vtlab.ns3.compile_command` with
-    :data:`LTE_MODULES`, plus ``--allow-shlib-undefined``: ``libns3.44-lte.so`` needs
-    ``libns3.44-config-store.so``, whose GTK configuration window refers to GTK
-    symbols the wheel does not ship.  The program never opens that window, and the
-    dynamic linker resolves functions lazily, so the binary runs."""
-    return compile_command(
-        install, source, output, LTE_MODULES, link_flags=("-Wl,--allow-shlib-undefined",)
-    )
+    """The g++ command that builds ``lte.cc`` (:data:`LTE_PROGRAM`)."""
+    return LTE_PROGRAM.command(install, source, output)
 
 
 def ensure_lte_binary(
@@ -107,56 +113,13 @@ def ensure_lte_binary(
     log: Callable[[str], None] | None = None,
     output: Path | None = None,
 ) -> Ns3Binary:
-    """Compile ``lte.cc`` unless the cached binary is current.
-
-    The binary goes to ``output`` if given, else to
-    ``<cache>/ns3-lte/<build hash>/lte`` (``cache`` defaults to
-    :func:`vtlab.ns3.cache_root`); the hash covers the source, the compile command
-    and the ns-3 version.  Compiling (about 10 s) writes to a temporary name and
-    renames, so concurrent callers are safe.  Raises :class:`vtlab.ns3.Ns3NotInstalled`
-    (no ``ns3`` wheel) or :class:`vtlab.ns3.Ns3Error` (no compiler, build failure).
-    """
-    install = find_ns3()
-    src = Path(source) if source is not None else lte_source_path()
-    try:
-        src_bytes = src.read_bytes()
-    except OSError as exc:
-        raise Ns3Error(
-            f"cannot read the ns-3 LTE program {src}: {exc.strerror or exc} "
-            "(set VTLAB_NS3_LTE_SOURCE to validation/ns3/lte.cc of a vtlab checkout)"
-        ) from None
-    digest = build_hash(
-        src_bytes, lte_compile_command(install, src, Path(LTE_BINARY_NAME)), install.version
+    """Compile ``lte.cc`` unless the cached binary is current
+    (:func:`vtlab.ns3.build_program`): ``<cache>/ns3-lte/<build hash>/lte`` by
+    default. Raises :class:`vtlab.ns3.Ns3NotInstalled` (no ``ns3`` wheel) or
+    :class:`vtlab.ns3.Ns3Error` (no compiler, build failure)."""
+    return build_program(
+        LTE_PROGRAM, source=source, cache=cache, rebuild=rebuild, log=log, output=output
     )
-    if output is not None:
-        binary = Path(output)
-    else:
-        root = Path(cache) if cache is not None else cache_root()
-        binary = root / "ns3-lte" / digest / LTE_BINARY_NAME
-    command = lte_compile_command(install, src, binary)
-    result = Ns3Binary(binary, digest, install.version, src, tuple(command))
-    stamp = binary.with_name(binary.name + ".hash")
-    current = binary.is_file() and os.access(binary, os.X_OK)
-    if current and output is not None:
-        current = stamp.is_file() and stamp.read_text().strip() == digest
-    if current and not rebuild:
-        return result
-
-    if shutil.which(command[0]) is None:
-        raise Ns3Error(f"C++ compiler '{command[0]}' not found (install g++ or set CXX)")
-    binary.parent.mkdir(parents=True, exist_ok=True)
-    tmp = binary.with_name(f".{binary.name}.{os.getpid()}.tmp")
-    if log is not None:
-        log(f"compiling the ns-3 LTE program (about 10 s): {shlex.join(command)}")
-    proc = subprocess.run(lte_compile_command(install, src, tmp), capture_output=True, text=True)
-    if proc.returncode != 0:
-        tmp.unlink(missing_ok=True)
-        tail = " | ".join(proc.stderr.strip().splitlines()[-5:])
-        raise Ns3Error(f"compiling {src} failed (exit {proc.returncode}): {tail}")
-    os.replace(tmp, binary)
-    stamp.write_text(digest + "\n")
-    binary.with_name(binary.name + ".command.txt").write_text(shlex.join(command) + "\n")
-    return result
 
 
 # -- running -------------------------------------------------------------------------

@@ -126,7 +126,7 @@ def test_missing_ns3_is_an_ns3_error(monkeypatch: pytest.MonkeyPatch):
     def missing() -> ns3mod.Ns3Install:
         raise ns3mod.Ns3NotInstalled()
 
-    monkeypatch.setattr(ns3_lte, "find_ns3", missing)
+    monkeypatch.setattr(ns3mod, "find_ns3", missing)
     with pytest.raises(ns3mod.Ns3Error, match="ns-3 is not installed"):
         ns3_lte.ensure_lte_binary()
 
