@@ -21,6 +21,12 @@ struct Seg {
     retransmitted: bool,
 }
 
+impl Seg {
+    fn is_marked(&self) -> bool {
+        self.sacked || self.lost || self.retransmitted
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Scoreboard {
     mss: u64,
@@ -29,6 +35,12 @@ pub struct Scoreboard {
     /// End of the highest segment sent (the sender's `snd_max`).
     high: u64,
     segs: VecDeque<Seg>,
+    /// Segments with any mark (SACKed, lost or retransmitted). While there are
+    /// none, pipe is the flight size and nothing needs a scan: the common case,
+    /// which keeps a window of thousands of segments (LTE buffers) O(1) per ACK.
+    marked: usize,
+    /// RFC 6675 pipe, kept up to date at every change (O(1) per ACK).
+    pipe: u64,
     /// ns-3's pipe (`TcpTxBuffer::BytesInFlight`: sent − SACKed − lost +
     /// retransmitted) also counts a retransmitted segment that was SACKed
     /// afterwards, until the cumulative ACK passes it or a timeout clears the
@@ -52,6 +64,8 @@ impl Scoreboard {
             base: 0,
             high: 0,
             segs: VecDeque::with_capacity(128),
+            marked: 0,
+            pipe: 0,
             ns3_pipe: false,
         }
     }
@@ -67,6 +81,26 @@ impl Scoreboard {
         self.mss.min(self.high - start)
     }
 
+    /// How many times a segment counts in pipe: un-SACKed segments once unless
+    /// lost, and once more if retransmitted; SACKed ones not at all (ns-3:
+    /// once if retransmitted).
+    fn weight(&self, s: Seg) -> u64 {
+        if s.sacked {
+            u64::from(self.ns3_pipe && s.retransmitted)
+        } else {
+            u64::from(!s.lost) + u64::from(s.retransmitted)
+        }
+    }
+
+    /// Replace segment `i`'s marks, keeping `marked` and `pipe` in step.
+    fn set(&mut self, i: usize, new: Seg) {
+        let old = self.segs[i];
+        let len = self.seg_len(i);
+        self.pipe = self.pipe + self.weight(new) * len - self.weight(old) * len;
+        self.marked = self.marked + usize::from(new.is_marked()) - usize::from(old.is_marked());
+        self.segs[i] = new;
+    }
+
     fn index_of(&self, seq: u64) -> usize {
         ((seq - self.base) / self.mss) as usize
     }
@@ -76,6 +110,7 @@ impl Scoreboard {
         debug_assert_eq!(seq, self.high);
         self.high = seq + len;
         self.segs.push_back(Seg::default());
+        self.pipe += len;
     }
 
     /// The cumulative ACK advanced to `ack`; returns the bytes it covers that
@@ -87,9 +122,14 @@ impl Scoreboard {
             if self.base + len > ack {
                 break;
             }
-            if self.segs.pop_front().is_some_and(|s| s.sacked) {
+            let seg = self.segs.pop_front().unwrap_or_default();
+            if seg.sacked {
                 sacked += len;
             }
+            if seg.is_marked() {
+                self.marked -= 1;
+            }
+            self.pipe -= self.weight(seg) * len;
             self.base += len;
         }
         if self.segs.is_empty() {
@@ -120,7 +160,9 @@ impl Scoreboard {
                     break;
                 }
                 if !self.segs[i].sacked {
-                    self.segs[i].sacked = true;
+                    let mut seg = self.segs[i];
+                    seg.sacked = true;
+                    self.set(i, seg);
                     newly += len;
                 }
                 i += 1;
@@ -131,12 +173,16 @@ impl Scoreboard {
 
     /// Mark segments lost per `IsLost` (never unmarks).
     pub fn update_lost(&mut self, dupthresh: u32) {
+        if self.marked == 0 {
+            return; // nothing SACKed: nothing to mark
+        }
         let mut sacked_above = 0u32;
-        for seg in self.segs.iter_mut().rev() {
+        for i in (0..self.segs.len()).rev() {
+            let seg = self.segs[i];
             if seg.sacked {
                 sacked_above += 1;
-            } else if sacked_above >= dupthresh {
-                seg.lost = true;
+            } else if sacked_above >= dupthresh && !seg.lost {
+                self.set(i, Seg { lost: true, ..seg });
             }
         }
     }
@@ -149,24 +195,27 @@ impl Scoreboard {
     /// RFC 6675 `pipe`, in bytes: un-SACKed segments count once unless lost,
     /// and once more if retransmitted.
     pub fn pipe(&self) -> u64 {
-        self.segs
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                let n = if s.sacked {
-                    u64::from(self.ns3_pipe && s.retransmitted)
-                } else {
-                    u64::from(!s.lost) + u64::from(s.retransmitted)
-                };
-                n * self.seg_len(i)
-            })
-            .sum()
+        debug_assert_eq!(
+            (self.marked, self.pipe),
+            (
+                self.segs.iter().filter(|s| s.is_marked()).count(),
+                (0..self.segs.len())
+                    .map(|i| self.weight(self.segs[i]) * self.seg_len(i))
+                    .sum::<u64>()
+            ),
+            "the counts are kept in step with the marks"
+        );
+        self.pipe
     }
 
     /// RFC 6675 `NextSeg()`: rule 1 (a lost segment not yet retransmitted),
     /// rule 2 (new data, if `new_data_available`), rule 3 (an un-SACKed segment
     /// below the highest SACKed one, not yet retransmitted).
     pub fn next_seg(&self, new_data_available: bool) -> Option<Next> {
+        if self.marked == 0 {
+            // Nothing SACKed: rules 1 and 3 have no candidate.
+            return new_data_available.then_some(Next::NewData);
+        }
         let highest_sacked = self.segs.iter().rposition(|s| s.sacked);
         let below_high = |i: usize| highest_sacked.is_some_and(|h| i < h);
         let seq = |i: usize| self.base + i as u64 * self.mss;
@@ -223,8 +272,14 @@ impl Scoreboard {
 
     pub fn mark_retransmitted(&mut self, seq: u64) {
         let i = self.index_of(seq);
-        if let Some(s) = self.segs.get_mut(i) {
-            s.retransmitted = true;
+        if let Some(&seg) = self.segs.get(i) {
+            self.set(
+                i,
+                Seg {
+                    retransmitted: true,
+                    ..seg
+                },
+            );
         }
     }
 
@@ -236,6 +291,10 @@ impl Scoreboard {
             s.lost |= !s.sacked;
             s.retransmitted = false;
         }
+        self.marked = self.segs.iter().filter(|s| s.is_marked()).count();
+        self.pipe = (0..self.segs.len())
+            .map(|i| self.weight(self.segs[i]) * self.seg_len(i))
+            .sum();
     }
 }
 
