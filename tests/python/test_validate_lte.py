@@ -199,7 +199,7 @@ def _fake_ns3(**over: Any) -> dict[str, Any]:
         "rtt_t_ms": [100.0, 200.0],
         "rtt_ms": [80.0, 160.0],
         "rlc_ms": [60, 170],
-        "rlc_bytes": [3000, 1000],
+        "rlc_bytes": [3 * 3008, 3008],  # 3 ACKs, then 1
         "config": {"duration_s": 1.0},
         "rtt_mean_ms": 120.0,
         "rtt_p95_ms": 156.0,
@@ -221,16 +221,24 @@ def test_ns3_goodput_as_vtlab_defines_it():
 
 
 def test_per_ack_rtt_weighs_changes_by_delivered_data():
-    # d = 80 − 35 = 45 ms. Value 80 holds for ACKs in [100, 200): data delivered in
-    # [55, 155) = 3000 B; value 160 for [200, 1000): data in [155, 955) = 1000 B.
-    mean, p95 = per_ack_rtt(_fake_ns3())
-    assert mean == pytest.approx((3000 * 80 + 1000 * 160) / 4000)
-    assert p95 == 160.0  # 3000/4000 = 75 % < 95 %
-    mean, p95 = per_ack_rtt(_fake_ns3(rlc_bytes=[39000, 1000]))
-    assert mean == pytest.approx(82.0) and p95 == 80.0  # 97.5 % of the weight at 80
-    # no delivery data: every change counts once (lte.cc's own statistics)
+    # d = 80 − 35 = 45 ms; one ACK per two packets = 2 × 1504 = 3008 RLC bytes.
+    # Value 80 holds for ACKs in [100, 200): data delivered in [55, 155) = 10 ACKs;
+    # value 160 for [200, 1000): data in [155, 955) = 5 ACKs.
+    mean, p95 = per_ack_rtt(_fake_ns3(rlc_bytes=[10 * 3008, 5 * 3008]))
+    assert mean == pytest.approx((10 * 80 + 5 * 160) / 15)
+    assert p95 == 160.0  # 10/15 < 95 %
+    mean, p95 = per_ack_rtt(_fake_ns3(rlc_bytes=[39 * 3008, 3008]))
+    assert mean == pytest.approx(82.0) and p95 == 80.0  # 97.5 % of the ACKs at 80
+    # a change is at least one ACK, even with no delivery in its window (ACKs of one
+    # uplink TB arrive nanoseconds apart): here each counts once, as in lte.cc
     mean, p95 = per_ack_rtt(_fake_ns3(rlc_ms=[], rlc_bytes=[]))
     assert mean == pytest.approx(120.0) and p95 == 160.0
+    mean, _ = per_ack_rtt(
+        _fake_ns3(
+            rtt_t_ms=[100.0, 100.0001, 200.0], rtt_ms=[158.0, 79.0, 79.0], rlc_bytes=[3 * 3008, 0]
+        )
+    )
+    assert mean == pytest.approx((158 + 3 * 79 + 79) / 5)
     assert all(math.isnan(x) for x in per_ack_rtt(_fake_ns3(rtt_t_ms=[], rtt_ms=[])))
 
 
