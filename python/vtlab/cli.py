@@ -1071,6 +1071,10 @@ from vtlab import validate  # noqa: E402  (registers `vtlab validate`)
 
 validate.register(app)
 
+from vtlab import validate_lte  # noqa: E402  (registers `vtlab validate-lte`)
+
+validate_lte.register(app)
+
 from vtlab import reproduce  # noqa: E402  (registers `vtlab reproduce`)
 
 reproduce.register(app)
