@@ -99,6 +99,29 @@ def _lambda_columns(frame: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     return out
 
 
+def lambda_pairs(flows: pd.DataFrame, by: Sequence[str], plan: Plan) -> pd.DataFrame:
+    """Paired (same seed) goodput difference λ_a − λ_b (Mbit/s) for every ordered
+    pair of λ of one growth reading at a point: mean ± 95 % CI over seeds."""
+    info = lambda_info(plan)
+    f = flows[flows["variant"].isin(list(info))].copy()
+    f["lambda"] = [info[v][0] for v in f["variant"]]
+    f["mode"] = [info[v][1] for v in f["variant"]]
+    cols = [*by, "mode", "lam_a", "lam_b", "diff_mbps", "ci95", "n"]
+    rows = []
+    for key, g in f.groupby([*by, "mode"], sort=False):
+        per = g.pivot_table(index="seed", columns="lambda", values="goodput_bps") * MBPS
+        for a in per.columns:
+            for b in per.columns:
+                if a == b:
+                    continue
+                d = (per[a] - per[b]).dropna().to_numpy(dtype=float)
+                sd = float(d.std(ddof=1)) if d.size >= 2 else math.nan
+                rows.append(
+                    [*key, float(a), float(b), float(d.mean()), ci95_halfwidth(sd, d.size), d.size]
+                )
+    return pd.DataFrame(rows, columns=cols)
+
+
 def _sensitivity(flows: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     settings = sensitivity_settings(plan)
     m = metrics(flows, ["speed_kmh", "setting"])
@@ -125,7 +148,7 @@ def _decomposition(data: Mapping[str, Result], plan: Plan) -> pd.DataFrame:
     neither = neither[neither["recv_buffer"] == DEFAULT_RWND].assign(setting="CUBIC (neither)")
     cols = ["speed_kmh", "setting", "seed", "goodput_bps", *RTT_COLUMNS, "retransmissions"]
     f = pd.concat([x[cols] for x in (*frames, both, neither)], ignore_index=True)
-    return metrics(f, ["speed_kmh", "setting"])
+    return metrics(f, ["speed_kmh", "setting"]).sort_values("speed_kmh", kind="stable")
 
 
 def summarize_all(data: Mapping[str, Result], plan: Plan) -> dict[str, Any]:
@@ -142,6 +165,8 @@ def summarize_all(data: Mapping[str, Result], plan: Plan) -> dict[str, Any]:
         s["rtt_trace"] = pd.DataFrame(columns=["speed_kmh", "variant", "time_s", "srtt_ms"])
     s["lambda_rsrp"] = _lambda_columns(with_gains(data["lambda_rsrp"].flows, ["rsrp"]), plan)
     s["lambda_speed"] = _lambda_columns(with_gains(data["lambda_speed"].flows, ["speed_kmh"]), plan)
+    s["lambda_rsrp_pairs"] = lambda_pairs(data["lambda_rsrp"].flows, ["rsrp"], plan)
+    s["lambda_speed_pairs"] = lambda_pairs(data["lambda_speed"].flows, ["speed_kmh"], plan)
     s["ack_path"] = with_gains(data["ack_path"].flows, ["rsrp", "ack_path"])
     s["sensitivity"] = _sensitivity(data["sens_arwnd"].flows, plan)
     s["decomposition"] = _decomposition(data, plan)
@@ -271,6 +296,8 @@ DATA_TABLES = (
     ("table1_rsrp", "table1"),
     ("lambda_rsrp", "lambda_rsrp"),
     ("lambda_speed", "lambda_speed"),
+    ("lambda_pairs_rsrp", "lambda_rsrp_pairs"),
+    ("lambda_pairs_speed", "lambda_speed_pairs"),
     ("ack_path", "ack_path"),
     ("sensitivity", "sensitivity"),
     ("decomposition", "decomposition"),

@@ -15,6 +15,7 @@ from vtlab.experiments.hu_lte.plan import (
     ADAPTIVE,
     CUBIC,
     CUBIC_6M,
+    GOOD_RSRP,
     POOR_RSRP,
     STATIC_RSRP,
     aqm_available,
@@ -154,7 +155,7 @@ def lambda_section(ctx: Context) -> str:
             ["speed (km/h)", *headers[1:]], _lambda_rows(ls, "speed_kmh", lambda k: f"{k:g}")
         ),
     ]
-    one = lr[(lr["mode"] == "window") & (lr["lambda"] == 1.0)]
+    one = lr[(lr["mode"] == "window") & (lr["lambda"] == 1.0) & (lr["rsrp"] == GOOD_RSRP)]
     if len(one):
         n = setup_numbers()
         init = n["rwnd"]["initial_bytes"]
@@ -162,8 +163,8 @@ def lambda_section(ctx: Context) -> str:
         text.append(
             f"With `window` growth λ = 1 never grows ARWND's window: it stays at the initial "
             f"{size_label(int(init))} (and shrinks when the RTT doubles), so its throughput "
-            f"is the initial window per RTT ({', '.join(f'{x:.2f}' for x in rate)} Mbit/s "
-            f"from the measured mean RTTs against "
+            f"is the initial window per RTT (at {GOOD_RSRP:g} dBm "
+            f"{', '.join(f'{x:.2f}' for x in rate)} Mbit/s from the measured mean RTT, "
             f"{', '.join(f'{x:.2f}' for x in one['goodput_mbps'])} measured). The paper's "
             "“λ about 1 at high speed” therefore means “no growth” in this reading; the "
             f"preset's rule picks λ = {preset_lambda(120, STATIC_RSRP):g} above 100 km/h.\n"
@@ -342,6 +343,7 @@ def files(ctx: Context) -> str:
         ["`rtt_dist.png/.svg`, `rtt.*`", "RTT p50/p95/p99 per scheme"],
         ["`lambda_rsrp.png/.svg`, `lambda_rsrp.*`", "Fig. 9: λ at −81 and −110 dBm"],
         ["`lambda_speed.png/.svg`, `lambda_speed.*`", "Fig. 10: λ by speed"],
+        ["`lambda_pairs_rsrp.*`, `lambda_pairs_speed.*`", "paired differences between λ values"],
         ["`ack_path.*`", "the fixed ACK path against the model's uplink"],
         [
             "`sensitivity.png/.svg`, `sensitivity.*`, `decomposition.*`",
