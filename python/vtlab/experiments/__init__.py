@@ -24,6 +24,7 @@ __all__ = ["EXPERIMENTS", "describe", "load", "load_study", "names"]
 EXPERIMENTS: dict[str, str] = {
     "park2019": "vtlab.experiments.park2019",
     "martignon": "vtlab.experiments.martignon",
+    "hu-lte": "vtlab.experiments.hu_lte",
 }
 
 
