@@ -52,8 +52,8 @@ QuickOpt = Annotated[
     bool,
     typer.Option(
         "--quick",
-        help="Reduced version for CI (small transfers, 2 runs, fewer loss levels "
-        "and sizes); about 10 s on 2 cores.",
+        help="Reduced version for CI (fewer runs, shorter or smaller runs, fewer sweep "
+        "points); seconds to a minute on 2 cores, depending on the study.",
     ),
 ]
 FolderOpt = Annotated[
