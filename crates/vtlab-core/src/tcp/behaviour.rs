@@ -35,6 +35,11 @@ pub struct StackBehaviour {
     /// A partial ACK in SACK recovery resends one segment whatever cwnd allows
     /// (ns-3 `ProcessAck` → `DoRetransmit`); Linux sends only what cwnd − pipe allows.
     pub partial_ack_retransmits: bool,
+    /// The window grows only while it limits sending (Linux `tcp_is_cwnd_limited`
+    /// in every `cong_avoid`, `tcp_cwnd_validate`): a flow held back by the
+    /// receive window or the application does not inflate cwnd. ns-3.44 grows
+    /// cwnd on every ACK.
+    pub cwnd_validation: bool,
 }
 
 impl StackBehaviour {
@@ -48,6 +53,7 @@ impl StackBehaviour {
         pipe_counts_sacked_retransmissions: true,
         ns3_prr: true,
         partial_ack_retransmits: true,
+        cwnd_validation: false,
     };
 
     pub const LINUX: StackBehaviour = StackBehaviour {
@@ -60,6 +66,7 @@ impl StackBehaviour {
         pipe_counts_sacked_retransmissions: false,
         ns3_prr: false,
         partial_ack_retransmits: false,
+        cwnd_validation: true,
     };
 
     pub fn of(profile: Profile) -> Self {

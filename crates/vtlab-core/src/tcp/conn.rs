@@ -83,9 +83,34 @@ pub(crate) struct Conn {
     /// RFC 7323 TS.Recent: the newest TSval of the peer's ACKs, echoed in
     /// our segments (the receiver measures the RTT from it, as Linux does).
     pub ts_recent: Time,
+    /// Linux `tcp_cwnd_validate` state: whether sending was cwnd-limited in
+    /// the current window, the most bytes out in it, and where it ends.
+    pub cwnd_limited: bool,
+    pub max_out: u64,
+    pub cwnd_usage_seq: u64,
 }
 
 impl Conn {
+    /// After a send attempt (Linux `tcp_cwnd_validate`): `limited` when cwnd
+    /// stopped it. The record lasts a window of data (until snd_una passes
+    /// where it began), so one cwnd-limited moment per round trip counts.
+    pub fn cwnd_validate(&mut self, limited: bool, out: u64) {
+        if self.snd_una >= self.cwnd_usage_seq
+            || limited
+            || (!self.cwnd_limited && out > self.max_out)
+        {
+            self.max_out = out;
+            self.cwnd_usage_seq = self.snd_max;
+            self.cwnd_limited = limited;
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: cwnd-limited in this window, or in slow
+    /// start below twice the most that was out.
+    pub fn is_cwnd_limited(&self) -> bool {
+        self.cwnd_limited || (self.w.in_slow_start() && self.w.cwnd < 2 * self.max_out)
+    }
+
     /// RFC 5681 FlightSize: bytes sent and not cumulatively acknowledged.
     pub fn flight_size(&self) -> u64 {
         self.snd_max - self.snd_una

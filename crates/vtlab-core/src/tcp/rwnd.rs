@@ -15,9 +15,10 @@
 //! * Once per R_t (the latest RTT) it updates the window W (after a change,
 //!   once per two R_t: a new window shows in the RTT one round trip later, and
 //!   acting on samples taken under the old one makes W oscillate):
-//!   - γ ≥ `gamma_high` (queues nearly empty): grow, `W ← λ·W` (`mode =
-//!     window`, the literal "multiplier") or `W ← W + λ·MSS` (`mode =
-//!     increment`);
+//!   - γ ≥ `gamma_high` (queues nearly empty): grow, `W ← W + λ·W` (`mode =
+//!     window`: λ times the growth of a standard receiver, whose auto-tuning
+//!     doubles the window every round trip, so λ = 1 is Linux's pace and 3
+//!     quadruples it) or `W ← W + λ·MSS` (`mode = increment`);
 //!   - R_t > `rtt_multiple`·R_m (the delay has grown to an unacceptable
 //!     level): shrink, `W ← γ·W`;
 //!   - otherwise keep W ("will not decrease the window unless the RTT is
@@ -35,7 +36,7 @@ use crate::tcp::rtt_ratio::RttRatio;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum GrowthMode {
-    /// W ← λ·W per update.
+    /// W ← W + λ·W per update (λ times a standard receiver's doubling).
     Window,
     /// W ← W + λ·MSS per update.
     Increment,
@@ -148,7 +149,7 @@ impl Arwnd {
         let new = if gamma >= c.gamma_high {
             self.grows += 1;
             match c.mode {
-                GrowthMode::Window => w * c.lambda,
+                GrowthMode::Window => w * (1.0 + c.lambda),
                 GrowthMode::Increment => w + c.lambda * self.mss as f64,
             }
         } else if rtt.0 as f64 > c.rtt_multiple * rm.0 as f64 {
@@ -195,21 +196,21 @@ mod tests {
         let mut c = RwndControl::new(&RwndConf::Arwnd(conf(GrowthMode::Window)), 1000, 1_000_000);
         let w = |c: &RwndControl| c.window(u64::MAX);
         assert_eq!(w(&c), 64_000);
-        // t = 0: 80 ms, γ = 1 ≥ 0.8: 64 000 × 2 = 128 000; next update at 160 ms.
+        // t = 0: 80 ms, γ = 1 ≥ 0.8: 64 000 × (1 + 2) = 192 000; next update at 160 ms.
         c.on_rtt(Time(0), ms(80));
-        assert_eq!(w(&c), 128_000);
+        assert_eq!(w(&c), 192_000);
         // t = 100 ms is before it: no change.
         c.on_rtt(Time(ms(100).0), ms(80));
-        assert_eq!(w(&c), 128_000);
-        // t = 160 ms: 90 ms, γ = 80/90 = 0.889 ≥ 0.8: 256 000; next at 340 ms.
+        assert_eq!(w(&c), 192_000);
+        // t = 160 ms: 90 ms, γ = 80/90 = 0.889 ≥ 0.8: 576 000; next at 340 ms.
         c.on_rtt(Time(ms(160).0), ms(90));
-        assert_eq!(w(&c), 256_000);
+        assert_eq!(w(&c), 576_000);
         // t = 340 ms: 120 ms, γ = 0.667, but 120 ≤ 2 × 80: hold; next at 460 ms.
         c.on_rtt(Time(ms(340).0), ms(120));
-        assert_eq!(w(&c), 256_000);
-        // t = 460 ms: 200 ms > 160 ms, γ = 0.4: 256 000 × 0.4 = 102 400.
+        assert_eq!(w(&c), 576_000);
+        // t = 460 ms: 200 ms > 160 ms, γ = 0.4: 576 000 × 0.4 = 230 400.
         c.on_rtt(Time(ms(460).0), ms(200));
-        assert_eq!(w(&c), 102_400);
+        assert_eq!(w(&c), 230_400);
         // The buffer caps the window: 1 000 000 B.
         for i in 0..10 {
             c.on_rtt(Time(ms(1000 + 200 * i).0), ms(80));
@@ -235,7 +236,7 @@ mod tests {
     fn never_below_the_minimum() {
         let mut c = RwndControl::new(&RwndConf::Arwnd(conf(GrowthMode::Window)), 1000, 1_000_000);
         c.on_rtt(Time(0), ms(10));
-        // At 20 ms, R_t = 1000 ms ≫ 2 × 10 ms, γ = 0.01: 128 000 × 0.01 = 1280 → min 4000.
+        // At 20 ms, R_t = 1000 ms ≫ 2 × 10 ms, γ = 0.01: 192 000 × 0.01 = 1920 → min 4000.
         c.on_rtt(Time(ms(20).0), ms(1000));
         assert_eq!(c.window(u64::MAX), 4_000);
     }

@@ -91,6 +91,9 @@ impl Sender {
                 drops: BTreeMap::new(),
                 stats: SenderStats::default(),
                 ts_recent: Time::ZERO,
+                cwnd_limited: false,
+                max_out: 0,
+                cwnd_usage_seq: 0,
                 cfg,
             },
         }
@@ -159,7 +162,9 @@ impl Sender {
     fn grow(&mut self, now: Time, segments: u32, rtt: Option<Duration>) {
         let info = self.c.info(now, self.bytes_in_flight());
         self.c.cc.pkts_acked(&info, &self.c.w, segments, rtt);
-        self.c.cc.increase_window(&info, &mut self.c.w, segments);
+        if !self.c.b.cwnd_validation || self.c.is_cwnd_limited() {
+            self.c.cc.increase_window(&info, &mut self.c.w, segments);
+        }
     }
 
     /// `pkts_acked` alone, with the SRTT (ns-3 counts duplicate ACKs so).
@@ -486,7 +491,19 @@ impl Sender {
     /// Send as much as the windows and the send buffer allow.
     fn send_data(&mut self, now: Time, out: &mut Vec<Packet>) {
         if self.c.phase == Phase::Established {
+            let before = out.len();
             self.rec.send(&mut self.c, now, out);
+            if self.c.b.cwnd_validation {
+                // Linux tests cwnd first (tcp_cwnd_test before tcp_snd_wnd_test):
+                // no room for another segment under cwnd means cwnd-limited,
+                // whatever else also held the sender back. As tcp_write_xmit,
+                // validate only when something was sent or cwnd stopped it.
+                let limited = self.bytes_in_flight() + self.c.cfg.mss > self.c.w.cwnd;
+                if limited || out.len() > before {
+                    let flight = self.c.flight_size();
+                    self.c.cwnd_validate(limited, flight);
+                }
+            }
         }
     }
 }

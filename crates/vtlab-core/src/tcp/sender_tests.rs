@@ -717,3 +717,37 @@ fn the_loss_oracle_reaches_the_controller_that_asks_for_it() {
     assert_eq!((st.loss_events, st.true_link_losses), (1, 1));
     assert_eq!(st.predicted_link_losses + st.predicted_congestion_losses, 0);
 }
+
+/// A sender held back by a 4-segment receive window, acked one segment at a
+/// time: a window that cannot be used must not grow under Linux
+/// (`tcp_is_cwnd_limited`), while ns-3 grows it on every ACK.
+fn rwnd_limited_cwnd(profile: Profile) -> u64 {
+    let cfg = TcpConfig {
+        profile,
+        initial_cwnd: 4,
+        initial_ssthresh: Some(4 * MSS), // congestion avoidance from the start
+        ..config()
+    };
+    let cc = AnyCc::NewReno(NewReno::new(profile));
+    let mut h = Harness::with_cc(cfg, cc, 10_000_000);
+    h.out.clear();
+    for k in 1..=200u64 {
+        let mut p = ack_packet(k * MSS);
+        p.rwnd = 4 * MSS;
+        h.s.on_packet(Time((10 + k) * 1_000_000), &p, &mut h.out);
+    }
+    h.cwnd()
+}
+
+#[test]
+fn cwnd_grows_only_while_it_limits_sending_under_linux() {
+    // 200 ACKs of one segment in congestion avoidance at cwnd 4: Reno adds
+    // MSS/cwnd per ACK when cwnd is the limit. Here rwnd = cwnd = 4 segments,
+    // so the sender is at once cwnd- and rwnd-limited; Linux tests cwnd first,
+    // so cwnd grows to 5 after 4 ACKs — and then rwnd (4) holds the flight
+    // below cwnd: no longer cwnd-limited, no more growth: cwnd stays 5.
+    assert_eq!(rwnd_limited_cwnd(Profile::Linux), 5 * MSS);
+    // ns-3 grows on every ACK: 4 → 5 after 4 ACKs, → 6 after 5 more, ...
+    // roughly sqrt(2·200) + 4 ≈ 20 segments; certainly far above 5.
+    assert!(rwnd_limited_cwnd(Profile::Ns3) > 15 * MSS);
+}

@@ -429,7 +429,7 @@ def _fig9_comparisons(ctx: Context) -> list[Comparison]:
                 e,
                 best,
                 n=int(rows["n"].iloc[0]) if len(rows) else 0,
-                note="highest mean goodput, ARWND growth W ← λ·W",
+                note="highest mean goodput, ARWND growth W ← W + λ·W",
             )
         )
     return out

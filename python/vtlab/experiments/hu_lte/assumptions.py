@@ -118,9 +118,10 @@ def _lambda(ctx: Context) -> list[str]:
         f"initial window {size_label(int(n['rwnd']['initial_bytes']))}, ACWND's loss factor "
         f"clamped to [{n['acwnd']['min_factor']:g}, {n['acwnd']['max_factor']:g}]. The "
         "sensitivity section varies them.",
-        "* **λ's meaning.** With the literal multiplier (W ← λ·W) λ = 1 means no growth "
-        "at all; the paper's “about 1” cannot mean that, so the increment reading "
-        "(W ← W + λ·MSS) is run beside it. The preset's automatic rule gives λ = "
+        "* **λ's meaning.** The literal multiplier (W ← λ·W) would mean no growth at all "
+        "at λ = 1, which the paper's “about 1” cannot mean; vtlab's `window` reading is "
+        "W ← W + λ·W (λ times a standard receiver's doubling per round trip), and the "
+        "increment reading (W ← W + λ·MSS) is run beside it. The preset's automatic rule gives λ = "
         f"{preset_lambda(120, STATIC_RSRP):g} above 100 km/h; the λ experiments set λ "
         "explicitly.",
         "* **Speeds** (Fig. 10 gives ranges, not numbers): "

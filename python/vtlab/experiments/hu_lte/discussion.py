@@ -147,7 +147,7 @@ def lambda_section(ctx: Context) -> str:
     text = [
         "## λ against the channel (Fig. 9) and the speed (Fig. 10)\n",
         "λ set in both ARWND (`tcp.rwnd.lambda`) and ACWND (`tcp.cc_params.lambda`); "
-        "`window`: W ← λ·W, `increment`: W ← W + λ·MSS. Static car, fixed ACK path:\n",
+        "`window`: W ← W + λ·W, `increment`: W ← W + λ·MSS. Static car, fixed ACK path:\n",
         common.md_table(["RSRP (dBm)", *headers[1:]], _lambda_rows(lr, "rsrp", lambda k: f"{k:g}")),
         f"By speed, RSRP {ctx.plan.speed_rsrp:g} dBm (the paper gives no speeds; the channel "
         "model's uplink carries the ACKs):\n",

@@ -23,7 +23,7 @@ Choices where the paper is silent or where vtlab differs (also stated in the rep
   ms) at every RSRP; ``ack_path`` checks at −81 and −90 dBm that this changes the
   downlink results by little.
 * **λ** is set explicitly (``tcp.rwnd.lambda`` and ``tcp.cc_params.lambda``) in the λ
-  grids, with ARWND's two readings of growth (``window``: W ← λ·W;
+  grids, with ARWND's two readings of growth (``window``: W ← W + λ·W;
   ``increment``: W ← W + λ·MSS).
 """
 

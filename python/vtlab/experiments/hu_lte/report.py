@@ -122,7 +122,7 @@ def setup(ctx: Context) -> str:
         f"{n['recv_buffer']} receive window (send buffer {n['send_buffer']}) |\n"
         "| ARWND | receiver adapts its window from γ = R_m/R_t, multiplier λ; thresholds "
         "not in the text | receiver RTT from echoed timestamps; every R_t: γ ≥ "
-        f"{r['gamma_high']:g} → W ← λ·W (`{r['mode']}`), R_t > {r['rtt_multiple']:g}·R_m → "
+        f"{r['gamma_high']:g} → W ← W + λ·W (`{r['mode']}`), R_t > {r['rtt_multiple']:g}·R_m → "
         f"W ← γ·W, else hold; R_m over {r['rm_window_ns'] / 1e9:g} s; W from "
         f"{size_label(int(r['initial_bytes']))} within a {n['arwnd_buffer']} buffer |\n"
         "| ACWND | sender: on loss reduce by γ instead of β; grow with λ while γ ≈ 1 | "

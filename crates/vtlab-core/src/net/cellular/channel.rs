@@ -34,7 +34,9 @@
 //!    `SINR = RSRP / (N + I)` in linear units, with the thermal noise per RE
 //!    `N = −174 dBm/Hz + 10·log10(15 kHz) + noise_figure_db` and the
 //!    interference `I = interference_dbm` per RE. Uplink: the UE spreads its
-//!    power over its allocated RBs, `P_UE,RE = ue_power_dbm − 10·log10(12·n_prb)`,
+//!    power over the RBs it uses, `P_UE,RE = ue_power_dbm − 10·log10(12·n)`, and
+//!    uses the n ≤ n_prb whose transport block is largest (fewer RBs, more SINR
+//!    each: a power-limited UE at the cell edge still sends on a few RBs),
 //!    and the received power per RE is `P_UE,RE − PL − s + 10·log10|h|²` (the
 //!    same path loss, shadowing and fading), over the eNB's noise (its noise
 //!    figure is `noise_figure_db`) and interference. `Tti::rsrp_dbm` is the
@@ -435,6 +437,31 @@ impl Channel {
         (re * re + im * im) / OSCILLATORS as f64
     }
 
+    /// Link adaptation for this TTI from the SINR with all `n_prb` RBs:
+    /// (SINR, CQI, RBs used). Downlink: all of them. Uplink: the UE's power is
+    /// spread over the RBs it uses, so fewer RBs mean more SINR per RB; it uses
+    /// the number (1..=n_prb) whose transport block is largest, the smallest on
+    /// a tie (what an uplink scheduler does with the UE's power headroom), so a
+    /// power-limited UE at the cell edge still sends on a few RBs.
+    fn adapt(&self, sinr_all_db: f64) -> (f64, u8, u32) {
+        let n_max = self.n_prb;
+        if self.conf.direction == Direction::Downlink {
+            return (sinr_all_db, cqi_from_sinr_db(sinr_all_db), n_max);
+        }
+        let mut best = (sinr_all_db, cqi_from_sinr_db(sinr_all_db), n_max, 0u32);
+        for n in 1..=n_max {
+            let sinr = sinr_all_db + 10.0 * (f64::from(n_max) / f64::from(n)).log10();
+            let cqi = cqi_from_sinr_db(sinr);
+            let Some(mcs) = cqi_mcs(cqi) else { continue };
+            let itbs = mcs_itbs(mcs).1.min(self.conf.max_itbs);
+            let bits = model_tb_bits(itbs, n);
+            if bits > best.3 {
+                best = (sinr, cqi, n, bits);
+            }
+        }
+        (best.0, best.1, best.2)
+    }
+
     /// The next 1 ms TTI (the first call is TTI 0, i.e. t = 0..1 ms).
     pub fn next_tti(&mut self) -> Tti {
         let t = self.tti as f64 * TTI_S;
@@ -442,8 +469,8 @@ impl Channel {
         let fading_db = 10.0 * self.fading_gain(t).max(1e-30).log10();
         let rsrp_dbm = self.mean_rsrp_dbm - self.shadow_db + fading_db;
         let rx_re_dbm = self.tx_re_dbm - self.path_loss_db - self.shadow_db + fading_db;
-        let sinr_db = rx_re_dbm - 10.0 * self.noise_interference_mw.log10();
-        let cqi = cqi_from_sinr_db(sinr_db);
+        let (sinr_db, cqi, n_prb) =
+            self.adapt(rx_re_dbm - 10.0 * self.noise_interference_mw.log10());
 
         let u = self.rng.uniform();
         let failed = u < self.conf.bler;
@@ -467,7 +494,7 @@ impl Channel {
                     let mcs = cqi_mcs(cqi).expect("CQI above 0 has an MCS");
                     let itbs = mcs_itbs(mcs).1.min(self.conf.max_itbs);
                     PendingTb {
-                        bytes: model_tb_bits(itbs, self.n_prb) / 8,
+                        bytes: model_tb_bits(itbs, n_prb) / 8,
                         itbs,
                         tx: 0,
                     }
@@ -625,8 +652,12 @@ mod tests {
             max_itbs: 19,
             ..base()
         };
+        // TBS(19, 49) = TBS(19, 50) = 21384 bits (Table 7.1.7.2.1-1), so the
+        // UE uses 49 RBs (the fewest for the largest block): its SINR is
+        // 23.239087 + 10·log10(50/49) = 23.326826 dB, still CQI 14.
         let ttis = run(&conf, 1, 100);
-        assert!((ttis[0].sinr_db - 23.239_087).abs() < 1e-5);
+        assert_eq!(tbs_bits(19, 49), tbs_bits(19, 50));
+        assert!((ttis[0].sinr_db - 23.326_826).abs() < 1e-5, "{:?}", ttis[0]);
         assert!((ttis[0].rsrp_dbm + 81.0).abs() < 1e-9);
         assert!(ttis.iter().all(|t| t.cqi == 14 && t.bytes == 2673));
         let uncapped = ChannelConf {
@@ -640,6 +671,36 @@ mod tests {
         assert!(run(&narrow, 1, 100)
             .iter()
             .all(|t| t.cqi == 15 && t.bytes == 807));
+    }
+
+    #[test]
+    fn a_power_limited_uplink_still_sends_on_fewer_rbs() {
+        // RSRP −110 dBm: path loss 18.2185 + 110 = 128.2185 dB. On all 35 RBs
+        // (share 0.7) the UE puts 23 − 10·log10(420) = −3.232 dBm per RE,
+        // received at −131.45 dBm over noise −127.24 ⊕ interference −120 =
+        // −119.25 dBm: SINR −12.2 dB → CQI 0. On 1 RB: 23 − 10·log10(12) =
+        // 12.208 dBm per RE → SINR +3.24 dB → efficiency log2(1 + 2.109/5.529)
+        // = 0.466 ≥ CQI 3's 0.377: MCS 4, I_TBS 4, TBS(4, 1) = 56 bits. The
+        // UE may find a larger block on more RBs (here 2 RBs at CQI 2), never
+        // a smaller one.
+        let conf = ChannelConf {
+            direction: Direction::Uplink,
+            rsrp_dbm: Some(-110.0),
+            noise_figure_db: 5.0,
+            interference_dbm: -120.0,
+            share: 0.7,
+            bler: 0.0,
+            max_itbs: 19,
+            ..base()
+        };
+        let ttis = run(&conf, 1, 50);
+        assert!(
+            ttis.iter()
+                .all(|t| t.cqi > 0 && t.bytes >= tbs_bits(4, 1) / 8),
+            "{:?}",
+            ttis[0]
+        );
+        assert!(!never_delivers(&conf));
     }
 
     /// Counts over a run at constant SINR (2865-byte TBs).

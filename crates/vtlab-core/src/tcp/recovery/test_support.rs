@@ -50,6 +50,9 @@ pub fn conn(sent: u64, cwnd: u64) -> Conn {
         drops: BTreeMap::new(),
         stats: SenderStats::default(),
         ts_recent: Time::ZERO,
+        cwnd_limited: false,
+        max_out: 0,
+        cwnd_usage_seq: 0,
         cfg,
     }
 }
