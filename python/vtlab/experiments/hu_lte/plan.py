@@ -16,9 +16,9 @@ Choices where the paper is silent or where vtlab differs (also stated in the rep
   buffer, ACWND at the sender, λ by the preset's rule unless set). "CUBIC, 6 MiB" =
   CUBIC with a receive window that never throttles: the capacity reference and the
   bufferbloat case.
-* **The ACK path of the λ-vs-RSRP runs.** At −110 dBm the channel model's uplink
-  (full UE power spread over 70 % of 50 RBs) has CQI 0 and carries nothing, so a
-  static downlink run cannot get its ACKs back (the preset refuses it). Those runs
+* **The ACK path of the λ-vs-RSRP runs.** At −110 dBm the channel model's uplink (a
+  power-limited UE on one or two RBs) carries about 65 kbit/s, too little for a
+  downlink's ACKs. Those runs
   give the uplink a fixed schedule (:data:`ACK_PATH`: one mahimahi opportunity per
   ms) at every RSRP; ``ack_path`` checks at −81 and −90 dBm that this changes the
   downlink results by little.

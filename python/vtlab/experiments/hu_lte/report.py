@@ -141,8 +141,9 @@ def setup(ctx: Context) -> str:
         f"{plan.stop_s:g} s; throughput = payload delivered in order / time. RTT "
         "statistics are each run's RTT samples' mean and percentiles, averaged over runs.\n\n"
         f"**ACK path of the λ-vs-RSRP runs.** At {POOR_RSRP:g} dBm the model's static uplink "
-        "has CQI 0 and carries nothing (the preset refuses such a run), while the paper's "
-        "car got its ACKs through. Those runs give the uplink a fixed schedule of one "
+        "carries about 65 kbit/s (a power-limited UE on one or two RBs), too little for a "
+        "downlink's ACKs, while the paper's car got its ACKs through. Those runs give "
+        "the uplink a fixed schedule of one "
         f"1504-byte opportunity per ms ({ACK_PATH_MBPS:.1f} Mbit/s) at every RSRP; the "
         "`ack_path` check below compares it with the model's uplink where both exist.\n"
     )
