@@ -129,3 +129,34 @@ def test_lte_trace_exports_the_model_capacity_as_mahimahi(cli, tmp_path: Path):
         cli("lte-trace", str(tmp_path / "x"), "--direction", "sideways"), "--direction"
     )
     assert_usage_error(cli("lte-trace", str(out)), "already exists")
+
+
+def test_bench_vs_ns3_of_lte_cabin_runs_the_lte_validation_bench(cli, monkeypatch):
+    """`vtlab bench lte-cabin --vs-ns3` times the LTE validation's cases (faked here:
+    the real comparison runs in test_validate_lte.py); a broken ns-3 is one error."""
+    from vtlab import ns3, validate_lte
+
+    seen = {}
+
+    def fake(out, **kw):
+        seen.update(kw)
+        row = {
+            "case": "static_rlc2m",
+            "ns3_process_wall_s": 7.0,
+            "vtlab_call_wall_s": 0.035,
+            "speedup_whole": 200.0,
+            "simulated_s": 12,
+        }
+        return validate_lte.LteValidation([], [], [row], {})
+
+    monkeypatch.setattr(validate_lte, "validate_lte", fake)
+    result = cli("bench", "lte-cabin", "--vs-ns3", "--repeat", "2")
+    assert result.exit_code == 0, result.output
+    assert "static_rlc2m" in result.output and "200× faster" in result.output
+    assert seen["bench"] is True and seen["repeat"] == 2
+
+    def broken(out, **kw):
+        raise ns3.Ns3Error("ns-3 is not installed: pip install 'vtlab[ns3]'")
+
+    monkeypatch.setattr(validate_lte, "validate_lte", broken)
+    assert_usage_error(cli("bench", "lte-cabin", "--vs-ns3"), "--vs-ns3", "not installed")
