@@ -257,6 +257,43 @@ class Study:
     #: Also write the findings as ``findings.csv``/``.parquet`` with these verdict words.
     findings_table: Callable[[Sequence[Finding]], Any] | None = None
 
+    @classmethod
+    def of_modules(
+        cls,
+        *,
+        name: str,
+        description: str,
+        citation: str,
+        package: str,
+        plan_for: Callable[[Config], Any],
+        grids: Callable[[Any, str, int], dict[str, Grid]],
+        analysis: Any,
+        figures: Any,
+        findings: Any,
+        report: Any,
+        findings_table: Callable[[Sequence[Finding]], Any] | None = None,
+    ) -> Study:
+        """A study whose modules follow the house layout: ``analysis`` has
+        ``summarize_all``, ``tables()`` and ``compare``; ``figures`` has ``figures()``;
+        ``findings`` has ``claims``; ``report`` has ``sections()``; the plan's
+        ``runs`` is the default number of runs."""
+        return cls(
+            name=name,
+            description=description,
+            citation=citation,
+            package=package,
+            plan_for=plan_for,
+            default_runs=lambda plan: plan.runs,
+            grids=grids,
+            summarize=analysis.summarize_all,
+            tables=tuple(analysis.tables()),
+            figures=tuple(figures.figures()),
+            compare=analysis.compare,
+            claims=findings.claims,
+            sections=tuple(report.sections()),
+            findings_table=findings_table,
+        )
+
     def paper(self) -> PaperValues:
         return PaperValues.of_package(self.package)
 

@@ -43,20 +43,17 @@ CITATION = (
     "Linux CUBIC)"
 )
 
-STUDY = Study(
+STUDY = Study.of_modules(
     name=NAME,
     description=DESCRIPTION,
     citation=CITATION,
     package=__name__,
     plan_for=plan_for,
-    default_runs=lambda plan: plan.runs,
     grids=grids,
-    summarize=analysis.summarize_all,
-    tables=tuple(analysis.tables()),
-    figures=tuple(figures.figures()),
-    compare=analysis.compare,
-    claims=findings.claims,
-    sections=tuple(report.sections()),
+    analysis=analysis,
+    figures=figures,
+    findings=findings,
+    report=report,
     findings_table=findings_frame,
 )
 
@@ -64,14 +61,11 @@ STUDY = Study(
 FIGURES = tuple(f.stem for f in STUDY.figures)
 
 
-def expected_outputs() -> list[str]:
-    """Names of the files a reproduction writes (besides the run store)."""
-    return STUDY.expected_outputs()
+#: Names of the files a reproduction writes (besides the run store).
+expected_outputs = STUDY.expected_outputs
 
-
-def paper():
-    """The paper's published numbers (``paper.toml``)."""
-    return STUDY.paper()
+#: The paper's published numbers (``paper.toml``).
+paper = STUDY.paper
 
 
 __all__ = [
