@@ -237,6 +237,33 @@ class Section:
     render: Callable[[Context], str]
 
 
+def verdict_word(
+    holds: bool | str | None, *, na: str = "n/a", yes: str = "holds", no: str = "does not hold"
+) -> str:
+    """A finding's verdict as a word: ``yes``/``no``, a qualified word as is, ``na``
+    when it could not be evaluated."""
+    if holds is None:
+        return na
+    if isinstance(holds, str):
+        return holds
+    return yes if holds else no
+
+
+def findings_frame(findings: Sequence[Finding], *, where: str = "where", na: str = "n/a") -> Any:
+    """The findings as a table (``where`` names the first column): a study's
+    ``findings_table``."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            where: [f.where for f in findings],
+            "claim": [f.claim for f in findings],
+            "vtlab": [f.evidence for f in findings],
+            "verdict": [verdict_word(f.holds, na=na) for f in findings],
+        }
+    )
+
+
 @dataclass(frozen=True)
 class Study:
     """A paper reproduction, declared as data and small functions."""

@@ -4,6 +4,7 @@ the paper's numbers beside vtlab's."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -11,7 +12,7 @@ from typing import Any
 import pandas as pd
 
 from vtlab.api import Result
-from vtlab.experiments import common
+from vtlab.experiments import common, pipeline
 from vtlab.experiments.common import Comparison
 from vtlab.experiments.martignon.plan import (
     IDEAL,
@@ -25,7 +26,7 @@ from vtlab.experiments.martignon.plan import (
     WNR,
     Plan,
 )
-from vtlab.experiments.pipeline import Context, Finding, TableSpec
+from vtlab.experiments.pipeline import Context, TableSpec
 from vtlab.stats import ci95_halfwidth, jain_index
 
 MBPS = 1e-6
@@ -358,23 +359,11 @@ def tables() -> list[TableSpec]:
     return [TableSpec(name, _summary(name)) for name in DATA_TABLES]
 
 
-def verdict_words(holds: bool | str | None) -> str:
-    if holds is None:
-        return "not evaluated"
-    if isinstance(holds, str):
-        return holds
-    return "holds" if holds else "does not hold"
+#: A finding's verdict as a word ("not evaluated" when not evaluated).
+verdict_words = functools.partial(pipeline.verdict_word, na="not evaluated")
 
-
-def findings_frame(findings: Sequence[Finding]) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "figure": [f.where for f in findings],
-            "claim": [f.claim for f in findings],
-            "vtlab": [f.evidence for f in findings],
-            "verdict": [verdict_words(f.holds) for f in findings],
-        }
-    )
+#: The findings table (``findings.csv``).
+findings_frame = functools.partial(pipeline.findings_frame, where="figure", na="not evaluated")
 
 
 # -- comparison with the paper ---------------------------------------------------------

@@ -24,7 +24,7 @@ from vtlab.experiments.park2019.plan import (
     MSS,
     VARIANTS,
 )
-from vtlab.experiments.pipeline import Claim, Context
+from vtlab.experiments.pipeline import Claim, Context, verdict_word
 
 #: Table 2's "no major difference" holds if no variant's spread over sizes exceeds this.
 SIZE_SPREAD = 0.25
@@ -42,7 +42,7 @@ def pct(x: float) -> str:
 
 
 def verdict_words(holds: bool | str | None) -> str:
-    return {True: "yes", False: "**no**", None: "n/a"}.get(holds, str(holds))  # type: ignore[arg-type]
+    return verdict_word(holds, yes="yes", no="**no**")
 
 
 def count_verdict(count: int, n: int) -> bool | str:
