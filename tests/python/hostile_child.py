@@ -58,7 +58,7 @@ fractions = (
 )
 FIELDS = [
     "preset", "bytes", "rate", "delay", "loss", "model", "mean_loss", "sojourn", "burst",
-    "cc", "cc_params", "tcp", "topology", "count", "limits",
+    "cc", "cc_params", "tcp", "topology", "count", "limits", "cell",
 ]  # fmt: skip
 
 
@@ -87,6 +87,31 @@ def losses(draw, bad):
         key = draw(st.sampled_from(["burst_start", "burst_min", "burst_max"]))
         spec["model"] = "burst"
         spec[key] = draw(st.one_of(fractions[1], st.integers(-1, 20_000)))
+    return spec
+
+
+@st.composite
+def cells(draw, bad):
+    """lte-cabin fields: the channel model's inputs, a trace, the buffer, a short run."""
+    spec = {
+        "stop": draw(st.sampled_from(["200ms", "1s", "3s"])),
+        "direction": draw(st.sampled_from(["downlink", "uplink", "both"])),
+        "speed_kmh": pick(draw, bad, "cell", (st.floats(0, 200),
+                                               st.one_of(st.just(-5.0), st.just("fast"), numbers))),
+        "rsrp_dbm": pick(draw, bad, "cell", (st.floats(-115, -60),
+                                              st.one_of(st.just(-400.0), numbers))),
+        "buffer": pick(draw, bad, "cell", sizes),
+        "adaptive": draw(st.booleans()),
+    }  # fmt: skip
+    if draw(st.integers(0, 3)) == 0:
+        good = st.lists(st.integers(0, 50), min_size=1, max_size=40).map(
+            lambda xs: sorted(xs) + [max(xs) + 1]
+        )
+        hostile = st.one_of(st.just([]), st.just([0]), st.just([5, 3]), st.just(["x"]))
+        spec["capacity_down"] = {"trace_ms": pick(draw, bad, "cell", (good, hostile))}
+    if bad == "cell" and draw(st.booleans()):
+        spec["channel"] = {draw(st.sampled_from(["share", "bler", "bandwidth_rb", "harq_max_tx"])):
+                           draw(st.one_of(numbers, st.integers(-1, 200)))}  # fmt: skip
     return spec
 
 
@@ -123,7 +148,7 @@ def tcps(draw, bad):
 @st.composite
 def scenarios(draw):
     bad = draw(st.one_of(st.none(), st.sampled_from(FIELDS)))
-    presets = st.sampled_from(["v2g", "station", "wired-wireless", "custom"])
+    presets = st.sampled_from(["v2g", "station", "wired-wireless", "custom", "lte-cabin"])
     preset = pick(draw, bad, "preset", (presets, st.sampled_from(["lunar", "", None])))
     spec: dict = {"preset": preset, "bytes": pick(draw, bad, "bytes", sizes)}
     if preset == "custom":
@@ -136,6 +161,8 @@ def scenarios(draw):
              "delay": draw(durations[0]), "loss_ab": draw(losses(bad))},
         ]  # fmt: skip
         spec["flows"] = [{"src": "a", "dst": pick(draw, bad, "topology", ends)}]
+    elif preset == "lte-cabin":
+        spec.update(draw(cells(bad)))
     else:
         spec["loss"] = draw(losses(bad))
     if preset == "v2g":
@@ -165,7 +192,13 @@ def scenarios(draw):
 
 
 def min_rate(expanded: dict) -> float:
-    return min(link["rate_bps"] for link in expanded["links"])
+    """The slowest rate-based link direction: a bound on any flow's goodput (a cellular
+    direction's capacity has no fixed rate; its other links still bound the flow)."""
+    return min(
+        link["rate_bps"]
+        for link in expanded["links"]
+        if not (link.get("capacity_ab") and link.get("capacity_ba"))
+    )
 
 
 counts = {"ran": 0, "refused": 0}
