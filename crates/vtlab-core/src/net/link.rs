@@ -59,6 +59,8 @@ pub struct LinkDirStats {
     pub packets_carried: u64,
     pub bytes_carried: u64,
     pub drops_queue: u64,
+    /// Packets lost at the receiving end: the loss model, or a failed
+    /// cellular transport block (counted in `drops_harq` too).
     pub drops_link_error: u64,
     /// Packets lost because their cellular transport block failed every HARQ
     /// attempt (channel model only).
@@ -95,8 +97,6 @@ pub enum Enqueued {
 pub enum Arrival {
     Delivered(Packet),
     Lost(Packet),
-    /// Lost in a cellular transport block that failed every HARQ attempt.
-    HarqLost(Packet),
 }
 
 pub struct LinkDir {
@@ -219,10 +219,8 @@ impl LinkDir {
                 slot.map(|s| {
                     self.popped_bytes = s.cum_bytes;
                     let p = s.packet;
-                    if s.harq_lost {
-                        self.stats.drops_harq += 1;
-                        Arrival::HarqLost(p)
-                    } else if self.loss.drops(now) {
+                    if s.harq_lost || self.loss.drops(now) {
+                        self.stats.drops_harq += u64::from(s.harq_lost);
                         self.stats.drops_link_error += 1;
                         Arrival::Lost(p)
                     } else {

@@ -290,9 +290,7 @@ impl Simulation {
                         }
                         self.deliver::<CAPTURE>(now, self.links[d as usize].to, p)
                     }
-                    Some(Arrival::Lost(p) | Arrival::HarqLost(p)) => {
-                        self.dropped::<CAPTURE>(now, d, p, LossCause::Link)
-                    }
+                    Some(Arrival::Lost(p)) => self.dropped::<CAPTURE>(now, d, p, LossCause::Link),
                     None => {}
                 }
             }
@@ -541,7 +539,7 @@ impl Simulation {
                 packets_carried: l.stats.packets_carried,
                 bytes_carried: l.stats.bytes_carried,
                 drops_queue: l.stats.drops_queue,
-                drops_link_error: l.stats.drops_link_error + l.stats.drops_harq,
+                drops_link_error: l.stats.drops_link_error,
                 drops_harq: l.stats.drops_harq,
             })
             .collect();
