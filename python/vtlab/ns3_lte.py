@@ -223,67 +223,30 @@ def parse_lte_output(stdout: str) -> dict[str, Any]:
 
 
 def run_lte(
-    speed_mps: float,
-    distance_m: float,
-    rlc_buffer_bytes: int,
-    direction: str = "dl",
-    duration_s: float = 12.0,
-    seed: int = 1,
-    rlc: str = "um",
-    *,
-    app: str = "tcp",
-    cc: str = "cubic",
-    core_delay_ms: float = 32.0,
-    segment_size: int = 1448,
-    snd_buf: int = 4 * 1024 * 1024,
-    rcv_buf: int = 4 * 1024 * 1024,
-    pathloss: str = "ns3::Cost231PropagationLossModel",
-    enb_tx_power_dbm: float = 30.0,
-    udp_rate_mbps: float = 100.0,
-    pings: int = 5,
-    rtt_series: bool = False,
+    *case: Any,
     binary: Ns3Binary | Path | None = None,
     extra_args: Sequence[str] = (),
     log: Callable[[str], None] | None = None,
+    **options: Any,
 ) -> dict[str, Any]:
     """Run one LTE case of ``lte.cc`` (compiling it first if needed) and return
     :func:`parse_lte_output`'s dict, plus ``args`` (the command) and
     ``process_wall_s`` (spawn to exit; ``wall_s`` is the program's own
     ``Simulator::Run`` time).
 
+    ``case`` and ``options`` are :func:`lte_args`'s (speed, distance, RLC buffer,
+    direction, duration, seed, RLC mode; ``app``, ``cc``, ``core_delay_ms``, ...).
     The UE starts ``distance_m`` from the eNB and, from the flow start on, moves
     radially away at ``speed_mps``.  ``rlc_buffer_bytes`` is the RLC transmit buffer
     at both ends (``LteRlcUm``/``LteRlcAm::MaxTxBufferSize``; ns-3's default is
-    10240).  ``direction`` ``"dl"`` sends remote host -> UE, ``"ul"`` UE -> remote
-    host; the flow lasts ``duration_s``; ``seed`` is the ns-3 ``RngRun``.  ``app``
-    ``"udp"`` replaces the TCP bulk flow by a saturating UDP flow at
-    ``udp_rate_mbps`` (the TB trace is then the channel's capacity).  ``cc`` is a
-    vtlab name (``"cubic"``) or an ns-3 type (``"TcpCubic"``).
+    10240).  ``app="udp"`` replaces the TCP bulk flow by a saturating UDP flow (the
+    TB trace is then the channel's capacity).
 
     ``tb_ms`` are milliseconds since the flow start (only those with bytes) and
     ``tb_bytes`` the bytes of correctly decoded transport blocks in that ms.
     Raises :class:`vtlab.ns3.Ns3Error` when ns-3, g++, the build or the run fails.
     """
-    args = lte_args(
-        speed_mps,
-        distance_m,
-        rlc_buffer_bytes,
-        direction,
-        duration_s,
-        seed,
-        rlc,
-        app=app,
-        cc=cc,
-        core_delay_ms=core_delay_ms,
-        segment_size=segment_size,
-        snd_buf=snd_buf,
-        rcv_buf=rcv_buf,
-        pathloss=pathloss,
-        enb_tx_power_dbm=enb_tx_power_dbm,
-        udp_rate_mbps=udp_rate_mbps,
-        pings=pings,
-        rtt_series=rtt_series,
-    )
+    args = lte_args(*case, **options)
     if binary is None:
         binary = ensure_lte_binary(log=log)
     path = binary.path if isinstance(binary, Ns3Binary) else Path(binary)
@@ -301,9 +264,6 @@ def run_lte(
     out["args"] = cmd
     out["process_wall_s"] = wall
     return out
-
-
-# -- mahimahi traces -----------------------------------------------------------------
 
 
 # -- the stored validation matrix ----------------------------------------------------
