@@ -921,55 +921,21 @@ def _explanations(
     return out
 
 
-def write_report(
-    out: Path,
-    rows: Sequence[Mapping[str, Any]],
-    diag_rows: Sequence[Mapping[str, Any]],
-    speed_rows: Sequence[Mapping[str, Any]],
-    meta: Mapping[str, Any],
-) -> dict[str, Path]:
-    """Write ``report.md`` and ``agreement.csv`` (main and diagnostic rows, column
-    ``variant``), and ``speed.csv`` when there are speed rows, into ``out``."""
+def _write_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:
     import csv
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = {"report": out / "report.md", "csv": out / "agreement.csv"}
-    all_rows = [*rows, *diag_rows]
-    if all_rows:
-        with paths["csv"].open("w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(all_rows[0]))
-            w.writeheader()
-            for r in all_rows:
-                w.writerow({k: _csv_value(v) for k, v in r.items()})
-    if speed_rows:
-        paths["speed"] = out / "speed.csv"
-        with paths["speed"].open("w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(speed_rows[0]))
-            w.writeheader()
-            for r in speed_rows:
-                w.writerow({k: _csv_value(v) for k, v in r.items()})
+    if not rows:
+        return
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: _csv_value(v) for k, v in r.items()})
 
-    tol = float(meta.get("tolerance", TOLERANCE))
-    n_agree = sum(1 for r in rows if r["verdict"] == "agree")
-    seed_note = (
-        "identical results: the replay is deterministic"
-        if meta.get("deterministic")
-        else "results differ between seeds: means shown"
-    )
-    lines = [
-        "# vtlab versus ns-3's LTE module: trace replay",
-        "",
-        f"* Command: `{meta.get('command', '')}`",
-        f"* vtlab {meta.get('vtlab_version', '?')} (core sha256 "
-        f"{meta.get('vtlab_hash', '?')}), preset `lte-cabin`, TCP profile ns3, Cubic",
-        f"* ns-3 {meta.get('ns3_version', '?')}, `validation/ns3/lte.cc` build "
-        f"{meta.get('ns3_hash', '?')}; results: {meta.get('ns3_sources', '')}",
-        f"* {float(meta.get('duration_s', DEFAULT_DURATION_S)):g} s simulated per case; "
-        f"vtlab seeds {meta.get('seeds_text', '1')} "
-        f"({seed_note})"
-        f" · wall {float(meta.get('wall_s', math.nan)):.1f} s · {meta.get('date', '')}",
-        "",
+
+def _method_lines(meta: Mapping[str, Any]) -> list[str]:
+    """The report's method section."""
+    return [
         "## Method",
         "",
         "* **Capacity**: ns-3's UDP-saturated run of the same mobility (`*_capacity`, "
@@ -1008,6 +974,82 @@ def write_report(
         "(each value weighted by the data delivered while it held), with the printed "
         "statistics in `agreement.csv` (`ns3_rtt_*_printed_ms`).",
         "",
+    ]
+
+
+def _speed_lines(speed_rows: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -> list[str]:
+    """The report's speed section."""
+    lines = [
+        "",
+        "## Speed",
+        "",
+        f"Wall time per {float(meta.get('duration_s', DEFAULT_DURATION_S)):g} s "
+        "simulated. ns-3: `Simulator::Run` alone, and the whole process (spawn "
+        "to exit), from its result file. vtlab: the event loop (measured in the "
+        "core) and the whole `vtlab._core.run` call (scenario and trace parsing, "
+        f"set-up, run, result tables), median of {meta.get('repeat', DEFAULT_REPEAT)} "
+        "after a warm-up, in this process (Python start-up excluded). Goal: 100×.",
+        "",
+        "| case | ns-3 Run s | ns-3 process s | vtlab loop s | vtlab call s "
+        "| speed-up loop | speed-up whole | goal 100× |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for s in speed_rows:
+        lines.append(
+            f"| {s['case']} | {_f(s['ns3_run_wall_s'])} | {_f(s['ns3_process_wall_s'])} "
+            f"| {_f(s['vtlab_engine_wall_s'], 4)} | {_f(s['vtlab_call_wall_s'], 4)} "
+            f"| {_f(s['speedup_simulation'], 0)}× | {_f(s['speedup_whole'], 0)}× "
+            f"| {s['goal_100x']} |"
+        )
+    missed = [s["case"] for s in speed_rows if s["goal_100x"] == "missed"]
+    if missed:
+        lines += [
+            "",
+            f"Missed: {', '.join(missed)}. vtlab's times of a few ms move with the load "
+            "of the (shared) machine, and ns-3's are from its own run, at another moment: "
+            "rerun with a larger `--repeat` before reading a miss as a cost per event.",
+        ]
+    return lines
+
+
+def write_report(
+    out: Path,
+    rows: Sequence[Mapping[str, Any]],
+    diag_rows: Sequence[Mapping[str, Any]],
+    speed_rows: Sequence[Mapping[str, Any]],
+    meta: Mapping[str, Any],
+) -> dict[str, Path]:
+    """Write ``report.md`` and ``agreement.csv`` (main and diagnostic rows, column
+    ``variant``), and ``speed.csv`` when there are speed rows, into ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"report": out / "report.md", "csv": out / "agreement.csv"}
+    _write_csv(paths["csv"], [*rows, *diag_rows])
+    if speed_rows:
+        paths["speed"] = out / "speed.csv"
+        _write_csv(paths["speed"], speed_rows)
+
+    tol = float(meta.get("tolerance", TOLERANCE))
+    n_agree = sum(1 for r in rows if r["verdict"] == "agree")
+    seed_note = (
+        "identical results: the replay is deterministic"
+        if meta.get("deterministic")
+        else "results differ between seeds: means shown"
+    )
+    lines = [
+        "# vtlab versus ns-3's LTE module: trace replay",
+        "",
+        f"* Command: `{meta.get('command', '')}`",
+        f"* vtlab {meta.get('vtlab_version', '?')} (core sha256 "
+        f"{meta.get('vtlab_hash', '?')}), preset `lte-cabin`, TCP profile ns3, Cubic",
+        f"* ns-3 {meta.get('ns3_version', '?')}, `validation/ns3/lte.cc` build "
+        f"{meta.get('ns3_hash', '?')}; results: {meta.get('ns3_sources', '')}",
+        f"* {float(meta.get('duration_s', DEFAULT_DURATION_S)):g} s simulated per case; "
+        f"vtlab seeds {meta.get('seeds_text', '1')} "
+        f"({seed_note})"
+        f" · wall {float(meta.get('wall_s', math.nan)):.1f} s · {meta.get('date', '')}",
+        "",
+        *_method_lines(meta),
         "## Agreement",
         "",
         f"Verdict: **agree** if goodput, RTT mean and RTT p95 are each within "
@@ -1034,55 +1076,7 @@ def write_report(
             *_table(diag_rows),
         ]
     if speed_rows:
-        lines += [
-            "",
-            "## Speed",
-            "",
-            f"Wall time per {float(meta.get('duration_s', DEFAULT_DURATION_S)):g} s "
-            "simulated. ns-3: `Simulator::Run` alone, and the whole process (spawn "
-            "to exit), from its result file. vtlab: the event loop (measured in the "
-            "core) and the whole `vtlab._core.run` call (scenario and trace parsing, "
-            f"set-up, run, result tables), median of {meta.get('repeat', DEFAULT_REPEAT)} "
-            "after a warm-up, in this process (Python start-up excluded). Goal: 100×.",
-            "",
-            "| case | ns-3 Run s | ns-3 process s | vtlab loop s | vtlab call s "
-            "| speed-up loop | speed-up whole | goal 100× |",
-            "|---|---:|---:|---:|---:|---:|---:|---|",
-        ]
-        for s in speed_rows:
-            lines.append(
-                f"| {s['case']} | {_f(s['ns3_run_wall_s'])} | {_f(s['ns3_process_wall_s'])} "
-                f"| {_f(s['vtlab_engine_wall_s'], 4)} | {_f(s['vtlab_call_wall_s'], 4)} "
-                f"| {_f(s['speedup_simulation'], 0)}× | {_f(s['speedup_whole'], 0)}× "
-                f"| {s['goal_100x']} |"
-            )
-        by_name = {c.name: c for c in CASES}
-        missed = [
-            s["case"]
-            for s in speed_rows
-            if s["goal_100x"] == "missed"
-            and by_name.get(s["case"], CASES[0]).rlc_buffer_bytes >= 1 << 20
-        ]
-        noisy = [
-            s["case"] for s in speed_rows if s["goal_100x"] == "missed" and s["case"] not in missed
-        ]
-        if noisy:
-            lines += [
-                "",
-                f"Missed: {', '.join(noisy)}: vtlab needs a few ms here, so the ratio "
-                "moves with the load of the (shared) machine; ns-3's times are from its "
-                "own run, at another moment. Rerun with a larger `--repeat`.",
-            ]
-        if missed:
-            lines += [
-                "",
-                f"Missed: {', '.join(missed)}. Per event vtlab's cost grows with the "
-                "number of segments in flight: its SACK scoreboard recomputes `pipe` and "
-                "the lost marks by scanning every outstanding segment, on every ACK and "
-                "for every segment sent, so with ~1,400 segments in flight (2 MiB "
-                "buffers) these scans take most of the run (see docs/validation.md, LTE, "
-                "Speed). The event count is not the problem.",
-            ]
+        lines += _speed_lines(speed_rows, meta)
     lines += [
         "",
         "Files: `agreement.csv` (both tables, more columns), "
@@ -1172,6 +1166,106 @@ def _ns3_source(binary: _ns3.Ns3Binary | None, log: Callable[[str], None] | None
         return Ns3Source(None, " ".join(str(exc).split()))
 
 
+def _ns3_results(
+    runs: Sequence[Ns3Run],
+    cache: Ns3Cache,
+    source: Ns3Source,
+    rerun: bool,
+    progress: bool,
+    log: Callable[[str], None] | None,
+) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """Every ns-3 run's result (run, cached or stored) and where it came from."""
+    from vtlab.progress import run_progress
+
+    results: dict[str, dict[str, Any]] = {}
+    sources: dict[str, str] = {}
+    todo = (
+        [r for r in runs if rerun or cache.lookup(r, source.ns3_hash) is None]
+        if source.binary is not None
+        else []
+    )
+    with run_progress(len(todo), progress, label="ns-3 runs") as advance:
+        for r in runs:
+            res, src = ns3_result(r, cache, source, rerun=rerun, log=log)
+            results[r.name], sources[r.name] = res, src
+            if src == "run":
+                advance()
+            if src == "stored" and log is not None:
+                log(f"note: {r.name}: stored result used unverified (ns-3 cannot run here)")
+    return results, sources
+
+
+def _write_traces(
+    trace_dir: Path,
+    mobilities: Sequence[str],
+    results: Mapping[str, Mapping[str, Any]],
+    duration_s: float,
+    suffix: str,
+) -> dict[str, Path]:
+    """The capacity trace of each mobility, written as mahimahi files."""
+    trace_dir.mkdir(parents=True, exist_ok=True)
+    traces: dict[str, Path] = {}
+    for m in mobilities:
+        cap = results[f"{m}_capacity"]
+        path = trace_dir / f"{m}_down{suffix}.mahimahi"
+        _lte.write_mahimahi(path, capacity_trace_ms(cap["tb_ms"], cap["tb_bytes"], duration_s))
+        traces[m] = path
+    return traces
+
+
+def _replay(
+    case: LteCase,
+    ns: Mapping[str, Any],
+    trace: Path,
+    variant: Variant,
+    radio_delay_ms: float,
+    duration_s: float,
+    seeds: int,
+    tolerance: float,
+) -> tuple[dict[str, Any], dict[str, Any], bool]:
+    """Replay one case's capacity trace in vtlab as ``variant``: the comparison row,
+    the vtlab scenario, and whether the seeds gave identical results."""
+    spec = vtlab_spec(
+        case,
+        trace,
+        duration_s=duration_s,
+        radio_delay_ms=radio_delay_ms,
+        uplink_period_ms=variant.uplink_period_ms,
+    )
+    vt = run_vtlab(spec, list(range(1, int(seeds) + 1)))
+    vt["radio_delay_ms"] = radio_delay_ms
+    row = compare(case, ns, vt, variant=variant, tolerance=tolerance)
+    return row, spec, bool(vt["deterministic"])
+
+
+def _scenario_file(spec: Mapping[str, Any], case: LteCase, duration_s: float) -> str:
+    """The replayed scenario as a TOML file a user can run (`vtlab run --scenario`)."""
+    return spec_toml(
+        spec,
+        f"vtlab validate-lte: case {case.name} (ns-3 {case.mobility}, RLC "
+        f"{case.rlc_buffer_bytes} B), {duration_s:g} s.\nThe trace path is "
+        "relative to the directory the command ran in.",
+    )
+
+
+def _provenance(source: Ns3Source, sources: Mapping[str, str]) -> dict[str, str]:
+    """The report's version lines: vtlab's build, ns-3's, where ns-3's results came from."""
+    from vtlab import _core
+    from vtlab.api import core_build
+
+    counts: dict[str, int] = {}
+    for s in sources.values():
+        counts[s] = counts.get(s, 0) + 1
+    labels = {"cache": "from `ns3-cache.jsonl`", "run": "run now", "stored": "stored, unverified"}
+    return {
+        "vtlab_version": _core.version(),
+        "vtlab_hash": core_build(),
+        "ns3_version": source.binary.ns3_version if source.binary else "?",
+        "ns3_hash": source.binary.short_hash if source.binary else "(not built here)",
+        "ns3_sources": ", ".join(f"{n} {labels.get(s, s)}" for s, n in counts.items()),
+    }
+
+
 def validate_lte(
     out: Path | str = Path("validation/lte"),
     *,
@@ -1203,10 +1297,6 @@ def validate_lte(
     computable."""
     import datetime as dt
 
-    from vtlab import _core
-    from vtlab.api import core_build
-    from vtlab.progress import run_progress
-
     started = time.perf_counter()
     chosen = parse_cases(cases)
     check_options(float(duration_s), int(seeds), int(uplink_period_ms), radio_delay_ms, int(repeat))
@@ -1220,75 +1310,38 @@ def validate_lte(
     mobilities = list(dict.fromkeys(c.mobility for c in chosen))
     runs = [capacity_run(m, duration_s) for m in mobilities]
     runs += [tcp_run(c, duration_s) for c in chosen]
-    results: dict[str, dict[str, Any]] = {}
-    sources: dict[str, str] = {}
-    todo = (
-        [r for r in runs if rerun_ns3 or cache.lookup(r, source.ns3_hash) is None]
-        if source.binary is not None
-        else []
-    )
-    with run_progress(len(todo), progress, label="ns-3 runs") as advance:
-        for r in runs:
-            res, src = ns3_result(r, cache, source, rerun=rerun_ns3, log=log)
-            results[r.name], sources[r.name] = res, src
-            if src == "run":
-                advance()
-            if src == "stored" and log is not None:
-                log(f"note: {r.name}: stored result used unverified (ns-3 cannot run here)")
-
-    trace_dir = out / "traces"
-    trace_dir.mkdir(parents=True, exist_ok=True)
+    results, sources = _ns3_results(runs, cache, source, rerun_ns3, progress, log)
     suffix = "" if duration_s == DEFAULT_DURATION_S else f"_{duration_s:g}s"
-    traces: dict[str, Path] = {}
-    for m in mobilities:
-        cap = results[f"{m}_capacity"]
-        path = trace_dir / f"{m}_down{suffix}.mahimahi"
-        _lte.write_mahimahi(path, capacity_trace_ms(cap["tb_ms"], cap["tb_bytes"], duration_s))
-        traces[m] = path
+    traces = _write_traces(out / "traces", mobilities, results, duration_s, suffix)
     main = Variant(MAIN.name, int(uplink_period_ms), radio_delay_ms, MAIN.description)
     variants = [main] + ([DIAGNOSTIC] if diagnostic else [])
-    seed_list = list(range(1, int(seeds) + 1))
+    scen_dir = out / "scenarios"
+    scen_dir.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     diag_rows: list[dict[str, Any]] = []
     speed_rows: list[dict[str, Any]] = []
-    scen_dir = out / "scenarios"
-    scen_dir.mkdir(parents=True, exist_ok=True)
     deterministic = True
     radio_main = math.nan
     base_ns3 = math.nan
     for case in chosen:
-        ns = results[case.name]
-        base_ns3 = float(ns.get("base_rtt_ms") or NS3_BASE_RTT_MS)
+        base_ns3 = float(results[case.name].get("base_rtt_ms") or NS3_BASE_RTT_MS)
         for v in variants:
             r = v.radio_delay_ms
             if r is None:
                 r = radio_delay_for(base_ns3, CORE_DELAY_MS)
-            spec = vtlab_spec(
-                case,
-                traces[case.mobility],
-                duration_s=duration_s,
-                radio_delay_ms=r,
-                uplink_period_ms=v.uplink_period_ms,
+            row, spec, det = _replay(
+                case, results[case.name], traces[case.mobility], v, r, duration_s, seeds, tolerance
             )
-            vt = run_vtlab(spec, seed_list)
-            vt["radio_delay_ms"] = r
-            deterministic &= bool(vt["deterministic"])
-            row = compare(case, ns, vt, variant=v, tolerance=tolerance)
+            deterministic &= det
             if v is main:
                 radio_main = r
                 rows.append(row)
                 (scen_dir / f"{case.name}{suffix}.toml").write_text(
-                    spec_toml(
-                        spec,
-                        f"vtlab validate-lte: case {case.name} (ns-3 {case.mobility}, RLC "
-                        f"{case.rlc_buffer_bytes} B), {duration_s:g} s.\nThe trace path is "
-                        "relative to the directory the command ran in.",
-                    )
+                    _scenario_file(spec, case, duration_s)
                 )
                 if bench:
-                    speed_rows.append(
-                        speed_row(case, ns, bench_vtlab(spec, int(repeat)), duration_s)
-                    )
+                    vt_bench = bench_vtlab(spec, int(repeat))
+                    speed_rows.append(speed_row(case, results[case.name], vt_bench, duration_s))
             else:
                 diag_rows.append(row)
             if log is not None:
@@ -1298,17 +1351,9 @@ def validate_lte(
                     f" -> {row['verdict']}"
                 )
 
-    counts: dict[str, int] = {}
-    for s in sources.values():
-        counts[s] = counts.get(s, 0) + 1
-    labels = {"cache": "from `ns3-cache.jsonl`", "run": "run now", "stored": "stored, unverified"}
     meta = {
         "command": command or explicit_command(out, chosen, duration_s, seeds, bench),
-        "vtlab_version": _core.version(),
-        "vtlab_hash": core_build(),
-        "ns3_version": source.binary.ns3_version if source.binary else "?",
-        "ns3_hash": source.binary.short_hash if source.binary else "(not built here)",
-        "ns3_sources": ", ".join(f"{n} {labels.get(s, s)}" for s, n in counts.items()),
+        **_provenance(source, sources),
         "duration_s": duration_s,
         "seeds_text": f"1..{seeds}" if seeds > 1 else "1",
         "deterministic": deterministic,
