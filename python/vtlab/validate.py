@@ -1204,88 +1204,104 @@ def validate(
     return ValidateResult(grid, table, ranks, paths, done, cached, errors, wall)
 
 
+# -- the command's options -----------------------------------------------------------
+
+CcOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--cc",
+        metavar="NAME",
+        help="Algorithm (vtlab name); repeatable. Default: every algorithm both "
+        "implement (" + ", ".join(DEFAULT_CCS) + ").",
+        show_default=False,
+    ),
+]
+
+LossOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--loss",
+        metavar="LOSS",
+        help="Mean loss of the PLC link, e.g. 5% or 0.05; repeatable. Default: 0, 0.25%, 1%, 5%.",
+        show_default=False,
+    ),
+]
+
+RunsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--runs", "-n", help="Seeds 1..RUNS (ns-3 --run=k). Default 6.", show_default=False
+    ),
+]
+
+BytesOpt = Annotated[
+    str | None,
+    typer.Option("--bytes", help="Transfer size, e.g. 100MB (default).", show_default=False),
+]
+
+TopologyOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--topology",
+        metavar="VEHICLES",
+        help="Vehicles: 1 (default, the V2G cable) or N >= 2 (the charging "
+        "station, 3 per PLC segment, e.g. 21); repeatable.",
+        show_default=False,
+    ),
+]
+
+OutOpt = Annotated[
+    Path,
+    typer.Option("--out", "-o", help="Directory for report.md, agreement.csv and runs.jsonl."),
+]
+
+JobsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        help="Parallel runs on this machine (with --scheduler or --cluster: the "
+        "ns-3 runs); default: all cores.",
+        show_default=False,
+    ),
+]
+
+ProfileOpt = Annotated[
+    Literal["ns3", "linux"],
+    typer.Option(
+        "--profile",
+        help="vtlab's TCP implementation profile: ns3 (default) or linux "
+        "(how far the Linux profile is from ns-3).",
+    ),
+]
+
+QuickOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quick",
+        help="CI subset: newreno, illinois, cubic at 0 and 5 %, 5 MB, 2 seeds "
+        "(explicit options override).",
+    ),
+]
+
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or status lines.")]
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``validate`` command to the ``vtlab`` CLI."""
 
     @app.command("validate")
     def validate_command(
-        cc: Annotated[
-            list[str] | None,
-            typer.Option(
-                "--cc",
-                metavar="NAME",
-                help="Algorithm (vtlab name); repeatable. Default: every algorithm both "
-                "implement (" + ", ".join(DEFAULT_CCS) + ").",
-                show_default=False,
-            ),
-        ] = None,
-        loss: Annotated[
-            list[str] | None,
-            typer.Option(
-                "--loss",
-                metavar="LOSS",
-                help="Mean loss of the PLC link, e.g. 5% or 0.05; repeatable. "
-                "Default: 0, 0.25%, 1%, 5%.",
-                show_default=False,
-            ),
-        ] = None,
-        runs: Annotated[
-            int | None,
-            typer.Option(
-                "--runs", "-n", help="Seeds 1..RUNS (ns-3 --run=k). Default 6.", show_default=False
-            ),
-        ] = None,
-        bytes_: Annotated[
-            str | None,
-            typer.Option(
-                "--bytes", help="Transfer size, e.g. 100MB (default).", show_default=False
-            ),
-        ] = None,
-        topology: Annotated[
-            list[str] | None,
-            typer.Option(
-                "--topology",
-                metavar="VEHICLES",
-                help="Vehicles: 1 (default, the V2G cable) or N >= 2 (the charging "
-                "station, 3 per PLC segment, e.g. 21); repeatable.",
-                show_default=False,
-            ),
-        ] = None,
-        out: Annotated[
-            Path,
-            typer.Option(
-                "--out", "-o", help="Directory for report.md, agreement.csv and runs.jsonl."
-            ),
-        ] = Path("validation"),
-        jobs: Annotated[
-            int | None,
-            typer.Option(
-                "--jobs",
-                "-j",
-                help="Parallel runs on this machine (with --scheduler or --cluster: the "
-                "ns-3 runs); default: all cores.",
-                show_default=False,
-            ),
-        ] = None,
-        profile: Annotated[
-            Literal["ns3", "linux"],
-            typer.Option(
-                "--profile",
-                help="vtlab's TCP implementation profile: ns3 (default) or linux "
-                "(how far the Linux profile is from ns-3).",
-            ),
-        ] = "ns3",
-        quick: Annotated[
-            bool,
-            typer.Option(
-                "--quick",
-                help="CI subset: newreno, illinois, cubic at 0 and 5 %, 5 MB, 2 seeds "
-                "(explicit options override).",
-            ),
-        ] = False,
-        quiet: Annotated[
-            bool, typer.Option("--quiet", "-q", help="No progress bar or status lines.")
-        ] = False,
+        cc: CcOpt = None,
+        loss: LossOpt = None,
+        runs: RunsOpt = None,
+        bytes_: BytesOpt = None,
+        topology: TopologyOpt = None,
+        out: OutOpt = Path("validation"),
+        jobs: JobsOpt = None,
+        profile: ProfileOpt = "ns3",
+        quick: QuickOpt = False,
+        quiet: QuietOpt = False,
         scheduler: SchedulerOpt = None,
         cluster: ClusterOpt = None,
         connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,

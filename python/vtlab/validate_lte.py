@@ -42,7 +42,6 @@ import json
 import math
 import os
 import statistics
-import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +54,7 @@ from vtlab import ns3 as _ns3
 from vtlab import ns3_lte as _lte
 from vtlab.errors import EXIT_INTERRUPTED, fail, user_errors
 from vtlab.outputs import check_output_dir
+from vtlab.validate import typed_command
 
 __all__ = [
     "CASES",
@@ -1248,8 +1248,18 @@ def _scenario_file(spec: Mapping[str, Any], case: LteCase, duration_s: float) ->
     )
 
 
+def _verdict_line(case: LteCase, variant: Variant, row: Mapping[str, Any]) -> str:
+    return (
+        f"{case.name} [{variant.name}]: goodput ratio {_f(row['goodput_ratio'])}, "
+        f"RTT mean {_f(row['rtt_mean_ratio'])}, p95 {_f(row['rtt_p95_ratio'])}"
+        f" -> {row['verdict']}"
+    )
+
+
 def _provenance(source: Ns3Source, sources: Mapping[str, str]) -> dict[str, str]:
     """The report's version lines: vtlab's build, ns-3's, where ns-3's results came from."""
+    import datetime as dt
+
     from vtlab import _core
     from vtlab.api import core_build
 
@@ -1258,6 +1268,7 @@ def _provenance(source: Ns3Source, sources: Mapping[str, str]) -> dict[str, str]
         counts[s] = counts.get(s, 0) + 1
     labels = {"cache": "from `ns3-cache.jsonl`", "run": "run now", "stored": "stored, unverified"}
     return {
+        "date": dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
         "vtlab_version": _core.version(),
         "vtlab_hash": core_build(),
         "ns3_version": source.binary.ns3_version if source.binary else "?",
@@ -1295,8 +1306,6 @@ def validate_lte(
     used.  Raises :class:`LteValidateError` on bad input and
     :class:`vtlab.ns3.Ns3Error` when a needed ns-3 result is neither cached nor
     computable."""
-    import datetime as dt
-
     started = time.perf_counter()
     chosen = parse_cases(cases)
     check_options(float(duration_s), int(seeds), int(uplink_period_ms), radio_delay_ms, int(repeat))
@@ -1345,11 +1354,7 @@ def validate_lte(
             else:
                 diag_rows.append(row)
             if log is not None:
-                log(
-                    f"{case.name} [{v.name}]: goodput ratio {_f(row['goodput_ratio'])}, "
-                    f"RTT mean {_f(row['rtt_mean_ratio'])}, p95 {_f(row['rtt_p95_ratio'])}"
-                    f" -> {row['verdict']}"
-                )
+                log(_verdict_line(case, v, row))
 
     meta = {
         "command": command or explicit_command(out, chosen, duration_s, seeds, bench),
@@ -1365,7 +1370,6 @@ def validate_lte(
         "tolerance": tolerance,
         "repeat": repeat,
         "wall_s": time.perf_counter() - started,
-        "date": dt.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
     }
     paths = write_report(out, rows, diag_rows, speed_rows, meta)
     return LteValidation(rows, diag_rows, speed_rows, paths, sources, time.perf_counter() - started)
@@ -1390,16 +1394,83 @@ def explicit_command(
     return shlex.join(parts)
 
 
-def _typed_command() -> str:
-    import shlex
-
-    prog = Path(sys.argv[0]).name
-    if prog in ("vtlab", "__main__.py", "cli.py"):
-        return shlex.join(["vtlab", *sys.argv[1:]])
-    return ""
-
-
 # -- the command ----------------------------------------------------------------------
+
+
+# -- the command's options -----------------------------------------------------------
+
+CaseOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--case",
+        metavar="NAME",
+        help="Case to compare; repeatable. Default: all ("
+        + ", ".join(c.name for c in CASES)
+        + ").",
+        show_default=False,
+    ),
+]
+
+DurationOpt = Annotated[
+    float,
+    typer.Option("--duration", help="Simulated seconds per case (ns-3 and vtlab)."),
+]
+
+SeedsOpt = Annotated[
+    int,
+    typer.Option("--seeds", "-n", help="vtlab seeds 1..N (the replay is deterministic)."),
+]
+
+ToleranceOpt = Annotated[
+    str,
+    typer.Option("--tolerance", help="Agreement band for every ratio, e.g. 15% or 0.15."),
+]
+
+UplinkPeriodOpt = Annotated[
+    int,
+    typer.Option(
+        "--uplink-period",
+        metavar="MS",
+        help="vtlab's uplink: one opportunity every MS ms (1: every TTI).",
+    ),
+]
+
+RadioDelayOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--radio-delay",
+        metavar="MS",
+        help="vtlab's one-way radio delay. Default: from ns-3's base RTT.",
+        show_default=False,
+    ),
+]
+
+NoDiagnosticOpt = Annotated[
+    bool,
+    typer.Option("--no-diagnostic", help="Leave out the ACK-batched uplink table."),
+]
+
+BenchOpt = Annotated[
+    bool,
+    typer.Option(
+        "--bench",
+        help="Also compare wall times (ns-3's from its results) and write speed.csv.",
+    ),
+]
+
+RepeatOpt = Annotated[int, typer.Option("--repeat", help="vtlab runs per case timed by --bench.")]
+
+RerunNs3Opt = Annotated[
+    bool,
+    typer.Option("--rerun-ns3", help="Run ns-3 even when its result is cached."),
+]
+
+OutOpt = Annotated[
+    Path,
+    typer.Option("--out", "-o", help="Directory for report.md, agreement.csv and the ns-3 cache."),
+]
+
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or status lines.")]
 
 
 def register(app: typer.Typer) -> None:
@@ -1407,73 +1478,18 @@ def register(app: typer.Typer) -> None:
 
     @app.command("validate-lte")
     def validate_lte_command(
-        case: Annotated[
-            list[str] | None,
-            typer.Option(
-                "--case",
-                metavar="NAME",
-                help="Case to compare; repeatable. Default: all ("
-                + ", ".join(c.name for c in CASES)
-                + ").",
-                show_default=False,
-            ),
-        ] = None,
-        duration: Annotated[
-            float,
-            typer.Option("--duration", help="Simulated seconds per case (ns-3 and vtlab)."),
-        ] = DEFAULT_DURATION_S,
-        seeds: Annotated[
-            int,
-            typer.Option("--seeds", "-n", help="vtlab seeds 1..N (the replay is deterministic)."),
-        ] = DEFAULT_SEEDS,
-        tolerance: Annotated[
-            str,
-            typer.Option("--tolerance", help="Agreement band for every ratio, e.g. 15% or 0.15."),
-        ] = "15%",
-        uplink_period: Annotated[
-            int,
-            typer.Option(
-                "--uplink-period",
-                metavar="MS",
-                help="vtlab's uplink: one opportunity every MS ms (1: every TTI).",
-            ),
-        ] = 1,
-        radio_delay: Annotated[
-            float | None,
-            typer.Option(
-                "--radio-delay",
-                metavar="MS",
-                help="vtlab's one-way radio delay. Default: from ns-3's base RTT.",
-                show_default=False,
-            ),
-        ] = None,
-        no_diagnostic: Annotated[
-            bool,
-            typer.Option("--no-diagnostic", help="Leave out the ACK-batched uplink table."),
-        ] = False,
-        bench: Annotated[
-            bool,
-            typer.Option(
-                "--bench",
-                help="Also compare wall times (ns-3's from its results) and write speed.csv.",
-            ),
-        ] = False,
-        repeat: Annotated[
-            int, typer.Option("--repeat", help="vtlab runs per case timed by --bench.")
-        ] = DEFAULT_REPEAT,
-        rerun_ns3: Annotated[
-            bool,
-            typer.Option("--rerun-ns3", help="Run ns-3 even when its result is cached."),
-        ] = False,
-        out: Annotated[
-            Path,
-            typer.Option(
-                "--out", "-o", help="Directory for report.md, agreement.csv and the ns-3 cache."
-            ),
-        ] = Path("validation/lte"),
-        quiet: Annotated[
-            bool, typer.Option("--quiet", "-q", help="No progress bar or status lines.")
-        ] = False,
+        case: CaseOpt = None,
+        duration: DurationOpt = DEFAULT_DURATION_S,
+        seeds: SeedsOpt = DEFAULT_SEEDS,
+        tolerance: ToleranceOpt = "15%",
+        uplink_period: UplinkPeriodOpt = 1,
+        radio_delay: RadioDelayOpt = None,
+        no_diagnostic: NoDiagnosticOpt = False,
+        bench: BenchOpt = False,
+        repeat: RepeatOpt = DEFAULT_REPEAT,
+        rerun_ns3: RerunNs3Opt = False,
+        out: OutOpt = Path("validation/lte"),
+        quiet: QuietOpt = False,
     ) -> None:
         """Validate vtlab's trace-driven LTE link against ns-3's LTE module: replay
         ns-3's channel capacity in vtlab and compare goodput and RTT (needs the ns-3
@@ -1505,7 +1521,7 @@ def register(app: typer.Typer) -> None:
                 repeat=repeat,
                 rerun_ns3=rerun_ns3,
                 progress=not quiet,
-                command=_typed_command(),
+                command=typed_command(),
                 log=log,
             )
         except (_ns3.Ns3Error, LteValidateError) as exc:
