@@ -811,34 +811,8 @@ def _mci(mean: float, ci: float, digits: int = 3) -> str:
     return f"{mean:.{digits}f} ± {_f(ci, digits)}"
 
 
-def write_report(
-    out: Path,
-    table: Sequence[Mapping[str, Any]],
-    ranks: Sequence[Mapping[str, Any]],
-    meta: Mapping[str, Any],
-) -> dict[str, Path]:
-    """Write ``report.md``, ``agreement.csv`` and ``agreement.parquet`` into ``out``.
-
-    ``meta`` keys used: ``command``, ``explicit_command``, ``vtlab_version``,
-    ``vtlab_hash``, ``ns3_version``, ``ns3_hash``, ``wall_s``, ``runs_done``,
-    ``runs_cached``, ``run_time_s`` (side -> summed run wall time), ``seeds``,
-    ``bytes``, ``skipped`` (cc -> reason), ``errors``, ``jobs``, ``date``.
-    """
-    import pandas as pd
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    df = pd.DataFrame(list(table))
-    paths = {
-        "report": out / "report.md",
-        "csv": out / "agreement.csv",
-        "parquet": out / "agreement.parquet",
-    }
-    df.to_csv(paths["csv"], index=False)
-    df.to_parquet(paths["parquet"], index=False)
-
-    n_agree = sum(1 for r in table if r["verdict"] == "agree")
-    ratios = [(r["ratio"], r) for r in table if not math.isnan(r["ratio"])]
+def _report_header(table: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -> list[str]:
+    """Title, provenance, grid and topologies of the report."""
     seeds = list(meta.get("seeds", []))
     seed_text = f"{seeds[0]}..{seeds[-1]}" if len(seeds) > 1 else ", ".join(map(str, seeds))
     lines = [
@@ -906,6 +880,14 @@ def write_report(
         lines += ["## Skipped algorithms", ""]
         lines += [f"* {cc}: {why}" for cc, why in skipped.items()]
         lines.append("")
+    return lines
+
+
+def _report_agreement(table: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The agreement section: verdict rule, worst ratios, the table."""
+    n_agree = sum(1 for r in table if r["verdict"] == "agree")
+    ratios = [(r["ratio"], r) for r in table if not math.isnan(r["ratio"])]
+    lines: list[str] = []
     lines += [
         "## Agreement",
         "",
@@ -935,6 +917,12 @@ def write_report(
             f"| {_f(r['ns3_rto_expiries'], 1)} | {_f(r['vtlab_fast_recoveries'], 1)} "
             f"| {_f(r['ns3_fast_recoveries'], 1)} | {'**DIFFERS**' if v == 'DIFFERS' else v} |"
         )
+    return lines
+
+
+def _report_station(table: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The charging station's aggregate goodput (empty without station cells)."""
+    lines: list[str] = []
     station_rows = [r for r in table if str(r.get("topology", "1")) != "1"]
     if station_rows:
         lines += [
@@ -956,6 +944,12 @@ def write_report(
                 f"| {_mci(r['ns3_aggregate_mbps'], r['ns3_aggregate_ci95_mbps'])} "
                 f"| {_f(r['aggregate_ratio'])} | {_f(r['vtlab_jain'])} | {_f(r['ns3_jain'])} |"
             )
+    return lines
+
+
+def _report_rankings(ranks: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Rankings by mean goodput on both sides."""
+    lines: list[str] = []
     lines += [
         "",
         "## Rankings by mean goodput (best first)",
@@ -974,6 +968,41 @@ def write_report(
             f"| {' > '.join(rk['ns3_order'])} | {_f(rk['spearman'], 2)} "
             f"| {'yes' if rk['same_order'] else 'no'} | {inv} |"
         )
+    return lines
+
+
+def write_report(
+    out: Path,
+    table: Sequence[Mapping[str, Any]],
+    ranks: Sequence[Mapping[str, Any]],
+    meta: Mapping[str, Any],
+) -> dict[str, Path]:
+    """Write ``report.md``, ``agreement.csv`` and ``agreement.parquet`` into ``out``.
+
+    ``meta`` keys used: ``command``, ``explicit_command``, ``vtlab_version``,
+    ``vtlab_hash``, ``ns3_version``, ``ns3_hash``, ``wall_s``, ``runs_done``,
+    ``runs_cached``, ``run_time_s`` (side -> summed run wall time), ``seeds``,
+    ``bytes``, ``skipped`` (cc -> reason), ``errors``, ``jobs``, ``date``.
+    """
+    import pandas as pd
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    df = pd.DataFrame(list(table))
+    paths = {
+        "report": out / "report.md",
+        "csv": out / "agreement.csv",
+        "parquet": out / "agreement.parquet",
+    }
+    df.to_csv(paths["csv"], index=False)
+    df.to_parquet(paths["parquet"], index=False)
+
+    lines = [
+        *_report_header(table, meta),
+        *_report_agreement(table),
+        *_report_station(table),
+        *_report_rankings(ranks),
+    ]
     errors = list(meta.get("errors", []))
     if errors:
         lines += ["", "## Failed runs", ""]
