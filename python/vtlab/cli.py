@@ -817,9 +817,6 @@ def bench_command(
         default=DEFAULT_BENCH_SPEC,
         profile=profile,
     )
-    if vs_ns3 and sc.spec.get("preset") == "lte-cabin":
-        _bench_lte_vs_ns3(repeat, json_out)
-        return
     if vs_ns3:
         from vtlab.ns3 import bench_vs_ns3_command
 
@@ -846,39 +843,6 @@ def bench_command(
     for name, walls_s in res.startup_s.items():
         median_ms = statistics.median(walls_s) * 1e3
         typer.echo(f"start-up      {median_ms:.0f} ms median of {len(walls_s)}: {name}")
-
-
-def _bench_lte_vs_ns3(repeat: int | None, json_out: bool) -> None:
-    """``vtlab bench lte-cabin --vs-ns3``: the LTE validation's four cases (ns-3's LTE
-    module, and vtlab replaying its channel on the same scenario), timed; ns-3's
-    results are cached under the vtlab cache directory (docs/validation.md)."""
-    from vtlab.ns3 import Ns3Error, cache_root
-    from vtlab.validate_lte import validate_lte
-
-    def log(line: str) -> None:
-        if not json_out:
-            typer.echo(line, err=True)
-
-    try:
-        res = validate_lte(
-            cache_root() / "bench-lte",
-            bench=True,
-            repeat=5 if repeat is None else repeat,
-            diagnostic=False,
-            progress=not json_out,
-            log=log,
-        )
-    except Ns3Error as exc:
-        raise CliError("--vs-ns3", " ".join(str(exc).split())) from None
-    if json_out:
-        typer.echo(json.dumps(res.speed_rows, default=str))
-        return
-    for r in res.speed_rows:
-        typer.echo(
-            f"{r['case']:<14} ns-3 {float(r['ns3_process_wall_s']):7.3f} s · vtlab "
-            f"{float(r['vtlab_call_wall_s']) * 1e3:7.1f} ms · {float(r['speedup_whole']):5.0f}× "
-            f"faster ({r['simulated_s']} s simulated)"
-        )
 
 
 @app.command("expand")

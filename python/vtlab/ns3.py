@@ -975,6 +975,37 @@ BENCH_21_NOTE = (
 )
 
 
+def _bench_lte_vs_ns3(repeat: int | None, json_out: bool, log: Callable[[str], None]) -> None:
+    """``vtlab bench lte-cabin --vs-ns3``: the LTE validation's four cases (ns-3's LTE
+    module, and vtlab replaying its channel on the same scenario), timed; ns-3's
+    results are cached under the vtlab cache directory (docs/validation.md)."""
+    import typer
+
+    from vtlab.errors import CliError
+    from vtlab.validate_lte import validate_lte
+
+    try:
+        res = validate_lte(
+            cache_root() / "bench-lte",
+            bench=True,
+            repeat=5 if repeat is None else repeat,
+            diagnostic=False,
+            progress=not json_out,
+            log=log,
+        )
+    except Ns3Error as exc:
+        raise CliError("--vs-ns3", " ".join(str(exc).split())) from None
+    if json_out:
+        typer.echo(json.dumps(res.speed_rows, default=str))
+        return
+    for r in res.speed_rows:
+        typer.echo(
+            f"{r['case']:<14} ns-3 {float(r['ns3_process_wall_s']):7.3f} s · vtlab "
+            f"{float(r['vtlab_call_wall_s']) * 1e3:7.1f} ms · {float(r['speedup_whole']):5.0f}× "
+            f"faster ({r['simulated_s']} s simulated)"
+        )
+
+
 def bench_vs_ns3_command(
     scenario: Any = None,
     *,
@@ -991,6 +1022,11 @@ def bench_vs_ns3_command(
         if not json_out:
             typer.echo(line, err=True)
 
+    spec = getattr(scenario, "spec", scenario)
+    if isinstance(spec, Mapping) and spec.get("preset") == "lte-cabin":
+        # ns-3's reference for the cellular link is the LTE validation's program.
+        _bench_lte_vs_ns3(repeat, json_out, log)
+        return
     try:
         res = bench_vs_ns3(scenario, seed=seed, repeat=3 if repeat is None else repeat, log=log)
     except Ns3Error as exc:
