@@ -203,6 +203,10 @@ tables! {
         drops_queue: u64, "", "Packets dropped because the transmit queue was full";
         drops_link_error: u64, "", "Packets lost to link errors at the receiving end (cellular HARQ losses included)";
         drops_harq: u64, "", "Of those, packets lost in a cellular transport block that failed every HARQ attempt (channel model only)";
+        mac_frames_sent: u64, "", "802.11 frames this station sent: data, RTS, CTS and ACK, retransmissions included (0 on other links)";
+        mac_retries: u64, "", "802.11 attempts that failed: an RTS without CTS or a data frame without ACK";
+        mac_retry_drops: u64, "", "Packets the 802.11 MAC dropped at the retry limit (also in drops_link_error)";
+        mac_rx_errors: u64, "", "Frames this station locked onto whose reception failed: collision, interference, the error model at the MAC";
     }
 
     /// Per-flow sender state over time (one row per flow per sample).

@@ -3,6 +3,7 @@
 pub mod cellular;
 pub mod link;
 pub mod loss;
+pub mod wifi;
 mod packet;
 
 pub use link::{LinkDir, LinkDirStats, LinkParams};

@@ -417,6 +417,12 @@ impl Capture {
     /// Check the request against the plan (every name a node or link, the
     /// directory writable) and open the files with their pcap headers.
     pub fn open(plan: &Plan, req: &CaptureRequest) -> Result<Self, CaptureError> {
+        if let Some(m) = plan.media.first() {
+            return Err(CaptureError(format!(
+                "packet captures of 802.11 media are not supported yet (medium '{}')",
+                m.conf.name
+            )));
+        }
         let points = resolve_points(plan, &req.points)?;
         std::fs::create_dir_all(&req.dir).map_err(|e| {
             CaptureError(format!(

@@ -15,6 +15,7 @@ use crate::engine::{Duration, RngStream, Scheduler, Time};
 use crate::metrics::{EventLog, FlowResult, LinkResult, RunResult, Trace};
 use crate::net::cellular::schedule::Server;
 use crate::net::link::{Arrival, Enqueued};
+use crate::net::wifi::{DropCause, Medium};
 use crate::net::{LinkDir, LossModel, NodeId, Packet, PacketKind};
 use crate::tcp::cc::LossCause;
 use crate::tcp::{Receiver, Sender};
@@ -46,6 +47,17 @@ enum Event {
     ReceiverTimer(u32),
     FlowStart(u32),
     TraceSample,
+    /// The transmission of 802.11 station `u32` (global index) ends.
+    WifiTxEnd(u32),
+    /// 802.11 station `u32`'s timer.
+    WifiTimer(u32),
+}
+
+/// Where a packet was dropped: a link direction or an 802.11 station.
+#[derive(Clone, Copy, Debug)]
+enum At {
+    Dir(u32),
+    Station(u32),
 }
 
 struct Flow {
@@ -112,6 +124,17 @@ pub struct Simulation {
     seed: u64,
     /// Packet captures, when asked for ([`Simulation::with_capture`]).
     capture: Option<Box<Capture>>,
+    /// Shared 802.11 media; their stations are numbered globally in medium order.
+    media: Vec<Medium>,
+    /// Global station → (medium, station in it).
+    stations: Vec<(u32, u32)>,
+    /// Global index of each medium's first station.
+    station_base: Vec<u32>,
+    /// The timer event pending for each station (stale ones are ignored).
+    station_timer_at: Vec<Option<Time>>,
+    /// Link directions before the hops over media.
+    p2p_dirs: u32,
+    air: Vec<plan::AirHop>,
 }
 
 impl Simulation {
@@ -176,7 +199,24 @@ impl Simulation {
                 }
             })
             .collect::<Vec<_>>();
+        let media: Vec<Medium> = plan
+            .media
+            .iter()
+            .map(|m| Medium::new(&m.conf, m.nodes.clone(), seed))
+            .collect();
+        let mut stations = Vec::new();
+        let mut station_base = Vec::with_capacity(media.len());
+        for (i, m) in media.iter().enumerate() {
+            station_base.push(stations.len() as u32);
+            stations.extend((0..m.len()).map(|k| (i as u32, k as u32)));
+        }
         Simulation {
+            station_timer_at: vec![None; stations.len()],
+            media,
+            stations,
+            station_base,
+            p2p_dirs: (plan.links.len() * 2) as u32,
+            air: plan.air.clone(),
             sched: Scheduler::new(),
             links,
             link_names,
@@ -290,7 +330,9 @@ impl Simulation {
                         }
                         self.deliver::<CAPTURE>(now, self.links[d as usize].to, p)
                     }
-                    Some(Arrival::Lost(p)) => self.dropped::<CAPTURE>(now, d, p, LossCause::Link),
+                    Some(Arrival::Lost(p)) => {
+                        self.dropped::<CAPTURE>(now, At::Dir(d), p, LossCause::Link)
+                    }
                     None => {}
                 }
             }
@@ -324,6 +366,62 @@ impl Simulation {
                 self.sample(now);
                 self.sched
                     .schedule(now + self.trace_interval, Event::TraceSample);
+            }
+            Event::WifiTxEnd(g) => {
+                let (m, k) = self.stations[g as usize];
+                self.media[m as usize].on_tx_end(now, k as usize);
+                self.drain_medium::<CAPTURE>(now, m);
+            }
+            Event::WifiTimer(g) => {
+                if self.station_timer_at[g as usize] != Some(now) {
+                    return; // superseded
+                }
+                self.station_timer_at[g as usize] = None;
+                let (m, k) = self.stations[g as usize];
+                self.media[m as usize].on_timer(now, k as usize);
+                self.arm_station(g);
+                self.drain_medium::<CAPTURE>(now, m);
+            }
+        }
+    }
+
+    /// Keep station `g`'s timer event at its earliest deadline.
+    fn arm_station(&mut self, g: u32) {
+        let (m, k) = self.stations[g as usize];
+        if let Some(d) = self.media[m as usize].deadline(k as usize) {
+            let armed = &mut self.station_timer_at[g as usize];
+            if armed.is_none_or(|t| d < t) {
+                *armed = Some(d);
+                self.sched.schedule(d, Event::WifiTimer(g));
+            }
+        }
+    }
+
+    /// Act on what medium `m` left in its outbox, until it is empty
+    /// (delivering a packet can enqueue another on the same medium).
+    fn drain_medium<const CAPTURE: bool>(&mut self, now: Time, m: u32) {
+        let base = self.station_base[m as usize];
+        loop {
+            let out = std::mem::take(&mut self.media[m as usize].out);
+            if out.is_empty() {
+                return;
+            }
+            for (k, end) in out.tx_end {
+                self.sched.schedule(end, Event::WifiTxEnd(base + k as u32));
+            }
+            for k in out.timers {
+                self.arm_station(base + k as u32);
+            }
+            for (k, p, cause) in out.dropped {
+                let cause = match cause {
+                    DropCause::Queue => LossCause::Congestion,
+                    DropCause::RetryLimit | DropCause::ErrorModel => LossCause::Link,
+                };
+                self.dropped::<CAPTURE>(now, At::Station(base + k as u32), p, cause);
+            }
+            for (k, p) in out.delivered {
+                let node = self.media[m as usize].nodes[k];
+                self.deliver::<CAPTURE>(now, node, p);
             }
         }
     }
@@ -414,6 +512,14 @@ impl Simulation {
         let Some(d) = self.routes[node.0 as usize][p.dst.0 as usize] else {
             return; // unreachable destinations are rejected before the run
         };
+        if d >= self.p2p_dirs {
+            let hop = self.air[(d - self.p2p_dirs) as usize];
+            self.packets += 1;
+            let medium = &mut self.media[hop.medium as usize];
+            medium.enqueue(now, hop.from as usize, hop.to as usize, p);
+            self.drain_medium::<CAPTURE>(now, hop.medium);
+            return;
+        }
         match self.links[d as usize].enqueue(now, p) {
             Enqueued::Accepted(schedule) => {
                 self.packets += 1;
@@ -424,14 +530,16 @@ impl Simulation {
                     self.sched.schedule(t, Event::Arrival(d));
                 }
             }
-            Enqueued::QueueFull => self.dropped::<CAPTURE>(now, d, p, LossCause::Congestion),
+            Enqueued::QueueFull => {
+                self.dropped::<CAPTURE>(now, At::Dir(d), p, LossCause::Congestion)
+            }
         }
     }
 
     /// Count a drop on link direction `d` and, for data, tell the sender's
     /// loss oracle its cause.
-    fn dropped<const CAPTURE: bool>(&mut self, now: Time, d: u32, p: Packet, cause: LossCause) {
-        if let (true, Some(c)) = (CAPTURE, self.capture.as_mut()) {
+    fn dropped<const CAPTURE: bool>(&mut self, now: Time, at: At, p: Packet, cause: LossCause) {
+        if let (true, Some(c), At::Dir(d)) = (CAPTURE, self.capture.as_mut(), at) {
             c.dropped(d, &p, cause == LossCause::Link);
         }
         let flow = &mut self.flows[p.flow as usize];
@@ -443,12 +551,21 @@ impl Simulation {
             flow.sender.record_drop(p.seq, cause);
         }
         if let Some(log) = self.events.as_mut() {
-            let (name, dir) = &self.link_names[d as usize];
+            let direction = match at {
+                At::Dir(d) => {
+                    let (name, dir) = &self.link_names[d as usize];
+                    format!("{name} {dir}")
+                }
+                At::Station(g) => {
+                    let (m, k) = self.stations[g as usize];
+                    let medium = &self.media[m as usize];
+                    format!("{} {}", medium.name, medium.node_names[k as usize])
+                }
+            };
             let cause = match cause {
                 LossCause::Link => "link",
                 LossCause::Congestion => "queue",
             };
-            let direction = format!("{name} {dir}");
             log.push(observe::drop_event(
                 now,
                 &flow.name,
@@ -541,7 +658,29 @@ impl Simulation {
                 drops_queue: l.stats.drops_queue,
                 drops_link_error: l.stats.drops_link_error,
                 drops_harq: l.stats.drops_harq,
+                mac_frames_sent: 0,
+                mac_retries: 0,
+                mac_retry_drops: 0,
+                mac_rx_errors: 0,
             })
+            .chain(self.media.iter().flat_map(|m| {
+                (0..m.len()).map(move |k| {
+                    let st = m.stats(k);
+                    LinkResult {
+                        link: m.name.clone(),
+                        direction: m.node_names[k].clone(),
+                        packets_carried: st.packets_carried,
+                        bytes_carried: st.bytes_carried,
+                        drops_queue: st.queue_drops,
+                        drops_link_error: st.link_drops,
+                        drops_harq: 0,
+                        mac_frames_sent: st.frames_sent,
+                        mac_retries: st.retries,
+                        mac_retry_drops: st.retry_drops,
+                        mac_rx_errors: st.rx_errors,
+                    }
+                })
+            }))
             .collect();
         RunResult {
             scenario_hash: self.hash,

@@ -9,6 +9,7 @@
 
 use crate::engine::{Duration, Time};
 use crate::net::cellular::CapacityConf;
+use crate::net::wifi::MediumConf;
 use crate::net::{LinkParams, LossConf, NodeId};
 use crate::tcp::cc::CcDescriptor;
 use crate::tcp::TcpConfig;
@@ -26,6 +27,22 @@ pub struct PlannedLink {
     /// Capacity schedules of cellular directions (`None`: the link's rate).
     pub(crate) capacity_ab: Option<CapacityConf>,
     pub(crate) capacity_ba: Option<CapacityConf>,
+}
+
+/// A shared 802.11 medium with its stations' nodes.
+#[derive(Clone, Debug)]
+pub struct PlannedMedium {
+    pub(crate) conf: MediumConf,
+    pub(crate) nodes: Vec<NodeId>,
+}
+
+/// A hop over a medium: station `from` to its neighbour `to` (indices into
+/// the medium's stations).
+#[derive(Clone, Copy, Debug)]
+pub struct AirHop {
+    pub(crate) medium: u32,
+    pub(crate) from: u32,
+    pub(crate) to: u32,
 }
 
 /// One bulk transfer with its endpoints and congestion control looked up.
@@ -46,9 +63,13 @@ pub struct Plan {
     pub(crate) hash: String,
     pub(crate) nodes: Vec<String>,
     pub(crate) links: Vec<PlannedLink>,
+    pub(crate) media: Vec<PlannedMedium>,
+    /// The hops over media, in order: direction `2·links + k` is `air[k]`.
+    pub(crate) air: Vec<AirHop>,
     pub(crate) flows: Vec<PlannedFlow>,
     /// `routes[node][dst]`: the link direction leaving `node` toward `dst`
-    /// (direction `2·i` is link i's a→b, `2·i + 1` its b→a).
+    /// (direction `2·i` is link i's a→b, `2·i + 1` its b→a; after the links'
+    /// directions come the hops over media, [`Plan::air`]).
     pub(crate) routes: Vec<Vec<Option<u32>>>,
     /// Each direction's (from, to), in direction order.
     pub(crate) dirs: Vec<(NodeId, NodeId)>,
@@ -77,13 +98,23 @@ impl Plan {
     /// empty route). Packets are fragmented once, at their source, to fit it
     /// (routers do not refragment).
     pub(crate) fn path_mtu(&self, from: NodeId, to: NodeId) -> u32 {
-        let mtu = |d: u32| self.links[d as usize / 2].params.mtu_bytes;
+        let mtu = |d: u32| match self.air_hop(d) {
+            Some(hop) => self.media[hop.medium as usize].conf.wifi.mtu_bytes,
+            None => self.links[d as usize / 2].params.mtu_bytes,
+        };
         path(&self.routes, &self.dirs, from, to)
             .unwrap_or_default()
             .into_iter()
             .map(mtu)
             .min()
             .unwrap_or(u32::MAX)
+    }
+
+    /// The hop over a medium that direction `d` is, if it is one.
+    pub(crate) fn air_hop(&self, d: u32) -> Option<AirHop> {
+        (d as usize)
+            .checked_sub(2 * self.links.len())
+            .map(|k| self.air[k])
     }
 
     /// The link directions as (link name, from node, to node), in direction

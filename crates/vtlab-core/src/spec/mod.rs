@@ -13,6 +13,8 @@ mod station;
 pub mod tcp;
 pub mod units;
 mod v2g;
+mod vanet_chain;
+pub mod wifi;
 mod wired_wireless;
 
 use serde::de::DeserializeOwned;
@@ -22,6 +24,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use crate::net::cellular::CapacityConf;
+use crate::net::wifi::MediumConf;
 use crate::net::LossConf;
 use crate::tcp::TcpConfig;
 pub use loss::{LossKind, LossSpec};
@@ -35,6 +38,7 @@ use units::{Bytes, Dur, Rate};
 pub use lte_cabin::LteCabinSpec;
 pub use station::StationSpec;
 pub use v2g::V2gSpec;
+pub use vanet_chain::VanetChainSpec;
 pub use wired_wireless::{FlowGroup, WiredWirelessSpec};
 
 /// An invalid scenario: the field path and what is wrong with it.
@@ -71,8 +75,18 @@ impl fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
+/// Most stations on one medium (the PHY is O(stations²) per frame).
+pub const MAX_STATIONS: usize = 256;
+
 /// Every preset, by name.
-pub const PRESETS: &[&str] = &["custom", "lte-cabin", "station", "v2g", "wired-wireless"];
+pub const PRESETS: &[&str] = &[
+    "custom",
+    "lte-cabin",
+    "station",
+    "v2g",
+    "vanet-chain",
+    "wired-wireless",
+];
 
 /// Deserialize `value` as `T`, turning serde's error into a [`SpecError`]
 /// whose path is `prefix` plus the path inside `value`.
@@ -125,6 +139,7 @@ pub fn resolve_value(value: serde_json::Value) -> Result<Scenario, SpecError> {
         "station" => from_value::<StationSpec>(rest, "")?.resolve(),
         "lte-cabin" => from_value::<LteCabinSpec>(rest, "")?.resolve(),
         "wired-wireless" => from_value::<WiredWirelessSpec>(rest, "")?.resolve(),
+        "vanet-chain" => from_value::<VanetChainSpec>(rest, "")?.resolve(),
         other => Err(SpecError::new(
             "preset",
             format!("unknown preset '{other}' (allowed: {})", PRESETS.join(", ")),
@@ -189,6 +204,9 @@ pub struct Scenario {
     /// The event budget, when the scenario sets one (else the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_events: Option<u64>,
+    /// Shared 802.11 media (nodes may also have point-to-point links).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<MediumConf>,
 }
 
 impl Scenario {
@@ -244,6 +262,40 @@ impl Scenario {
                 return Err(SpecError::new(
                     format!("links[{i}].queue_packets"),
                     "0 is outside [1, 1000000]".into(),
+                ));
+            }
+        }
+        for (i, m) in self.media.iter().enumerate() {
+            if !link_names.insert(m.name.as_str()) {
+                return Err(SpecError::new(
+                    format!("media[{i}].name"),
+                    format!("duplicate link or medium name '{}'", m.name),
+                ));
+            }
+            let mut on = BTreeSet::new();
+            for (k, n) in m.nodes.iter().enumerate() {
+                known(format!("media[{i}].nodes[{k}]"), n)?;
+                if !on.insert(n.clone()) {
+                    return Err(SpecError::new(
+                        format!("media[{i}].nodes[{k}]"),
+                        format!("node '{n}' is on this medium twice"),
+                    ));
+                }
+            }
+            if m.nodes.len() < 2 || m.nodes.len() > MAX_STATIONS {
+                return Err(SpecError::new(
+                    format!("media[{i}].nodes"),
+                    format!("{} stations is outside [2, {MAX_STATIONS}]", m.nodes.len()),
+                ));
+            }
+            if m.mobility.len() != m.nodes.len() {
+                return Err(SpecError::new(
+                    format!("media[{i}].mobility"),
+                    format!(
+                        "needs one entry per node ({} nodes, {} entries)",
+                        m.nodes.len(),
+                        m.mobility.len()
+                    ),
                 ));
             }
         }
@@ -323,7 +375,11 @@ struct FlowSpec {
 #[serde(deny_unknown_fields)]
 struct CustomSpec {
     nodes: Vec<String>,
+    #[serde(default)]
     links: Vec<LinkSpec>,
+    /// Shared 802.11 media.
+    #[serde(default)]
+    media: Vec<wifi::MediumSpec>,
     flows: Vec<FlowSpec>,
     bytes: Option<Bytes>,
     tcp: Option<TcpSpec>,
@@ -421,6 +477,7 @@ impl Scenario {
             stop_ns: stop.map(|d| d.0),
             trace_interval_ns: trace_interval.map_or(DEFAULT_TRACE_INTERVAL_NS, |d| d.0),
             max_events,
+            media: Vec::new(),
         };
         scenario.validate()?;
         Ok(scenario)
@@ -535,7 +592,13 @@ impl CustomSpec {
                 })
             })
             .collect::<Result<Vec<_>, SpecError>>()?;
-        Scenario::assemble(
+        let media = self
+            .media
+            .iter()
+            .enumerate()
+            .map(|(i, m)| m.resolve(i))
+            .collect::<Result<Vec<_>, SpecError>>()?;
+        let mut scenario = Scenario::assemble(
             "custom",
             self.nodes,
             links,
@@ -543,7 +606,10 @@ impl CustomSpec {
             self.stop,
             self.trace_interval,
             self.max_events,
-        )
+        )?;
+        scenario.media = media;
+        scenario.validate()?;
+        Ok(scenario)
     }
 }
 
@@ -559,11 +625,11 @@ mod tests {
     #[test]
     fn preset_is_required_and_checked() {
         assert!(err(json!({})).starts_with(
-            "preset: missing (allowed: custom, lte-cabin, station, v2g, wired-wireless)"
+            "preset: missing (allowed: custom, lte-cabin, station, v2g, vanet-chain, wired-wireless)"
         ));
         assert_eq!(
             err(json!({"preset": "v2x"})),
-            "preset: unknown preset 'v2x' (allowed: custom, lte-cabin, station, v2g, wired-wireless)"
+            "preset: unknown preset 'v2x' (allowed: custom, lte-cabin, station, v2g, vanet-chain, wired-wireless)"
         );
     }
 

@@ -10,7 +10,9 @@ use crate::engine::{Duration, Time};
 use crate::net::cellular::trace::MAX_TRACE_MS;
 use crate::net::cellular::{channel, CapacityConf};
 use crate::net::{LinkParams, NodeId};
-use crate::sim::plan::{path, shortest_path_routes, Plan, PlannedFlow, PlannedLink};
+use crate::sim::plan::{
+    path, shortest_path_routes, AirHop, Plan, PlannedFlow, PlannedLink, PlannedMedium,
+};
 use crate::tcp::cc;
 
 /// Link rates, bit/s: at least 1 bit/s, at most 10 Tbit/s.
@@ -159,10 +161,43 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, SpecError> {
             capacity_ba: l.capacity_ba.clone(),
         });
     }
-    let dirs: Vec<(NodeId, NodeId)> = links
+    let mut dirs: Vec<(NodeId, NodeId)> = links
         .iter()
         .flat_map(|l| [(l.a, l.b), (l.b, l.a)])
         .collect();
+    let mut media = Vec::with_capacity(scenario.media.len());
+    let mut air = Vec::new();
+    for (i, m) in scenario.media.iter().enumerate() {
+        let p = |f: &str| format!("media[{i}].{f}");
+        m.wifi
+            .check()
+            .map_err(|(field, msg)| SpecError::new(p(&format!("wifi.{field}")), msg))?;
+        check_loss(&m.wifi.error, &p("wifi.error"))?;
+        for (k, mob) in m.mobility.iter().enumerate() {
+            let finite = [mob.x_m, mob.y_m, mob.vx_mps, mob.vy_mps]
+                .iter()
+                .all(|v| v.is_finite() && v.abs() <= 1e7);
+            if !finite {
+                return Err(SpecError::new(
+                    p(&format!("mobility[{k}]")),
+                    "positions (m) and velocities (m/s) must be finite and within ±1e7".into(),
+                ));
+            }
+        }
+        let nodes: Vec<NodeId> = m.nodes.iter().map(|n| node(n)).collect();
+        for (from, to) in crate::net::wifi::Medium::neighbours(m) {
+            dirs.push((nodes[from], nodes[to]));
+            air.push(AirHop {
+                medium: i as u32,
+                from: from as u32,
+                to: to as u32,
+            });
+        }
+        media.push(PlannedMedium {
+            conf: m.clone(),
+            nodes,
+        });
+    }
     let routes = shortest_path_routes(scenario.nodes.len(), &dirs);
     let mut flows = Vec::with_capacity(scenario.flows.len());
     for (i, f) in scenario.flows.iter().enumerate() {
@@ -212,6 +247,8 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, SpecError> {
         hash: scenario.hash(),
         nodes: scenario.nodes.clone(),
         links,
+        media,
+        air,
         flows,
         routes,
         dirs,

@@ -1,0 +1,777 @@
+//! The shared medium at run time: the PHY of every station (energy, the frame
+//! it is locked onto, SINR per constant-interference chunk) and its DCF MAC.
+//!
+//! Events. A medium needs two kinds: the end of a station's transmission
+//! (`on_tx_end`, at most one pending per station) and one timer per station
+//! (`on_timer`: backoff expiry, SIFS response, CTS/ACK timeout; the earliest
+//! is reported by `deadline`). Every method leaves what the simulation must do
+//! in [`Outbox`]: packets delivered to a node's IP layer, packets dropped,
+//! transmissions to end and stations whose deadline may have changed.
+//!
+//! Simplifications (docs/wifi.md): signals reach every station at once (the
+//! propagation delay, under 2 µs within carrier-sense range, is left out, so
+//! stations whose backoff ends in the same slot collide, as they do in ns-3
+//! where the delay is shorter than a slot); no rate adaptation; no fragmentation.
+
+use std::collections::VecDeque;
+
+use super::phy::{dbm_to_mw, frame_duration, header_duration, noise_dbm};
+use super::{ErrorFrames, ErrorPlacement, MediumConf, Mobility, Reception, WifiConf};
+use crate::engine::{Duration, RngStream, Time};
+use crate::net::{LossModel, NodeId, Packet};
+
+/// 802.11 control frame sizes, bytes (FCS included).
+const ACK_BYTES: u32 = 14;
+const CTS_BYTES: u32 = 14;
+const RTS_BYTES: u32 = 20;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Rts,
+    Cts,
+    Data,
+    Ack,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    kind: Kind,
+    src: u16,
+    dst: u16,
+    bytes: u32,
+    rate_kbps: u32,
+    /// The duration field (NAV) it carries.
+    nav: Duration,
+    /// MAC sequence number (data), for duplicate detection.
+    seq: u32,
+    packet: Option<Packet>,
+}
+
+/// A transmission in the air.
+#[derive(Clone, Copy, Debug)]
+struct Tx {
+    frame: Frame,
+    /// Hit by the sender's outgoing error model: every receiver fails it.
+    corrupt: bool,
+}
+
+/// The frame a station's PHY is locked onto.
+#[derive(Clone, Copy, Debug)]
+struct Rx {
+    from: u16,
+    power_mw: f64,
+    end: Time,
+    /// End of the preamble and PHY header (sent at the header rate).
+    header_end: Time,
+    /// Start of the chunk not yet accounted.
+    last: Time,
+    /// ln of the probability that every bit so far was received.
+    log_ok: f64,
+}
+
+/// The initiator side of a frame exchange.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Exchange {
+    /// Nothing in progress: contending (if there is a frame or a backoff) or idle.
+    Idle,
+    /// Own RTS or data frame in the air.
+    Sending(Kind),
+    /// Waiting for a CTS or an ACK.
+    Awaiting(Kind),
+    /// CTS received: the data frame goes out a SIFS later.
+    DataAfterCts,
+}
+
+/// Why a medium dropped a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DropCause {
+    /// The interface queue was full.
+    Queue,
+    /// The frame failed at every attempt (retry limit).
+    RetryLimit,
+    /// The error model hit it at IP (placement `ip`).
+    ErrorModel,
+}
+
+/// Counters of one station's MAC.
+#[derive(Clone, Debug, Default)]
+pub struct MacStats {
+    /// Data frames this station delivered to the next hop (duplicates not counted).
+    pub packets_carried: u64,
+    pub bytes_carried: u64,
+    pub queue_drops: u64,
+    /// Packets lost at this station: retry limit, or the error model at IP.
+    pub link_drops: u64,
+    pub retry_drops: u64,
+    /// Frames sent (data, RTS, CTS, ACK; retransmissions included).
+    pub frames_sent: u64,
+    /// Failed attempts (RTS without CTS, data without ACK).
+    pub retries: u64,
+    /// Frames this station locked onto that failed (interference, collision,
+    /// the error model at the MAC).
+    pub rx_errors: u64,
+}
+
+struct Station {
+    queue: VecDeque<(Packet, u16, u32)>,
+    next_seq: u32,
+    cw: u32,
+    /// Backoff slots left; `None`: no backoff pending.
+    backoff: Option<u32>,
+    /// Since when the counter holds its value (slots count from here or from
+    /// the end of the IFS, whichever is later).
+    backoff_start: Time,
+    short_retries: u32,
+    long_retries: u32,
+    exchange: Exchange,
+    /// Whether the frame in service went with RTS/CTS.
+    with_rts: bool,
+    access_at: Option<Time>,
+    timeout_at: Option<Time>,
+    respond: Option<(Time, Frame)>,
+    nav_until: Time,
+    /// PHY idle since (`None`: busy).
+    idle_since: Option<Time>,
+    /// End of the last CTS/ACK timeout: the IFS counts from here too.
+    blocked_until: Time,
+    /// The last frame locked onto failed: the next IFS is EIFS.
+    eifs: bool,
+    transmitting: bool,
+    rx: Option<Rx>,
+    /// Last sequence number received from each station (duplicate detection).
+    last_seq: Vec<Option<u32>>,
+    error_in: LossModel,
+    error_out: LossModel,
+    backoff_rng: RngStream,
+    phy_rng: RngStream,
+    stats: MacStats,
+}
+
+/// What the simulation must act on after a call.
+#[derive(Default)]
+pub struct Outbox {
+    /// (station, packet) handed to the station's IP layer.
+    pub delivered: Vec<(usize, Packet)>,
+    /// (station, packet, cause) dropped at that station.
+    pub dropped: Vec<(usize, Packet, DropCause)>,
+    /// (station, end) of transmissions started.
+    pub tx_end: Vec<(usize, Time)>,
+    /// Stations whose [`Medium::deadline`] may have changed.
+    pub timers: Vec<usize>,
+}
+
+impl Outbox {
+    pub fn is_empty(&self) -> bool {
+        self.delivered.is_empty()
+            && self.dropped.is_empty()
+            && self.tx_end.is_empty()
+            && self.timers.is_empty()
+    }
+}
+
+pub struct Medium {
+    pub name: String,
+    /// Global node of each station.
+    pub nodes: Vec<NodeId>,
+    pub node_names: Vec<String>,
+    conf: WifiConf,
+    mobility: Vec<Mobility>,
+    slot: Duration,
+    sifs: Duration,
+    difs: Duration,
+    eifs: Duration,
+    /// From the end of an own RTS/data frame to the CTS/ACK timeout.
+    response_timeout: Duration,
+    header: Duration,
+    cts: Duration,
+    ack: Duration,
+    noise_mw: f64,
+    rx_sensitivity_mw: f64,
+    cca_mw: f64,
+    stations: Vec<Station>,
+    /// The transmission of each station, if any.
+    air: Vec<Option<Tx>>,
+    /// `power[s·n + r]`: mW station r receives while s transmits.
+    power: Vec<f64>,
+    /// Energy each station receives now, mW.
+    energy: Vec<f64>,
+    pub out: Outbox,
+}
+
+impl Medium {
+    /// Build a medium for a run with `seed` (each station's backoff, PHY and
+    /// error models get their own random streams).
+    pub fn new(conf: &MediumConf, nodes: Vec<NodeId>, seed: u64) -> Self {
+        let w = &conf.wifi;
+        let n = conf.nodes.len();
+        let dur = |bytes, rate| frame_duration(w.standard, w.short_preamble, bytes, rate);
+        let slot = Duration(w.slot_ns);
+        let sifs = Duration(w.sifs_ns);
+        let difs = sifs + slot + slot;
+        let ack = dur(ACK_BYTES, w.control_rate_kbps);
+        let header = header_duration(w.standard, w.short_preamble);
+        let stream = |kind: &str, name: &str| {
+            RngStream::for_component(seed, &format!("wifi/{}/{kind}/{name}", conf.name))
+        };
+        let stations = conf
+            .nodes
+            .iter()
+            .map(|name| Station {
+                queue: VecDeque::new(),
+                next_seq: 0,
+                cw: w.cw_min,
+                backoff: None,
+                backoff_start: Time::ZERO,
+                short_retries: 0,
+                long_retries: 0,
+                exchange: Exchange::Idle,
+                with_rts: false,
+                access_at: None,
+                timeout_at: None,
+                respond: None,
+                nav_until: Time::ZERO,
+                idle_since: Some(Time::ZERO),
+                blocked_until: Time::ZERO,
+                eifs: false,
+                transmitting: false,
+                rx: None,
+                last_seq: vec![None; n],
+                error_in: LossModel::new(&w.error, stream("error-in", name)),
+                error_out: LossModel::new(&w.error, stream("error-out", name)),
+                backoff_rng: stream("backoff", name),
+                phy_rng: stream("phy", name),
+                stats: MacStats::default(),
+            })
+            .collect();
+        Medium {
+            name: conf.name.clone(),
+            nodes,
+            node_names: conf.nodes.clone(),
+            conf: w.clone(),
+            mobility: conf.mobility.clone(),
+            slot,
+            sifs,
+            difs,
+            // EIFS = SIFS + ACK at the lowest rate + DIFS.
+            eifs: sifs + dur(ACK_BYTES, w.standard.basic_rate_kbps()) + difs,
+            // ns-3: SIFS + slot + the response's preamble and header.
+            response_timeout: sifs + slot + header,
+            header,
+            cts: dur(CTS_BYTES, w.control_rate_kbps),
+            ack,
+            noise_mw: dbm_to_mw(noise_dbm(w.standard.bandwidth_hz(), w.noise_figure_db)),
+            rx_sensitivity_mw: dbm_to_mw(w.rx_sensitivity_dbm),
+            cca_mw: dbm_to_mw(w.cca_threshold_dbm),
+            stations,
+            air: vec![None; n],
+            power: vec![0.0; n * n],
+            energy: vec![0.0; n],
+            out: Outbox::default(),
+        }
+    }
+
+    /// Station pairs (from, to) that can receive each other at time 0, by
+    /// received power against the sensitivity: the routing graph.
+    pub fn neighbours(conf: &MediumConf) -> Vec<(usize, usize)> {
+        let w = &conf.wifi;
+        let n = conf.nodes.len();
+        let mut out = Vec::new();
+        for a in 0..n {
+            for b in 0..n {
+                if a != b {
+                    let d = conf.mobility[a].distance(&conf.mobility[b], Time::ZERO);
+                    if w.propagation.rx_power_dbm(w.tx_power_dbm, d) >= w.rx_sensitivity_dbm {
+                        out.push((a, b));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    pub fn stats(&self, station: usize) -> &MacStats {
+        &self.stations[station].stats
+    }
+
+    pub fn len(&self) -> usize {
+        self.stations.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.stations.is_empty()
+    }
+
+    pub fn mtu_bytes(&self) -> u32 {
+        self.conf.mtu_bytes
+    }
+
+    /// The station's earliest pending timer.
+    pub fn deadline(&self, s: usize) -> Option<Time> {
+        let st = &self.stations[s];
+        [st.access_at, st.timeout_at, st.respond.map(|(t, _)| t)]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    // ---- the interface to IP --------------------------------------------------
+
+    /// Offer an IP packet at station `s` for neighbour `next`.
+    pub fn enqueue(&mut self, now: Time, s: usize, next: usize, packet: Packet) {
+        let w_ip = self.conf.error_placement == ErrorPlacement::Ip;
+        let st = &mut self.stations[s];
+        if w_ip && st.error_out.drops(now) {
+            st.stats.link_drops += 1;
+            self.out.dropped.push((s, packet, DropCause::ErrorModel));
+            return;
+        }
+        if st.queue.len() >= self.conf.ifq_packets as usize {
+            st.stats.queue_drops += 1;
+            self.out.dropped.push((s, packet, DropCause::Queue));
+            return;
+        }
+        let seq = st.next_seq;
+        st.next_seq = st.next_seq.wrapping_add(1);
+        st.queue.push_back((packet, next as u16, seq));
+        let fresh = st.queue.len() == 1 && st.backoff.is_none() && st.exchange == Exchange::Idle;
+        if fresh && !self.medium_idle(s, now) {
+            // 802.11 §10.3.4.2: a frame that finds the medium busy backs off.
+            self.draw_backoff(s, now);
+        }
+        self.schedule_access(s, now);
+    }
+
+    // ---- events ---------------------------------------------------------------
+
+    /// Station `s`'s timer fired at `now` (stale calls do nothing).
+    pub fn on_timer(&mut self, now: Time, s: usize) {
+        let st = &mut self.stations[s];
+        if let Some((t, frame)) = st.respond {
+            if t == now {
+                st.respond = None;
+                if st.exchange == Exchange::DataAfterCts {
+                    st.exchange = Exchange::Sending(Kind::Data);
+                }
+                self.transmit(now, s, frame);
+                return;
+            }
+        }
+        if st.timeout_at == Some(now) {
+            st.timeout_at = None;
+            if st.rx.is_none() {
+                self.exchange_failed(now, s);
+            }
+            // Otherwise a frame is arriving: its end decides (ns-3 waits for
+            // a response whose preamble started in time).
+            return;
+        }
+        if st.access_at == Some(now) {
+            st.access_at = None;
+            st.backoff = None;
+            if st.queue.is_empty() {
+                return; // post-backoff done
+            }
+            self.start_exchange(now, s);
+        }
+    }
+
+    /// Station `s`'s transmission ends at `now`.
+    pub fn on_tx_end(&mut self, now: Time, s: usize) {
+        self.account_chunks(now);
+        let Some(tx) = self.air[s].take() else {
+            return;
+        };
+        self.recompute_energy();
+        self.stations[s].transmitting = false;
+        // Receptions that end now, in station order.
+        for r in 0..self.stations.len() {
+            let done = self.stations[r]
+                .rx
+                .is_some_and(|rx| rx.from as usize == s && rx.end == now);
+            if done {
+                let rx = self.stations[r].rx.take().unwrap_or_else(|| unreachable!());
+                self.finish_reception(now, r, rx, &tx);
+            }
+        }
+        // The sender now waits for its response.
+        let st = &mut self.stations[s];
+        if let Exchange::Sending(kind) = st.exchange {
+            st.exchange = Exchange::Awaiting(if kind == Kind::Rts { Kind::Cts } else { Kind::Ack });
+            st.timeout_at = Some(now + self.response_timeout);
+            self.out.timers.push(s);
+        }
+        self.update_carrier_sense(now);
+    }
+
+    // ---- PHY ------------------------------------------------------------------
+
+    fn transmit(&mut self, now: Time, s: usize, frame: Frame) {
+        self.account_chunks(now);
+        let n = self.stations.len();
+        let w = &self.conf;
+        let end = now + frame_duration(w.standard, w.short_preamble, frame.bytes, frame.rate_kbps);
+        for r in 0..n {
+            self.power[s * n + r] = if r == s {
+                0.0
+            } else {
+                let d = self.mobility[s].distance(&self.mobility[r], now);
+                dbm_to_mw(w.propagation.rx_power_dbm(w.tx_power_dbm, d))
+            };
+        }
+        let hit = |f: &Frame| w.error_frames == ErrorFrames::All || f.kind == Kind::Data;
+        let st = &mut self.stations[s];
+        let corrupt = w.error_placement == ErrorPlacement::Mac && hit(&frame) && st.error_out.drops(now);
+        st.transmitting = true;
+        st.stats.frames_sent += 1;
+        if st.rx.take().is_some() {
+            st.stats.rx_errors += 1; // half duplex: sending aborts a reception
+        }
+        self.air[s] = Some(Tx { frame, corrupt });
+        self.recompute_energy();
+        let lock = self.conf.reception.lock_sinr();
+        for r in 0..n {
+            let p = self.power[s * n + r];
+            let st = &mut self.stations[r];
+            if r == s || st.transmitting || st.rx.is_some() || p < self.rx_sensitivity_mw {
+                continue;
+            }
+            // SINR against the energy already on the air (this frame excluded).
+            let others = (self.energy[r] - p).max(0.0);
+            if p / (self.noise_mw + others) >= lock {
+                st.rx = Some(Rx {
+                    from: s as u16,
+                    power_mw: p,
+                    end,
+                    header_end: now + self.header,
+                    last: now,
+                    log_ok: 0.0,
+                });
+            }
+        }
+        self.out.tx_end.push((s, end));
+        self.update_carrier_sense(now);
+    }
+
+    fn recompute_energy(&mut self) {
+        let n = self.stations.len();
+        for r in 0..n {
+            let mut e = 0.0;
+            for s in 0..n {
+                if self.air[s].is_some() {
+                    e += self.power[s * n + r];
+                }
+            }
+            self.energy[r] = e;
+        }
+    }
+
+    /// Add the chunk since each locked reception's last change, at the
+    /// interference in force until `now`.
+    fn account_chunks(&mut self, now: Time) {
+        let reception = self.conf.reception;
+        let header_rate = self.conf.standard.basic_rate_kbps();
+        for r in 0..self.stations.len() {
+            let energy = self.energy[r];
+            let noise = self.noise_mw;
+            let Some(rx) = self.stations[r].rx.as_mut() else {
+                continue;
+            };
+            if now <= rx.last {
+                continue;
+            }
+            let interference = (energy - rx.power_mw).max(0.0);
+            let sinr = rx.power_mw / (noise + interference);
+            let rate = self.air[rx.from as usize].map_or(header_rate, |t| t.frame.rate_kbps);
+            // Header part at the basic rate, the rest at the frame's rate.
+            let split = rx.header_end.clamp(rx.last, now);
+            let header_bits = (split - rx.last).0 as f64 * f64::from(header_rate) * 1e-6;
+            let body_bits = (now - split).0 as f64 * f64::from(rate) * 1e-6;
+            rx.log_ok += reception.chunk_log_success(sinr, header_bits, header_rate)
+                + reception.chunk_log_success(sinr, body_bits, rate);
+            rx.last = now;
+        }
+    }
+
+    fn finish_reception(&mut self, now: Time, r: usize, rx: Rx, tx: &Tx) {
+        let w_mac = self.conf.error_placement == ErrorPlacement::Mac;
+        let hit_frames = self.conf.error_frames;
+        let st = &mut self.stations[r];
+        let mut ok = !tx.corrupt
+            && match self.conf.reception {
+                Reception::Threshold { .. } => rx.log_ok == 0.0,
+                Reception::DsssBer { .. } => st.phy_rng.uniform() < rx.log_ok.exp(),
+            };
+        if ok && w_mac && (hit_frames == ErrorFrames::All || tx.frame.kind == Kind::Data) {
+            ok = !st.error_in.drops(now);
+        }
+        if !ok {
+            st.stats.rx_errors += 1;
+            st.eifs = true;
+            self.response_missed(now, r);
+            return;
+        }
+        st.eifs = false;
+        self.received(now, r, tx.frame);
+    }
+
+    /// Whether station `r`'s PHY senses the medium busy.
+    fn phy_busy(&self, r: usize) -> bool {
+        let st = &self.stations[r];
+        st.transmitting || st.rx.is_some() || self.energy[r] >= self.cca_mw
+    }
+
+    fn medium_idle(&self, s: usize, now: Time) -> bool {
+        !self.phy_busy(s) && self.stations[s].nav_until <= now
+    }
+
+    /// Tell every MAC whose carrier sense changed.
+    fn update_carrier_sense(&mut self, now: Time) {
+        for r in 0..self.stations.len() {
+            let busy = self.phy_busy(r);
+            match (self.stations[r].idle_since, busy) {
+                (Some(_), true) => {
+                    self.freeze(now, r);
+                    self.stations[r].idle_since = None;
+                }
+                (None, false) => {
+                    self.stations[r].idle_since = Some(now);
+                    self.schedule_access(r, now);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    // ---- DCF ------------------------------------------------------------------
+
+    /// When the IFS before the backoff ends, given the current idle period.
+    fn ifs_end(&self, s: usize) -> Option<Time> {
+        let st = &self.stations[s];
+        let idle = st.idle_since?;
+        let ifs = if st.eifs { self.eifs } else { self.difs };
+        Some(idle.max(st.nav_until).max(st.blocked_until) + ifs)
+    }
+
+    fn contending(&self, s: usize) -> bool {
+        let st = &self.stations[s];
+        st.exchange == Exchange::Idle
+            && st.respond.is_none()
+            && (!st.queue.is_empty() || st.backoff.is_some())
+    }
+
+    /// (Re)compute when station `s` gets the medium, if it is contending and
+    /// its PHY is idle.
+    fn schedule_access(&mut self, s: usize, now: Time) {
+        let at = if self.contending(s) {
+            self.ifs_end(s).map(|ifs_end| {
+                let st = &self.stations[s];
+                let slots = u64::from(st.backoff.unwrap_or(0));
+                let start = ifs_end.max(st.backoff_start);
+                (start + self.slot.saturating_mul(slots)).max(now)
+            })
+        } else {
+            None
+        };
+        let st = &mut self.stations[s];
+        if st.access_at != at {
+            st.access_at = at;
+            self.out.timers.push(s);
+        }
+    }
+
+    /// The medium turned busy at `now`: count the idle slots elapsed and
+    /// freeze the rest. A station whose access falls exactly now keeps it
+    /// (both send in the same slot and collide).
+    fn freeze(&mut self, now: Time, s: usize) {
+        if self.stations[s].access_at == Some(now) {
+            return;
+        }
+        let ifs_end = self.ifs_end(s);
+        let slot = self.slot;
+        let st = &mut self.stations[s];
+        st.access_at = None;
+        if let (Some(bo), Some(ifs_end)) = (st.backoff, ifs_end) {
+            let start = ifs_end.max(st.backoff_start);
+            if now > start {
+                let elapsed = (now - start).0 / slot.0;
+                st.backoff = Some(bo - bo.min(elapsed as u32));
+            }
+            st.backoff_start = now;
+        } else if st.backoff.is_none() && !st.queue.is_empty() && st.exchange == Exchange::Idle {
+            // Busy before the DIFS ended: the frame backs off.
+            self.draw_backoff(s, now);
+        }
+    }
+
+    fn draw_backoff(&mut self, s: usize, now: Time) {
+        let st = &mut self.stations[s];
+        st.backoff = Some(st.backoff_rng.uniform_int(0, u64::from(st.cw)) as u32);
+        st.backoff_start = now;
+    }
+
+    fn start_exchange(&mut self, now: Time, s: usize) {
+        let w = &self.conf;
+        let st = &mut self.stations[s];
+        let Some(&(packet, next, seq)) = st.queue.front() else {
+            return;
+        };
+        let bytes = packet.ip_bytes + w.mac_overhead_bytes;
+        let data = frame_duration(w.standard, w.short_preamble, bytes, w.data_rate_kbps);
+        st.with_rts = bytes > w.rts_threshold_bytes;
+        let frame = if st.with_rts {
+            st.exchange = Exchange::Sending(Kind::Rts);
+            Frame {
+                kind: Kind::Rts,
+                src: s as u16,
+                dst: next,
+                bytes: RTS_BYTES,
+                rate_kbps: w.control_rate_kbps,
+                nav: self.sifs.saturating_mul(3) + self.cts + data + self.ack,
+                seq,
+                packet: None,
+            }
+        } else {
+            st.exchange = Exchange::Sending(Kind::Data);
+            self.data_frame(s, packet, next, seq)
+        };
+        self.transmit(now, s, frame);
+    }
+
+    fn data_frame(&self, s: usize, packet: Packet, next: u16, seq: u32) -> Frame {
+        Frame {
+            kind: Kind::Data,
+            src: s as u16,
+            dst: next,
+            bytes: packet.ip_bytes + self.conf.mac_overhead_bytes,
+            rate_kbps: self.conf.data_rate_kbps,
+            nav: self.sifs + self.ack,
+            seq,
+            packet: Some(packet),
+        }
+    }
+
+    /// A frame station `r` received correctly.
+    fn received(&mut self, now: Time, r: usize, f: Frame) {
+        let to_me = f.dst as usize == r;
+        let st = &mut self.stations[r];
+        if !to_me {
+            st.nav_until = st.nav_until.max(now + f.nav);
+            self.response_missed(now, r);
+            return;
+        }
+        match f.kind {
+            Kind::Data => {
+                // ACK a SIFS later whatever the medium (ns-3, 802.11 §10.3.2.9).
+                let ack = Frame {
+                    kind: Kind::Ack,
+                    src: r as u16,
+                    dst: f.src,
+                    bytes: ACK_BYTES,
+                    rate_kbps: self.conf.control_rate_kbps,
+                    nav: Duration::ZERO,
+                    seq: f.seq,
+                    packet: None,
+                };
+                if st.respond.is_none() {
+                    st.respond = Some((now + self.sifs, ack));
+                    self.out.timers.push(r);
+                }
+                let duplicate = st.last_seq[f.src as usize] == Some(f.seq);
+                st.last_seq[f.src as usize] = Some(f.seq);
+                if let (false, Some(p)) = (duplicate, f.packet) {
+                    let sender = &mut self.stations[f.src as usize].stats;
+                    sender.packets_carried += 1;
+                    sender.bytes_carried += u64::from(p.ip_bytes);
+                    let st = &mut self.stations[r];
+                    if self.conf.error_placement == ErrorPlacement::Ip && st.error_in.drops(now) {
+                        st.stats.link_drops += 1;
+                        self.out.dropped.push((r, p, DropCause::ErrorModel));
+                    } else {
+                        self.out.delivered.push((r, p));
+                    }
+                }
+                self.response_missed(now, r);
+            }
+            Kind::Rts => {
+                // CTS only if the NAV is idle and nothing else is under way.
+                if st.nav_until <= now && st.respond.is_none() && st.exchange == Exchange::Idle {
+                    let cts = Frame {
+                        kind: Kind::Cts,
+                        src: r as u16,
+                        dst: f.src,
+                        bytes: CTS_BYTES,
+                        rate_kbps: self.conf.control_rate_kbps,
+                        nav: Duration(f.nav.0.saturating_sub((self.sifs + self.cts).0)),
+                        seq: f.seq,
+                        packet: None,
+                    };
+                    st.respond = Some((now + self.sifs, cts));
+                    self.out.timers.push(r);
+                }
+                self.response_missed(now, r);
+            }
+            Kind::Cts if st.exchange == Exchange::Awaiting(Kind::Cts) => {
+                st.timeout_at = None;
+                st.short_retries = 0;
+                st.exchange = Exchange::DataAfterCts;
+                let (packet, next, seq) = st.queue.front().copied().unwrap_or_else(|| unreachable!());
+                let data = self.data_frame(r, packet, next, seq);
+                self.stations[r].respond = Some((now + self.sifs, data));
+                self.out.timers.push(r);
+            }
+            Kind::Ack if st.exchange == Exchange::Awaiting(Kind::Ack) => {
+                st.timeout_at = None;
+                st.queue.pop_front();
+                st.short_retries = 0;
+                st.long_retries = 0;
+                st.cw = self.conf.cw_min;
+                st.exchange = Exchange::Idle;
+                self.draw_backoff(r, now);
+                self.out.timers.push(r);
+            }
+            _ => self.response_missed(now, r),
+        }
+    }
+
+    /// A frame ended at station `r` that was not its awaited response: if
+    /// the timeout has already passed, the exchange failed.
+    fn response_missed(&mut self, now: Time, r: usize) {
+        let st = &self.stations[r];
+        if matches!(st.exchange, Exchange::Awaiting(_)) && st.timeout_at.is_none() {
+            self.exchange_failed(now, r);
+        }
+    }
+
+    /// No CTS or ACK: count the attempt, double the window, retry or drop.
+    fn exchange_failed(&mut self, now: Time, s: usize) {
+        let w = &self.conf;
+        let st = &mut self.stations[s];
+        let Exchange::Awaiting(kind) = st.exchange else {
+            return;
+        };
+        st.exchange = Exchange::Idle;
+        st.blocked_until = now;
+        st.stats.retries += 1;
+        let exhausted = if kind == Kind::Ack && st.with_rts {
+            st.long_retries += 1;
+            st.long_retries >= w.long_retry_limit
+        } else {
+            st.short_retries += 1;
+            st.short_retries >= w.short_retry_limit
+        };
+        if exhausted {
+            if let Some((p, _, _)) = st.queue.pop_front() {
+                st.stats.retry_drops += 1;
+                st.stats.link_drops += 1;
+                self.out.dropped.push((s, p, DropCause::RetryLimit));
+            }
+            st.short_retries = 0;
+            st.long_retries = 0;
+            st.cw = w.cw_min;
+        } else {
+            st.cw = (2 * st.cw + 1).min(w.cw_max);
+        }
+        self.draw_backoff(s, now);
+        self.schedule_access(s, now);
+    }
+}

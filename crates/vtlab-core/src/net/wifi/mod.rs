@@ -1,0 +1,215 @@
+//! A shared 802.11 medium: nodes with positions, a path-loss model, reception
+//! decided by SINR with interference from every overlapping transmission,
+//! energy-detect carrier sensing, and the DCF MAC (DIFS/EIFS, slotted binary
+//! exponential backoff that freezes while the medium is busy, ACK and CTS
+//! timeouts, short and long retry limits, RTS/CTS with a threshold, NAV).
+//!
+//! The medium is the second family of link behind the simulation's link
+//! interface (point-to-point/cellular directions are the first): the
+//! simulation hands it an IP packet and a next hop, and it reports packets
+//! delivered to a node's IP layer, packets dropped (queue, retry limit, error
+//! model) and the events it needs (the end of each transmission, one timer per
+//! station). Routing, TCP and metrics do not know which family carried a
+//! packet. See docs/wifi.md for the model, its parameters and its deviations
+//! from ns-2 and ns-3.
+
+pub mod medium;
+pub mod phy;
+pub mod propagation;
+
+use serde::{Deserialize, Serialize};
+
+use crate::net::LossConf;
+pub use medium::{DropCause, MacStats, Medium};
+pub use phy::{Reception, Standard};
+pub use propagation::{Mobility, Propagation};
+
+/// Where the per-node error models act.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorPlacement {
+    /// Between MAC and PHY (ns-2's `IncomingErrProc`/`OutgoingErrProc`): a hit
+    /// frame is received as corrupt, so the MAC retries it.
+    #[default]
+    Mac,
+    /// At IP: a hit packet is dropped on its way into or out of the node's
+    /// MAC, so only TCP can repair it.
+    Ip,
+}
+
+/// Which frames the error models hit (placement `mac`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorFrames {
+    /// Every frame: data, RTS, CTS and ACK (ns-2's error models see every packet).
+    #[default]
+    All,
+    /// Data frames only.
+    Data,
+}
+
+/// Resolved 802.11 settings of one medium (every value explicit).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WifiConf {
+    pub standard: Standard,
+    /// Rate of data frames, kbit/s.
+    pub data_rate_kbps: u32,
+    /// Rate of RTS, CTS and ACK frames, kbit/s.
+    pub control_rate_kbps: u32,
+    pub short_preamble: bool,
+    pub slot_ns: u64,
+    pub sifs_ns: u64,
+    pub cw_min: u32,
+    pub cw_max: u32,
+    /// Data frames (MAC bytes) longer than this are preceded by RTS/CTS
+    /// (0: always; ns-2's `RTSThreshold_ 0`).
+    pub rts_threshold_bytes: u32,
+    /// Attempts of frames sent without RTS and of RTS frames (dot11ShortRetryLimit, 7).
+    pub short_retry_limit: u32,
+    /// Attempts of data frames sent after RTS/CTS (dot11LongRetryLimit, 4).
+    pub long_retry_limit: u32,
+    /// Interface queue per node, packets (the frame being sent included).
+    pub ifq_packets: u32,
+    /// MAC bytes added to an IP packet: 24 header + 8 LLC/SNAP + 4 FCS.
+    pub mac_overhead_bytes: u32,
+    pub mtu_bytes: u32,
+    pub tx_power_dbm: f64,
+    /// Lowest power at which a frame can be received (ns-2 `RXThresh_`,
+    /// ns-3 `RxSensitivity`).
+    pub rx_sensitivity_dbm: f64,
+    /// Energy above which the medium is busy (ns-2 `CSThresh_`, ns-3 `CcaEdThreshold`).
+    pub cca_threshold_dbm: f64,
+    pub noise_figure_db: f64,
+    pub reception: Reception,
+    pub propagation: Propagation,
+    /// Error model on every node's incoming and outgoing traffic (own stream
+    /// per node and direction).
+    pub error: LossConf,
+    pub error_placement: ErrorPlacement,
+    pub error_frames: ErrorFrames,
+}
+
+/// A shared medium and the nodes on it (by name), with their motion.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MediumConf {
+    pub name: String,
+    pub nodes: Vec<String>,
+    pub mobility: Vec<Mobility>,
+    pub wifi: WifiConf,
+}
+
+impl WifiConf {
+    /// ns-2's wireless defaults with 802.11b at 1 Mbit/s (the Janevski study):
+    /// Pt 24.5 dBm, receive range 250 m, carrier sense 550 m under two-ray
+    /// ground, RTS/CTS for every frame, retry limits 7/4, IFQ 50.
+    pub fn ns2_defaults() -> Self {
+        let (slot, sifs, cw_min, cw_max) = Standard::B.timing();
+        WifiConf {
+            standard: Standard::B,
+            data_rate_kbps: 1_000,
+            control_rate_kbps: 1_000,
+            short_preamble: false,
+            slot_ns: slot.0,
+            sifs_ns: sifs.0,
+            cw_min,
+            cw_max,
+            rts_threshold_bytes: 0,
+            short_retry_limit: 7,
+            long_retry_limit: 4,
+            ifq_packets: 50,
+            mac_overhead_bytes: 36,
+            mtu_bytes: 1500,
+            tx_power_dbm: 24.5,
+            // 3.652e-10 W and 1.559e-11 W.
+            rx_sensitivity_dbm: -64.374,
+            cca_threshold_dbm: -78.072,
+            noise_figure_db: 7.0,
+            reception: Reception::Threshold { sinr_db: 10.0 },
+            propagation: Propagation::NS2,
+            error: LossConf::None,
+            error_placement: ErrorPlacement::Mac,
+            error_frames: ErrorFrames::All,
+        }
+    }
+
+    /// Check every value; `Err((field, message))` with the allowed range.
+    pub fn check(&self) -> Result<(), (String, String)> {
+        let f = |s: &str| s.to_string();
+        if !self.standard.rates_kbps().contains(&self.data_rate_kbps) {
+            return Err((f("data_rate_kbps"), rates_message(self.standard, self.data_rate_kbps)));
+        }
+        if !self.standard.rates_kbps().contains(&self.control_rate_kbps) {
+            return Err((
+                f("control_rate_kbps"),
+                rates_message(self.standard, self.control_rate_kbps),
+            ));
+        }
+        for (name, rate) in [
+            ("data_rate_kbps", self.data_rate_kbps),
+            ("control_rate_kbps", self.control_rate_kbps),
+        ] {
+            if !self.reception.supports(rate) {
+                return Err((
+                    f(name),
+                    format!(
+                        "reception model dsss-ber has error rates for 1000 and 2000 kbit/s only \
+                         (found {rate}); use reception.model = \"threshold\" for other rates"
+                    ),
+                ));
+            }
+        }
+        let range = |name: &str, v: u64, lo: u64, hi: u64| {
+            if (lo..=hi).contains(&v) {
+                Ok(())
+            } else {
+                Err((f(name), format!("{v} is outside [{lo}, {hi}]")))
+            }
+        };
+        range("slot_ns", self.slot_ns, 1_000, 1_000_000)?;
+        range("sifs_ns", self.sifs_ns, 1_000, 1_000_000)?;
+        range("cw_min", u64::from(self.cw_min), 1, 65_535)?;
+        range("cw_max", u64::from(self.cw_max), u64::from(self.cw_min), 65_535)?;
+        range("rts_threshold_bytes", u64::from(self.rts_threshold_bytes), 0, 65_535)?;
+        range("short_retry_limit", u64::from(self.short_retry_limit), 1, 255)?;
+        range("long_retry_limit", u64::from(self.long_retry_limit), 1, 255)?;
+        range("ifq_packets", u64::from(self.ifq_packets), 1, 1_000_000)?;
+        range("mac_overhead_bytes", u64::from(self.mac_overhead_bytes), 0, 1_000)?;
+        range("mtu_bytes", u64::from(self.mtu_bytes), 68, 7_935)?;
+        let dbm = |name: &str, v: f64, lo: f64, hi: f64| {
+            if v.is_finite() && (lo..=hi).contains(&v) {
+                Ok(())
+            } else {
+                Err((f(name), format!("{v} is outside [{lo}, {hi}]")))
+            }
+        };
+        dbm("tx_power_dbm", self.tx_power_dbm, -50.0, 60.0)?;
+        dbm("rx_sensitivity_dbm", self.rx_sensitivity_dbm, -200.0, 0.0)?;
+        dbm("cca_threshold_dbm", self.cca_threshold_dbm, -200.0, 0.0)?;
+        dbm("noise_figure_db", self.noise_figure_db, 0.0, 50.0)?;
+        match self.reception {
+            Reception::Threshold { sinr_db } => dbm("reception.sinr_db", sinr_db, -30.0, 60.0)?,
+            Reception::DsssBer { preamble_snr_db } => {
+                dbm("reception.preamble_snr_db", preamble_snr_db, -30.0, 60.0)?
+            }
+        }
+        self.propagation
+            .check()
+            .map_err(|(field, m)| (format!("propagation.{field}"), m))
+    }
+}
+
+fn rates_message(standard: Standard, rate: u32) -> String {
+    let list: Vec<String> = standard
+        .rates_kbps()
+        .iter()
+        .map(|r| format!("{}", *r as f64 / 1000.0))
+        .collect();
+    format!(
+        "{} kbit/s is not an 802.11{} rate (allowed, Mbit/s: {})",
+        rate,
+        standard.name(),
+        list.join(", ")
+    )
+}

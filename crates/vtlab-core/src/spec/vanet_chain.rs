@@ -1,0 +1,208 @@
+//! The vehicular chain preset (Janevski & Petrov): `hops + 1` vehicles in a
+//! line, `spacing_m` apart, all driving at `speed_kmh` in the same direction,
+//! on one shared 802.11 medium; one TCP flow from the first vehicle to the
+//! last, relayed hop by hop along the chain (static routes: fewest hops over
+//! pairs within receive range at the start).
+//!
+//! Defaults are the study's and ns-2's: 802.11b at 1 Mbit/s for data and
+//! control frames, RTS/CTS for every frame, IFQ 50, two-ray ground with
+//! receive range 250 m and carrier sense 550 m; TCP NewReno (no SACK) with
+//! 512-byte segments, a 20-packet window, initial window 1, minimum RTO
+//! 200 ms, an ACK for every segment, no timestamps; runs of 250 s.
+
+use serde::Deserialize;
+
+use super::units::{Bytes, Dur, Fraction};
+use super::wifi::WifiSpec;
+use super::{FlowConf, Scenario, SpecError, TcpSpec};
+use crate::net::wifi::{MediumConf, Mobility, WifiConf};
+use crate::tcp::cc::Profile;
+use crate::tcp::Recovery;
+
+/// Most hops of a chain.
+pub const MAX_HOPS: u32 = 64;
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VanetChainSpec {
+    /// Hops (vehicles − 1), 1–64 (default 1).
+    pub hops: Option<u32>,
+    /// Distance between neighbouring vehicles, m (default 200).
+    pub spacing_m: Option<f64>,
+    /// Common speed, km/h (default 20).
+    pub speed_kmh: Option<f64>,
+    /// Radio and MAC settings.
+    pub wifi: Option<WifiSpec>,
+    /// Shortcut for `wifi.ifq`: interface queue, packets (default 50).
+    pub ifq: Option<u32>,
+    /// Shortcut for `wifi.rts` (default true).
+    pub rts: Option<bool>,
+    /// Shortcut for `wifi.error_rate` (default 0).
+    pub error_rate: Option<Fraction>,
+    /// Shortcut for `tcp.dupack_threshold` (default 3).
+    pub dupack: Option<u32>,
+    /// Shortcut for `tcp.delayed_ack_count`: segments per ACK (default 1).
+    pub delack: Option<u32>,
+    /// Receive window, packets (default 20, ns-2's `window_`).
+    pub window: Option<u32>,
+    /// Shortcut for `tcp.mss`: payload bytes per segment (default 512).
+    pub segment: Option<Bytes>,
+    pub tcp: Option<TcpSpec>,
+    /// Bytes to send (default 10 GB: the run's `stop` ends it).
+    pub bytes: Option<Bytes>,
+    /// Flow start (default 1 s).
+    pub start: Option<Dur>,
+    /// End of the run (default start + 250 s).
+    pub stop: Option<Dur>,
+    pub trace_interval: Option<Dur>,
+    pub max_events: Option<u64>,
+}
+
+/// Fill `slot` from a shortcut, refusing both.
+fn shortcut<T>(slot: &mut Option<T>, value: Option<T>, short: &str, long: &str) -> Result<(), SpecError> {
+    match (slot.is_some(), value) {
+        (true, Some(_)) => Err(SpecError::new(
+            short,
+            format!("also set as {long}; give one of them"),
+        )),
+        (false, Some(v)) => {
+            *slot = Some(v);
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+impl VanetChainSpec {
+    pub fn resolve(self) -> Result<Scenario, SpecError> {
+        let hops = self.hops.unwrap_or(1);
+        if !(1..=MAX_HOPS).contains(&hops) {
+            return Err(SpecError::new("hops", format!("{hops} is outside [1, {MAX_HOPS}]")));
+        }
+        let spacing = self.spacing_m.unwrap_or(200.0);
+        if !(spacing.is_finite() && spacing > 0.0 && spacing <= 100_000.0) {
+            return Err(SpecError::new("spacing_m", format!("{spacing} is outside (0, 100000] m")));
+        }
+        let speed = self.speed_kmh.unwrap_or(20.0);
+        if !(speed.is_finite() && (0.0..=500.0).contains(&speed)) {
+            return Err(SpecError::new("speed_kmh", format!("{speed} is outside [0, 500] km/h")));
+        }
+        let mut wifi = self.wifi.clone().unwrap_or_default();
+        shortcut(&mut wifi.ifq, self.ifq, "ifq", "wifi.ifq")?;
+        shortcut(&mut wifi.error_rate, self.error_rate, "error_rate", "wifi.error_rate")?;
+        if wifi.rts_threshold.is_none() {
+            shortcut(&mut wifi.rts, self.rts, "rts", "wifi.rts")?;
+        } else if self.rts.is_some() {
+            return Err(SpecError::new("rts", "also set as wifi.rts_threshold; give one of them".into()));
+        }
+        let wifi = wifi.resolve(WifiConf::ns2_defaults(), "wifi")?;
+        let names: Vec<String> = (0..=hops).map(|i| format!("v{i}")).collect();
+        let v = speed / 3.6;
+        let mobility = (0..=hops)
+            .map(|i| Mobility {
+                x_m: f64::from(i) * spacing,
+                y_m: 0.0,
+                vx_mps: v,
+                vy_mps: 0.0,
+            })
+            .collect();
+
+        let mut tcp = self.tcp.clone().unwrap_or_default();
+        shortcut(&mut tcp.dupack_threshold, self.dupack, "dupack", "tcp.dupack_threshold")?;
+        shortcut(&mut tcp.delayed_ack_count, self.delack, "delack", "tcp.delayed_ack_count")?;
+        shortcut(&mut tcp.mss, self.segment, "segment", "tcp.mss")?;
+        let segment = tcp.mss.map_or(512, |b| b.0);
+        let window = self.window.unwrap_or(20);
+        if !(1..=100_000).contains(&window) {
+            return Err(SpecError::new("window", format!("{window} is outside [1, 100000] packets")));
+        }
+        if tcp.recv_buffer.is_some() && self.window.is_some() {
+            return Err(SpecError::new("window", "also set as tcp.recv_buffer; give one of them".into()));
+        }
+        tcp.profile = Some(tcp.profile.unwrap_or(Profile::Ns3));
+        tcp.mss = Some(Bytes(segment));
+        tcp.cc = Some(tcp.cc.unwrap_or_else(|| "newreno".into()));
+        let implied = matches!(tcp.cc.as_deref(), Some("tahoe" | "reno" | "sack"));
+        if tcp.recovery.is_none() && !implied {
+            tcp.recovery = Some(Recovery::NewReno);
+        }
+        tcp.prr = Some(tcp.prr.unwrap_or(false));
+        tcp.timestamps = Some(tcp.timestamps.unwrap_or(false));
+        tcp.recv_buffer = Some(tcp.recv_buffer.unwrap_or(Bytes(u64::from(window) * segment)));
+        tcp.send_buffer = Some(tcp.send_buffer.unwrap_or(Bytes(1 << 20)));
+        tcp.initial_cwnd = Some(tcp.initial_cwnd.unwrap_or(1));
+        tcp.rto_min = Some(tcp.rto_min.unwrap_or(Dur(200_000_000)));
+        tcp.delayed_ack_count = Some(tcp.delayed_ack_count.unwrap_or(1));
+
+        let start = self.start.map_or(1_000_000_000, |d| d.0);
+        let stop = self.stop.map_or(start.saturating_add(250_000_000_000), |d| d.0);
+        let bytes = super::transfer_size(Some(self.bytes.unwrap_or(Bytes(10_000_000_000))))?;
+        let flow = FlowConf {
+            name: "tcp".into(),
+            src: names[0].clone(),
+            dst: names[hops as usize].clone(),
+            bytes,
+            start_ns: start,
+            tcp: tcp.resolve("tcp")?,
+        };
+        let mut scenario = Scenario::assemble(
+            "vanet-chain",
+            names.clone(),
+            Vec::new(),
+            vec![flow],
+            Some(Dur(stop)),
+            self.trace_interval,
+            self.max_events,
+        )?;
+        scenario.media = vec![MediumConf {
+            name: "wifi".into(),
+            nodes: names,
+            mobility,
+            wifi,
+        }];
+        scenario.validate()?;
+        Ok(scenario)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::resolve_value;
+    use serde_json::json;
+
+    #[test]
+    fn defaults_build_the_single_hop() {
+        let s = resolve_value(json!({"preset": "vanet-chain"})).unwrap();
+        assert_eq!(s.nodes, ["v0", "v1"]);
+        let m = &s.media[0];
+        assert_eq!(m.mobility[1].x_m, 200.0);
+        assert!((m.mobility[0].vx_mps - 20.0 / 3.6).abs() < 1e-12);
+        assert_eq!(m.wifi.rts_threshold_bytes, 0);
+        assert_eq!(m.wifi.ifq_packets, 50);
+        let t = &s.flows[0].tcp;
+        assert_eq!((t.mss, t.recv_buffer, t.initial_cwnd), (512, 10_240, 1));
+        assert_eq!(t.rto_min_ns, 200_000_000);
+        assert!(!t.timestamps);
+        assert_eq!(s.stop_ns, Some(251_000_000_000));
+    }
+
+    #[test]
+    fn shortcuts_and_their_conflicts() {
+        let s = resolve_value(json!({"preset": "vanet-chain", "hops": 8, "ifq": 5,
+            "rts": false, "dupack": 6, "delack": 2})).unwrap();
+        assert_eq!(s.nodes.len(), 9);
+        assert_eq!(s.media[0].wifi.ifq_packets, 5);
+        assert_eq!(s.media[0].wifi.rts_threshold_bytes, 65_535);
+        assert_eq!(s.flows[0].tcp.dupack_threshold, 6);
+        assert_eq!(s.flows[0].tcp.delayed_ack_count, 2);
+        let e = resolve_value(json!({"preset": "vanet-chain", "ifq": 5, "wifi": {"ifq": 6}})).unwrap_err();
+        assert_eq!(e.to_string(), "ifq: also set as wifi.ifq; give one of them");
+        let e = resolve_value(json!({"preset": "vanet-chain", "hops": 0})).unwrap_err();
+        assert_eq!(e.to_string(), "hops: 0 is outside [1, 64]");
+        let e = resolve_value(json!({"preset": "vanet-chain", "wifi": {"rate": "11Mbps",
+            "reception": {"model": "dsss-ber", "preamble_snr_db": 4}}})).unwrap_err();
+        assert!(e.to_string().starts_with("wifi.data_rate_kbps: reception model dsss-ber"), "{e}");
+        let e = resolve_value(json!({"preset": "vanet-chain", "wifi": {"rate": "3Mbps"}})).unwrap_err();
+        assert!(e.to_string().contains("not an 802.11b rate"), "{e}");
+    }
+}
