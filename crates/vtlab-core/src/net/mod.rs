@@ -3,8 +3,8 @@
 pub mod cellular;
 pub mod link;
 pub mod loss;
-pub mod wifi;
 mod packet;
+pub mod wifi;
 
 pub use link::{LinkDir, LinkDirStats, LinkParams};
 pub use loss::{LossConf, LossModel, Sojourn};

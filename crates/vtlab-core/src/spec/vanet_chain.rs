@@ -59,7 +59,12 @@ pub struct VanetChainSpec {
 }
 
 /// Fill `slot` from a shortcut, refusing both.
-fn shortcut<T>(slot: &mut Option<T>, value: Option<T>, short: &str, long: &str) -> Result<(), SpecError> {
+fn shortcut<T>(
+    slot: &mut Option<T>,
+    value: Option<T>,
+    short: &str,
+    long: &str,
+) -> Result<(), SpecError> {
     match (slot.is_some(), value) {
         (true, Some(_)) => Err(SpecError::new(
             short,
@@ -77,23 +82,40 @@ impl VanetChainSpec {
     pub fn resolve(self) -> Result<Scenario, SpecError> {
         let hops = self.hops.unwrap_or(1);
         if !(1..=MAX_HOPS).contains(&hops) {
-            return Err(SpecError::new("hops", format!("{hops} is outside [1, {MAX_HOPS}]")));
+            return Err(SpecError::new(
+                "hops",
+                format!("{hops} is outside [1, {MAX_HOPS}]"),
+            ));
         }
         let spacing = self.spacing_m.unwrap_or(200.0);
         if !(spacing.is_finite() && spacing > 0.0 && spacing <= 100_000.0) {
-            return Err(SpecError::new("spacing_m", format!("{spacing} is outside (0, 100000] m")));
+            return Err(SpecError::new(
+                "spacing_m",
+                format!("{spacing} is outside (0, 100000] m"),
+            ));
         }
         let speed = self.speed_kmh.unwrap_or(20.0);
         if !(speed.is_finite() && (0.0..=500.0).contains(&speed)) {
-            return Err(SpecError::new("speed_kmh", format!("{speed} is outside [0, 500] km/h")));
+            return Err(SpecError::new(
+                "speed_kmh",
+                format!("{speed} is outside [0, 500] km/h"),
+            ));
         }
         let mut wifi = self.wifi.clone().unwrap_or_default();
         shortcut(&mut wifi.ifq, self.ifq, "ifq", "wifi.ifq")?;
-        shortcut(&mut wifi.error_rate, self.error_rate, "error_rate", "wifi.error_rate")?;
+        shortcut(
+            &mut wifi.error_rate,
+            self.error_rate,
+            "error_rate",
+            "wifi.error_rate",
+        )?;
         if wifi.rts_threshold.is_none() {
             shortcut(&mut wifi.rts, self.rts, "rts", "wifi.rts")?;
         } else if self.rts.is_some() {
-            return Err(SpecError::new("rts", "also set as wifi.rts_threshold; give one of them".into()));
+            return Err(SpecError::new(
+                "rts",
+                "also set as wifi.rts_threshold; give one of them".into(),
+            ));
         }
         let wifi = wifi.resolve(WifiConf::ns2_defaults(), "wifi")?;
         let names: Vec<String> = (0..=hops).map(|i| format!("v{i}")).collect();
@@ -108,16 +130,32 @@ impl VanetChainSpec {
             .collect();
 
         let mut tcp = self.tcp.clone().unwrap_or_default();
-        shortcut(&mut tcp.dupack_threshold, self.dupack, "dupack", "tcp.dupack_threshold")?;
-        shortcut(&mut tcp.delayed_ack_count, self.delack, "delack", "tcp.delayed_ack_count")?;
+        shortcut(
+            &mut tcp.dupack_threshold,
+            self.dupack,
+            "dupack",
+            "tcp.dupack_threshold",
+        )?;
+        shortcut(
+            &mut tcp.delayed_ack_count,
+            self.delack,
+            "delack",
+            "tcp.delayed_ack_count",
+        )?;
         shortcut(&mut tcp.mss, self.segment, "segment", "tcp.mss")?;
         let segment = tcp.mss.map_or(512, |b| b.0);
         let window = self.window.unwrap_or(20);
         if !(1..=100_000).contains(&window) {
-            return Err(SpecError::new("window", format!("{window} is outside [1, 100000] packets")));
+            return Err(SpecError::new(
+                "window",
+                format!("{window} is outside [1, 100000] packets"),
+            ));
         }
         if tcp.recv_buffer.is_some() && self.window.is_some() {
-            return Err(SpecError::new("window", "also set as tcp.recv_buffer; give one of them".into()));
+            return Err(SpecError::new(
+                "window",
+                "also set as tcp.recv_buffer; give one of them".into(),
+            ));
         }
         tcp.profile = Some(tcp.profile.unwrap_or(Profile::Ns3));
         tcp.mss = Some(Bytes(segment));
@@ -128,14 +166,19 @@ impl VanetChainSpec {
         }
         tcp.prr = Some(tcp.prr.unwrap_or(false));
         tcp.timestamps = Some(tcp.timestamps.unwrap_or(false));
-        tcp.recv_buffer = Some(tcp.recv_buffer.unwrap_or(Bytes(u64::from(window) * segment)));
+        tcp.recv_buffer = Some(
+            tcp.recv_buffer
+                .unwrap_or(Bytes(u64::from(window) * segment)),
+        );
         tcp.send_buffer = Some(tcp.send_buffer.unwrap_or(Bytes(1 << 20)));
         tcp.initial_cwnd = Some(tcp.initial_cwnd.unwrap_or(1));
         tcp.rto_min = Some(tcp.rto_min.unwrap_or(Dur(200_000_000)));
         tcp.delayed_ack_count = Some(tcp.delayed_ack_count.unwrap_or(1));
 
         let start = self.start.map_or(1_000_000_000, |d| d.0);
-        let stop = self.stop.map_or(start.saturating_add(250_000_000_000), |d| d.0);
+        let stop = self
+            .stop
+            .map_or(start.saturating_add(250_000_000_000), |d| d.0);
         let bytes = super::transfer_size(Some(self.bytes.unwrap_or(Bytes(10_000_000_000))))?;
         let flow = FlowConf {
             name: "tcp".into(),
@@ -189,20 +232,28 @@ mod tests {
     #[test]
     fn shortcuts_and_their_conflicts() {
         let s = resolve_value(json!({"preset": "vanet-chain", "hops": 8, "ifq": 5,
-            "rts": false, "dupack": 6, "delack": 2})).unwrap();
+            "rts": false, "dupack": 6, "delack": 2}))
+        .unwrap();
         assert_eq!(s.nodes.len(), 9);
         assert_eq!(s.media[0].wifi.ifq_packets, 5);
         assert_eq!(s.media[0].wifi.rts_threshold_bytes, 65_535);
         assert_eq!(s.flows[0].tcp.dupack_threshold, 6);
         assert_eq!(s.flows[0].tcp.delayed_ack_count, 2);
-        let e = resolve_value(json!({"preset": "vanet-chain", "ifq": 5, "wifi": {"ifq": 6}})).unwrap_err();
+        let e = resolve_value(json!({"preset": "vanet-chain", "ifq": 5, "wifi": {"ifq": 6}}))
+            .unwrap_err();
         assert_eq!(e.to_string(), "ifq: also set as wifi.ifq; give one of them");
         let e = resolve_value(json!({"preset": "vanet-chain", "hops": 0})).unwrap_err();
         assert_eq!(e.to_string(), "hops: 0 is outside [1, 64]");
         let e = resolve_value(json!({"preset": "vanet-chain", "wifi": {"rate": "11Mbps",
-            "reception": {"model": "dsss-ber", "preamble_snr_db": 4}}})).unwrap_err();
-        assert!(e.to_string().starts_with("wifi.data_rate_kbps: reception model dsss-ber"), "{e}");
-        let e = resolve_value(json!({"preset": "vanet-chain", "wifi": {"rate": "3Mbps"}})).unwrap_err();
+            "reception": {"model": "dsss-ber", "preamble_snr_db": 4}}}))
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("wifi.data_rate_kbps: reception model dsss-ber"),
+            "{e}"
+        );
+        let e =
+            resolve_value(json!({"preset": "vanet-chain", "wifi": {"rate": "3Mbps"}})).unwrap_err();
         assert!(e.to_string().contains("not an 802.11b rate"), "{e}");
     }
 }

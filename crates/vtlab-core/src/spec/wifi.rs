@@ -119,7 +119,10 @@ impl WifiSpec {
             (Some(false), None) => w.rts_threshold_bytes = 65_535,
             (None, Some(b)) => {
                 w.rts_threshold_bytes = u32::try_from(b.0).map_err(|_| {
-                    SpecError::new(field("rts_threshold"), format!("{} is outside [0, 65535] bytes", b.0))
+                    SpecError::new(
+                        field("rts_threshold"),
+                        format!("{} is outside [0, 65535] bytes", b.0),
+                    )
                 })?
             }
             (None, None) => {}
@@ -134,7 +137,8 @@ impl WifiSpec {
             w.ifq_packets = v;
         }
         let small = |name: &str, b: Bytes| {
-            u32::try_from(b.0).map_err(|_| SpecError::new(field(name), format!("{} bytes is too large", b.0)))
+            u32::try_from(b.0)
+                .map_err(|_| SpecError::new(field(name), format!("{} bytes is too large", b.0)))
         };
         if let Some(b) = self.mac_overhead {
             w.mac_overhead_bytes = small("mac_overhead", b)?;
@@ -196,7 +200,10 @@ impl WifiSpec {
         }
         let burst = self.error_burst.map_or(DEFAULT_ERROR_BURST_NS, |d| d.0);
         if burst == 0 {
-            return Err(SpecError::new(field("error_burst"), "must be positive".into()));
+            return Err(SpecError::new(
+                field("error_burst"),
+                "must be positive".into(),
+            ));
         }
         let bad = burst as f64 * 1e-9;
         LossSpec {

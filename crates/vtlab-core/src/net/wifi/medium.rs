@@ -289,6 +289,12 @@ impl Medium {
         out
     }
 
+    /// Give station `s` a backoff of `slots` from time 0 (tests).
+    #[cfg(test)]
+    pub(crate) fn force_backoff(&mut self, s: usize, slots: u32) {
+        self.stations[s].backoff = Some(slots);
+    }
+
     pub fn stats(&self, station: usize) -> &MacStats {
         &self.stations[station].stats
     }
@@ -396,7 +402,11 @@ impl Medium {
         // The sender now waits for its response.
         let st = &mut self.stations[s];
         if let Exchange::Sending(kind) = st.exchange {
-            st.exchange = Exchange::Awaiting(if kind == Kind::Rts { Kind::Cts } else { Kind::Ack });
+            st.exchange = Exchange::Awaiting(if kind == Kind::Rts {
+                Kind::Cts
+            } else {
+                Kind::Ack
+            });
             st.timeout_at = Some(now + self.response_timeout);
             self.out.timers.push(s);
         }
@@ -420,7 +430,8 @@ impl Medium {
         }
         let hit = |f: &Frame| w.error_frames == ErrorFrames::All || f.kind == Kind::Data;
         let st = &mut self.stations[s];
-        let corrupt = w.error_placement == ErrorPlacement::Mac && hit(&frame) && st.error_out.drops(now);
+        let corrupt =
+            w.error_placement == ErrorPlacement::Mac && hit(&frame) && st.error_out.drops(now);
         st.transmitting = true;
         st.stats.frames_sent += 1;
         if st.rx.take().is_some() {
@@ -714,7 +725,8 @@ impl Medium {
                 st.timeout_at = None;
                 st.short_retries = 0;
                 st.exchange = Exchange::DataAfterCts;
-                let (packet, next, seq) = st.queue.front().copied().unwrap_or_else(|| unreachable!());
+                let (packet, next, seq) =
+                    st.queue.front().copied().unwrap_or_else(|| unreachable!());
                 let data = self.data_frame(r, packet, next, seq);
                 self.stations[r].respond = Some((now + self.sifs, data));
                 self.out.timers.push(r);

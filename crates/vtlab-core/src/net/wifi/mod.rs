@@ -16,6 +16,8 @@
 pub mod medium;
 pub mod phy;
 pub mod propagation;
+#[cfg(test)]
+mod tests;
 
 use serde::{Deserialize, Serialize};
 
@@ -138,7 +140,10 @@ impl WifiConf {
     pub fn check(&self) -> Result<(), (String, String)> {
         let f = |s: &str| s.to_string();
         if !self.standard.rates_kbps().contains(&self.data_rate_kbps) {
-            return Err((f("data_rate_kbps"), rates_message(self.standard, self.data_rate_kbps)));
+            return Err((
+                f("data_rate_kbps"),
+                rates_message(self.standard, self.data_rate_kbps),
+            ));
         }
         if !self.standard.rates_kbps().contains(&self.control_rate_kbps) {
             return Err((
@@ -170,12 +175,32 @@ impl WifiConf {
         range("slot_ns", self.slot_ns, 1_000, 1_000_000)?;
         range("sifs_ns", self.sifs_ns, 1_000, 1_000_000)?;
         range("cw_min", u64::from(self.cw_min), 1, 65_535)?;
-        range("cw_max", u64::from(self.cw_max), u64::from(self.cw_min), 65_535)?;
-        range("rts_threshold_bytes", u64::from(self.rts_threshold_bytes), 0, 65_535)?;
-        range("short_retry_limit", u64::from(self.short_retry_limit), 1, 255)?;
+        range(
+            "cw_max",
+            u64::from(self.cw_max),
+            u64::from(self.cw_min),
+            65_535,
+        )?;
+        range(
+            "rts_threshold_bytes",
+            u64::from(self.rts_threshold_bytes),
+            0,
+            65_535,
+        )?;
+        range(
+            "short_retry_limit",
+            u64::from(self.short_retry_limit),
+            1,
+            255,
+        )?;
         range("long_retry_limit", u64::from(self.long_retry_limit), 1, 255)?;
         range("ifq_packets", u64::from(self.ifq_packets), 1, 1_000_000)?;
-        range("mac_overhead_bytes", u64::from(self.mac_overhead_bytes), 0, 1_000)?;
+        range(
+            "mac_overhead_bytes",
+            u64::from(self.mac_overhead_bytes),
+            0,
+            1_000,
+        )?;
         range("mtu_bytes", u64::from(self.mtu_bytes), 68, 7_935)?;
         let dbm = |name: &str, v: f64, lo: f64, hi: f64| {
             if v.is_finite() && (lo..=hi).contains(&v) {

@@ -40,9 +40,24 @@ impl Standard {
     /// Default timing: (slot, SIFS, CWmin, CWmax).
     pub fn timing(self) -> (Duration, Duration, u32, u32) {
         match self {
-            Standard::B => (Duration::from_micros(20), Duration::from_micros(10), 31, 1023),
-            Standard::A => (Duration::from_micros(9), Duration::from_micros(16), 15, 1023),
-            Standard::G => (Duration::from_micros(20), Duration::from_micros(10), 15, 1023),
+            Standard::B => (
+                Duration::from_micros(20),
+                Duration::from_micros(10),
+                31,
+                1023,
+            ),
+            Standard::A => (
+                Duration::from_micros(9),
+                Duration::from_micros(16),
+                15,
+                1023,
+            ),
+            Standard::G => (
+                Duration::from_micros(20),
+                Duration::from_micros(10),
+                15,
+                1023,
+            ),
         }
     }
 
@@ -78,7 +93,12 @@ pub fn header_duration(standard: Standard, short_preamble: bool) -> Duration {
 }
 
 /// Air time of a frame of `bytes` (MAC header and FCS included) at `rate_kbps`.
-pub fn frame_duration(standard: Standard, short_preamble: bool, bytes: u32, rate_kbps: u32) -> Duration {
+pub fn frame_duration(
+    standard: Standard,
+    short_preamble: bool,
+    bytes: u32,
+    rate_kbps: u32,
+) -> Duration {
     let bits = u64::from(bytes) * 8;
     let rate = u64::from(rate_kbps);
     let header = header_duration(standard, short_preamble);
@@ -161,8 +181,9 @@ impl Reception {
                     f64::NEG_INFINITY
                 }
             }
-            Reception::DsssBer { .. } => dsss_success(sinr, bits, rate_kbps)
-                .map_or(f64::NEG_INFINITY, f64::ln),
+            Reception::DsssBer { .. } => {
+                dsss_success(sinr, bits, rate_kbps).map_or(f64::NEG_INFINITY, f64::ln)
+            }
         }
     }
 }
@@ -188,35 +209,64 @@ mod tests {
     #[test]
     fn dsss_durations_by_hand() {
         // ACK, 14 B at 1 Mbit/s, long preamble: 192 + 112 = 304 µs.
-        assert_eq!(frame_duration(Standard::B, false, 14, 1_000), Duration::from_micros(304));
+        assert_eq!(
+            frame_duration(Standard::B, false, 14, 1_000),
+            Duration::from_micros(304)
+        );
         // RTS 20 B: 192 + 160 = 352 µs.
-        assert_eq!(frame_duration(Standard::B, false, 20, 1_000), Duration::from_micros(352));
+        assert_eq!(
+            frame_duration(Standard::B, false, 20, 1_000),
+            Duration::from_micros(352)
+        );
         // 552 B IP + 36 B MAC = 588 B at 1 Mbit/s: 192 + 4704 = 4896 µs.
-        assert_eq!(frame_duration(Standard::B, false, 588, 1_000), Duration::from_micros(4896));
+        assert_eq!(
+            frame_duration(Standard::B, false, 588, 1_000),
+            Duration::from_micros(4896)
+        );
         // At 11 Mbit/s: 4704/11 = 427.6 → 428 µs.
-        assert_eq!(frame_duration(Standard::B, false, 588, 11_000), Duration::from_micros(192 + 428));
+        assert_eq!(
+            frame_duration(Standard::B, false, 588, 11_000),
+            Duration::from_micros(192 + 428)
+        );
         // Short preamble, 2 Mbit/s: 96 + 2352.
-        assert_eq!(frame_duration(Standard::B, true, 588, 2_000), Duration::from_micros(96 + 2352));
+        assert_eq!(
+            frame_duration(Standard::B, true, 588, 2_000),
+            Duration::from_micros(96 + 2352)
+        );
     }
 
     #[test]
     fn ofdm_durations_by_hand() {
         // ACK 14 B at 6 Mbit/s (N_DBPS 24): (16+112+6)/24 = 5.58 → 6 symbols
         // = 24 µs + 20 = 44 µs (the 802.11a ACK time).
-        assert_eq!(frame_duration(Standard::A, false, 14, 6_000), Duration::from_micros(44));
+        assert_eq!(
+            frame_duration(Standard::A, false, 14, 6_000),
+            Duration::from_micros(44)
+        );
         // 1500 B at 54 Mbit/s (N_DBPS 216): (16+12000+6)/216 = 55.66 → 56
         // symbols = 224 µs + 20 = 244; 802.11g adds 6 µs.
-        assert_eq!(frame_duration(Standard::A, false, 1500, 54_000), Duration::from_micros(244));
-        assert_eq!(frame_duration(Standard::G, false, 1500, 54_000), Duration::from_micros(250));
+        assert_eq!(
+            frame_duration(Standard::A, false, 1500, 54_000),
+            Duration::from_micros(244)
+        );
+        assert_eq!(
+            frame_duration(Standard::G, false, 1500, 54_000),
+            Duration::from_micros(250)
+        );
     }
 
     #[test]
     fn dsss_ber_matches_the_closed_forms() {
         // DBPSK at SINR 0 dB: Eb/N0 = 22, BER = ½e^−22 = 1.39e−10; 1000 bits
         // succeed with probability ≈ 1 − 1.39e−7.
-        let r = Reception::DsssBer { preamble_snr_db: 4.0 };
+        let r = Reception::DsssBer {
+            preamble_snr_db: 4.0,
+        };
         let p = r.chunk_log_success(1.0, 1000.0, 1_000).exp();
-        assert!((1.0 - p - 1000.0 * 0.5 * (-22f64).exp()).abs() < 1e-12, "{p}");
+        assert!(
+            (1.0 - p - 1000.0 * 0.5 * (-22f64).exp()).abs() < 1e-12,
+            "{p}"
+        );
         // At −5 dB (0.3162): Eb/N0 = 6.957, BER = 4.76e−4; 4704 bits: (1−BER)^4704 = 0.106.
         let p = r.chunk_log_success(db_to_linear(-5.0), 4704.0, 1_000).exp();
         assert!((p - 0.1065).abs() < 0.002, "{p}");

@@ -215,8 +215,18 @@ mod tests {
 
     #[test]
     fn positions_move_with_time() {
-        let a = Mobility { x_m: 0.0, y_m: 0.0, vx_mps: 5.0, vy_mps: 0.0 };
-        let b = Mobility { x_m: 200.0, y_m: 0.0, vx_mps: 5.0, vy_mps: 0.0 };
+        let a = Mobility {
+            x_m: 0.0,
+            y_m: 0.0,
+            vx_mps: 5.0,
+            vy_mps: 0.0,
+        };
+        let b = Mobility {
+            x_m: 200.0,
+            y_m: 0.0,
+            vx_mps: 5.0,
+            vy_mps: 0.0,
+        };
         assert_eq!(a.position(Time(2_000_000_000)), (10.0, 0.0));
         assert!((a.distance(&b, Time(7_000_000_000)) - 200.0).abs() < 1e-9);
     }
