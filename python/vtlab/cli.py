@@ -1075,6 +1075,10 @@ from vtlab import validate_lte  # noqa: E402  (registers `vtlab validate-lte`)
 
 validate_lte.register(app)
 
+from vtlab import validate_wifi  # noqa: E402  (registers `vtlab validate-wifi`)
+
+validate_wifi.register(app)
+
 from vtlab import reproduce  # noqa: E402  (registers `vtlab reproduce`)
 
 reproduce.register(app)

@@ -340,9 +340,18 @@ impl Medium {
         st.next_seq = st.next_seq.wrapping_add(1);
         st.queue.push_back((packet, next as u16, seq));
         let fresh = st.queue.len() == 1 && st.backoff.is_none() && st.exchange == Exchange::Idle;
-        if fresh && !self.medium_idle(s, now) {
-            // 802.11 §10.3.4.2: a frame that finds the medium busy backs off.
-            self.draw_backoff(s, now);
+        if fresh {
+            if self.medium_idle(s, now) {
+                // 802.11 §10.3.4.2: a frame that finds the medium idle needs no
+                // backoff, only DIFS; counted from now, as ns-3.44 does
+                // (`NeedBackoffUponAccess` starts the zero backoff at now + DIFS).
+                let st = &mut self.stations[s];
+                st.backoff = Some(0);
+                st.backoff_start = now + self.difs;
+            } else {
+                // ... and one that finds it busy backs off.
+                self.draw_backoff(s, now);
+            }
         }
         self.schedule_access(s, now);
     }
@@ -434,9 +443,9 @@ impl Medium {
             w.error_placement == ErrorPlacement::Mac && hit(&frame) && st.error_out.drops(now);
         st.transmitting = true;
         st.stats.frames_sent += 1;
-        if st.rx.take().is_some() {
-            st.stats.rx_errors += 1; // half duplex: sending aborts a reception
-        }
+        // Half duplex: sending aborts a reception (not counted as an rx error:
+        // ns-3 drops such frames as TXING).
+        st.rx = None;
         self.air[s] = Some(Tx { frame, corrupt });
         self.recompute_energy();
         let lock = self.conf.reception.lock_sinr();
@@ -607,10 +616,7 @@ impl Medium {
                 let elapsed = (now - start).0 / slot.0;
                 st.backoff = Some(bo - bo.min(elapsed as u32));
             }
-            st.backoff_start = now;
-        } else if st.backoff.is_none() && !st.queue.is_empty() && st.exchange == Exchange::Idle {
-            // Busy before the DIFS ended: the frame backs off.
-            self.draw_backoff(s, now);
+            st.backoff_start = st.backoff_start.max(now);
         }
     }
 

@@ -171,18 +171,19 @@ fn rts_cts_exchange_timed_by_hand() {
 fn backoff_freezes_while_the_medium_is_busy() {
     // Three stations in range of each other, no RTS. Station 0 holds a frame
     // with 10 backoff slots from t = 0: its access would be 50 + 10·20 =
-    // 250 µs. Station 1 sends to station 2 at 110 µs (idle ≥ DIFS, no
-    // backoff). By then 0 has counted (110 − 50)/20 = 3 slots; 7 remain.
-    // Station 1's data ends at 110 + 4896 = 5006, station 2's ACK runs
-    // 5016–5320, and station 0's NAV (from the data frame: SIFS + ACK) also
-    // ends at 5320. So station 0 sends at 5320 + DIFS + 7·20 = 5510 µs.
+    // 250 µs. Station 1 is offered a frame at 110 µs; the medium is idle, so
+    // no backoff, only a DIFS counted from the offer (ns-3.44): it sends at
+    // 160 µs. By then 0 has counted (160 − 50)/20 = 5 slots; 5 remain.
+    // Station 1's data ends at 160 + 4896 = 5056, station 2's ACK runs
+    // 5066–5370, and station 0's NAV (from the data frame: SIFS + ACK) also
+    // ends at 5370. So station 0 sends at 5370 + DIFS + 5·20 = 5520 µs.
     let mut m = medium(&[0.0, 100.0, 200.0], |w| w.rts_threshold_bytes = 65_535);
     m.force_backoff(0, 10);
     let mut d = Driver::new(m);
     d.enqueue_at(Time::ZERO, 0, 2, packet(552, 1));
     d.enqueue_at(us(110), 1, 2, packet(552, 2));
     d.run_until(us(100_000));
-    assert_eq!(d.starts[..3], [(us(110), 1), (us(5016), 2), (us(5510), 0)]);
+    assert_eq!(d.starts[..3], [(us(160), 1), (us(5066), 2), (us(5520), 0)]);
 }
 
 #[test]
@@ -192,17 +193,17 @@ fn hidden_terminals_collide() {
     // µs, 2 at 150 µs. Station 1 locks onto 0's frame; 2's arrives at the
     // same power (SINR ≈ 0 dB < 10 dB), so 0's frame fails and 2's, arriving
     // while 1 is busy, is never received. No ACK: both retry. (Station 2's
-    // packet, offered at 100 µs to a medium idle since 0, goes at once.)
+    // packet, offered at 100 µs to an idle medium, goes a DIFS later.)
     let mut d = Driver::new(medium(&[0.0, 200.0, 400.0], |w| {
         w.rts_threshold_bytes = 65_535;
         w.cca_threshold_dbm = w.rx_sensitivity_dbm;
     }));
     d.enqueue_at(Time::ZERO, 0, 1, packet(552, 1));
     d.enqueue_at(us(100), 2, 1, packet(552, 2));
-    // Both frames have ended (by 100 + 4896 µs) and both ACK timeouts passed
-    // (end + SIFS + slot + 192 µs = 5218 µs at the latest).
-    d.run_until(us(5_220));
-    assert_eq!(d.starts, [(us(50), 0), (us(100), 2)]);
+    // Both frames have ended (by 150 + 4896 µs) and both ACK timeouts passed
+    // (end + SIFS + slot + 192 µs = 5268 µs at the latest).
+    d.run_until(us(5_270));
+    assert_eq!(d.starts, [(us(50), 0), (us(150), 2)]);
     assert!(d.delivered.is_empty());
     assert_eq!(d.m.stats(1).rx_errors, 1);
     assert_eq!((d.m.stats(0).retries, d.m.stats(2).retries), (1, 1));
