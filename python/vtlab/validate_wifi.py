@@ -305,7 +305,12 @@ def _fmt(x: float, digits: int = 1) -> str:
     return f"{x:.{digits}f}"
 
 
-def write_report(out: Path, rows: Sequence[Mapping[str, Any]], orders: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -> Path:
+def write_report(
+    out: Path,
+    rows: Sequence[Mapping[str, Any]],
+    orders: Sequence[Mapping[str, Any]],
+    meta: Mapping[str, Any],
+) -> Path:
     """Write ``agreement.csv`` and ``report.md`` into ``out``."""
     import csv
 
@@ -327,8 +332,9 @@ def write_report(out: Path, rows: Sequence[Mapping[str, Any]], orders: Sequence[
         "of ns-3's); "
         f"{sum(o['same'] for o in orders)} of {len(orders)} groups rank their cells the same.",
         "",
-        "| cell | ns-3 kbit/s | vtlab kbit/s | ratio (95 % CI) | verdict | MAC retries ns-3 / vtlab "
-        "| retry drops ns-3 / vtlab | TCP retransmissions ns-3 / vtlab |",
+        "| cell | ns-3 kbit/s | vtlab kbit/s | ratio (95 % CI) | verdict "
+        "| MAC retries ns-3 / vtlab | retry drops ns-3 / vtlab "
+        "| TCP retransmissions ns-3 / vtlab |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
@@ -342,7 +348,8 @@ def write_report(out: Path, rows: Sequence[Mapping[str, Any]], orders: Sequence[
     lines += ["", "## Orderings (within each topology and RTS setting)", ""]
     lines += ["| hops | RTS | ns-3 | vtlab | same |", "|---|---|---|---|---|"]
     for o in orders:
-        lines.append(f"| {o['hops']} | {o['rts']} | {o['ns3']} | {o['vtlab']} | {'yes' if o['same'] else 'no'} |")
+        same = "yes" if o["same"] else "no"
+        lines.append(f"| {o['hops']} | {o['rts']} | {o['ns3']} | {o['vtlab']} | {same} |")
     lines += [
         "",
         "Cells are named `h<hops>-rts<0|1>-<tcp>-d<segments per ACK>`. Counters are means per run "
@@ -432,23 +439,37 @@ def parse_cases(names: Iterable[str] | None) -> list[Case]:
 
 def register(app: typer.Typer) -> None:
     """Add ``validate-wifi`` to the ``vtlab`` CLI."""
+
     @app.command("validate-wifi")
     def validate_wifi_command(
         case: Annotated[
             list[str] | None,
-            typer.Option("--case", help="Cells to run (repeatable or comma-separated; default all 16)."),
+            typer.Option(
+                "--case", help="Cells to run (repeatable or comma-separated; default all 16)."
+            ),
         ] = None,
         quick: Annotated[
             bool, typer.Option("--quick", help=f"Two cells ({', '.join(QUICK)}), 3 seeds.")
         ] = False,
-        seeds: Annotated[int, typer.Option("--seeds", help="vtlab seeds per cell.")] = DEFAULT_SEEDS,
+        seeds: Annotated[
+            int, typer.Option("--seeds", help="vtlab seeds per cell.")
+        ] = DEFAULT_SEEDS,
         duration: Annotated[
-            float, typer.Option("--duration", help="Flow time per run, s (other than 100 needs --rerun-ns3).")
+            float,
+            typer.Option(
+                "--duration", help="Flow time per run, s (other than 100 needs --rerun-ns3)."
+            ),
         ] = DEFAULT_DURATION_S,
         rerun_ns3: Annotated[
-            bool, typer.Option("--rerun-ns3", help="Run ns-3 (the ns3 wheel and g++) instead of using the stored runs.")
+            bool,
+            typer.Option(
+                "--rerun-ns3",
+                help="Run ns-3 (the ns3 wheel and g++) instead of using the stored runs.",
+            ),
         ] = False,
-        out: Annotated[Path, typer.Option("--out", "-o", help="Report directory.")] = Path("validation/wifi"),
+        out: Annotated[Path, typer.Option("--out", "-o", help="Report directory.")] = Path(
+            "validation/wifi"
+        ),
         quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
     ) -> None:
         """Validate vtlab's 802.11 medium and DCF against ns-3's wifi module: goodput
