@@ -477,6 +477,36 @@ def _num(x: float) -> str:
     return format(float(x), ".12g")
 
 
+def _wifi_reference(
+    expanded: Mapping[str, Any], seed: int, log: Callable[[str], None] | None
+) -> tuple[list[str], Ns3Binary, Callable[[], tuple[list[dict[str, Any]], ProcResult]]]:
+    """The ns-3 Wi-Fi program's arguments, binary and one timed run, for a
+    ``vanet-chain`` scenario (``vtlab bench vanet-chain --vs-ns3``)."""
+    from vtlab.validate_wifi import parse_result, wifi_args
+
+    try:
+        args = wifi_args(expanded, seed)
+    except ValueError as exc:
+        raise Ns3Error(str(exc)) from None
+    binary = build_program(WIFI_PROGRAM, log=log)
+
+    def run() -> tuple[list[dict[str, Any]], ProcResult]:
+        proc = run_process([str(binary.path), *args])
+        if proc.returncode != 0:
+            tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
+            raise Ns3Error(f"the ns-3 Wi-Fi program failed (exit {proc.returncode}): {tail}")
+        res = parse_result(proc.stdout)
+        row = {
+            "goodput_bps": res["goodput_bps"],
+            "completion_s": math.nan,  # runs for the scenario's duration, as vtlab's
+            "packets_sent_data": res["tcp_data_segments"],
+            "wall_s": res["wall_s"],
+        }
+        return [row], proc
+
+    return args, binary, run
+
+
 def ns3_args(expanded: Mapping[str, Any], seed: int) -> list[str]:
     """Arguments of ``v2g`` for a resolved vtlab scenario (``Scenario.expand()``) and a
     seed (passed as ``--run``; the ns-3 RngSeed stays 1).
@@ -910,8 +940,15 @@ def bench_vs_ns3(
         raise ValueError(f"repeat must be at least 1, got {repeat}")
     sc = Scenario.coerce(scenario if scenario is not None else dict(DEFAULT_BENCH_SPEC))
     expanded = json.loads(sc.expanded_json())
-    args = ns3_args(expanded, seed)
-    binary = ensure_binary(log=log)
+    if expanded.get("preset") == "vanet-chain":
+        args, binary, run_ns3 = _wifi_reference(expanded, seed, log)
+    else:
+        args = ns3_args(expanded, seed)
+        binary = ensure_binary(log=log)
+
+        def run_ns3() -> tuple[list[dict[str, Any]], ProcResult]:
+            return run_v2g_flows(binary, args, measure=True)
+
     spec_json = sc.to_json()
     child = vtlab_child_command(spec_json, seed)
     baseline = run_process([*child[:4], VTLAB_CHILD.split("spec = ")[0], child[5]])
@@ -933,7 +970,7 @@ def bench_vs_ns3(
         events, packets = d["meta"]["events"], d["meta"]["packets"]
         scenario_hash = d["meta"]["scenario_hash"]
 
-        rows, proc = run_v2g_flows(binary, args, measure=True)
+        rows, proc = run_ns3()
         ns.wall_s.append(proc.wall_s)
         ns.inner_wall_s.append(float(rows[0]["wall_s"]))
         ns.max_rss_mib.append(proc.max_rss_mib)
