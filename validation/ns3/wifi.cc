@@ -128,6 +128,8 @@ struct NodeCounters
     uint64_t dropQueueFull{0}; // WIFI_MAC_DROP_FAILED_ENQUEUE (MAC queue full)
     uint64_t dropExpired{0};   // WIFI_MAC_DROP_EXPIRED_LIFETIME (WifiMacQueue::MaxDelay)
     uint64_t dropRetry{0};     // WIFI_MAC_DROP_REACHED_RETRY_LIMIT
+    uint64_t dropRetryFwd{0};  // ... of frames toward vH (TCP data)
+    uint64_t dropRetryRev{0};  // ... of frames toward v0 (TCP ACKs)
     uint64_t dropOther{0};
     uint64_t macTxDrop{0}; // WifiMac MacTxDrop (not expected)
     // PHY reception
@@ -143,6 +145,14 @@ struct NodeCounters
 
 std::vector<NodeCounters> g_nodes;
 std::map<Mac48Address, uint32_t> g_nodeOfMac;
+
+// Whether a unicast frame sent by `node` goes toward vH (TCP data) rather than v0.
+bool
+IsForward(uint32_t node, Mac48Address to)
+{
+    auto it = g_nodeOfMac.find(to);
+    return it != g_nodeOfMac.end() && it->second > node;
+}
 
 // Smallest and largest PSDU size seen per frame type (a check of the frame sizes).
 std::map<std::string, std::pair<uint32_t, uint32_t>> g_psduSize;
@@ -193,8 +203,7 @@ OnPhyTxPsduBegin(uint32_t node, WifiConstPsduMap psdus, WifiTxVector, double)
             {
                 c.dataTxRetry++;
             }
-            auto it = g_nodeOfMac.find(hdr.GetAddr1());
-            bool fwd = it != g_nodeOfMac.end() && it->second > node;
+            const bool fwd = IsForward(node, hdr.GetAddr1());
             (fwd ? c.dataTxFwd : c.dataTxRev)++;
             SeenSize(fwd ? "data_fwd" : "data_rev", size);
         }
@@ -231,7 +240,7 @@ OnFinalRtsFailed(uint32_t node, Mac48Address)
 }
 
 void
-OnDroppedMpdu(uint32_t node, WifiMacDropReason reason, Ptr<const WifiMpdu>)
+OnDroppedMpdu(uint32_t node, WifiMacDropReason reason, Ptr<const WifiMpdu> mpdu)
 {
     NodeCounters& c = g_nodes[node];
     switch (reason)
@@ -244,6 +253,7 @@ OnDroppedMpdu(uint32_t node, WifiMacDropReason reason, Ptr<const WifiMpdu>)
         break;
     case WIFI_MAC_DROP_REACHED_RETRY_LIMIT:
         c.dropRetry++;
+        (IsForward(node, mpdu->GetHeader().GetAddr1()) ? c.dropRetryFwd : c.dropRetryRev)++;
         break;
     default:
         c.dropOther++;
@@ -863,6 +873,8 @@ main(int argc, char* argv[])
         sum.dropQueueFull += c.dropQueueFull;
         sum.dropExpired += c.dropExpired;
         sum.dropRetry += c.dropRetry;
+        sum.dropRetryFwd += c.dropRetryFwd;
+        sum.dropRetryRev += c.dropRetryRev;
         sum.dropOther += c.dropOther;
         sum.macTxDrop += c.macTxDrop;
         sum.rxPayloadErrors += c.rxPayloadErrors;
@@ -891,6 +903,7 @@ main(int argc, char* argv[])
           << ",\"queue_drops\":" << c.dropQueueFull + c.macTxDrop
           << ",\"expired_drops\":" << c.dropExpired
           << ",\"dropped_mpdu_retry_limit\":" << c.dropRetry
+          << ",\"retry_drops_fwd\":" << c.dropRetryFwd << ",\"retry_drops_rev\":" << c.dropRetryRev
           << ",\"dropped_mpdu_other\":" << c.dropOther
           << ",\"rx_errors\":" << c.rxPayloadErrors + sigFail
           << ",\"rx_payload_errors\":" << c.rxPayloadErrors << ",\"rx_header_errors\":" << sigFail
