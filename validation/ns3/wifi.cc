@@ -15,7 +15,8 @@
 // sensed up to 550 m (ns-2 CSThresh_). ns-3.44 has no single attribute for either; see
 // validation/ns3/README-wifi.md ("Receive and carrier-sense range") for the mapping:
 //   --csThresh -> WifiPhy::RxSensitivity (YansWifiChannel discards weaker signals
-//                 entirely) and WifiPhy::CcaEdThreshold
+//                 entirely; the attribute is set 0.41 dB lower because the channel
+//                 scales it to the 22 MHz DSSS width) and WifiPhy::CcaEdThreshold
 //   --rxThresh -> ThresholdPreambleDetectionModel::MinimumRssi (weaker frames are not
 //                 received, only sensed as energy)
 //
@@ -490,7 +491,9 @@ main(int argc, char* argv[])
     cmd.AddValue("csThresh",
                  "carrier-sense threshold, dBm (ns-2 CSThresh_): RxSensitivity and CcaEdThreshold",
                  csThresh);
-    cmd.AddValue("rxSens", "override WifiPhy::RxSensitivity, dBm (default: --csThresh)", rxSens);
+    cmd.AddValue("rxSens",
+                 "override WifiPhy::RxSensitivity, dBm (default: --csThresh - 10 log10(22/20))",
+                 rxSens);
     cmd.AddValue("ccaEd", "override WifiPhy::CcaEdThreshold, dBm (default: --csThresh)", ccaEd);
     cmd.AddValue("ccaSens", "WifiPhy::CcaSensitivity, dBm", ccaSens);
     cmd.AddValue("pdMinRssi",
@@ -524,9 +527,12 @@ main(int argc, char* argv[])
     NS_ABORT_MSG_IF(hops < 1, "--hops must be at least 1");
     NS_ABORT_MSG_IF(spacing <= 0 || duration <= 0 || start < 0, "bad --spacing/--duration/--start");
     NS_ABORT_MSG_IF(ifq < 1 || window < 1 || segment < 1, "bad --ifq/--window/--segment");
+    // YansWifiChannel::Receive discards a signal below RxSensitivity + 10 log10(W / 20 MHz),
+    // W = 22 MHz for DSSS: compensate, so that the cut-off is --csThresh itself.
+    const double widthCorrection = 10 * std::log10(22.0 / 20.0);
     if (std::isnan(rxSens))
     {
-        rxSens = csThresh;
+        rxSens = csThresh - widthCorrection;
     }
     if (std::isnan(ccaEd))
     {
@@ -747,7 +753,7 @@ main(int argc, char* argv[])
     // link budget: received power at 200, 400, 600 m
     const double noiseDbm =
         10 * std::log10(1.3803e-23 * 290 * 22e6 * 1000) + noiseFigure; // 22 MHz DSSS
-    const double rxSensEff = rxSens + 10 * std::log10(22.0 / 20.0);  // YansWifiChannel::Receive
+    const double rxSensEff = rxSens + widthCorrection; // the cut-off of YansWifiChannel::Receive
     std::ostringstream power;
     std::ostringstream fate;
     for (int d : {200, 400, 600})
