@@ -133,6 +133,12 @@ struct NodeCounters
     uint64_t dropRetryRev{0};  // ... of frames toward v0 (TCP ACKs)
     uint64_t dropOther{0};
     uint64_t macTxDrop{0}; // WifiMac MacTxDrop (not expected)
+    // MAC queue admission: packets handed to the MAC (WifiMac MacTx) and MPDUs stored
+    // (WifiMacQueue Enqueue). ns-3.44 fires no trace when the full queue refuses a new
+    // MPDU (WifiMacQueue::DoEnqueue returns false without DropBeforeEnqueue when the
+    // FcfsWifiQueueScheduler picks the new MPDU), so tail drops = macTx - enqueued.
+    uint64_t macTx{0};
+    uint64_t enqueued{0};
     // PHY reception
     uint64_t rxPayloadErrors{0}; // WifiPhyStateHelper RxError: payload failed (-> EIFS)
     std::map<std::string, uint64_t> rxDrops; // PhyRxDrop, by WifiPhyRxfailureReason
@@ -265,6 +271,18 @@ void
 OnMacTxDrop(uint32_t node, Ptr<const Packet>)
 {
     g_nodes[node].macTxDrop++;
+}
+
+void
+OnMacTx(uint32_t node, Ptr<const Packet>)
+{
+    g_nodes[node].macTx++;
+}
+
+void
+OnEnqueue(uint32_t node, Ptr<const WifiMpdu>)
+{
+    g_nodes[node].enqueued++;
 }
 
 void
@@ -695,9 +713,10 @@ main(int argc, char* argv[])
                                         MakeBoundCallback(&OnFinalRtsFailed, i));
         m->TraceConnectWithoutContext("DroppedMpdu", MakeBoundCallback(&OnDroppedMpdu, i));
         m->TraceConnectWithoutContext("MacTxDrop", MakeBoundCallback(&OnMacTxDrop, i));
-        m->GetTxop()->GetWifiMacQueue()->TraceConnectWithoutContext(
-            "PacketsInQueue",
-            MakeBoundCallback(&OnQueueLen, i));
+        m->TraceConnectWithoutContext("MacTx", MakeBoundCallback(&OnMacTx, i));
+        Ptr<WifiMacQueue> q = m->GetTxop()->GetWifiMacQueue();
+        q->TraceConnectWithoutContext("Enqueue", MakeBoundCallback(&OnEnqueue, i));
+        q->TraceConnectWithoutContext("PacketsInQueue", MakeBoundCallback(&OnQueueLen, i));
         nodes.Get(i)->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext(
             "Drop",
             MakeBoundCallback(&OnIpDrop, i));
@@ -883,6 +902,8 @@ main(int argc, char* argv[])
         sum.dropRetryRev += c.dropRetryRev;
         sum.dropOther += c.dropOther;
         sum.macTxDrop += c.macTxDrop;
+        sum.macTx += c.macTx;
+        sum.enqueued += c.enqueued;
         sum.rxPayloadErrors += c.rxPayloadErrors;
         sum.rxOk += c.rxOk;
         sum.ipDrops += c.ipDrops;
@@ -906,7 +927,10 @@ main(int argc, char* argv[])
           << ",\"retry_drops\":" << c.finalDataFailed + c.finalRtsFailed
           << ",\"final_data_failed\":" << c.finalDataFailed
           << ",\"final_rts_failed\":" << c.finalRtsFailed
-          << ",\"queue_drops\":" << c.dropQueueFull + c.macTxDrop
+          << ",\"mac_tx\":" << c.macTx << ",\"enqueued\":" << c.enqueued
+          << ",\"queue_drops\":" << c.macTx - c.enqueued - c.macTxDrop
+          << ",\"mac_tx_drop\":" << c.macTxDrop
+          << ",\"dropped_mpdu_failed_enqueue\":" << c.dropQueueFull
           << ",\"expired_drops\":" << c.dropExpired
           << ",\"dropped_mpdu_retry_limit\":" << c.dropRetry
           << ",\"retry_drops_fwd\":" << c.dropRetryFwd << ",\"retry_drops_rev\":" << c.dropRetryRev
