@@ -326,6 +326,30 @@ V2G_PROGRAM = Program(
     "reference program", lambda: source_path(), "VTLAB_NS3_SOURCE", BINARY_NAME, "ns3"
 )
 
+#: The 802.11 vehicular chain, validation/ns3/wifi.cc ($VTLAB_NS3_WIFI_SOURCE overrides
+#: the path; see validation/ns3/README-wifi.md). ``libns3.44-wifi.so`` brings in
+#: spectrum, energy, antenna and propagation through its own NEEDED entries.
+WIFI_PROGRAM = Program(
+    "Wi-Fi program",
+    lambda: Path(
+        os.environ.get("VTLAB_NS3_WIFI_SOURCE")
+        or Path(__file__).resolve().parents[2] / "validation" / "ns3" / "wifi.cc"
+    ),
+    "VTLAB_NS3_WIFI_SOURCE",
+    "wifi",
+    "ns3-wifi",
+    (
+        "core",
+        "network",
+        "internet",
+        "applications",
+        "mobility",
+        "propagation",
+        "wifi",
+        "traffic-control",
+    ),
+)
+
 
 def ensure_binary(
     *,
