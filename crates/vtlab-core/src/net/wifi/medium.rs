@@ -195,6 +195,12 @@ pub struct Medium {
     power: Vec<f64>,
     /// Energy each station receives now, mW.
     energy: Vec<f64>,
+    /// Every station has the same velocity: distances, hence powers, are fixed.
+    rigid: bool,
+    /// Whether `power` already holds station s's row (rigid media only).
+    power_known: Vec<bool>,
+    /// Stations transmitting now, in station order.
+    on_air: Vec<usize>,
     pub out: Outbox,
 }
 
@@ -266,6 +272,12 @@ impl Medium {
             air: vec![None; n],
             power: vec![0.0; n * n],
             energy: vec![0.0; n],
+            rigid: conf
+                .mobility
+                .windows(2)
+                .all(|m| m[0].vx_mps == m[1].vx_mps && m[0].vy_mps == m[1].vy_mps),
+            power_known: vec![false; n],
+            on_air: Vec::with_capacity(n),
             out: Outbox::default(),
         }
     }
@@ -429,13 +441,18 @@ impl Medium {
         let n = self.stations.len();
         let w = &self.conf;
         let end = now + frame_duration(w.standard, w.short_preamble, frame.bytes, frame.rate_kbps);
-        for r in 0..n {
-            self.power[s * n + r] = if r == s {
-                0.0
-            } else {
-                let d = self.mobility[s].distance(&self.mobility[r], now);
-                dbm_to_mw(w.propagation.rx_power_dbm(w.tx_power_dbm, d))
-            };
+        // Received powers: once for good when every station moves with the
+        // same velocity (distances never change), else at every transmission.
+        if !self.rigid || !self.power_known[s] {
+            for r in 0..n {
+                self.power[s * n + r] = if r == s {
+                    0.0
+                } else {
+                    let d = self.mobility[s].distance(&self.mobility[r], now);
+                    dbm_to_mw(w.propagation.rx_power_dbm(w.tx_power_dbm, d))
+                };
+            }
+            self.power_known[s] = true;
         }
         let hit = |f: &Frame| w.error_frames == ErrorFrames::All || f.kind == Kind::Data;
         let st = &mut self.stations[s];
@@ -472,16 +489,15 @@ impl Medium {
         self.update_carrier_sense(now);
     }
 
+    /// Sum, at every station, the power of the transmissions on the air (in
+    /// station order, so the float sums are the same on every machine).
     fn recompute_energy(&mut self) {
         let n = self.stations.len();
+        self.on_air.clear();
+        self.on_air
+            .extend((0..n).filter(|&s| self.air[s].is_some()));
         for r in 0..n {
-            let mut e = 0.0;
-            for s in 0..n {
-                if self.air[s].is_some() {
-                    e += self.power[s * n + r];
-                }
-            }
-            self.energy[r] = e;
+            self.energy[r] = self.on_air.iter().map(|&s| self.power[s * n + r]).sum();
         }
     }
 
