@@ -234,7 +234,8 @@ def ratio_ci(vt: Sequence[float], ns: Sequence[float]) -> tuple[float, float, fl
 
 def verdict(ratio: float, tolerance: float = TOLERANCE) -> str:
     """``agree`` within the tolerance, ``differs`` outside it."""
-    return "agree" if abs(ratio - 1.0) <= tolerance else "differs"
+    # 1e-12: 1.1 − 1 is 0.10000000000000009 in binary floating point.
+    return "agree" if abs(ratio - 1.0) <= tolerance + 1e-12 else "differs"
 
 
 @dataclass
