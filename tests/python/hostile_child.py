@@ -116,6 +116,50 @@ def cells(draw, bad):
 
 
 @st.composite
+def chains(draw, bad):
+    """vanet-chain fields: the geometry, the radio, the MAC, the error model, a short run."""
+    spec = {
+        "stop": draw(st.sampled_from(["1200ms", "3s", "6s"])),
+        "hops": pick(draw, bad, "count", (st.integers(1, 10), st.integers(-1, 10**6))),
+        "spacing_m": pick(draw, bad, "cell", (st.floats(1, 400), st.one_of(st.just(-1.0), numbers))),
+        "speed_kmh": pick(draw, bad, "cell", (st.floats(0, 200), st.just("fast"))),
+        "ifq": pick(draw, bad, "limits", (st.integers(1, 60), st.integers(-1, 2_000_000))),
+        "rts": draw(st.booleans()),
+        "delack": draw(st.integers(1, 2)),
+    }  # fmt: skip
+    if draw(st.integers(0, 2)) == 0:
+        spec["error_rate"] = pick(
+            draw,
+            bad,
+            "loss",
+            (st.sampled_from(["5%", "20%"]), st.sampled_from(["100%", "-1%", "x"])),
+        )
+    if draw(st.integers(0, 2)) == 0:
+        good = st.fixed_dictionaries(
+            {},
+            optional={
+                "standard": st.sampled_from(["b", "a", "g"]),
+                "tx_power_dbm": st.floats(0, 30),
+                "cw_min": st.sampled_from([7, 15, 31]),
+                "error_burst": st.sampled_from(["1ms", "50ms"]),
+                "reception": st.just({"model": "dsss-ber", "preamble_snr_db": 4}),
+            },
+        )
+        hostile = st.fixed_dictionaries(
+            {},
+            optional={
+                "rate": st.sampled_from(["3Mbps", "0bps", "x"]),
+                "cw_max": st.integers(-1, 10**6),
+                "error_burst": durations[1],
+                "rx_sensitivity_dbm": numbers,
+                "propagation": st.just({"model": "friis", "frequency_hz": -1}),
+            },
+        )
+        spec["wifi"] = pick(draw, bad, "cell", (good, hostile))
+    return spec
+
+
+@st.composite
 def tcps(draw, bad):
     cc = pick(draw, bad, "cc", (st.sampled_from(CCS), st.sampled_from(["bogus", "", 7])))
     spec = {"cc": cc}
@@ -148,7 +192,9 @@ def tcps(draw, bad):
 @st.composite
 def scenarios(draw):
     bad = draw(st.one_of(st.none(), st.sampled_from(FIELDS)))
-    presets = st.sampled_from(["v2g", "station", "wired-wireless", "custom", "lte-cabin"])
+    presets = st.sampled_from(
+        ["v2g", "station", "wired-wireless", "custom", "lte-cabin", "vanet-chain"]
+    )
     preset = pick(draw, bad, "preset", (presets, st.sampled_from(["lunar", "", None])))
     spec: dict = {"preset": preset, "bytes": pick(draw, bad, "bytes", sizes)}
     if preset == "custom":
@@ -163,6 +209,8 @@ def scenarios(draw):
         spec["flows"] = [{"src": "a", "dst": pick(draw, bad, "topology", ends)}]
     elif preset == "lte-cabin":
         spec.update(draw(cells(bad)))
+    elif preset == "vanet-chain":
+        spec.update(draw(chains(bad)))
     else:
         spec["loss"] = draw(losses(bad))
     if preset == "v2g":
@@ -194,11 +242,13 @@ def scenarios(draw):
 def min_rate(expanded: dict) -> float:
     """The slowest rate-based link direction: a bound on any flow's goodput (a cellular
     direction's capacity has no fixed rate; its other links still bound the flow)."""
-    return min(
+    rates = [
         link["rate_bps"]
         for link in expanded["links"]
         if not (link.get("capacity_ab") and link.get("capacity_ba"))
-    )
+    ]
+    rates += [m["wifi"]["data_rate_kbps"] * 1000 for m in expanded.get("media", [])]
+    return min(rates)
 
 
 counts = {"ran": 0, "refused": 0}

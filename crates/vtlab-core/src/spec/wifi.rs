@@ -15,6 +15,8 @@ use crate::net::{LossConf, Sojourn};
 /// Mean length of an error burst of the on-off model when only its rate is
 /// given: 50 ms (the study does not say; docs/wifi.md).
 pub const DEFAULT_ERROR_BURST_NS: u64 = 50_000_000;
+/// Longest mean error burst: one day.
+pub const MAX_ERROR_BURST_NS: u64 = 86_400_000_000_000;
 
 /// Radio and MAC settings; unset fields keep the defaults of the preset (ns-2's
 /// wireless defaults, [`WifiConf::ns2_defaults`]).
@@ -199,13 +201,23 @@ impl WifiSpec {
             return Ok(LossConf::None);
         }
         let burst = self.error_burst.map_or(DEFAULT_ERROR_BURST_NS, |d| d.0);
-        if burst == 0 {
+        // Sojourns of at least 1 µs on average (the loss model's own bound).
+        if !(1_000..=MAX_ERROR_BURST_NS).contains(&burst) {
             return Err(SpecError::new(
                 field("error_burst"),
-                "must be positive".into(),
+                format!("{burst} ns is outside [1 µs, 1 day]"),
             ));
         }
         let bad = burst as f64 * 1e-9;
+        if bad * (1.0 - rate) / rate < 1e-6 {
+            return Err(SpecError::new(
+                field("error_rate"),
+                format!(
+                    "{rate} leaves lossless periods shorter than 1 µs with error_burst {burst} ns; \
+                     lower error_rate or raise error_burst"
+                ),
+            ));
+        }
         LossSpec {
             model: Some(LossKind::GilbertElliott),
             sojourn: Some(Sojourn::Time),
