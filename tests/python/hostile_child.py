@@ -121,7 +121,7 @@ def chains(draw, bad):
     spec = {
         "stop": draw(st.sampled_from(["1200ms", "3s", "6s"])),
         "hops": pick(draw, bad, "count", (st.integers(1, 10), st.integers(-1, 10**6))),
-        "spacing_m": pick(draw, bad, "cell", (st.floats(1, 400), st.one_of(st.just(-1.0), numbers))),
+        "spacing_m": pick(draw, bad, "cell", (st.floats(1, 400), st.one_of(st.just(-1.0), numbers))),  # noqa: E501
         "speed_kmh": pick(draw, bad, "cell", (st.floats(0, 200), st.just("fast"))),
         "ifq": pick(draw, bad, "limits", (st.integers(1, 60), st.integers(-1, 2_000_000))),
         "rts": draw(st.booleans()),
