@@ -257,3 +257,72 @@ impl MediumSpec {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::{plan, resolve_value};
+    use serde_json::json;
+
+    /// Three cars on a street medium, a gateway wired to a server.
+    fn street(mobility: serde_json::Value) -> serde_json::Value {
+        json!({
+            "preset": "custom",
+            "nodes": ["a", "b", "gw", "server"],
+            "media": [{"name": "street", "nodes": ["a", "b", "gw"], "mobility": mobility,
+                       "wifi": {"standard": "g", "rate": "12Mbps", "rts": false}}],
+            "links": [{"a": "gw", "b": "server", "rate": "100Mbps", "delay": "10ms"}],
+            "flows": [{"src": "a", "dst": "server", "bytes": "1MB"}],
+        })
+    }
+
+    #[test]
+    fn a_custom_medium_routes_over_stations_in_range_then_links() {
+        // a at 0 m, b at 200 m, gw at 400 m: a reaches gw through b (400 m is
+        // beyond the 250 m receive range), then the wired link.
+        let s = resolve_value(street(json!([{"x_m": 0, "y_m": 0}, {"x_m": 200, "y_m": 0},
+            {"x_m": 400, "y_m": 0}])))
+        .unwrap();
+        let w = &s.media[0].wifi;
+        assert_eq!(
+            (w.data_rate_kbps, w.control_rate_kbps, w.slot_ns),
+            (12_000, 6_000, 20_000)
+        );
+        let p = plan(&s).unwrap();
+        // air hops after the one wired link's two directions: a<->b, b<->gw
+        let hops: Vec<(u32, u32)> = p.air.iter().map(|h| (h.from, h.to)).collect();
+        assert_eq!(hops, [(0, 1), (1, 0), (1, 2), (2, 1)]);
+        let route = crate::sim::plan::path(
+            &p.routes,
+            &p.dirs,
+            crate::net::NodeId(0),
+            crate::net::NodeId(3),
+        );
+        assert_eq!(route.unwrap(), [2, 4, 0]);
+    }
+
+    #[test]
+    fn custom_media_errors_name_the_field() {
+        let e = resolve_value(street(json!([{"x_m": 0, "y_m": 0}]))).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "media[0].mobility: needs one entry per node (3 nodes, 1 entries)"
+        );
+        // gw 1 km away: no path for the flow
+        let s = resolve_value(street(json!([{"x_m": 0, "y_m": 0}, {"x_m": 200, "y_m": 0},
+            {"x_m": 1400, "y_m": 0}])))
+        .unwrap();
+        let e = plan(&s).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.contains("no path"), "{e}");
+        let mut v =
+            street(json!([{"x_m": 0, "y_m": 0}, {"x_m": 1, "y_m": 0}, {"x_m": 2, "y_m": 0}]));
+        v["media"][0]["wifi"]["cw_max"] = json!(3);
+        let e = resolve_value(v).unwrap_err().to_string();
+        assert_eq!(e, "media[0].wifi.cw_max: 3 is outside [15, 65535]");
+        let mut v =
+            street(json!([{"x_m": 0, "y_m": 0}, {"x_m": 1, "y_m": 0}, {"x_m": 1e300, "y_m": 0}]));
+        v["media"][0]["wifi"]["rts"] = json!(true);
+        let s = resolve_value(v).unwrap();
+        let e = plan(&s).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(e.starts_with("media[0].mobility[2]: positions"), "{e}");
+    }
+}
