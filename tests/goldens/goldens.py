@@ -99,6 +99,25 @@ def cases() -> list[tuple[str, dict, int, bool]]:
                 "tcp": {"cc": cc, "profile": profile},
             }
             out.append((f"trace/{profile}/{cc}", spec, 5, True))
+    # The 802.11 chain: both reception rules, RTS on and off, the error model.
+    for hops, rts, reception, error in (
+        (1, True, "threshold", "0%"),
+        (8, True, "threshold", "0%"),
+        (8, False, "dsss-ber", "0%"),
+        (3, True, "threshold", "10%"),
+    ):
+        rule = {"model": "threshold", "sinr_db": 10.0}
+        if reception == "dsss-ber":
+            rule = {"model": "dsss-ber", "preamble_snr_db": 4.0}
+        spec = {
+            "preset": "vanet-chain",
+            "hops": hops,
+            "rts": rts,
+            "error_rate": error,
+            "stop": "21s",
+            "wifi": {"reception": rule},
+        }
+        out.append((f"wifi/h{hops}/rts={rts}/{reception}/{error}", spec, 2, False))
     return out
 
 
