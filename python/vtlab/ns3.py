@@ -513,6 +513,13 @@ def _wifi_reference(
     except ValueError as exc:
         raise Ns3Error(str(exc)) from None
     binary = build_program(WIFI_PROGRAM, log=log)
+    rule = expanded["media"][0]["wifi"]["reception"]["model"]
+    if rule != "dsss-ber" and log is not None:
+        log(
+            f"note: vtlab receives frames by the {rule} rule, ns-3 by its DSSS error rates "
+            "(--set 'wifi.reception={model=\"dsss-ber\",preamble_snr_db=4}' for the same rule; "
+            "docs/validation.md)"
+        )
 
     def run() -> tuple[list[dict[str, Any]], ProcResult]:
         proc = run_process([str(binary.path), *args])

@@ -117,8 +117,9 @@ pub fn frame_duration(
     }
 }
 
-/// Bits-per-symbol class of a DSSS rate, for the error-rate formulas.
-fn dsss_success(sinr: f64, bits: f64, rate_kbps: u32) -> Option<f64> {
+/// ln of the probability that `bits` bits at DSSS rate `rate_kbps` survive SINR
+/// `sinr` (linear): bits · ln(1 − BER). `None` for a rate without a formula.
+fn dsss_log_success(sinr: f64, bits: f64, rate_kbps: u32) -> Option<f64> {
     // ns-3's DsssErrorRateModel (after Proakis): Eb/N0 = SINR · 22 Mchip/s ÷
     // bit rate. DBPSK: BER = ½·exp(−Eb/N0). DQPSK: the Pawula–Proakis
     // approximation BER ≈ (√2+1)/√(8π√2) · exp(−(2−√2)·x)/√x, x = Eb/N0.
@@ -131,7 +132,7 @@ fn dsss_success(sinr: f64, bits: f64, rate_kbps: u32) -> Option<f64> {
         }
         _ => return None,
     };
-    Some((1.0 - ber).powf(bits))
+    Some(bits * (-ber).ln_1p())
 }
 
 /// How a receiver decides whether a frame it locked onto was received.
@@ -182,7 +183,7 @@ impl Reception {
                 }
             }
             Reception::DsssBer { .. } => {
-                dsss_success(sinr, bits, rate_kbps).map_or(f64::NEG_INFINITY, f64::ln)
+                dsss_log_success(sinr, bits, rate_kbps).unwrap_or(f64::NEG_INFINITY)
             }
         }
     }
