@@ -112,14 +112,18 @@ def _maxima(ctx: Context) -> Any:
         common.plot_bars(ax, list(ctx.plan.tcps), series, colors=colors)
         if h == 1:
             ax.axhline(ctx.paper.value("results/single_max"), color=PAPER_COLOR, linestyle=":")
-            ax.set_title("single hop (dotted: paper's “almost 650 kbps”)")
+            ax.set_title(
+                f"single hop (dotted: paper's “almost {ctx.paper.value('results/single_max'):g} "
+                "kbps”)"
+            )
         else:
             lo = ctx.paper.value("results/multi_max_low")
             hi = ctx.paper.value("results/multi_max_high")
             ax.axhspan(lo, hi, color=PAPER_COLOR, alpha=0.3)
-            ax.set_title(f"{h} hops (band: paper's 60–70 kbps)")
+            ax.set_title(f"{h} hops (band: paper's {lo:g}–{hi:g} kbps)")
         ax.set_ylabel("Highest mean throughput (kbit/s)")
-        ax.legend(loc="upper right", title="errors")
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.25)
+        ax.legend(loc="upper center", title="errors", ncols=3)
     fig.suptitle("Highest throughput per TCP version (over DelAck, IFQ and DupAck)")
     return fig
 
@@ -139,7 +143,7 @@ def _readings(ctx: Context) -> Any:
         for kind, marker in (("data frames only", "s"), ("at IP", "^")):
             k = select(rows, kind=kind)
             ax.scatter(k["rate"] * 100, k["degradation"] * 100, marker=marker, label=kind, zorder=3)
-        ax.axhline(paper, color=PAPER_COLOR, linestyle=":", label="paper: 20 % degradation")
+        ax.axhline(paper, color=PAPER_COLOR, linestyle=":", label=f"paper: {paper:g} % degradation")
         ax.scatter(
             [ctx.plan.calibrated_rate * 100],
             [paper],
@@ -150,10 +154,13 @@ def _readings(ctx: Context) -> Any:
             zorder=4,
         )
         ax.set_xscale("log")
+        rates = [x * 100 for x in ctx.plan.reading_rates]
+        ax.set_xticks(rates, [f"{x:g}" for x in rates])
+        ax.set_xticks([], minor=True)
         ax.set_xlabel("share of time in the lossy state (%)")
         ax.set_ylabel("throughput lost (%)")
         ax.set_ylim(0, 105)
-        ax.set_title(f"{h} hop{'s' if h > 1 else ''}: NewReno, IFQ 50, DupAck 3, DelAck 1")
+        ax.set_title(f"{h} hop{'s' if h > 1 else ''}: {_reference_text()}")
         ax.legend(loc="upper left", fontsize=6)
     fig.suptitle("Readings of the on-off error model: the throughput they cost")
     return fig
@@ -181,7 +188,10 @@ def _rts(ctx: Context) -> Any:
                 color=PAPER_COLOR,
                 alpha=0.3,
             )
-        ax.set_title(f"{h} hop{'s' if h > 1 else ''}, error-free, IFQ {REFERENCE['ifq']}, DupAck 3")
+        ax.set_title(
+            f"{h} hop{'s' if h > 1 else ''}, error-free, IFQ {REFERENCE['ifq']}, "
+            f"DupAck {REFERENCE['dupack']}"
+        )
         ax.set_ylabel("Throughput (kbit/s)")
         ax.legend(loc="lower right", fontsize=6)
     fig.suptitle("RTS/CTS before every frame (ns-2's default) or never")
@@ -220,6 +230,11 @@ def _delack(ctx: Context) -> Any:
         ax.legend(loc="lower right", title="errors", fontsize=6)
     fig.suptitle("DelAck = 2 against DelAck = 1")
     return fig
+
+
+def _reference_text() -> str:
+    r = REFERENCE
+    return f"{r['tcp']}, IFQ {r['ifq']}, DupAck {r['dupack']}, DelAck {r['delack']}"
 
 
 def figures() -> list[FigureSpec]:

@@ -49,7 +49,7 @@ FLAT_HOLDS, PARTLY_SHARE = 0.8, 0.5
 EXPLAINED = 0.5
 
 Result = tuple[str, bool | str | None]
-TAGS = {ERROR_20: "errors: 20 % on-off", CALIBRATED: "errors: calibrated"}
+TAGS = {ERROR_20: f"errors: {ERROR_20} on-off", CALIBRATED: f"errors: {CALIBRATED}"}
 
 
 def pct(x: float, digits: int = 0, sign: bool = False) -> str:
@@ -238,7 +238,7 @@ def delack_all(hops: str, reading: str) -> Callable[[Context], Result]:
             + _delack_text(rows)
         )
         if up == len(rows):
-            return ev, True
+            return ev, "partly (no traffic with errors)" if _dead_pairs(ctx, sel, reading) else True
         average = rows["delack2"].mean() > rows["delack1"].mean()
         return ev, "partly (on average)" if average and up > len(rows) / 2 else False
 

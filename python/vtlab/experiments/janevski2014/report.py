@@ -17,6 +17,7 @@ from vtlab.experiments.janevski2014.analysis import (
     select,
     verdict_words,
 )
+from vtlab.experiments.janevski2014.findings import TAGS
 from vtlab.experiments.janevski2014.plan import (
     CALIBRATED,
     CLEAN,
@@ -131,7 +132,9 @@ def setup(ctx: Context) -> str:
         ],
         [
             "radio",
-            "802.11g (54 Mbit/s), but only the 1 Mbit/s mode at 200 m; two-ray ground",
+            f"802.11g ({p.value('setup/max_link_rate'):g} Mbit/s), but only the "
+            f"{p.value('setup/mode_rate'):g} Mbit/s mode at {p.value('setup/distance'):g} m; "
+            "two-ray ground",
             f"802.11{n['standard']} DSSS at {n['rate_kbps'] / 1e3:g} Mbit/s (control frames "
             f"{n['control_kbps'] / 1e3:g} Mbit/s, {n['preamble']} preamble, slot {n['slot_us']:g} "
             f"µs, SIFS {n['sifs_us']:g} µs, CW {n['cw'][0]}–{n['cw'][1]}); {n['propagation']}, "
@@ -148,12 +151,12 @@ def setup(ctx: Context) -> str:
         ["routing", "not stated", ROUTING],
         [
             "IFQ",
-            "2, 5, 15, 25, 50 packets",
+            ", ".join(f"{e.value:g}" for e in p.group("setup/ifq_")) + " packets",
             f"drop-tail interface queue per vehicle: {', '.join(map(str, plan.ifqs))}",
         ],
         [
             "TCP",
-            "ns-2 Tahoe, Reno, NewReno, Vegas, Sack; 512 B packets",
+            f"ns-2 Tahoe, Reno, NewReno, Vegas, Sack; {p.value('setup/packet'):g} B packets",
             f"the core's `tahoe`, `reno`, `newreno`, `vegas` (α {n['vegas']['alpha']:g}, β "
             f"{n['vegas']['beta']:g}, γ {n['vegas']['gamma']:g}; {n['vegas_recovery']} recovery), "
             f"`sack`; MSS {n['mss']} B + {n['header']} B headers, window {n['window_pkts']} "
@@ -162,15 +165,19 @@ def setup(ctx: Context) -> str:
         ],
         [
             "DupAck, DelAck",
-            "DupAck 1–10; DelAck 1, 2",
-            f"`dupack` {', '.join(map(str, plan.dupacks))}; `delack` 1, 2 (ACK timer "
+            f"DupAck {p.value('setup/dupack_min'):g}–{p.value('setup/dupack_max'):g}; DelAck "
+            + ", ".join(f"{e.value:g}" for e in p.group("setup/delack_")),
+            f"`dupack` {', '.join(map(str, plan.dupacks))}; `delack` "
+            f"{', '.join(map(str, plan.delacks))} (ACK timer "
             f"{n['delack_ms']:g} ms)",
         ],
         [
             "errors",
-            "two-state on-off model, 20 %, on every node's incoming and outgoing traffic",
+            f"two-state on-off model, {p.value('setup/error') * 100:g} %, on every node's "
+            "incoming and outgoing traffic",
             f"{ERROR_20}: on-off, lossy {plan.error_rate * 100:g} % of the time, mean lossy "
-            f"period {plan.error_burst_ms:g} ms, all frames, between MAC and PHY; {CALIBRATED}: "
+            f"period {plan.error_burst_ms:g} ms, {plan.error_frames} frames, placement "
+            f"`{plan.error_placement}`; {CALIBRATED}: "
             f"{plan.calibrated_rate * 100:g} %, {plan.calibrated_burst_ms:g} ms",
         ],
         [
@@ -252,8 +259,9 @@ def claims(ctx: Context) -> str:
         f"{held} of {len(ctx.findings)} checks hold in full; the verdict column marks the "
         "others (n/a: nothing to decide it, e.g. no traffic). A claim about the figures "
         "with errors is checked under both readings of the error model: "
-        f"[errors: 20 % on-off] is the paper's 20 % read as the preset does; [errors: "
-        "calibrated] is the reading that costs single-hop NewReno about 20 % of its "
+        f"[{TAGS[ERROR_20]}] is the paper's {ctx.paper.value('setup/error') * 100:g} % read "
+        f"as the preset does; [{TAGS[CALIBRATED]}] is the reading that costs single-hop "
+        f"NewReno about {ctx.paper.value('results/degradation') * 100:g} % of its "
         "throughput.\n\n"
         + common.md_table(
             ["where", "paper", "vtlab", "verdict"],
