@@ -39,7 +39,16 @@ KBPS = 1e-3
 AXES = ["hops", "delack", "error", "tcp", "ifq", "dupack"]
 FIGURE_KEYS = ["hops", "delack", "error"]
 #: Per-run counters kept beside the throughput (flows, then sums over vehicles).
-COUNTERS = ["retransmissions", "rto_count", "fast_recoveries", "segments_sent", "rtt_mean_s"]
+COUNTERS = [
+    "retransmissions",
+    "rto_count",
+    "fast_recoveries",
+    "segments_sent",
+    "rtt_mean_s",
+    "aborted",
+]
+#: Why a connection ends early (vtlab's SYN and RTO limits; ns-2's agents have none).
+ABORTS = ("syn_retries", "data_retries")
 LINK_SUMS = ["drops_queue", "mac_frames_sent", "mac_retries", "mac_retry_drops"]
 #: "Almost constant" over DupAck: the extreme means of a curve differ by at most
 #: this share of its mean, or their 95 % intervals overlap.
@@ -125,6 +134,7 @@ def run_frame(res: Result, **fixed: Any) -> pd.DataFrame:
         if k not in f.columns:
             f.insert(0, k, v)
     f["goodput_kbps"] = f["goodput_bps"].astype(float) * KBPS
+    f["aborted"] = f["abort_reason"].isin(ABORTS).astype(float)
     if res.links is not None and len(res.links):
         links = res.links.groupby(["scenario_hash", "seed"])[LINK_SUMS].sum()
         f = f.merge(links.add_prefix("link_").reset_index(), on=["scenario_hash", "seed"])

@@ -247,18 +247,18 @@ def _persistence_bullets(ctx: Context) -> list[str]:
     p = ctx.s["persistence"]
     parts = []
     for (h, e), g in p.groupby(["hops", "error"], sort=False):
-        vals = {r.persistence: r.mean for r in g.itertuples()}
         parts.append(
             f"{h} hop{'s' if h > 1 else ''}, {e}: "
-            + ", ".join(f"{k} {_kb(v)}" for k, v in vals.items())
+            + ", ".join(
+                f"{r.persistence} {_kb(r.mean)}"
+                + (f" ({_pct(r.aborted)} of the runs dropped)" if r.aborted > 0 else "")
+                for r in g.itertuples()
+            )
         )
-    differ = (
-        p.groupby(["hops", "error"])["mean"].agg(lambda x: x.max() - x.min() > 0.01 * x.max()).any()
-    )
     effect = (
         "a connection with errors is dropped when its SYN or data retries run out, which "
-        "ns-2's agents never do"
-        if differ
+        "ns-2's agents never do; a dropped run's goodput counts only until the drop"
+        if p["aborted"].max() > 0
         else "no connection here ran out of its retries, so the two settings agree"
     )
     return [

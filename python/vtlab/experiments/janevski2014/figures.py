@@ -38,7 +38,7 @@ def _grid_figure() -> tuple[Any, np.ndarray]:
     with common.style():
         fig = Figure(figsize=(10.5, 6.2))
         axes = fig.subplots(2, 3)
-    fig.subplots_adjust(left=0.06, right=0.99, top=0.85, bottom=0.08, hspace=0.38, wspace=0.2)
+    fig.subplots_adjust(left=0.06, right=0.99, top=0.84, bottom=0.08, hspace=0.38, wspace=0.2)
     return fig, np.asarray(axes).ravel()
 
 
@@ -72,7 +72,7 @@ def _paper_figure(number: int, reading: str) -> Any:
             ax.set_ylabel("Throughput (kbit/s)")
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(
-            handles, labels, loc="upper center", ncols=len(labels), bbox_to_anchor=(0.5, 0.935)
+            handles, labels, loc="upper center", ncols=len(labels), bbox_to_anchor=(0.5, 0.925)
         )
         for ax in axes[len(ifqs) + 1 :]:
             ax.set_visible(False)

@@ -241,7 +241,8 @@ def ifq20(ctx: Context) -> Result:
         f"{', '.join(map(str, big))}: "
         f"{'yes' if all(at_max.values()) else 'no'}; versions needing more than "
         f"{max(q for q in ctx.plan.ifqs if q not in big)}: {', '.join(late) or 'none'} "
-        f"(smallest IFQ at the best: {', '.join(f'{t} {q}' for t, q in needs.items())})"
+        f"(smallest IFQ at the best: {', '.join(f'{t} {q}' for t, q in needs.items())}); "
+        f"the window is {ctx.plan.window} packets, so over one hop a longer queue never fills"
     )
     if all(at_max.values()):
         return ev, True if late else "partly (a smaller IFQ suffices)"
