@@ -115,11 +115,10 @@ def header(ctx: Context) -> str:
     return "\n".join(text)
 
 
-def setup(ctx: Context) -> str:
+def _setup_net(ctx: Context) -> list[list[str]]:
+    """The setup table's rows on the vehicles, the radio, the MAC and the routing."""
     n, p, plan = setup_numbers(ctx.plan), ctx.paper, ctx.plan
-    runs = ctx.s["runs"]
-    dropped = runs["aborted"].sum()
-    rows = [
+    return [
         [
             "vehicles",
             f"2 (single hop), {p.value('setup/nodes'):g} (8 hops), {p.value('setup/distance'):g} "
@@ -150,6 +149,13 @@ def setup(ctx: Context) -> str:
             "packet",
         ],
         ["routing", "not stated", ROUTING],
+    ]
+
+
+def _setup_tcp(ctx: Context) -> list[list[str]]:
+    """The setup table's rows on the queue, TCP, the errors and the runs."""
+    n, p, plan = setup_numbers(ctx.plan), ctx.paper, ctx.plan
+    return [
         [
             "IFQ",
             ", ".join(f"{e.value:g}" for e in p.group("setup/ifq_")) + " packets",
@@ -188,6 +194,12 @@ def setup(ctx: Context) -> str:
             "point",
         ],
     ]
+
+
+def setup(ctx: Context) -> str:
+    runs = ctx.s["runs"]
+    dropped = runs["aborted"].sum()
+    rows = [*_setup_net(ctx), *_setup_tcp(ctx)]
     return (
         "## The paper's setup and vtlab's\n\n"
         + common.md_table(
