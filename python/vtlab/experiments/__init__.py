@@ -25,6 +25,7 @@ EXPERIMENTS: dict[str, str] = {
     "park2019": "vtlab.experiments.park2019",
     "martignon": "vtlab.experiments.martignon",
     "hu-lte": "vtlab.experiments.hu_lte",
+    "janevski2014": "vtlab.experiments.janevski2014",
 }
 
 

@@ -1,0 +1,304 @@
+"""Janevski & Petrov: the report's first sections — header, the paper's setup against
+vtlab's, the results (maxima and one table per figure), the paper's numbers and its
+claims. Every number is computed from the runs, read from the resolved
+``vanet-chain`` scenarios or the plan, or read from ``paper.toml``. The assumptions,
+deviations and sensitivity sections are in :mod:`.assumptions`."""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+from vtlab.experiments import common
+from vtlab.experiments.janevski2014.analysis import (
+    figure_keys,
+    paper_figures,
+    select,
+    verdict_words,
+)
+from vtlab.experiments.janevski2014.findings import TAGS
+from vtlab.experiments.janevski2014.plan import (
+    CALIBRATED,
+    ERROR_20,
+    LOSSY,
+    ROUTING,
+    VEGAS_PARAMS,
+    Plan,
+    base,
+)
+from vtlab.experiments.pipeline import Context, Section
+from vtlab.scenario import Scenario
+
+TITLE = "Reproduction: Janevski & Petrov — TCP over 802.11 between vehicles"
+
+
+def _two_ray_range_m(w: dict[str, Any], threshold_dbm: float) -> float:
+    """Distance at which two-ray ground (beyond its crossover) falls to a threshold."""
+    p = w["propagation"]
+    pt_w = 10 ** (w["tx_power_dbm"] / 10) / 1e3
+    pr_w = 10 ** (threshold_dbm / 10) / 1e3
+    return (pt_w * p["height_m"] ** 4 / (pr_w * p["system_loss"])) ** 0.25
+
+
+@functools.cache
+def setup_numbers(plan: Plan) -> dict[str, Any]:
+    """The resolved scenario's numbers the report quotes (8-hop chain, Vegas, DelAck 2)."""
+    tcp = {**base(plan)["tcp"], "cc": "vegas", "cc_params": dict(VEGAS_PARAMS)}
+    spec = Scenario({**base(plan), "hops": max(plan.hops), "delack": 2, "tcp": tcp}).expanded()
+    w = spec["media"][0]["wifi"]
+    tcp = spec["flows"][0]["tcp"]
+    mob = spec["media"][0]["mobility"]
+    return {
+        "nodes": len(spec["media"][0]["nodes"]),
+        "spacing_m": mob[1]["x_m"] - mob[0]["x_m"],
+        "speed_kmh": mob[0]["vx_mps"] * 3.6,
+        "standard": w["standard"],
+        "rate_kbps": w["data_rate_kbps"],
+        "control_kbps": w["control_rate_kbps"],
+        "preamble": "short" if w["short_preamble"] else "long",
+        "slot_us": w["slot_ns"] / 1e3,
+        "sifs_us": w["sifs_ns"] / 1e3,
+        "cw": (w["cw_min"], w["cw_max"]),
+        "rts_threshold": w["rts_threshold_bytes"],
+        "retries": (w["short_retry_limit"], w["long_retry_limit"]),
+        "mac_overhead": w["mac_overhead_bytes"],
+        "tx_dbm": w["tx_power_dbm"],
+        "rx_range_m": _two_ray_range_m(w, w["rx_sensitivity_dbm"]),
+        "cs_range_m": _two_ray_range_m(w, w["cca_threshold_dbm"]),
+        "sinr_db": w["reception"].get("sinr_db", math.nan),
+        "propagation": w["propagation"]["model"],
+        "mss": tcp["mss"],
+        "header": tcp["header_bytes"],
+        "window_pkts": tcp["recv_buffer"] // tcp["mss"],
+        "initial_cwnd": tcp["initial_cwnd"],
+        "rto_min_ms": tcp["rto_min_ns"] / 1e6,
+        "rto_initial_ms": tcp["rto_initial_ns"] / 1e6,
+        "delack_ms": tcp["delayed_ack_timeout_ns"] / 1e6,
+        "limited_transmit": tcp["limited_transmit"],
+        "timestamps": tcp["timestamps"],
+        "vegas": tcp["cc_params"],
+        "vegas_recovery": tcp["recovery"],
+        "profile": tcp["profile"],
+    }
+
+
+def header(ctx: Context) -> str:
+    cfg, plan, runs = ctx.config, ctx.plan, ctx.runs
+    n_points = len(ctx.s["points"])
+    rows = [
+        ["command", f"`{cfg.command(ctx.study.name)}`"],
+        ["vtlab version", f"{common.version()} (core build {common.core_build()})"],
+        ["TCP profile", f"`{cfg.profile}` (ns-2's agents emulated by the preset's settings)"],
+        [
+            "runs per point",
+            f"{runs} (seeds 1–{runs}; seed k gives every TCP the same error pattern)",
+        ],
+        [
+            "simulated transfer per run",
+            f"{plan.duration_s:g} s (the paper: {ctx.paper.value('setup/duration'):g} s)",
+        ],
+        [
+            "paper grid",
+            f"{n_points} points: hops × DelAck × errors × TCP × IFQ × DupAck "
+            f"{', '.join(map(str, plan.dupacks))}",
+        ],
+        *common.session_rows(ctx.campaign_wall_s, ctx.wall_s, ctx.simulated, ctx.loaded),
+    ]
+    text = [f"# {TITLE}\n", f"{ctx.study.citation}.\n", common.md_table(["", ""], rows, align="ll")]
+    if cfg.quick:
+        text.append(
+            f"> **Quick version** (CI): {runs} runs of {plan.duration_s:g} s, DupAck "
+            f"{', '.join(map(str, plan.dupacks))} only, fewer error readings. The numbers are "
+            "noisy; run without `--quick` for the reproduction.\n"
+        )
+    return "\n".join(text)
+
+
+def _setup_net(ctx: Context) -> list[list[str]]:
+    """The setup table's rows on the vehicles, the radio, the MAC and the routing."""
+    n, p, plan = setup_numbers(ctx.plan), ctx.paper, ctx.plan
+    return [
+        [
+            "vehicles",
+            f"2 (single hop), {p.value('setup/nodes'):g} (8 hops), {p.value('setup/distance'):g} "
+            "m apart",
+            f"`hops` 1 and {max(plan.hops)} ({n['nodes']} vehicles), {n['spacing_m']:g} m apart",
+        ],
+        [
+            "motion",
+            f'{p.value("setup/speed"):g} km/h, "normal distribution"',
+            f"every vehicle at {n['speed_kmh']:g} km/h: the spacing never changes",
+        ],
+        [
+            "radio",
+            f"802.11g ({p.value('setup/max_link_rate'):g} Mbit/s), but only the "
+            f"{p.value('setup/mode_rate'):g} Mbit/s mode at {p.value('setup/distance'):g} m; "
+            "two-ray ground",
+            f"802.11{n['standard']} DSSS at {n['rate_kbps'] / 1e3:g} Mbit/s (control frames "
+            f"{n['control_kbps'] / 1e3:g} Mbit/s, {n['preamble']} preamble, slot {n['slot_us']:g} "
+            f"µs, SIFS {n['sifs_us']:g} µs, CW {n['cw'][0]}–{n['cw'][1]}); {n['propagation']}, "
+            f"{n['tx_dbm']:g} dBm: receive range {n['rx_range_m']:.0f} m, carrier sense "
+            f"{n['cs_range_m']:.0f} m; a frame is received at SINR ≥ {n['sinr_db']:g} dB",
+        ],
+        [
+            "MAC",
+            "ns-2's 802.11 (settings not given)",
+            f"DCF; RTS/CTS for data frames above {n['rts_threshold']} B (every frame); retry "
+            f"limits {n['retries'][0]}/{n['retries'][1]}; {n['mac_overhead']} B MAC overhead per "
+            "packet",
+        ],
+        ["routing", "not stated", ROUTING],
+    ]
+
+
+def _setup_tcp(ctx: Context) -> list[list[str]]:
+    """The setup table's rows on the queue, TCP, the errors and the runs."""
+    n, p, plan = setup_numbers(ctx.plan), ctx.paper, ctx.plan
+    return [
+        [
+            "IFQ",
+            ", ".join(f"{e.value:g}" for e in p.group("setup/ifq_")) + " packets",
+            f"drop-tail interface queue per vehicle: {', '.join(map(str, plan.ifqs))}",
+        ],
+        [
+            "TCP",
+            f"ns-2 Tahoe, Reno, NewReno, Vegas, Sack; {p.value('setup/packet'):g} B packets",
+            f"the core's `tahoe`, `reno`, `newreno`, `vegas` (α {n['vegas']['alpha']:g}, β "
+            f"{n['vegas']['beta']:g}, γ {n['vegas']['gamma']:g}; {n['vegas_recovery']} recovery), "
+            f"`sack`; MSS {n['mss']} B + {n['header']} B headers, window {n['window_pkts']} "
+            f"packets, initial window {n['initial_cwnd']}, minimum RTO {n['rto_min_ms']:g} ms, no "
+            f"timestamps, limited transmit {'on' if n['limited_transmit'] else 'off'}",
+        ],
+        [
+            "DupAck, DelAck",
+            f"DupAck {p.value('setup/dupack_min'):g}–{p.value('setup/dupack_max'):g}; DelAck "
+            + ", ".join(f"{e.value:g}" for e in p.group("setup/delack_")),
+            f"`dupack` {', '.join(map(str, plan.dupacks))}; `delack` "
+            f"{', '.join(map(str, plan.delacks))} (ACK timer "
+            f"{n['delack_ms']:g} ms)",
+        ],
+        [
+            "errors",
+            f"two-state on-off model, {p.value('setup/error') * 100:g} %, on every node's "
+            "incoming and outgoing traffic",
+            f"{ERROR_20}: on-off, lossy {plan.error_rate * 100:g} % of the time, mean lossy "
+            f"period {plan.error_burst_ms:g} ms, {plan.error_frames} frames, placement "
+            f"`{plan.error_placement}`; {CALIBRATED}: "
+            f"{plan.calibrated_rate * 100:g} %, {plan.calibrated_burst_ms:g} ms",
+        ],
+        [
+            "length",
+            f"{p.value('setup/duration'):g} s",
+            f"{plan.duration_s:g} s of transfer from t = {plan.start_s:g} s, {ctx.runs} seeds per "
+            "point",
+        ],
+    ]
+
+
+def setup(ctx: Context) -> str:
+    runs = ctx.s["runs"]
+    dropped = runs["aborted"].sum()
+    rows = [*_setup_net(ctx), *_setup_tcp(ctx)]
+    return (
+        "## The paper's setup and vtlab's\n\n"
+        + common.md_table(
+            ["", "the paper (ns-2)", "vtlab (`vanet-chain` preset)"], rows, align="lll"
+        )
+        + "\nThroughput = vtlab's goodput: TCP payload delivered in order / time from the "
+        "flow's start to its end, which is the whole transfer time unless the connection is "
+        f"dropped ({dropped:.0f} of the paper grid's {len(runs)} runs were). Each point is the "
+        "mean over seeds (± 95 % CI); curves over IFQ average the DupAck values of a seed "
+        "first.\n"
+    )
+
+
+def _fig_table(ctx: Context, number: int, reading: str) -> str:
+    keys = figure_keys(number, reading)
+    t = select(ctx.s["ifq"], **keys)
+    sp = select(ctx.s["spread"], **keys)
+    rows = []
+    for tcp in ctx.plan.tcps:
+        cells = [tcp]
+        for q in ctx.plan.ifqs:
+            r = select(t, tcp=tcp, ifq=q)
+            cells.append(
+                common.fmt_ci(float(r["mean"].iloc[0]), float(r["ci95"].iloc[0]), 1)
+                if len(r)
+                else "–"
+            )
+        s = select(sp, tcp=tcp)
+        cells.append(f"{s['spread_rel'].max() * 100:.0f} %" if len(s) else "–")
+        rows.append(cells)
+    heads = ["TCP", *(f"IFQ {q}" for q in ctx.plan.ifqs), "DupAck ≥ 3 spread (max)"]
+    return common.md_table(heads, rows)
+
+
+def results(ctx: Context) -> str:
+    from vtlab.experiments.janevski2014.analysis import maxima_markdown, maxima_table
+
+    text = [
+        "## Results\n",
+        "**Highest mean throughput (kbit/s) per TCP version**, over DelAck, IFQ and DupAck "
+        f"(`maxima.csv` has where each is reached). The paper: almost "
+        f"{ctx.paper.value('results/single_max'):g} kbit/s over one hop, "
+        f"{ctx.paper.value('results/multi_max_low'):g}–"
+        f"{ctx.paper.value('results/multi_max_high'):g} over 8 hops, error-free.\n",
+        maxima_markdown(ctx, maxima_table(ctx)),
+        "**Each figure** (kbit/s, mean over DupAck ± 95 % CI over seeds; the last column is "
+        "the largest relative spread of a curve over DupAck ≥ 3):\n",
+    ]
+    for n in range(3, 11):
+        fig = paper_figures()[n]
+        for reading in LOSSY if fig["error"] else (ERROR_20,):
+            tag = "" if reading == ERROR_20 else ", calibrated reading"
+            stem = f"fig{n}" + ("_calibrated" if reading == CALIBRATED else "")
+            text.append(f"*Fig. {n}{tag}* — {fig['caption']} (`{stem}.png`)\n")
+            text.append(_fig_table(ctx, n, reading))
+    return "\n".join(text)
+
+
+def paper_numbers(ctx: Context) -> str:
+    big = common.LARGE_DEVIATION * 100
+    return (
+        "## The paper's numbers beside vtlab's\n\n"
+        f"Relative differences beyond {big:g} % are in bold; degradations in per cent.\n\n"
+        + common.comparison_table(ctx.comparisons, digits=1)
+    )
+
+
+def claims(ctx: Context) -> str:
+    held = sum(1 for f in ctx.findings if f.holds is True)
+    return (
+        "## The paper's claims, checked on our data\n\n"
+        f"{held} of {len(ctx.findings)} checks hold in full; the verdict column marks the "
+        "others (n/a: nothing to decide it, e.g. no traffic). A claim about the figures "
+        "with errors is checked under both readings of the error model: "
+        f"[{TAGS[ERROR_20]}] is the paper's {ctx.paper.value('setup/error') * 100:g} % read "
+        f"as the preset does; [{TAGS[CALIBRATED]}] is the reading that costs single-hop "
+        f"NewReno about {ctx.paper.value('results/degradation') * 100:g} % of its "
+        "throughput.\n\n"
+        + common.md_table(
+            ["where", "paper", "vtlab", "verdict"],
+            [[f.where, f.claim, f.evidence, verdict_words(f.holds)] for f in ctx.findings],
+            align="llll",
+        )
+    )
+
+
+def sections() -> list[Section]:
+    from vtlab.experiments.janevski2014 import assumptions
+
+    return [
+        Section("header", header),
+        Section("setup", setup),
+        Section("results", results),
+        Section("paper numbers", paper_numbers),
+        Section("claims", claims),
+        Section("assumptions", assumptions.assumptions),
+        Section("deviations", assumptions.deviations),
+        Section("files", assumptions.files),
+    ]
+
+
+__all__ = ["TITLE", "sections", "setup_numbers"]
