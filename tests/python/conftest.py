@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable, Sequence
+from importlib import metadata
 
 import pytest
 from typer.testing import CliRunner, Result
@@ -18,6 +21,21 @@ SMALL = "2MB"
 V2G_IDEAL_GOODPUT = 10e6 * 1460 / 1502
 #: ns-3's default (timestamps on): 1512 B packets fragment into 1502 + 34 B frames.
 V2G_NS3_FRAGMENTED_GOODPUT = 10e6 * 1460 / 1536
+
+
+def ns3_available() -> bool:
+    """Whether the ns3 wheel and a C++ compiler are here (the ns-3 reference programs)."""
+    try:
+        metadata.distribution("ns3")
+    except metadata.PackageNotFoundError:
+        return False
+    return shutil.which(os.environ.get("CXX", "g++")) is not None
+
+
+#: Marks a test that compiles or runs an ns-3 reference program.
+requires_ns3 = pytest.mark.skipif(
+    not ns3_available(), reason="needs the ns3 wheel (pip install 'vtlab[ns3]') and g++"
+)
 
 
 @pytest.fixture(scope="session")

@@ -235,7 +235,10 @@ def test_validate_profile_reaches_the_vtlab_side_only() -> None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["reproduce"], "error: EXPERIMENT: give one of: park2019, martignon, hu-lte, janevski2014 (or --list)"),
+        (
+            ["reproduce"],
+            "error: EXPERIMENT: give one of: park2019, martignon, hu-lte, janevski2014 (or --list)",
+        ),
         (["reproduce", "lunar"], "error: EXPERIMENT: unknown experiment 'lunar'"),
         (["reproduce", "park2019", "--profile", "bsd"], "error: --profile: 'bsd' is not one of"),
     ],

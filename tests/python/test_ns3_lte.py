@@ -5,30 +5,14 @@ ns3 wheel and g++."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-from importlib import metadata
 from pathlib import Path
 
 import pytest
 
+from conftest import requires_ns3
 from vtlab import ns3 as ns3mod
 from vtlab import ns3_lte
 from vtlab.ns3_lte import lte_args, parse_lte_output, run_lte, to_mahimahi, write_mahimahi
-
-
-def _ns3_available() -> bool:
-    try:
-        metadata.distribution("ns3")
-    except metadata.PackageNotFoundError:
-        return False
-    return shutil.which(os.environ.get("CXX", "g++")) is not None
-
-
-requires_ns3 = pytest.mark.skipif(
-    not _ns3_available(), reason="needs the ns3 wheel (pip install 'vtlab[ns3]') and g++"
-)
-
 
 # -- to_mahimahi -----------------------------------------------------------------------
 

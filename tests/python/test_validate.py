@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import stat
 import sys
 from importlib import metadata
@@ -19,6 +18,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from conftest import requires_ns3
 from vtlab import Scenario, _core, validate
 from vtlab import ns3 as ns3mod
 from vtlab.validate import (
@@ -31,19 +31,6 @@ from vtlab.validate import (
     spearman,
     verdict,
     write_report,
-)
-
-
-def _ns3_available() -> bool:
-    try:
-        metadata.distribution("ns3")
-    except metadata.PackageNotFoundError:
-        return False
-    return shutil.which(os.environ.get("CXX", "g++")) is not None
-
-
-requires_ns3 = pytest.mark.skipif(
-    not _ns3_available(), reason="needs the ns3 wheel (pip install 'vtlab[ns3]') and g++"
 )
 
 

@@ -9,17 +9,15 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 import shutil
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import Result
 
-from conftest import assert_usage_error
+from conftest import assert_usage_error, requires_ns3
 from vtlab import _core, ns3_lte
 from vtlab import ns3 as ns3mod
 from vtlab import validate_lte as vl
@@ -50,18 +48,6 @@ from vtlab.validate_lte import (
 Cli = Callable[..., Result]
 STORED = Path(__file__).resolve().parents[2] / "validation" / "lte" / "ns3"
 
-
-def _ns3_available() -> bool:
-    try:
-        metadata.distribution("ns3")
-    except metadata.PackageNotFoundError:
-        return False
-    return shutil.which(os.environ.get("CXX", "g++")) is not None
-
-
-requires_ns3 = pytest.mark.skipif(
-    not _ns3_available(), reason="needs the ns3 wheel (pip install 'vtlab[ns3]') and g++"
-)
 
 STATIC_2M = next(c for c in CASES if c.name == "static_rlc2m")
 STATIC_10K = next(c for c in CASES if c.name == "static_rlc10k")

@@ -8,34 +8,19 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import shutil
 from collections.abc import Callable
-from importlib import metadata
 from pathlib import Path
 
 import pytest
 from typer.testing import Result
 
-from conftest import assert_usage_error
+from conftest import assert_usage_error, requires_ns3
 from vtlab import _core
 from vtlab import ns3 as ns3mod
 from vtlab import validate_wifi as vw
 
 Cli = Callable[..., Result]
 
-
-def _ns3_available() -> bool:
-    try:
-        metadata.distribution("ns3")
-    except metadata.PackageNotFoundError:
-        return False
-    return shutil.which(os.environ.get("CXX", "g++")) is not None
-
-
-requires_ns3 = pytest.mark.skipif(
-    not _ns3_available(), reason="needs the ns3 wheel (pip install 'vtlab[ns3]') and g++"
-)
 
 H8_RTS1 = next(c for c in vw.CASES if c.name == "h8-rts1-tcpnewreno-d1")
 
