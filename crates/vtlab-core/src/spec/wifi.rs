@@ -47,6 +47,8 @@ pub struct WifiSpec {
     pub tx_power_dbm: Option<f64>,
     pub rx_sensitivity_dbm: Option<f64>,
     pub cca_threshold_dbm: Option<f64>,
+    /// Signals weaker than this are ignored entirely (default: the CCA threshold).
+    pub discard_below_dbm: Option<f64>,
     pub noise_figure_db: Option<f64>,
     pub reception: Option<Reception>,
     pub propagation: Option<Propagation>,
@@ -156,6 +158,9 @@ impl WifiSpec {
         }
         if let Some(v) = self.cca_threshold_dbm {
             w.cca_threshold_dbm = v;
+        }
+        if let Some(v) = self.discard_below_dbm {
+            w.discard_below_dbm = Some(v);
         }
         if let Some(v) = self.noise_figure_db {
             w.noise_figure_db = v;

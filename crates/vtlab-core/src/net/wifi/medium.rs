@@ -188,6 +188,8 @@ pub struct Medium {
     noise_mw: f64,
     rx_sensitivity_mw: f64,
     cca_mw: f64,
+    /// Signals below this are discarded (`WifiConf::discard_below_dbm`).
+    discard_mw: f64,
     stations: Vec<Station>,
     /// The transmission of each station, if any.
     air: Vec<Option<Tx>>,
@@ -268,6 +270,7 @@ impl Medium {
             noise_mw: dbm_to_mw(noise_dbm(w.standard.bandwidth_hz(), w.noise_figure_db)),
             rx_sensitivity_mw: dbm_to_mw(w.rx_sensitivity_dbm),
             cca_mw: dbm_to_mw(w.cca_threshold_dbm),
+            discard_mw: dbm_to_mw(w.discard_below_dbm.unwrap_or(w.cca_threshold_dbm)),
             stations,
             air: vec![None; n],
             power: vec![0.0; n * n],
@@ -449,7 +452,12 @@ impl Medium {
                     0.0
                 } else {
                     let d = self.mobility[s].distance(&self.mobility[r], now);
-                    dbm_to_mw(w.propagation.rx_power_dbm(w.tx_power_dbm, d))
+                    let p = dbm_to_mw(w.propagation.rx_power_dbm(w.tx_power_dbm, d));
+                    if p < self.discard_mw {
+                        0.0
+                    } else {
+                        p
+                    }
                 };
             }
             self.power_known[s] = true;

@@ -82,6 +82,12 @@ pub struct WifiConf {
     pub rx_sensitivity_dbm: f64,
     /// Energy above which the medium is busy (ns-2 `CSThresh_`, ns-3 `CcaEdThreshold`).
     pub cca_threshold_dbm: f64,
+    /// A signal weaker than this at a station is discarded there: no energy, no
+    /// interference. ns-2's PHY drops packets below `CSThresh_`, ns-3's
+    /// `YansWifiChannel` signals below `RxSensitivity`. Unset: the CCA
+    /// threshold (both simulators' behaviour); −200 sums every signal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub discard_below_dbm: Option<f64>,
     pub noise_figure_db: f64,
     pub reception: Reception,
     pub propagation: Propagation,
@@ -127,6 +133,7 @@ impl WifiConf {
             // 3.652e-10 W and 1.559e-11 W.
             rx_sensitivity_dbm: -64.374,
             cca_threshold_dbm: -78.072,
+            discard_below_dbm: None,
             noise_figure_db: 7.0,
             reception: Reception::Threshold { sinr_db: 10.0 },
             propagation: Propagation::NS2,
@@ -213,6 +220,9 @@ impl WifiConf {
         dbm("rx_sensitivity_dbm", self.rx_sensitivity_dbm, -200.0, 0.0)?;
         dbm("cca_threshold_dbm", self.cca_threshold_dbm, -200.0, 0.0)?;
         dbm("noise_figure_db", self.noise_figure_db, 0.0, 50.0)?;
+        if let Some(v) = self.discard_below_dbm {
+            dbm("discard_below_dbm", v, -200.0, 0.0)?;
+        }
         match self.reception {
             Reception::Threshold { sinr_db } => dbm("reception.sinr_db", sinr_db, -30.0, 60.0)?,
             Reception::DsssBer { preamble_snr_db } => {
