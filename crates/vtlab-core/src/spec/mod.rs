@@ -75,8 +75,9 @@ impl fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
-/// Most stations on one medium (the PHY is O(stations²) per frame).
-pub const MAX_STATIONS: usize = 256;
+/// Most stations on one medium: the routes are computed over every pair in
+/// range (up to 128·127 hops), and each frame costs O(stations) work.
+pub const MAX_STATIONS: usize = 128;
 
 /// Every preset, by name.
 pub const PRESETS: &[&str] = &[
