@@ -60,7 +60,8 @@ struct Tx {
 struct Rx {
     from: u16,
     power_mw: f64,
-    end: Time,
+    /// Rate of the frame's body (the header goes at the basic rate).
+    rate_kbps: u32,
     /// End of the preamble and PHY header (sent at the header rate).
     header_end: Time,
     /// Start of the chunk not yet accounted.
@@ -322,10 +323,6 @@ impl Medium {
         self.stations.is_empty()
     }
 
-    pub fn mtu_bytes(&self) -> u32 {
-        self.conf.mtu_bytes
-    }
-
     /// The station's earliest pending timer.
     pub fn deadline(&self, s: usize) -> Option<Time> {
         let st = &self.stations[s];
@@ -413,11 +410,10 @@ impl Medium {
         };
         self.recompute_energy();
         self.stations[s].transmitting = false;
-        // Receptions that end now, in station order.
+        // Receptions of this frame end now (a lock lasts as long as its
+        // frame), in station order.
         for r in 0..self.stations.len() {
-            let done = self.stations[r]
-                .rx
-                .is_some_and(|rx| rx.from as usize == s && rx.end == now);
+            let done = self.stations[r].rx.is_some_and(|rx| rx.from as usize == s);
             if done {
                 let rx = self.stations[r].rx.take().unwrap_or_else(|| unreachable!());
                 self.finish_reception(now, r, rx, &tx);
@@ -486,7 +482,7 @@ impl Medium {
                 st.rx = Some(Rx {
                     from: s as u16,
                     power_mw: p,
-                    end,
+                    rate_kbps: frame.rate_kbps,
                     header_end: now + self.header,
                     last: now,
                     log_ok: 0.0,
@@ -525,7 +521,7 @@ impl Medium {
             }
             let interference = (energy - rx.power_mw).max(0.0);
             let sinr = rx.power_mw / (noise + interference);
-            let rate = self.air[rx.from as usize].map_or(header_rate, |t| t.frame.rate_kbps);
+            let rate = rx.rate_kbps;
             // Header part at the basic rate, the rest at the frame's rate.
             let split = rx.header_end.clamp(rx.last, now);
             let header_bits = (split - rx.last).0 as f64 * f64::from(header_rate) * 1e-6;
