@@ -402,26 +402,31 @@ impl Simulation {
     fn drain_medium<const CAPTURE: bool>(&mut self, now: Time, m: u32) {
         let base = self.station_base[m as usize];
         loop {
-            let out = std::mem::take(&mut self.media[m as usize].out);
+            let mut out = std::mem::take(&mut self.media[m as usize].out);
             if out.is_empty() {
+                self.media[m as usize].out = out; // keep its buffers
                 return;
             }
-            for (k, end) in out.tx_end {
+            for (k, end) in out.tx_end.drain(..) {
                 self.sched.schedule(end, Event::WifiTxEnd(base + k as u32));
             }
-            for k in out.timers {
+            for k in out.timers.drain(..) {
                 self.arm_station(base + k as u32);
             }
-            for (k, p, cause) in out.dropped {
+            for (k, p, cause) in out.dropped.drain(..) {
                 let cause = match cause {
                     DropCause::Queue => LossCause::Congestion,
                     DropCause::RetryLimit | DropCause::ErrorModel => LossCause::Link,
                 };
                 self.dropped::<CAPTURE>(now, At::Station(base + k as u32), p, cause);
             }
-            for (k, p) in out.delivered {
+            for (k, p) in out.delivered.drain(..) {
                 let node = self.media[m as usize].nodes[k];
                 self.deliver::<CAPTURE>(now, node, p);
+            }
+            // Hand the (now empty) buffers back unless delivering filled new ones.
+            if self.media[m as usize].out.is_empty() {
+                self.media[m as usize].out = out;
             }
         }
     }
