@@ -165,7 +165,6 @@ def ns3_row(res: Mapping[str, Any]) -> dict[str, float]:
         "mac_retries": float(mac["retries"]),
         "mac_retry_drops": float(mac["retry_drops"]),
         "mac_queue_drops": float(mac["queue_drops"]),
-        "wall_s": float(res.get("wall_s", math.nan)),
     }
 
 
@@ -179,7 +178,6 @@ def vtlab_row(result: Any) -> dict[str, float]:
         "mac_retries": float(links.mac_retries.sum()),
         "mac_retry_drops": float(links.mac_retry_drops.sum()),
         "mac_queue_drops": float(links.drops_queue.sum()),
-        "wall_s": float(result.meta["wall_s"]),
     }
 
 
