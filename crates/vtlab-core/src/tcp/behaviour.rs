@@ -40,6 +40,10 @@ pub struct StackBehaviour {
     /// receive window or the application does not inflate cwnd. ns-3.44 grows
     /// cwnd on every ACK.
     pub cwnd_validation: bool,
+    /// The doubling SYN timeout stops at the maximum RTO (Linux
+    /// `tcp_retransmit_timer`: TCP_RTO_MAX); ns-3 `SendEmptyPacket` sets
+    /// `m_cnTimeout << k` without a ceiling.
+    pub syn_backoff_capped: bool,
 }
 
 impl StackBehaviour {
@@ -54,6 +58,7 @@ impl StackBehaviour {
         ns3_prr: true,
         partial_ack_retransmits: true,
         cwnd_validation: false,
+        syn_backoff_capped: false,
     };
 
     pub const LINUX: StackBehaviour = StackBehaviour {
@@ -67,6 +72,7 @@ impl StackBehaviour {
         ns3_prr: false,
         partial_ack_retransmits: false,
         cwnd_validation: true,
+        syn_backoff_capped: true,
     };
 
     pub fn of(profile: Profile) -> Self {

@@ -220,6 +220,9 @@ impl Sender {
                 self.c.stats.syn_retransmissions += 1;
                 self.syn_retransmitted = true;
                 self.syn_timeout = self.syn_timeout.saturating_mul(2);
+                if self.c.b.syn_backoff_capped {
+                    self.syn_timeout = self.syn_timeout.min(Duration(self.c.cfg.rto_max_ns));
+                }
                 self.send_syn(now, out);
             }
             Phase::Established => self.on_rto(now, out),
