@@ -46,6 +46,11 @@ pub struct Packet {
     /// (1 for an unfragmented packet); `ip_bytes` is the fragment's size.
     pub frag_index: u16,
     pub frag_count: u16,
+    /// A data segment of a two-way connection that also carries the
+    /// acknowledgement of the opposite direction (`ack`, `rwnd`, the SACK
+    /// blocks and `ts_ecr` are then that ACK's): the receiving end hands it
+    /// to both its receiver and its sender ([`Packet::piggybacked_ack`]).
+    pub piggyback: bool,
 }
 
 /// Bytes of the IPv4 header repeated in every fragment.
@@ -79,6 +84,19 @@ impl Packet {
             f.frag_count = count as u16;
             f
         })
+    }
+
+    /// The acknowledgement a piggybacking data segment carries, as the ACK of
+    /// the opposite half-connection `flow` (sent to the segment's destination).
+    pub fn piggybacked_ack(&self, flow: u32) -> Packet {
+        Packet {
+            flow,
+            kind: PacketKind::Ack,
+            seq: 0,
+            len: 0,
+            piggyback: false,
+            ..*self
+        }
     }
 
     /// The valid SACK blocks.

@@ -669,6 +669,7 @@ mod tests {
             sack_len: 0,
             frag_index: 0,
             frag_count: 1,
+            piggyback: false,
         }
     }
 

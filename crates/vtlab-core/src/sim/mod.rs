@@ -769,6 +769,7 @@ mod tests {
             sack_len: 0,
             frag_index: index,
             frag_count: count,
+            piggyback: false,
         }
     }
 

@@ -203,6 +203,7 @@ impl Conn {
             sack_len: 0,
             frag_index: 0,
             frag_count: 1,
+            piggyback: false,
         }
     }
 

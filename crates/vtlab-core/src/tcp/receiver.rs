@@ -248,10 +248,22 @@ impl Receiver {
             sack_len: 0,
             frag_index: 0,
             frag_count: 1,
+            piggyback: false,
         };
         self.fill_sack(&mut p);
         p.ip_bytes += option_bytes(self.timestamps, usize::from(p.sack_len));
         p
+    }
+
+    /// The delayed ACK this receiver holds, if any, handed over to ride on a
+    /// data segment of the opposite direction (RFC 1122 §4.2.3.2: an ACK
+    /// piggybacked on data; ns-3 `SendDataPacket` cancels the delayed-ACK
+    /// event, Linux `tcp_event_ack_sent`). Counts as an ACK sent.
+    pub fn take_delayed_ack(&mut self, now: Time) -> Option<Packet> {
+        self.timer?;
+        let mut out = Vec::with_capacity(1);
+        self.send_ack(now, &mut out);
+        out.pop()
     }
 
     fn send_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
@@ -283,6 +295,7 @@ mod tests {
             sack_len: 0,
             frag_index: 0,
             frag_count: 1,
+            piggyback: false,
         }
     }
 

@@ -182,6 +182,37 @@ impl Sender {
         self.send_syn(now, out);
     }
 
+    /// The application writes `bytes` more (a two-way connection's messages;
+    /// a bulk transfer has all of its bytes from the start). Sends what the
+    /// windows allow at once: small segments are not held back (no Nagle, as
+    /// ns-3's `TcpNoDelay` default).
+    pub fn write(&mut self, now: Time, bytes: u64, out: &mut Vec<Packet>) {
+        self.c.total += bytes;
+        self.send_data(now, out);
+    }
+
+    /// Bytes the application has written so far.
+    pub fn written(&self) -> u64 {
+        self.c.total
+    }
+
+    /// Whether the connection is established (the SYN-ACK arrived).
+    pub fn is_established(&self) -> bool {
+        self.c.phase == Phase::Established
+    }
+
+    /// The passive end of a two-way connection: the peer's SYN arrived at
+    /// `now`, so this direction may send once it has data. There is no RTT
+    /// sample yet (the initial RTO applies) and the peer's window is `rwnd`.
+    pub fn accept(&mut self, now: Time, rwnd: u64) {
+        if self.c.phase == Phase::Idle && self.aborted.is_none() {
+            self.c.rwnd = rwnd;
+            self.c.phase = Phase::Established;
+            let in_flight = self.bytes_in_flight();
+            self.c.cwnd_event(now, CwndEvent::TxStart, in_flight);
+        }
+    }
+
     fn send_syn(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.syn_sent_at = now;
         self.c.timer = Some(now + self.syn_timeout);

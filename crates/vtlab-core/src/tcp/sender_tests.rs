@@ -108,6 +108,7 @@ fn ack_packet(ack: u64) -> Packet {
         sack_len: 0,
         frag_index: 0,
         frag_count: 1,
+        piggyback: false,
     }
 }
 

@@ -27,6 +27,7 @@ fn packet(ip_bytes: u32, seq: u64) -> Packet {
         sack_len: 0,
         frag_index: 0,
         frag_count: 1,
+        piggyback: false,
     }
 }
 
