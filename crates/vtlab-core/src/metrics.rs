@@ -223,6 +223,40 @@ tables! {
         ca_state: &'static str, "", "Congestion state: open, disorder, recovery or loss";
     }
 
+    /// One request/response session's outcome (ISO 15118 and custom sessions).
+    SessionResult / SessionColumns {
+        session: String, "", "Session name (its flows are <session>/requests and <session>/responses)";
+        profile: String, "", "Message profile: iso15118-2-dc, iso15118-2-ac, din70121-dc or custom";
+        cc: String, "", "Congestion control of the session's connection";
+        tcp_profile: &'static str, "", "TCP implementation profile: ns3 or linux";
+        completed: bool, "", "Whether every exchange of the session was answered (in time, when misses abort)";
+        abort_reason: String, "", "Why an unfinished session ended: deadline (a response missed its timeout), syn_retries or data_retries (the connection failed), stop_time, horizon, event_budget, stalled; empty when completed";
+        failed_message: String, "", "The message whose exchange was under way when the session ended early; empty when completed";
+        messages: u64, "", "Exchanges recorded (answered, or missed at the deadline)";
+        deadline_misses: u64, "", "Responses later than their deadline (or never, when the session gave up)";
+        response_p50_s: f64, "s", "Median response time over the answered exchanges (nearest rank); NaN without any";
+        response_p99_s: f64, "s", "99th percentile of the response times (nearest rank)";
+        response_p999_s: f64, "s", "99.9th percentile of the response times (nearest rank)";
+        response_max_s: f64, "s", "Longest response time";
+        loop_p99_s: f64, "s", "99th percentile of the charging loop's response times (CurrentDemand or ChargingStatus); NaN without a loop";
+        loop_p999_s: f64, "s", "99.9th percentile of the charging loop's response times";
+        time_to_energy_s: f64, "s", "From the session start to the first request of the charging loop (energy transfer begins); NaN if never reached";
+        energy_s: f64, "s", "Time spent in the charging loop and after it until the session ended";
+        session_s: f64, "s", "From the session start to its end (completion, abort or the end of the run)";
+    }
+
+    /// One request/response exchange of a session, in order.
+    MessageRow / MessageLog {
+        session: String, "", "Session name";
+        index: u64, "", "Exchange number within the session, from 0";
+        message: String, "", "Message name (the step), e.g. CurrentDemand";
+        request_s: f64, "s", "When the request was written, from the session start";
+        response_s: f64, "s", "When the whole response was in, from the session start; NaN if it never was";
+        response_time_s: f64, "s", "response_s − request_s; NaN if the response never came";
+        deadline_s: f64, "s", "The response timeout (infinity: none)";
+        missed: bool, "", "The response came later than its deadline, or never";
+    }
+
     /// Typed events of senders and links (`--events`), in time order.
     EventRow / EventLog {
         time_s: f64, "s", "Simulated time of the event";
@@ -253,6 +287,10 @@ pub struct RunResult {
     pub version: &'static str,
     pub flows: Vec<FlowResult>,
     pub links: Vec<LinkResult>,
+    /// Request/response sessions (empty without any).
+    pub sessions: Vec<SessionResult>,
+    /// Their exchanges, in session order then time order.
+    pub messages: MessageLog,
     pub trace: Option<Trace>,
     /// Typed events, when asked for.
     pub events: Option<EventLog>,
@@ -278,6 +316,8 @@ mod tests {
             LinkResult::COLUMNS,
             TraceRow::COLUMNS,
             EventRow::COLUMNS,
+            SessionResult::COLUMNS,
+            MessageRow::COLUMNS,
         ] {
             let mut names: Vec<&str> = ID_COLUMNS.iter().chain(cols).map(|c| c.name).collect();
             let n = names.len();
@@ -293,6 +333,8 @@ mod tests {
             .iter()
             .chain(LinkResult::COLUMNS)
             .chain(TraceRow::COLUMNS)
+            .chain(SessionResult::COLUMNS)
+            .chain(MessageRow::COLUMNS)
         {
             assert!(!c.doc.is_empty(), "{}", c.name);
             // A name that ends in a unit suffix must declare that unit.

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use vtlab_core::metrics::{
     Column, ColumnData, ColumnKind, EventRow, FlowColumns, FlowResult, LinkColumns, LinkResult,
-    Trace, TraceRow, ID_COLUMNS,
+    MessageRow, SessionColumns, SessionResult, Trace, TraceRow, ID_COLUMNS,
 };
 use vtlab_core::tcp::cc;
 use vtlab_core::{spec, CaptureRequest, Hooks, RunOptions, SpecError};
@@ -192,6 +192,8 @@ fn schema(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("flows", schema_list(py, FlowResult::COLUMNS)?)?;
     d.set_item("links", schema_list(py, LinkResult::COLUMNS)?)?;
+    d.set_item("sessions", schema_list(py, SessionResult::COLUMNS)?)?;
+    d.set_item("messages", schema_list(py, MessageRow::COLUMNS)?)?;
     d.set_item("traces", schema_list(py, TraceRow::COLUMNS)?)?;
     d.set_item("events", schema_list(py, EventRow::COLUMNS)?)?;
     Ok(d)
@@ -319,6 +321,16 @@ fn run<'py>(
     out.set_item(
         "links",
         columns(py, links.len(), links.into_columns(), &id)?,
+    )?;
+    let sessions: SessionColumns = std::mem::take(&mut result.sessions).into_iter().collect();
+    out.set_item(
+        "sessions",
+        columns(py, sessions.len(), sessions.into_columns(), &id)?,
+    )?;
+    let messages = std::mem::take(&mut result.messages);
+    out.set_item(
+        "messages",
+        columns(py, messages.len(), messages.into_columns(), &id)?,
     )?;
     match result.trace.take() {
         Some(t) => out.set_item("traces", columns(py, t.len(), t.into_columns(), &id)?)?,

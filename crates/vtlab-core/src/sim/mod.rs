@@ -8,20 +8,24 @@
 pub mod capture;
 mod observe;
 pub mod plan;
+mod session;
 
 use std::time::Instant;
 
 use crate::engine::{Duration, RngStream, Scheduler, Time};
-use crate::metrics::{EventLog, FlowResult, LinkResult, RunResult, Trace};
+use crate::metrics::{EventLog, FlowResult, LinkResult, MessageLog, RunResult, Trace};
 use crate::net::cellular::schedule::Server;
 use crate::net::link::{Arrival, Enqueued};
 use crate::net::wifi::{DropCause, Medium};
 use crate::net::{LinkDir, LossModel, NodeId, Packet, PacketKind};
 use crate::tcp::cc::LossCause;
+use crate::tcp::option_bytes;
 use crate::tcp::{Receiver, Sender};
 pub use capture::{Capture, CaptureError, CaptureRequest};
 use observe::Seen;
+use plan::FlowRole;
 pub use plan::Plan;
+use session::{AppAction, SessionApp};
 
 /// How often (in events) an interruptible run asks whether to stop: about
 /// every 5 ms of engine time at 10⁷ events/s.
@@ -51,6 +55,8 @@ enum Event {
     WifiTxEnd(u32),
     /// 802.11 station `u32`'s timer.
     WifiTimer(u32),
+    /// Session `u32`'s application timer.
+    SessionTimer(u32),
 }
 
 /// Where a packet was dropped: a link direction or an 802.11 station.
@@ -86,6 +92,7 @@ struct Flow {
     /// Why the flow ended early, when its sender gave up.
     abort: Option<&'static str>,
     timestamps: bool,
+    role: FlowRole,
 }
 
 /// Options of one run that do not change its results' identity.
@@ -135,6 +142,11 @@ pub struct Simulation {
     /// Link directions before the hops over media.
     p2p_dirs: u32,
     air: Vec<plan::AirHop>,
+    /// Request/response sessions, their pending timer events, and the
+    /// application's requests of the event being handled.
+    sessions: Vec<SessionApp>,
+    session_timer_at: Vec<Option<Time>>,
+    actions: Vec<AppAction>,
 }
 
 impl Simulation {
@@ -166,14 +178,20 @@ impl Simulation {
             .iter()
             .enumerate()
             .map(|(i, f)| {
+                // A session's directions get their bytes as the application
+                // writes them, and never complete by byte count.
+                let (available, expected) = match f.role {
+                    FlowRole::Bulk => (f.bytes, f.bytes),
+                    _ => (0, u64::MAX),
+                };
                 let sender = Sender::new(
                     f.tcp.clone(),
                     f.cc.build(&f.tcp.cc_params, f.tcp.profile),
                     i as u32,
                     f.dst,
-                    f.bytes,
+                    available,
                 );
-                let receiver = Receiver::new(&f.tcp, i as u32, f.src, f.bytes);
+                let receiver = Receiver::new(&f.tcp, i as u32, f.src, expected);
                 Flow {
                     name: f.name.clone(),
                     cc: f.cc.name,
@@ -195,6 +213,7 @@ impl Simulation {
                     seen: Seen::of(&sender),
                     abort: None,
                     timestamps: f.tcp.timestamps,
+                    role: f.role,
                     sender,
                 }
             })
@@ -210,7 +229,17 @@ impl Simulation {
             station_base.push(stations.len() as u32);
             stations.extend((0..m.len()).map(|k| (i as u32, k as u32)));
         }
+        let sessions: Vec<SessionApp> = plan
+            .sessions
+            .iter()
+            .map(|c| SessionApp::new(c.clone()))
+            .collect();
+        let bulk = flows.iter().filter(|f| f.role == FlowRole::Bulk).count();
         Simulation {
+            session_timer_at: vec![None; sessions.len()],
+            remaining: bulk + sessions.len(),
+            sessions,
+            actions: Vec::new(),
             station_timer_at: vec![None; stations.len()],
             media,
             stations,
@@ -221,7 +250,6 @@ impl Simulation {
             links,
             link_names,
             routes: plan.routes.clone(),
-            remaining: flows.len(),
             flows,
             out: Vec::with_capacity(64),
             trace: options.trace.then(Trace::default),
@@ -276,7 +304,10 @@ impl Simulation {
     fn run_loop(&mut self, hooks: &mut Hooks<'_>) -> Option<Time> {
         let capture = self.capture.is_some();
         for (i, f) in self.flows.iter().enumerate() {
-            self.sched.schedule(f.start, Event::FlowStart(i as u32));
+            // A session's response direction is opened by the request direction's SYN.
+            if !matches!(f.role, FlowRole::Responses(_)) {
+                self.sched.schedule(f.start, Event::FlowStart(i as u32));
+            }
         }
         if self.trace.is_some() && !self.trace_changes {
             self.sched.schedule(Time::ZERO, Event::TraceSample);
@@ -372,6 +403,15 @@ impl Simulation {
                 self.media[m as usize].on_tx_end(now, k as usize);
                 self.drain_medium::<CAPTURE>(now, m);
             }
+            Event::SessionTimer(k) => {
+                if self.session_timer_at[k as usize] != Some(now) {
+                    return; // superseded
+                }
+                self.session_timer_at[k as usize] = None;
+                let mut actions = std::mem::take(&mut self.actions);
+                self.sessions[k as usize].on_timer(now, &mut actions);
+                self.act::<CAPTURE>(now, k, actions);
+            }
             Event::WifiTimer(g) => {
                 if self.station_timer_at[g as usize] != Some(now) {
                     return; // superseded
@@ -441,21 +481,134 @@ impl Simulation {
         if !flow.reassembly[usize::from(!p.toward_receiver())].accept(&p) {
             return;
         }
+        if p.piggyback {
+            // The acknowledgement riding on this segment first, as TCP
+            // processes a segment's ACK field before its data.
+            if let Some(partner) = self.partner(f) {
+                self.deliver_to_sender::<CAPTURE>(now, p.piggybacked_ack(partner));
+            }
+        }
         if p.toward_receiver() {
+            let flow = &mut self.flows[f as usize];
             flow.receiver.on_packet(now, &p, &mut self.out);
-            if !flow.done && flow.receiver.completed_at().is_some() {
-                flow.done = true;
-                self.remaining -= 1;
+            let received = flow.receiver.bytes_received();
+            match flow.role {
+                FlowRole::Bulk => {
+                    if !flow.done && flow.receiver.completed_at().is_some() {
+                        flow.done = true;
+                        self.remaining -= 1;
+                    }
+                    self.flush::<CAPTURE>(now, f, false);
+                }
+                FlowRole::Requests(k) | FlowRole::Responses(k) => {
+                    // The receiver decides on its ACK before the application
+                    // reads and answers (ns-3 `ReceivedData` then
+                    // `SendPendingData`; Linux in softirq, the application
+                    // later); an answer then carries a delayed ACK.
+                    self.flush::<CAPTURE>(now, f, false);
+                    let mut actions = std::mem::take(&mut self.actions);
+                    let app = &mut self.sessions[k as usize];
+                    if matches!(self.flows[f as usize].role, FlowRole::Requests(_)) {
+                        if p.kind == PacketKind::Syn {
+                            let rwnd = self.flows[f as usize].receiver.advertised_window();
+                            let responses = app.plan.responses;
+                            self.flows[responses as usize].sender.accept(now, rwnd);
+                        }
+                        app.on_requests(now, received, &mut actions);
+                    } else {
+                        app.on_responses(now, received, &mut actions);
+                    }
+                    self.act::<CAPTURE>(now, k, actions);
+                }
             }
-            self.flush::<CAPTURE>(now, f, false);
         } else {
-            if let Some(log) = self.events.as_mut() {
-                let ts = flow.timestamps;
-                observe::before_ack(&mut flow.seen, now, &flow.name, &flow.sender, &p, ts, log);
+            self.deliver_to_sender::<CAPTURE>(now, p);
+        }
+    }
+
+    /// An acknowledgement (or SYN-ACK) reaches its flow's sender.
+    fn deliver_to_sender<const CAPTURE: bool>(&mut self, now: Time, p: Packet) {
+        let f = p.flow;
+        let flow = &mut self.flows[f as usize];
+        if let Some(log) = self.events.as_mut() {
+            let ts = flow.timestamps;
+            observe::before_ack(&mut flow.seen, now, &flow.name, &flow.sender, &p, ts, log);
+        }
+        flow.sender.on_packet(now, &p, &mut self.out);
+        self.flush::<CAPTURE>(now, f, true);
+        if let FlowRole::Requests(k) = self.flows[f as usize].role {
+            if p.kind == PacketKind::SynAck && self.flows[f as usize].sender.is_established() {
+                // A two-way connection's client completes the handshake with
+                // a pure ACK (ns-3 `ProcessSynSent`) before its first request;
+                // it travels as the response direction's acknowledgement.
+                let responses = self.sessions[k as usize].plan.responses;
+                self.flows[responses as usize]
+                    .receiver
+                    .ack_now(now, &mut self.out);
+                self.flush::<CAPTURE>(now, responses, false);
+                let mut actions = std::mem::take(&mut self.actions);
+                self.sessions[k as usize].on_connected(now, &mut actions);
+                self.act::<CAPTURE>(now, k, actions);
             }
-            flow.sender.on_packet(now, &p, &mut self.out);
+        }
+    }
+
+    /// The other direction of a session's connection.
+    fn partner(&self, f: u32) -> Option<u32> {
+        match self.flows[f as usize].role {
+            FlowRole::Bulk => None,
+            FlowRole::Requests(k) => Some(self.sessions[k as usize].plan.responses),
+            FlowRole::Responses(k) => Some(self.sessions[k as usize].plan.requests),
+        }
+    }
+
+    /// Carry out what session `k`'s application asked for, keep its timer
+    /// event in step, and wind the session up when it ended.
+    fn act<const CAPTURE: bool>(&mut self, now: Time, k: u32, mut actions: Vec<AppAction>) {
+        let (requests, responses) = {
+            let c = &self.sessions[k as usize].plan;
+            (c.requests, c.responses)
+        };
+        for a in actions.drain(..) {
+            let (f, bytes) = match a {
+                AppAction::Request(b) => (requests, b),
+                AppAction::Response(b) => (responses, b),
+            };
+            self.flows[f as usize]
+                .sender
+                .write(now, bytes, &mut self.out);
             self.flush::<CAPTURE>(now, f, true);
         }
+        self.actions = actions;
+        let app = &self.sessions[k as usize];
+        if app.is_ended() {
+            self.end_session(k);
+            return;
+        }
+        if let Some(d) = app.deadline() {
+            let armed = &mut self.session_timer_at[k as usize];
+            if armed.is_none_or(|t| d < t) {
+                *armed = Some(d);
+                self.sched.schedule(d, Event::SessionTimer(k));
+            }
+        }
+    }
+
+    /// Session `k` ended: both directions stop, and it no longer holds the run.
+    fn end_session(&mut self, k: u32) {
+        let (requests, responses) = {
+            let c = &self.sessions[k as usize].plan;
+            (c.requests, c.responses)
+        };
+        if self.flows[requests as usize].done {
+            return;
+        }
+        for f in [requests, responses] {
+            let flow = &mut self.flows[f as usize];
+            flow.done = true;
+            flow.sender.close();
+        }
+        self.remaining -= 1;
     }
 
     /// Send what an endpoint emitted and keep its timer event in step.
@@ -470,10 +623,23 @@ impl Simulation {
         let flow = &mut self.flows[f as usize];
         if from_sender && !flow.done {
             if let Some(reason) = flow.sender.aborted() {
-                flow.done = true;
                 flow.abort = Some(reason);
-                self.remaining -= 1;
+                match flow.role {
+                    FlowRole::Bulk => {
+                        flow.done = true;
+                        self.remaining -= 1;
+                    }
+                    FlowRole::Requests(k) | FlowRole::Responses(k) => {
+                        let app = &mut self.sessions[k as usize];
+                        let step = app.current_step().to_owned();
+                        app.end(now, reason, &step);
+                        self.end_session(k);
+                    }
+                }
             }
+        }
+        if from_sender {
+            self.piggyback(now, f, &mut out);
         }
         let flow = &self.flows[f as usize];
         let (node, mtu) = if from_sender {
@@ -510,6 +676,28 @@ impl Simulation {
                 *armed = Some(d);
                 self.sched.schedule(d, event);
             }
+        }
+    }
+
+    /// The data segments of a session direction carry the acknowledgement
+    /// of the other direction, whose receiver is at the same end (one TCP
+    /// connection: every segment has the ACK flag; a held delayed ACK is
+    /// cancelled).
+    fn piggyback(&mut self, now: Time, f: u32, out: &mut [Packet]) {
+        let Some(partner) = self.partner(f) else {
+            return;
+        };
+        let ts = self.flows[partner as usize].timestamps;
+        for p in out.iter_mut().filter(|p| p.kind == PacketKind::Data) {
+            let ack = self.flows[partner as usize].receiver.ack_for_data(now);
+            p.piggyback = true;
+            p.ack = ack.ack;
+            p.rwnd = ack.rwnd;
+            p.sack = ack.sack;
+            p.sack_len = ack.sack_len;
+            p.ts_ecr = ack.ts_ecr;
+            // SACK blocks lengthen the header (the timestamps are already there).
+            p.ip_bytes += option_bytes(ts, usize::from(ack.sack_len)) - option_bytes(ts, 0);
         }
     }
 
@@ -596,15 +784,32 @@ impl Simulation {
 
     fn finish(mut self, end: Time, wall_s: f64) -> RunResult {
         let capture = self.capture.take().map(|c| c.finish());
+        let sessions: Vec<_> = self
+            .sessions
+            .iter()
+            .map(|a| a.result(end, self.end_reason))
+            .collect();
+        let mut messages = MessageLog::default();
+        for a in &mut self.sessions {
+            for m in a.messages.drain(..) {
+                messages.push(m);
+            }
+        }
         let flows = self
             .flows
             .iter()
             .map(|f| {
                 let st = f.sender.stats();
-                let completed_at = f.receiver.completed_at();
+                // A session's directions complete with their session.
+                let completed_at = match f.role {
+                    FlowRole::Bulk => f.receiver.completed_at(),
+                    FlowRole::Requests(k) | FlowRole::Responses(k) => {
+                        self.sessions[k as usize].completed_at()
+                    }
+                };
                 let (elapsed, received) = match completed_at {
                     Some(t) => (t - f.start, f.bytes),
-                    None => (end - f.start, f.receiver.bytes_received()),
+                    None => (end.max(f.start) - f.start, f.receiver.bytes_received()),
                 };
                 let secs = elapsed.as_secs_f64();
                 FlowResult {
@@ -693,6 +898,8 @@ impl Simulation {
             version: crate::VERSION,
             flows,
             links,
+            sessions,
+            messages,
             trace: self.trace,
             events: self.events,
             capture,

@@ -11,6 +11,7 @@ use crate::engine::{Duration, Time};
 use crate::net::cellular::CapacityConf;
 use crate::net::wifi::MediumConf;
 use crate::net::{LinkParams, LossConf, NodeId};
+use crate::spec::StepConf;
 use crate::tcp::cc::CcDescriptor;
 use crate::tcp::TcpConfig;
 
@@ -45,16 +46,47 @@ pub struct AirHop {
     pub(crate) to: u32,
 }
 
-/// One bulk transfer with its endpoints and congestion control looked up.
+/// What a flow carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowRole {
+    /// A bulk transfer of `bytes`, all available from the start.
+    Bulk,
+    /// The requests of session `u32`, client → server (this half opens the connection).
+    Requests(u32),
+    /// The responses of session `u32`, server → client (the passive half).
+    Responses(u32),
+}
+
+/// One direction of data with its endpoints and congestion control looked
+/// up: a bulk transfer, or one half of a session's connection.
 #[derive(Clone)]
 pub struct PlannedFlow {
     pub(crate) name: String,
     pub(crate) src: NodeId,
     pub(crate) dst: NodeId,
+    /// Bytes to transfer (a session half: the bytes its messages add up to).
     pub(crate) bytes: u64,
     pub(crate) start: Time,
     pub(crate) tcp: TcpConfig,
     pub(crate) cc: &'static CcDescriptor,
+    pub(crate) role: FlowRole,
+}
+
+/// A request/response session over one connection, made of two flows.
+#[derive(Clone, Debug)]
+pub struct PlannedSession {
+    pub(crate) name: String,
+    pub(crate) profile: String,
+    pub(crate) cc: String,
+    pub(crate) tcp_profile: &'static str,
+    pub(crate) steps: Vec<StepConf>,
+    pub(crate) abort_on_miss: bool,
+    pub(crate) processing: Duration,
+    pub(crate) energy_step: Option<u32>,
+    pub(crate) start: Time,
+    /// Indices of its request and response flows in [`Plan::flows`].
+    pub(crate) requests: u32,
+    pub(crate) responses: u32,
 }
 
 /// A checked, engine-ready scenario.
@@ -67,6 +99,7 @@ pub struct Plan {
     /// The hops over media, in order: direction `2·links + k` is `air[k]`.
     pub(crate) air: Vec<AirHop>,
     pub(crate) flows: Vec<PlannedFlow>,
+    pub(crate) sessions: Vec<PlannedSession>,
     /// `routes[node][dst]`: the link direction leaving `node` toward `dst`
     /// (direction `2·i` is link i's a→b, `2·i + 1` its b→a; after the links'
     /// directions come the hops over media, [`Plan::air`]).

@@ -9,6 +9,7 @@ pub mod cellular;
 pub mod loss;
 mod lte_cabin;
 mod plan;
+pub mod session;
 mod station;
 pub mod tcp;
 pub mod units;
@@ -32,6 +33,7 @@ pub use plan::{
     plan, DEFAULT_HORIZON_NS, DEFAULT_MAX_EVENTS, MAX_EVENTS, MAX_STOP_NS, MAX_TIME_NS,
     RATE_RANGE_BPS,
 };
+pub use session::{SessionConf, SessionSpec, StepConf};
 pub use tcp::TcpSpec;
 use units::{Bytes, Dur, Rate};
 
@@ -208,6 +210,9 @@ pub struct Scenario {
     /// Shared 802.11 media (nodes may also have point-to-point links).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub media: Vec<MediumConf>,
+    /// Request/response sessions, each over one TCP connection.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<SessionConf>,
 }
 
 impl Scenario {
@@ -300,10 +305,10 @@ impl Scenario {
                 ));
             }
         }
-        if self.flows.is_empty() {
+        if self.flows.is_empty() && self.sessions.is_empty() {
             return Err(SpecError::new(
                 "flows",
-                "at least one flow is required".into(),
+                "at least one flow or session is required".into(),
             ));
         }
         let mut flow_names = BTreeSet::new();
@@ -326,6 +331,23 @@ impl Scenario {
                 return Err(SpecError::new(
                     format!("flows[{i}].name"),
                     format!("duplicate flow name '{}'", f.name),
+                ));
+            }
+        }
+        let mut session_names = BTreeSet::new();
+        for (i, c) in self.sessions.iter().enumerate() {
+            known(format!("sessions[{i}].client"), &c.client)?;
+            known(format!("sessions[{i}].server"), &c.server)?;
+            if c.client == c.server {
+                return Err(SpecError::new(
+                    format!("sessions[{i}].server"),
+                    "a session's client and server must differ".into(),
+                ));
+            }
+            if !session_names.insert(c.name.as_str()) {
+                return Err(SpecError::new(
+                    format!("sessions[{i}].name"),
+                    format!("duplicate session name '{}'", c.name),
                 ));
             }
         }
@@ -470,6 +492,30 @@ impl Scenario {
         trace_interval: Option<Dur>,
         max_events: Option<u64>,
     ) -> Result<Scenario, SpecError> {
+        Self::assemble_with_sessions(
+            preset,
+            nodes,
+            links,
+            flows,
+            Vec::new(),
+            stop,
+            trace_interval,
+            max_events,
+        )
+    }
+
+    /// [`Scenario::assemble`] with request/response sessions.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn assemble_with_sessions(
+        preset: &str,
+        nodes: Vec<String>,
+        links: Vec<LinkConf>,
+        flows: Vec<FlowConf>,
+        sessions: Vec<SessionConf>,
+        stop: Option<Dur>,
+        trace_interval: Option<Dur>,
+        max_events: Option<u64>,
+    ) -> Result<Scenario, SpecError> {
         let scenario = Scenario {
             preset: preset.into(),
             nodes,
@@ -479,6 +525,7 @@ impl Scenario {
             trace_interval_ns: trace_interval.map_or(DEFAULT_TRACE_INTERVAL_NS, |d| d.0),
             max_events,
             media: Vec::new(),
+            sessions,
         };
         scenario.validate()?;
         Ok(scenario)

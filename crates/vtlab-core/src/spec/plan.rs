@@ -5,13 +5,14 @@
 
 use super::loss::check_loss;
 use super::tcp::check_config;
-use super::{Scenario, SpecError};
+use super::{Scenario, SpecError, StepConf};
 use crate::engine::{Duration, Time};
 use crate::net::cellular::trace::MAX_TRACE_MS;
 use crate::net::cellular::{channel, CapacityConf};
 use crate::net::{LinkParams, NodeId};
 use crate::sim::plan::{
-    path, shortest_path_routes, AirHop, Plan, PlannedFlow, PlannedLink, PlannedMedium,
+    path, shortest_path_routes, AirHop, FlowRole, Plan, PlannedFlow, PlannedLink, PlannedMedium,
+    PlannedSession,
 };
 use crate::tcp::cc;
 
@@ -224,7 +225,82 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, SpecError> {
             start: Time(f.start_ns),
             tcp: f.tcp.clone(),
             cc,
+            role: FlowRole::Bulk,
         });
+    }
+    let mut sessions = Vec::with_capacity(scenario.sessions.len());
+    for (i, c) in scenario.sessions.iter().enumerate() {
+        let p = format!("sessions[{i}]");
+        let (client, server) = (node(&c.client), node(&c.server));
+        if path(&routes, &dirs, client, server).is_none()
+            || path(&routes, &dirs, server, client).is_none()
+        {
+            return Err(SpecError::new(
+                p,
+                format!(
+                    "session '{}' has no path between its vehicle and charger",
+                    c.name
+                ),
+            ));
+        }
+        check_range(format!("{p}.start_ns"), c.start_ns, (0, MAX_TIME_NS), " ns")?;
+        check_config(&c.tcp, &format!("{p}.tcp"))?;
+        let cc =
+            cc::lookup(&c.tcp.cc).ok_or_else(|| unknown_cc(&format!("{p}.tcp.cc"), &c.tcp.cc))?;
+        let k = i as u32;
+        let total = |bytes: fn(&StepConf) -> u64| -> u64 {
+            c.steps
+                .iter()
+                .map(|s| bytes(s).saturating_mul(u64::from(s.repeats)))
+                .fold(0, u64::saturating_add)
+        };
+        let half = |suffix: &str, src, dst, bytes, role| PlannedFlow {
+            name: format!("{}/{suffix}", c.name),
+            src,
+            dst,
+            bytes,
+            start: Time(c.start_ns),
+            tcp: c.tcp.clone(),
+            cc,
+            role,
+        };
+        let requests = flows.len() as u32;
+        flows.push(half(
+            "requests",
+            client,
+            server,
+            total(|s| s.request_bytes),
+            FlowRole::Requests(k),
+        ));
+        flows.push(half(
+            "responses",
+            server,
+            client,
+            total(|s| s.response_bytes),
+            FlowRole::Responses(k),
+        ));
+        sessions.push(PlannedSession {
+            name: c.name.clone(),
+            profile: c.profile.clone(),
+            cc: c.tcp.cc.clone(),
+            tcp_profile: c.tcp.profile.as_str(),
+            steps: c.steps.clone(),
+            abort_on_miss: c.abort_on_miss,
+            processing: Duration(c.processing_ns),
+            energy_step: c.energy_step,
+            start: Time(c.start_ns),
+            requests,
+            responses: requests + 1,
+        });
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for f in &flows {
+        if !names.insert(f.name.as_str()) {
+            return Err(SpecError::new(
+                "sessions",
+                format!("flow name '{}' is used twice (a session's flows are <session>/requests and <session>/responses)", f.name),
+            ));
+        }
     }
     if let Some(stop) = scenario.stop_ns {
         check_range("stop".into(), stop, (1, MAX_STOP_NS), " ns")?;
@@ -250,6 +326,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, SpecError> {
         media,
         air,
         flows,
+        sessions,
         routes,
         dirs,
         horizon,

@@ -19,7 +19,7 @@ use serde::Deserialize;
 
 use super::units::{Bytes, Dur, Rate};
 use super::{transfer_size, FlowConf, LinkTemplate, Scenario, SpecError};
-use super::{LossKind, LossSpec, TcpSpec};
+use super::{LossKind, LossSpec, SessionSpec, TcpSpec};
 
 /// Rate of the access hop between a segment and a vehicle: fast enough never
 /// to be a bottleneck (the segment is).
@@ -53,6 +53,10 @@ pub struct StationSpec {
     pub trace_interval: Option<Dur>,
     /// Event budget of one run (default: [`crate::spec::DEFAULT_MAX_EVENTS`]).
     pub max_events: Option<u64>,
+    /// A request/response session per vehicle with the charger (`switch`),
+    /// started `stagger` apart like the transfers; with it the bulk transfers
+    /// (background traffic) run only if `bytes` is given.
+    pub session: Option<SessionSpec>,
 }
 
 impl StationSpec {
@@ -80,8 +84,10 @@ impl StationSpec {
             .reverse_loss
             .unwrap_or_default()
             .resolve_or("reverse_loss", LossKind::None)?;
-        let tcp = self.tcp.unwrap_or_default().resolve("tcp")?;
+        let tcp = self.tcp.clone().unwrap_or_default().resolve("tcp")?;
         let bytes = transfer_size(self.bytes)?;
+        let bulk = self.session.is_none() || self.bytes.is_some();
+        let mut sessions = Vec::new();
         let stagger = self.stagger.map_or(2_000_000, |d| d.0);
         let segments = vehicles.div_ceil(per_segment);
         let mut nodes = vec!["sa".to_string(), "switch".to_string()];
@@ -119,20 +125,29 @@ impl StationSpec {
             access.loss_ab = loss.clone();
             access.loss_ba = reverse_loss.clone();
             links.push(access);
-            flows.push(FlowConf {
-                name: ev.clone(),
-                src: "sa".into(),
-                dst: ev,
-                bytes,
-                start_ns: u64::from(i - 1) * stagger,
-                tcp: tcp.clone(),
-            });
+            let start_ns = u64::from(i - 1) * stagger;
+            if let Some(spec) = &self.session {
+                let mut c = spec.resolve("session", &ev, &ev, "switch", self.tcp.as_ref())?;
+                c.start_ns += start_ns;
+                sessions.push(c);
+            }
+            if bulk {
+                flows.push(FlowConf {
+                    name: ev.clone(),
+                    src: "sa".into(),
+                    dst: ev,
+                    bytes,
+                    start_ns,
+                    tcp: tcp.clone(),
+                });
+            }
         }
-        Scenario::assemble(
+        Scenario::assemble_with_sessions(
             "station",
             nodes,
             links,
             flows,
+            sessions,
             self.stop,
             self.trace_interval,
             self.max_events,

@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::units::{Bytes, Dur, Rate};
 use super::{transfer_size, FlowConf, LinkTemplate, Scenario, SpecError};
-use super::{LossKind, LossSpec, TcpSpec};
+use super::{LossKind, LossSpec, SessionSpec, TcpSpec};
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -39,6 +39,9 @@ pub struct V2gSpec {
     pub trace_interval: Option<Dur>,
     /// Event budget of one run (default: [`crate::spec::DEFAULT_MAX_EVENTS`]).
     pub max_events: Option<u64>,
+    /// A request/response session EVCC ↔ SECC (ISO 15118); with it the bulk
+    /// transfer runs only if `bytes` is given.
+    pub session: Option<SessionSpec>,
 }
 
 impl V2gSpec {
@@ -66,20 +69,28 @@ impl V2gSpec {
             .reverse_loss
             .unwrap_or_default()
             .resolve_or("reverse_loss", LossKind::None)?;
-        let flow = FlowConf {
-            name: "evcc".into(),
-            src: "sa".into(),
-            dst: "evcc".into(),
-            bytes: transfer_size(self.bytes)?,
-            start_ns: self.start.map_or(0, |d| d.0),
-            tcp: self.tcp.unwrap_or_default().resolve("tcp")?,
+        let sessions = match &self.session {
+            Some(s) => vec![s.resolve("session", "session", "evcc", "secc", self.tcp.as_ref())?],
+            None => Vec::new(),
         };
+        let mut flows = Vec::new();
+        if sessions.is_empty() || self.bytes.is_some() {
+            flows.push(FlowConf {
+                name: "evcc".into(),
+                src: "sa".into(),
+                dst: "evcc".into(),
+                bytes: transfer_size(self.bytes)?,
+                start_ns: self.start.map_or(0, |d| d.0),
+                tcp: self.tcp.unwrap_or_default().resolve("tcp")?,
+            });
+        }
         let nodes = vec!["sa".into(), "secc".into(), "evcc".into()];
-        Scenario::assemble(
+        Scenario::assemble_with_sessions(
             "v2g",
             nodes,
             vec![wan, plc],
-            vec![flow],
+            flows,
+            sessions,
             self.stop,
             self.trace_interval,
             self.max_events,

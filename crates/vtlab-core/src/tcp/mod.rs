@@ -16,7 +16,7 @@ mod scoreboard;
 mod sender;
 mod state;
 
-pub use config::TcpConfig;
+pub use config::{option_bytes, TcpConfig};
 pub use receiver::{Receiver, ReceiverStats};
 pub use rtt::RttEstimator;
 pub use sender::{Sender, SenderStats};

@@ -108,6 +108,10 @@ impl Receiver {
     pub fn timer_deadline(&self) -> Option<Time> {
         self.timer
     }
+    /// The window this receiver advertises now.
+    pub fn advertised_window(&self) -> u64 {
+        self.rwnd()
+    }
     fn rwnd(&self) -> u64 {
         self.window
             .window(self.recv_buffer.saturating_sub(self.ooo_bytes))
@@ -174,12 +178,22 @@ impl Receiver {
         if self.rcv_nxt >= self.total && self.completed_at.is_none() {
             self.completed_at = Some(now);
         }
+        self.decide(now, had_gap, out);
+    }
+
+    /// Whether to ACK an in-order arrival now or later (delayed ACK).
+    fn decide(&mut self, now: Time, had_gap: bool, out: &mut Vec<Packet>) {
         self.unacked_segments += 1;
         if had_gap || !self.delayed_ack || self.unacked_segments >= self.delayed_ack_count {
             self.send_ack(now, out);
         } else if self.timer.is_none() {
             self.timer = Some(now + self.delayed_ack_timeout);
         }
+    }
+
+    /// A pure ACK now (the client's ACK of the SYN-ACK on a two-way connection).
+    pub fn ack_now(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.send_ack(now, out);
     }
 
     fn insert_out_of_order(&mut self, mut start: u64, mut end: u64) {
@@ -255,15 +269,20 @@ impl Receiver {
         p
     }
 
-    /// The delayed ACK this receiver holds, if any, handed over to ride on a
-    /// data segment of the opposite direction (RFC 1122 §4.2.3.2: an ACK
-    /// piggybacked on data; ns-3 `SendDataPacket` cancels the delayed-ACK
-    /// event, Linux `tcp_event_ack_sent`). Counts as an ACK sent.
-    pub fn take_delayed_ack(&mut self, now: Time) -> Option<Packet> {
-        self.timer?;
-        let mut out = Vec::with_capacity(1);
-        self.send_ack(now, &mut out);
-        out.pop()
+    /// The acknowledgement a data segment of the opposite direction carries
+    /// (every segment of an established connection does): it also cancels a
+    /// delayed ACK and restarts the count (ns-3 `SendDataPacket`, Linux
+    /// `tcp_event_ack_sent`). Counted among the ACKs sent only when it
+    /// stands in for a delayed ACK.
+    pub fn ack_for_data(&mut self, now: Time) -> Packet {
+        let p = self.ack_packet(now, PacketKind::Ack);
+        if self.timer.is_some() || self.unacked_segments > 0 {
+            self.stats.acks_sent += 1;
+        }
+        self.last_ack_sent = self.rcv_nxt;
+        self.unacked_segments = 0;
+        self.timer = None;
+        p
     }
 
     fn send_ack(&mut self, now: Time, out: &mut Vec<Packet>) {

@@ -213,6 +213,13 @@ impl Sender {
         }
     }
 
+    /// The application closed the connection (its session ended): nothing
+    /// more is sent or retransmitted.
+    pub fn close(&mut self) {
+        self.c.phase = Phase::Idle;
+        self.c.timer = None;
+    }
+
     fn send_syn(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.syn_sent_at = now;
         self.c.timer = Some(now + self.syn_timeout);

@@ -1,0 +1,456 @@
+//! Request/response sessions over one TCP connection: the ISO 15118-2 and
+//! DIN SPEC 70121 message sequences between a vehicle (EVCC, the client) and
+//! its charger (SECC, the server), or a custom list of steps.
+//!
+//! A session is resolved into [`SessionConf`]: the client and server nodes,
+//! the TCP settings, and an ordered list of [`StepConf`] (request bytes,
+//! response bytes, deadline, repeats, period). TLS is resolved here too: its
+//! handshake becomes two steps without a deadline and every message grows by
+//! the record overhead. The engine (`sim::session`) sees only steps.
+//!
+//! Message sizes and timeouts: docs/iso15118.md, with the source of each.
+
+use serde::{Deserialize, Serialize};
+
+use super::units::{Bytes, Dur};
+use super::{SpecError, TcpSpec};
+use crate::tcp::TcpConfig;
+
+/// One step of a session: `repeats` request/response exchanges in a row.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StepConf {
+    pub name: String,
+    /// Bytes the client writes per request (V2GTP header and TLS records included).
+    pub request_bytes: u64,
+    /// Bytes the server writes per response.
+    pub response_bytes: u64,
+    /// The response is due this long after its request was written (0: no deadline).
+    pub timeout_ns: u64,
+    pub repeats: u32,
+    /// The next request is written `period` after this one at the earliest
+    /// (0: as soon as the response is in).
+    pub period_ns: u64,
+}
+
+/// A resolved session.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SessionConf {
+    pub name: String,
+    /// The message profile it was built from (`custom` for explicit steps).
+    pub profile: String,
+    /// The vehicle (connects, sends requests).
+    pub client: String,
+    /// The charger (accepts, answers).
+    pub server: String,
+    pub start_ns: u64,
+    pub tcp: TcpConfig,
+    pub steps: Vec<StepConf>,
+    /// A missed deadline ends the session (ISO 15118-2 [V2G2-536]: the EVCC
+    /// stops the session when V2G_EVCC_Msg_Timeout expires).
+    pub abort_on_miss: bool,
+    /// The server's processing time per request, before it writes the response.
+    pub processing_ns: u64,
+    /// Energy flows from the first request of this step on (time to energy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_step: Option<u32>,
+}
+
+/// The user's view of a session (`session = { ... }` in a preset).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionSpec {
+    /// Message profile: `iso15118-2-dc` (default), `iso15118-2-ac`,
+    /// `din70121-dc`, or `custom` (then `steps` is required).
+    pub profile: Option<String>,
+    /// Payment: `eim` (external identification, default) or `pnc`
+    /// (Plug & Charge: PaymentDetails with the contract certificate chain; needs TLS).
+    pub payment: Option<String>,
+    /// TLS 1.2 (ISO 15118-2 only; default: on with `pnc`, off otherwise).
+    pub tls: Option<bool>,
+    /// Length of the charging loop (CurrentDemand / ChargingStatus), default 30 min.
+    pub duration: Option<Dur>,
+    /// Cycle of the charging loop: the next request no earlier than this after
+    /// the previous one (default: 220 ms for DC, typical of captured vehicles;
+    /// 1 s for AC).
+    pub period: Option<Dur>,
+    /// How long CableCheck and PreCharge keep answering "ongoing" (polled every
+    /// `poll`); default 0: one exchange each.
+    pub cable_check: Option<Dur>,
+    pub pre_charge: Option<Dur>,
+    /// Polling cycle of the ongoing loops (default 250 ms).
+    pub poll: Option<Dur>,
+    /// A missed deadline ends the session (default true).
+    pub abort_on_miss: Option<bool>,
+    /// The charger's processing time per request (default 0).
+    pub processing: Option<Dur>,
+    /// Session start (connection request), default 0.
+    pub start: Option<Dur>,
+    /// Explicit steps (profile `custom`).
+    pub steps: Option<Vec<StepSpec>>,
+    /// TCP settings of the session's connection, over the preset's `tcp`.
+    pub tcp: Option<TcpSpec>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepSpec {
+    pub name: String,
+    pub request: Bytes,
+    pub response: Bytes,
+    /// Deadline of each response (unset: none).
+    pub timeout: Option<Dur>,
+    pub repeats: Option<u32>,
+    pub period: Option<Dur>,
+}
+
+/// Largest message the application may write (10 MB).
+const MAX_MESSAGE_BYTES: u64 = 10_000_000;
+/// Most exchanges one session may hold (a day of 10 ms cycles).
+const MAX_EXCHANGES: u64 = 10_000_000;
+/// Longest session loop, timeout or start accepted (one day).
+const MAX_SESSION_NS: u64 = 86_400_000_000_000;
+/// At most this many steps.
+const MAX_STEPS: usize = 1000;
+
+/// V2GTP header (ISO 15118-2 §7.8.3): version, inverse version, payload type, length.
+pub const V2GTP_HEADER_BYTES: u64 = 8;
+
+/// One message pair of a built-in profile: EXI body sizes (without the V2GTP
+/// header) and the response timeout V2G_EVCC_Msg_Timeout.
+#[derive(Clone, Copy, Debug)]
+pub struct MessageDef {
+    pub name: &'static str,
+    pub request_exi: u64,
+    pub response_exi: u64,
+    pub timeout_ms: u64,
+}
+
+const fn m(name: &'static str, request_exi: u64, response_exi: u64, timeout_ms: u64) -> MessageDef {
+    MessageDef {
+        name,
+        request_exi,
+        response_exi,
+        timeout_ms,
+    }
+}
+
+/// The ISO 15118-2 messages: EXI body sizes as measured in captures of real
+/// vehicles (docs/iso15118.md, "Message sizes", gives the source of each), and
+/// V2G_EVCC_Msg_Timeout.
+pub mod iso {
+    use super::{m, MessageDef};
+    pub const SUPPORTED_APP_PROTOCOL: MessageDef = m("SupportedAppProtocol", 68, 4, 2000);
+    pub const SESSION_SETUP: MessageDef = m("SessionSetup", 14, 31, 2000);
+    pub const SERVICE_DISCOVERY: MessageDef = m("ServiceDiscovery", 13, 20, 2000);
+    pub const PAYMENT_SERVICE_SELECTION: MessageDef = m("PaymentServiceSelection", 16, 14, 2000);
+    /// Plug & Charge only: the contract certificate chain (estimated).
+    pub const PAYMENT_DETAILS: MessageDef = m("PaymentDetails", 1800, 40, 5000);
+    pub const AUTHORIZATION: MessageDef = m("Authorization", 13, 15, 2000);
+    /// Plug & Charge: signed (estimated).
+    pub const AUTHORIZATION_PNC: MessageDef = m("Authorization", 300, 15, 2000);
+    pub const CHARGE_PARAMETER_DISCOVERY_DC: MessageDef =
+        m("ChargeParameterDiscovery", 33, 62, 2000);
+    pub const CHARGE_PARAMETER_DISCOVERY_AC: MessageDef =
+        m("ChargeParameterDiscovery", 32, 39, 2000);
+    pub const CABLE_CHECK: MessageDef = m("CableCheck", 16, 19, 2000);
+    pub const PRE_CHARGE: MessageDef = m("PreCharge", 24, 23, 2000);
+    pub const POWER_DELIVERY: MessageDef = m("PowerDelivery", 21, 18, 5000);
+    pub const CURRENT_DEMAND: MessageDef = m("CurrentDemand", 39, 58, 250);
+    pub const CHARGING_STATUS: MessageDef = m("ChargingStatus", 13, 40, 2000);
+    pub const WELDING_DETECTION: MessageDef = m("WeldingDetection", 16, 23, 2000);
+    pub const SESSION_STOP: MessageDef = m("SessionStop", 14, 14, 2000);
+}
+
+/// DIN SPEC 70121 where it differs from ISO 15118-2 (sizes from captures;
+/// PowerDelivery's timeout is 2 s there).
+pub mod din {
+    use super::{m, MessageDef};
+    pub const SERVICE_PAYMENT_SELECTION: MessageDef = m("ServicePaymentSelection", 16, 14, 2000);
+    pub const CONTRACT_AUTHENTICATION: MessageDef = m("ContractAuthentication", 13, 15, 2000);
+    pub const CHARGE_PARAMETER_DISCOVERY: MessageDef = m("ChargeParameterDiscovery", 36, 64, 2000);
+    pub const POWER_DELIVERY: MessageDef = m("PowerDelivery", 21, 18, 2000);
+    pub const CURRENT_DEMAND: MessageDef = m("CurrentDemand", 38, 42, 250);
+}
+
+/// TLS 1.2 as ISO 15118-2 uses it (TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256,
+/// P-256, server authentication only): the full handshake's four flights and
+/// the record overhead (docs/iso15118.md, "TLS").
+pub mod tls {
+    /// ClientHello (captured).
+    pub const CLIENT_HELLO: u64 = 135;
+    /// ServerHello, Certificate (a three-certificate chain), ServerKeyExchange,
+    /// ServerHelloDone (captured, less the CertificateRequest of -20).
+    pub const SERVER_FLIGHT: u64 = 1727;
+    /// ClientKeyExchange 75, ChangeCipherSpec 6, Finished 85 (computed).
+    pub const CLIENT_FINISHED: u64 = 166;
+    /// ChangeCipherSpec 6, Finished 85 (computed).
+    pub const SERVER_FINISHED: u64 = 91;
+    /// AES block size: the plaintext, its 32 B HMAC-SHA256 and at least one
+    /// padding-length byte fill whole blocks.
+    pub const BLOCK: u64 = 16;
+
+    /// Bytes on the wire of `plaintext` bytes in one record: header 5,
+    /// explicit IV 16, then the padded plaintext + MAC (RFC 5246 §6.2.3.2).
+    pub fn record(plaintext: u64) -> u64 {
+        5 + 16 + (plaintext + 32 + 1).div_ceil(BLOCK) * BLOCK
+    }
+}
+
+impl SessionSpec {
+    /// Resolve for `client` ↔ `server`, with the preset's TCP settings `base`.
+    pub fn resolve(
+        &self,
+        path: &str,
+        name: &str,
+        client: &str,
+        server: &str,
+        base: Option<&TcpSpec>,
+    ) -> Result<SessionConf, SpecError> {
+        let f = |field: &str| format!("{path}.{field}");
+        let tcp = super::merge_tcp(base, self.tcp.as_ref())?.resolve(&f("tcp"))?;
+        let profile = self.profile.as_deref().unwrap_or("iso15118-2-dc");
+        let payment = self.payment.as_deref().unwrap_or("eim");
+        if !matches!(payment, "eim" | "pnc") {
+            return Err(SpecError::new(
+                f("payment"),
+                format!("unknown payment '{payment}' (allowed: eim, pnc)"),
+            ));
+        }
+        let pnc = payment == "pnc";
+        let iso = profile.starts_with("iso15118");
+        let tls = self.tls.unwrap_or(pnc);
+        if tls && !iso && profile != "custom" {
+            return Err(SpecError::new(
+                f("tls"),
+                format!("{profile} has no TLS (DIN SPEC 70121 runs over plain TCP)"),
+            ));
+        }
+        if pnc && !tls {
+            return Err(SpecError::new(
+                f("tls"),
+                "Plug & Charge (payment = pnc) requires TLS".into(),
+            ));
+        }
+        if pnc && !iso {
+            return Err(SpecError::new(
+                f("payment"),
+                format!("{profile} has no Plug & Charge (allowed there: eim)"),
+            ));
+        }
+        let ac = profile == "iso15118-2-ac";
+        let duration = check_ns(&f("duration"), self.duration, 1_800_000_000_000, 0)?;
+        let period = check_ns(
+            &f("period"),
+            self.period,
+            if ac { 1_000_000_000 } else { 220_000_000 },
+            0,
+        )?;
+        let poll = check_ns(&f("poll"), self.poll, 250_000_000, 1_000_000)?;
+        let cable_check = check_ns(&f("cable_check"), self.cable_check, 0, 0)?;
+        let pre_charge = check_ns(&f("pre_charge"), self.pre_charge, 0, 0)?;
+        let processing = check_ns(&f("processing"), self.processing, 0, 0)?;
+        let start = check_ns(&f("start"), self.start, 0, 0)?;
+        if self.steps.is_some() && profile != "custom" {
+            return Err(SpecError::new(
+                f("steps"),
+                format!("explicit steps need profile = \"custom\" (profile is '{profile}')"),
+            ));
+        }
+        let loop_count = |cycle: u64| -> Result<u32, SpecError> {
+            let n = if cycle == 0 {
+                1
+            } else {
+                duration.div_ceil(cycle).max(1)
+            };
+            if n > MAX_EXCHANGES {
+                return Err(SpecError::new(
+                    f("duration"),
+                    format!(
+                        "{n} exchanges (duration / period) is above the limit of {MAX_EXCHANGES}"
+                    ),
+                ));
+            }
+            Ok(n as u32)
+        };
+        let ongoing = |d: u64| -> u32 { (d / poll) as u32 + 1 };
+        let record = |b: u64| if tls { tls::record(b) } else { b };
+        let step = |d: MessageDef, repeats: u32, period_ns: u64| StepConf {
+            name: d.name.into(),
+            request_bytes: record(V2GTP_HEADER_BYTES + d.request_exi),
+            response_bytes: record(V2GTP_HEADER_BYTES + d.response_exi),
+            timeout_ns: d.timeout_ms * 1_000_000,
+            repeats,
+            period_ns,
+        };
+        let mut steps = Vec::new();
+        if tls {
+            // The handshake: two round trips, no message deadline (the
+            // ISO 15118-2 sequence timers are not modelled).
+            steps.push(StepConf {
+                name: "TlsHello".into(),
+                request_bytes: tls::CLIENT_HELLO,
+                response_bytes: tls::SERVER_FLIGHT,
+                timeout_ns: 0,
+                repeats: 1,
+                period_ns: 0,
+            });
+            steps.push(StepConf {
+                name: "TlsFinished".into(),
+                request_bytes: tls::CLIENT_FINISHED,
+                response_bytes: tls::SERVER_FINISHED,
+                timeout_ns: 0,
+                repeats: 1,
+                period_ns: 0,
+            });
+        }
+        let mut energy_step = None;
+        match profile {
+            "iso15118-2-dc" | "din70121-dc" => {
+                let din = profile == "din70121-dc";
+                steps.push(step(iso::SUPPORTED_APP_PROTOCOL, 1, 0));
+                steps.push(step(iso::SESSION_SETUP, 1, 0));
+                steps.push(step(iso::SERVICE_DISCOVERY, 1, 0));
+                let (power_delivery, current_demand) = if din {
+                    steps.push(step(din::SERVICE_PAYMENT_SELECTION, 1, 0));
+                    steps.push(step(din::CONTRACT_AUTHENTICATION, 1, 0));
+                    steps.push(step(din::CHARGE_PARAMETER_DISCOVERY, 1, 0));
+                    (din::POWER_DELIVERY, din::CURRENT_DEMAND)
+                } else {
+                    steps.push(step(iso::PAYMENT_SERVICE_SELECTION, 1, 0));
+                    if pnc {
+                        steps.push(step(iso::PAYMENT_DETAILS, 1, 0));
+                        steps.push(step(iso::AUTHORIZATION_PNC, 1, 0));
+                    } else {
+                        steps.push(step(iso::AUTHORIZATION, 1, 0));
+                    }
+                    steps.push(step(iso::CHARGE_PARAMETER_DISCOVERY_DC, 1, 0));
+                    (iso::POWER_DELIVERY, iso::CURRENT_DEMAND)
+                };
+                steps.push(step(iso::CABLE_CHECK, ongoing(cable_check), poll));
+                steps.push(step(iso::PRE_CHARGE, ongoing(pre_charge), poll));
+                steps.push(step(power_delivery, 1, 0));
+                energy_step = Some(steps.len() as u32);
+                steps.push(step(current_demand, loop_count(period)?, period));
+                steps.push(step(power_delivery, 1, 0));
+                steps.push(step(iso::WELDING_DETECTION, 1, 0));
+                steps.push(step(iso::SESSION_STOP, 1, 0));
+            }
+            "iso15118-2-ac" => {
+                steps.push(step(iso::SUPPORTED_APP_PROTOCOL, 1, 0));
+                steps.push(step(iso::SESSION_SETUP, 1, 0));
+                steps.push(step(iso::SERVICE_DISCOVERY, 1, 0));
+                steps.push(step(iso::PAYMENT_SERVICE_SELECTION, 1, 0));
+                if pnc {
+                    steps.push(step(iso::PAYMENT_DETAILS, 1, 0));
+                    steps.push(step(iso::AUTHORIZATION_PNC, 1, 0));
+                } else {
+                    steps.push(step(iso::AUTHORIZATION, 1, 0));
+                }
+                steps.push(step(iso::CHARGE_PARAMETER_DISCOVERY_AC, 1, 0));
+                steps.push(step(iso::POWER_DELIVERY, 1, 0));
+                energy_step = Some(steps.len() as u32);
+                steps.push(step(iso::CHARGING_STATUS, loop_count(period)?, period));
+                steps.push(step(iso::POWER_DELIVERY, 1, 0));
+                steps.push(step(iso::SESSION_STOP, 1, 0));
+            }
+            "custom" => {
+                let Some(list) = self.steps.as_ref() else {
+                    return Err(SpecError::new(
+                        f("steps"),
+                        "profile = \"custom\" needs a list of steps".into(),
+                    ));
+                };
+                for (i, s) in list.iter().enumerate() {
+                    steps.push(custom_step(&format!("{path}.steps[{i}]"), s, &record)?);
+                }
+            }
+            other => {
+                return Err(SpecError::new(
+                    f("profile"),
+                    format!(
+                        "unknown session profile '{other}' (allowed: iso15118-2-dc, \
+                         iso15118-2-ac, din70121-dc, custom)"
+                    ),
+                ))
+            }
+        }
+        if steps.is_empty() || steps.len() > MAX_STEPS {
+            return Err(SpecError::new(
+                f("steps"),
+                format!("{} steps is outside [1, {MAX_STEPS}]", steps.len()),
+            ));
+        }
+        let exchanges: u64 = steps.iter().map(|s| u64::from(s.repeats)).sum();
+        if exchanges > MAX_EXCHANGES {
+            return Err(SpecError::new(
+                f("steps"),
+                format!("{exchanges} exchanges in all is above the limit of {MAX_EXCHANGES}"),
+            ));
+        }
+        Ok(SessionConf {
+            name: name.into(),
+            profile: profile.into(),
+            client: client.into(),
+            server: server.into(),
+            start_ns: start,
+            tcp,
+            steps,
+            abort_on_miss: self.abort_on_miss.unwrap_or(true),
+            processing_ns: processing,
+            energy_step,
+        })
+    }
+}
+
+fn custom_step(
+    path: &str,
+    s: &StepSpec,
+    record: &dyn Fn(u64) -> u64,
+) -> Result<StepConf, SpecError> {
+    if s.name.is_empty() {
+        return Err(SpecError::new(
+            format!("{path}.name"),
+            "must not be empty".into(),
+        ));
+    }
+    for (field, v) in [("request", s.request.0), ("response", s.response.0)] {
+        if !(1..=MAX_MESSAGE_BYTES).contains(&v) {
+            return Err(SpecError::new(
+                format!("{path}.{field}"),
+                format!("{v} bytes is outside [1, {MAX_MESSAGE_BYTES}]"),
+            ));
+        }
+    }
+    let repeats = s.repeats.unwrap_or(1);
+    if !(1..=MAX_EXCHANGES as u32).contains(&repeats) {
+        return Err(SpecError::new(
+            format!("{path}.repeats"),
+            format!("{repeats} is outside [1, {MAX_EXCHANGES}]"),
+        ));
+    }
+    Ok(StepConf {
+        name: s.name.clone(),
+        request_bytes: record(s.request.0),
+        response_bytes: record(s.response.0),
+        timeout_ns: check_ns(&format!("{path}.timeout"), s.timeout, 0, 1_000_000)?,
+        repeats,
+        period_ns: check_ns(&format!("{path}.period"), s.period, 0, 0)?,
+    })
+}
+
+/// A duration setting with its default, within [lo, one day] (0 always allowed
+/// when it is the default).
+fn check_ns(path: &str, v: Option<Dur>, default: u64, lo: u64) -> Result<u64, SpecError> {
+    let Some(Dur(x)) = v else {
+        return Ok(default);
+    };
+    if x < lo || x > MAX_SESSION_NS {
+        return Err(SpecError::new(
+            path,
+            format!("{x} ns is outside [{lo}, {MAX_SESSION_NS}] ns (at most one day)"),
+        ));
+    }
+    Ok(x)
+}
