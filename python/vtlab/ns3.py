@@ -45,9 +45,11 @@ __all__ = [
     "BenchSide",
     "Ns3Binary",
     "Ns3Error",
+    "ISO15118_PROGRAM",
     "Ns3Install",
     "Ns3NotInstalled",
     "ProcResult",
+    "SessionStep",
     "VTLAB_CHILD",
     "bench_vs_ns3",
     "bench_vs_ns3_command",
@@ -56,7 +58,11 @@ __all__ = [
     "core_dir",
     "ensure_binary",
     "find_ns3",
+    "iso15118_args",
+    "iso15118_schedule",
     "ns3_args",
+    "parse_iso15118_output",
+    "run_iso15118_reference",
     "run_process",
     "run_v2g",
     "run_v2g_flows",
@@ -351,6 +357,22 @@ WIFI_PROGRAM = Program(
 )
 
 
+#: The request/response (ISO 15118-style) session over the charging cable,
+#: validation/ns3/iso15118.cc ($VTLAB_NS3_ISO_SOURCE overrides the path; see
+#: validation/ns3/README-iso15118.md and :func:`run_iso15118_reference`).
+ISO15118_PROGRAM = Program(
+    "ISO 15118 session program",
+    lambda: Path(
+        os.environ.get("VTLAB_NS3_ISO_SOURCE")
+        or Path(__file__).resolve().parents[2] / "validation" / "ns3" / "iso15118.cc"
+    ),
+    "VTLAB_NS3_ISO_SOURCE",
+    "iso15118",
+    "ns3-iso15118",
+    ("core", "network", "internet", "point-to-point", "traffic-control"),
+)
+
+
 def ensure_binary(
     *,
     source: Path | None = None,
@@ -478,6 +500,149 @@ def run_v2g_flows(
         raise Ns3Error(f"{shlex.join(cmd)} printed no flow rows")
     proc.args = tuple(cmd)
     return rows, proc
+
+
+# -- request/response sessions (validation/ns3/iso15118.cc) -----------------------------
+
+#: One step of a session schedule: (name, request bytes, response bytes, timeout in s,
+#: repeats, period in s), as in /work/notes/session-semantics.md.
+SessionStep = tuple[str, int, int, float, int, float]
+
+
+def iso15118_schedule(schedule: Sequence[SessionStep]) -> str:
+    """The ``--schedule`` argument: ``name:req:resp:timeout:repeats:period;...``.
+    Raises :class:`ValueError` for a step the program would refuse."""
+    if not schedule:
+        raise ValueError("schedule: at least one step")
+    items = []
+    for step in schedule:
+        if len(step) != 6:
+            raise ValueError(
+                f"schedule step {step!r}: want (name, req, resp, timeout, repeats, period)"
+            )
+        name, req, resp, timeout, repeats, period = step
+        if not name or any(c in name for c in ":;"):
+            raise ValueError(
+                f"schedule step {step!r}: the name must be non-empty without ':' or ';'"
+            )
+        if int(req) < 1 or int(resp) < 1 or int(repeats) < 1:
+            raise ValueError(f"schedule step {step!r}: sizes and repeats must be 1 or more")
+        if not float(timeout) > 0 or not float(period) >= 0:
+            raise ValueError(f"schedule step {step!r}: timeout must be > 0 and period >= 0")
+        items.append(f"{name}:{int(req)}:{int(resp)}:{_num(timeout)}:{int(repeats)}:{_num(period)}")
+    return ";".join(items)
+
+
+def iso15118_args(
+    *,
+    schedule: Sequence[SessionStep],
+    seed: int,
+    loss: float = 0.0,
+    reverse_loss: float = 0.0,
+    cc: str = "newreno",
+    timestamps: bool = True,
+    abort_on_miss: bool = False,
+    stop_s: float | None = None,
+    loss_start_s: float = 0.0,
+) -> list[str]:
+    """The command line of the ISO 15118 session program (without the binary):
+    ``seed`` is ns-3's RngRun (RngSeed stays 1, as for v2g.cc), ``loss`` the mean
+    loss toward the EVCC, ``reverse_loss`` toward the SECC, ``cc`` a vtlab name
+    (:data:`CC_TO_NS3`) or an ns-3 TypeId suffix; ``loss_start_s`` > 0 keeps both
+    error models off until that simulated time (``--lossStart``, for tests that
+    need the handshake through)."""
+    ns3_cc = CC_TO_NS3.get(cc, cc)
+    if ns3_cc not in CC_TO_NS3.values():
+        raise ValueError(f"cc: '{cc}' has no ns-3 counterpart (ns-3 has: {', '.join(CC_TO_NS3)})")
+    for label, value in (("loss", loss), ("reverse_loss", reverse_loss)):
+        if not 0.0 <= float(value) <= 1.0:
+            raise ValueError(f"{label}: {value!r} is not in [0, 1]")
+    args = [
+        f"--schedule={iso15118_schedule(schedule)}",
+        f"--run={int(seed)}",
+        f"--loss={_num(loss)}",
+        f"--reverseLoss={_num(reverse_loss)}",
+        f"--cc={ns3_cc}",
+        f"--timestamps={'true' if timestamps else 'false'}",
+        f"--abortOnMiss={'true' if abort_on_miss else 'false'}",
+    ]
+    if stop_s is not None:
+        if not float(stop_s) > 0:
+            raise ValueError(f"stop_s: {stop_s!r} must be positive")
+        args.append(f"--stop={_num(stop_s)}")
+    if loss_start_s:
+        if not float(loss_start_s) > 0:
+            raise ValueError(f"loss_start_s: {loss_start_s!r} must not be negative")
+        args.append(f"--lossStart={_num(loss_start_s)}")
+    return args
+
+
+def parse_iso15118_output(stdout: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Split the program's JSON lines into the per-request rows (in order) and the
+    summary line.  Raises :class:`Ns3Error` if the summary is missing."""
+    messages: list[dict[str, Any]] = []
+    summary: dict[str, Any] | None = None
+    for line in stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        d = json.loads(line)
+        if d.get("summary") is True:
+            summary = d
+        else:
+            messages.append(d)
+    if summary is None:
+        raise Ns3Error("the ISO 15118 session program printed no summary line")
+    return messages, summary
+
+
+def run_iso15118_reference(
+    *,
+    schedule: Sequence[SessionStep],
+    seed: int,
+    loss: float = 0.0,
+    reverse_loss: float = 0.0,
+    cc: str = "newreno",
+    timestamps: bool = True,
+    abort_on_miss: bool = False,
+    stop_s: float | None = None,
+    loss_start_s: float = 0.0,
+    cache: Path | None = None,
+    log: Callable[[str], None] | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Run the ns-3 request/response session (validation/ns3/iso15118.cc, compiled on
+    demand by :func:`build_program` into ``<cache>/ns3-iso15118/<hash>/iso15118``).
+
+    Returns ``(messages, summary)``: ``messages`` has one dict per request written,
+    in order, with the keys ``index`` (from 0), ``name``, ``request_s`` and
+    ``response_s`` (simulator clock, i.e. including the 0.1 s start; ``response_s``
+    None if no response came), ``response_time_s`` (None likewise) and ``missed``;
+    ``summary`` is the program's summary line (``completed``, ``messages``,
+    ``misses``, ``wall_s`` of the contract, and ``aborted``, ``end`` (why the
+    session ended: completed, aborted, stop, connection_failed, ...), ``end_s``,
+    ``connected_s``, ``scheduled``) plus the process's ``process_wall_s`` and
+    ``max_rss_mib`` (:func:`run_process`).  Raises :class:`ValueError` for bad
+    arguments, :class:`Ns3Error` (or :class:`Ns3NotInstalled`) when ns-3 fails.
+    """
+    args = iso15118_args(
+        schedule=schedule,
+        seed=seed,
+        loss=loss,
+        reverse_loss=reverse_loss,
+        cc=cc,
+        timestamps=timestamps,
+        abort_on_miss=abort_on_miss,
+        stop_s=stop_s,
+        loss_start_s=loss_start_s,
+    )
+    binary = build_program(ISO15118_PROGRAM, cache=cache, log=log)
+    cmd = [str(binary.path), *args]
+    proc = run_process(cmd)
+    if proc.returncode != 0:
+        tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
+        raise Ns3Error(f"{shlex.join(cmd)} exited with {proc.returncode}: {tail}")
+    messages, summary = parse_iso15118_output(proc.stdout)
+    summary = {**summary, "process_wall_s": proc.wall_s, "max_rss_mib": proc.max_rss_mib}
+    return messages, summary
 
 
 # -- scenario translation ----------------------------------------------------------------
