@@ -1079,6 +1079,10 @@ from vtlab import validate_wifi  # noqa: E402  (registers `vtlab validate-wifi`)
 
 validate_wifi.register(app)
 
+from vtlab import validate_iso15118  # noqa: E402  (registers `vtlab validate-iso15118`)
+
+validate_iso15118.register(app)
+
 from vtlab import reproduce  # noqa: E402  (registers `vtlab reproduce`)
 
 reproduce.register(app)
