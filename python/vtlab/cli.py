@@ -1169,9 +1169,10 @@ from vtlab import validate_wifi  # noqa: E402  (registers `vtlab validate-wifi`)
 
 validate_wifi.register(app)
 
-from vtlab import reproduce  # noqa: E402  (registers `vtlab reproduce`)
+from vtlab import reproduce  # noqa: E402  (registers `vtlab reproduce` and `vtlab study`)
 
 reproduce.register(app)
+reproduce.register(app, "study")
 
 
 def main() -> None:

@@ -76,6 +76,29 @@ def message_counts(messages: pd.DataFrame) -> pd.DataFrame:
     return grouped.size().rename("count").reset_index()
 
 
+def _raw_message_counts(columns: Mapping[str, Sequence[Any]]) -> dict[str, list[Any]]:
+    """:func:`message_counts` of one run's raw message columns (as the core returns
+    them), without building the frame of every exchange; the same rows in the same
+    order."""
+    keys = [c for c in MESSAGE_COUNT_COLUMNS if c != "count"]
+    counts: dict[tuple[Any, ...], int] = {}
+    for row in zip(*(columns[k] for k in keys), strict=True):
+        t = row[5]
+        key = (*row[:5], None if t != t else t, row[6])  # NaN (never answered) as None
+        counts[key] = counts.get(key, 0) + 1
+
+    def order(key: tuple[Any, ...]) -> tuple[Any, ...]:  # NaN last, as pandas sorts it
+        t = key[5]
+        return (*key[:5], t is None, 0.0 if t is None else t, key[6])
+
+    out: dict[str, list[Any]] = {k: [] for k in MESSAGE_COUNT_COLUMNS}
+    for key in sorted(counts, key=order):
+        for name, value in zip(keys, key, strict=True):
+            out[name].append(float("nan") if name == "response_time_s" and value is None else value)
+        out["count"].append(counts[key])
+    return out
+
+
 @dataclass(frozen=True)
 class Axis:
     """One dimension of a sweep: a column name and its labelled settings.
@@ -277,9 +300,9 @@ class Sweep:
 
     def _finish(self, p: Point, raw: Mapping[str, Any], run_dir: Path | None) -> Result:
         """A run's result from the core's raw columns, labelled, and stored."""
+        if self.messages == "counts" and any(len(v) for v in (raw.get("messages") or {}).values()):
+            raw = {**raw, "messages": _raw_message_counts(raw["messages"])}
         res = Result.from_core(raw)
-        if self.messages == "counts" and res.has_sessions():
-            res.messages = message_counts(res.messages)
         _add_labels(res, p.labels)
         if run_dir is not None:
             _store_run(run_dir, p.key, res, self.messages)

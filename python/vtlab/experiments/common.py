@@ -103,6 +103,8 @@ class Config:
         profile: TCP implementation profile of every run (``ns3`` or ``linux``).
         progress: show the sweep's progress bar (per run, with ETA) on a terminal.
         log: receives one-line status messages (``None``: silent).
+        verb: the command that runs it: ``reproduce`` (a paper) or ``study`` (one of
+            vtlab's own studies, whose runs option is ``--seeds``).
     """
 
     out: Path
@@ -114,6 +116,7 @@ class Config:
     profile: str = "ns3"
     progress: bool = True
     log: Callable[[str], None] | None = None
+    verb: str = "reproduce"
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
@@ -131,13 +134,13 @@ class Config:
 
     def command(self, experiment: str) -> str:
         """The command line that reproduces this configuration."""
-        parts = ["vtlab", "reproduce", experiment]
+        parts = ["vtlab", self.verb, experiment]
         if self.quick:
             parts.append("--quick")
         if self.profile != "ns3":
             parts += ["--profile", self.profile]
         if self.runs is not None:
-            parts += ["--runs", str(self.runs)]
+            parts += ["--seeds" if self.verb == "study" else "--runs", str(self.runs)]
         return " ".join(parts)
 
 
