@@ -30,14 +30,17 @@ def _panels(n: int) -> tuple[Any, np.ndarray]:
 
 
 def _lines(ax: Any, frame: pd.DataFrame, y: str, err: tuple[str, str] | None) -> None:
-    """One line per (stack, burst) of ``y`` against the loss rate in %."""
+    """One line per (stack, burst) of ``y`` against the loss rate, the grid's loss
+    rates evenly spaced (most of them are below 1 %)."""
+    losses = sorted(frame["loss"].unique())
+    position = {loss: i for i, loss in enumerate(losses)}
     for stack in STACKS:
         for burst, ls in LINESTYLES.items():
             rows = frame[(frame["stack"] == stack) & (frame["burst"] == burst)]
             if rows.empty:
                 continue
             rows = rows.sort_values("loss")
-            xs = rows["loss"].to_numpy(dtype=float) * 100
+            xs = np.array([position[x] for x in rows["loss"]], dtype=float)
             ys = rows[y].to_numpy(dtype=float)
             yerr = None
             if err is not None:
@@ -53,6 +56,8 @@ def _lines(ax: Any, frame: pd.DataFrame, y: str, err: tuple[str, str] | None) ->
                 label=f"{stack}, burst {burst}",
                 **STYLE[stack],
             )
+    ax.set_xticks(range(len(losses)), [f"{x * 100:g}" for x in losses])
+    ax.set_xlabel("mean PLC loss, each direction (%)")
 
 
 def _survival(frame: pd.DataFrame, title: str, what: str) -> Any:
@@ -63,12 +68,11 @@ def _survival(frame: pd.DataFrame, title: str, what: str) -> Any:
         ax.axhline(SURVIVAL_TARGET, color="#888888", linewidth=0.8, linestyle="--")
         ax.set_ylim(-0.03, 1.03)
         ax.set_title(cc)
-        ax.set_xlabel("mean PLC loss, each direction (%)")
         ax.set_ylabel(what)
     for ax in axes[len(ccs) :]:
         ax.set_visible(False)
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside upper center", ncols=3)
+    fig.legend(handles, labels, loc="outside lower center", ncols=3)
     fig.suptitle(title)
     return fig
 
@@ -99,12 +103,11 @@ def tail_figure(ctx: Context) -> Any:
         ax.axhline(DEADLINE_S * 1e3, color="#d62728", linewidth=0.8, linestyle="--")
         ax.set_yscale("log")
         ax.set_title(cc)
-        ax.set_xlabel("mean PLC loss, each direction (%)")
         ax.set_ylabel(f"{LOOP} p99.9 (ms)")
     for ax in axes[len(ccs) :]:
         ax.set_visible(False)
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside upper center", ncols=3)
+    fig.legend(handles, labels, loc="outside lower center", ncols=3)
     fig.suptitle(
         f"{LOOP} response time, p99.9 over the answered exchanges of every seed; "
         f"red: the {DEADLINE_S * 1e3:g} ms deadline"
