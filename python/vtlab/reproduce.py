@@ -75,7 +75,7 @@ FolderOpt = Annotated[
         "--out",
         "-o",
         help="Output folder for figures, tables, report.md and the run store "
-        "(default out/EXPERIMENT, or out/EXPERIMENT-quick with --quick).",
+        "(default out/NAME, or out/NAME-quick with --quick).",
         show_default=False,
     ),
 ]
