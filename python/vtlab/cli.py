@@ -823,6 +823,11 @@ def sweep_command(
         profile=profile,
     )
     axes = [parse_axis(a) for a in axis or ()]
+    session_axis = any(
+        p.split(".")[0] == "session" for a in axes for _, s in a.levels for p, _ in s
+    )
+    if out is not None and (session_axis or _has_sessions(sc)):  # the session files too
+        check_outputs(table_outputs("--out", out, sessions=True), force=force)
     seeds = list(range(seed, seed + runs))
     started = time.perf_counter()
     try:

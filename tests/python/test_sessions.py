@@ -304,3 +304,15 @@ def test_sweep_stores_the_session_tables_and_reloads_them(tmp_path: Path, monkey
     again = counts.run(tmp_path / "counts", progress=False)
     pd.testing.assert_frame_equal(again.sessions, first.sessions, check_dtype=False)
     pd.testing.assert_frame_equal(again.messages, first.messages, check_dtype=False)
+
+
+def test_sweep_out_writes_and_checks_the_session_files(cli: Cli, tmp_path: Path) -> None:
+    out = tmp_path / "grid.parquet"
+    args = ("sweep", "v2g", "--set", "session.duration=10s", "--axis", "loss:loss.mean_loss=0%,1%")
+    res = cli(*args, "--runs", "2", "--out", str(out), "-q")
+    assert res.exit_code == 0, res.output + res.stderr
+    back = Result.from_parquet(out)
+    assert sorted(back.sessions["loss"]) == ["0%", "0%", "1%", "1%"]
+    out.unlink()
+    (tmp_path / "grid.links.parquet").unlink()
+    assert_usage_error(cli(*args, "--out", str(out)), "--out", "grid.sessions.parquet")
