@@ -38,6 +38,8 @@ class PcapFile(TypedDict):
 class RunOutput(TypedDict):
     flows: dict[str, list[Any]]
     links: dict[str, list[Any]]
+    sessions: dict[str, list[Any]]
+    messages: dict[str, list[Any]]
     traces: dict[str, list[Any]] | None
     events: dict[str, list[Any]] | None
     meta: RunMeta
@@ -106,4 +108,5 @@ class Column(TypedDict):
     doc: str
 
 def schema() -> dict[str, list[Column]]:
-    """The declared columns of the flows, links and traces tables (identity columns first)."""
+    """The declared columns of every result table (flows, links, sessions, messages,
+    traces, events; identity columns first)."""

@@ -25,6 +25,8 @@ __all__ = [
     "SCHEMA",
     "LINK_COLUMNS",
     "MAX_SEED",
+    "MESSAGE_COLUMNS",
+    "SESSION_COLUMNS",
     "TRACE_COLUMNS",
     "Result",
     "check_seed",
@@ -47,6 +49,12 @@ FLOW_COLUMNS: tuple[str, ...] = tuple(c["name"] for c in SCHEMA["flows"])
 
 #: Columns of :attr:`Result.links`, one row per link direction per run.
 LINK_COLUMNS: tuple[str, ...] = tuple(c["name"] for c in SCHEMA["links"])
+
+#: Columns of :attr:`Result.sessions`, one row per request/response session per run.
+SESSION_COLUMNS: tuple[str, ...] = tuple(c["name"] for c in SCHEMA["sessions"])
+
+#: Columns of :attr:`Result.messages`, one row per exchange of a session.
+MESSAGE_COLUMNS: tuple[str, ...] = tuple(c["name"] for c in SCHEMA["messages"])
 
 #: Columns of :attr:`Result.traces`.
 TRACE_COLUMNS: tuple[str, ...] = tuple(c["name"] for c in SCHEMA["traces"])
@@ -119,8 +127,9 @@ def sibling_paths(path: str | os.PathLike[str]) -> dict[str, Path]:
     """The files :meth:`Result.to_parquet` writes for ``path``.
 
     ``runs.parquet`` → ``{"flows": runs.parquet, "links": runs.links.parquet,
-    "traces": runs.traces.parquet}``.  A name without the ``.parquet`` suffix gets
-    ``.links.parquet``/``.traces.parquet`` appended as is.
+    "traces": runs.traces.parquet, "sessions": runs.sessions.parquet,
+    "messages": runs.messages.parquet}``.  A name without the ``.parquet`` suffix
+    gets ``.links.parquet`` (``.traces.parquet``, ...) appended as is.
     """
     p = Path(path)
     stem = p.name[: -len(".parquet")] if p.name.endswith(".parquet") else p.name
@@ -128,7 +137,21 @@ def sibling_paths(path: str | os.PathLike[str]) -> dict[str, Path]:
         "flows": p,
         "links": p.with_name(f"{stem}.links.parquet"),
         "traces": p.with_name(f"{stem}.traces.parquet"),
+        "sessions": p.with_name(f"{stem}.sessions.parquet"),
+        "messages": p.with_name(f"{stem}.messages.parquet"),
     }
+
+
+#: The tables that are always present (empty when a run has none of their rows), in
+#: :meth:`Result.to_parquet`'s order, and their contract columns.
+_ORDER: dict[str, tuple[str, ...]] = {
+    "flows": FLOW_COLUMNS,
+    "links": LINK_COLUMNS,
+    "sessions": SESSION_COLUMNS,
+    "messages": MESSAGE_COLUMNS,
+    "traces": TRACE_COLUMNS,
+    "events": EVENT_COLUMNS,
+}
 
 
 def _ordered(columns: Mapping[str, Sequence[Any]], order: Sequence[str]) -> list[str]:
@@ -161,6 +184,10 @@ class Result:
     Attributes:
         flows: one row per flow per run (columns :data:`FLOW_COLUMNS`).
         links: one row per link direction per run (columns :data:`LINK_COLUMNS`).
+        sessions: one row per request/response session per run (columns
+            :data:`SESSION_COLUMNS`); empty when the scenario has no session.
+        messages: one row per exchange of those sessions, in session order then time
+            order (columns :data:`MESSAGE_COLUMNS`); empty without sessions.
         traces: TCP state over time (columns :data:`TRACE_COLUMNS`), or ``None`` when
             the run(s) were made with ``trace=False``.
         events: typed events (columns :data:`EVENT_COLUMNS`), or ``None`` when the
@@ -171,9 +198,9 @@ class Result:
             ``events``, ``packets``, ``wall_s`` and ``sim_time_s`` summed over runs,
             and ``runs`` (the list of per-run metadata).
 
-    The three tables are pandas DataFrames, built on first access: a result that is
-    only streamed with :meth:`flow_records` (as ``vtlab run --json`` does) never
-    imports pandas.
+    The tables are pandas DataFrames, built on first access: a result that is
+    only streamed with :meth:`flow_records` and :meth:`session_records` (as
+    ``vtlab run --json`` does) never imports pandas.
     """
 
     def __init__(
@@ -183,11 +210,16 @@ class Result:
         traces: pd.DataFrame | None = None,
         meta: dict[str, Any] | None = None,
         events: pd.DataFrame | None = None,
+        *,
+        sessions: pd.DataFrame | None = None,
+        messages: pd.DataFrame | None = None,
     ) -> None:
         self._flows = flows
         self._links = links
         self._traces = traces
         self._events = events
+        self._sessions = sessions  #: None: no session rows (an empty frame on access)
+        self._messages = messages
         self.meta: dict[str, Any] = {} if meta is None else meta
         self._raw: Mapping[str, Any] | None = None  #: the core's column dicts
         self._parts: Sequence[Result] | None = None  #: results to concatenate
@@ -200,19 +232,15 @@ class Result:
             return value
         if self._raw is not None:
             columns = self._raw.get(name)
-            order = {
-                "flows": FLOW_COLUMNS,
-                "links": LINK_COLUMNS,
-                "traces": TRACE_COLUMNS,
-                "events": EVENT_COLUMNS,
-            }
-            value = None if columns is None else _frame(columns, order[name])
+            value = None if columns is None else _frame(columns, _ORDER[name])
         else:
             import pandas as pd
 
             assert self._parts is not None
             frames = [getattr(r, name) for r in self._parts]
             frames = [f for f in frames if f is not None]
+            if name in ("sessions", "messages") and any(len(f) for f in frames):
+                frames = [f for f in frames if len(f)]  # runs without sessions add none
             value = pd.concat(frames, ignore_index=True) if frames else None
         setattr(self, f"_{name}", value)
         return value
@@ -232,6 +260,44 @@ class Result:
     @links.setter
     def links(self, value: pd.DataFrame) -> None:
         self._links = value
+
+    def _always(self, name: str) -> pd.DataFrame:
+        """A table every result has: an empty frame with the contract columns when
+        there are no rows (a result built without it, or a run without sessions)."""
+        value = self._table(name)
+        if value is None:
+            import pandas as pd
+
+            value = pd.DataFrame(columns=list(_ORDER[name]))
+            setattr(self, f"_{name}", value)
+        return value
+
+    @property
+    def sessions(self) -> pd.DataFrame:
+        return self._always("sessions")
+
+    @sessions.setter
+    def sessions(self, value: pd.DataFrame | None) -> None:
+        self._sessions = value
+
+    @property
+    def messages(self) -> pd.DataFrame:
+        return self._always("messages")
+
+    @messages.setter
+    def messages(self, value: pd.DataFrame | None) -> None:
+        self._messages = value
+
+    def has_sessions(self) -> bool:
+        """Whether any run of the result had a request/response session (without
+        importing pandas when the tables have not been built yet)."""
+        if self._sessions is not _LAZY:
+            return self._sessions is not None and len(self._sessions) > 0
+        if self._raw is not None:
+            columns = self._raw.get("sessions") or {}
+            return any(len(v) for v in columns.values())
+        assert self._parts is not None
+        return any(r.has_sessions() for r in self._parts)
 
     @property
     def traces(self) -> pd.DataFrame | None:
@@ -263,12 +329,32 @@ class Result:
         assert self._parts is not None
         return [row for r in self._parts for row in r.flow_records()]
 
+    def session_records(self) -> list[dict[str, Any]]:
+        """The session rows as dicts, like :meth:`flow_records` (no pandas needed
+        while :attr:`sessions` has not been built)."""
+        if self._sessions is not _LAZY:
+            frame = self._sessions
+            return [] if frame is None else list(frame.to_dict(orient="records"))
+        if self._raw is not None:
+            columns = self._raw.get("sessions")
+            return [] if not columns else _records(columns, SESSION_COLUMNS)
+        assert self._parts is not None
+        return [row for r in self._parts for row in r.session_records()]
+
     # -- construction -------------------------------------------------------------------
 
     @classmethod
     def from_core(cls, raw: Mapping[str, Any]) -> Result:
         """Build a ``Result`` from the dict returned by ``vtlab._core.run``."""
-        res = cls(flows=_LAZY, links=_LAZY, traces=_LAZY, meta=dict(raw["meta"]), events=_LAZY)
+        res = cls(
+            flows=_LAZY,
+            links=_LAZY,
+            traces=_LAZY,
+            meta=dict(raw["meta"]),
+            events=_LAZY,
+            sessions=_LAZY,
+            messages=_LAZY,
+        )
         res._raw = raw
         return res
 
@@ -293,7 +379,15 @@ class Result:
             "sim_time_s": sum(float(m.get("sim_time_s", 0.0)) for m in runs),
             "runs": runs,
         }
-        res = cls(flows=_LAZY, links=_LAZY, traces=_LAZY, meta=meta, events=_LAZY)
+        res = cls(
+            flows=_LAZY,
+            links=_LAZY,
+            traces=_LAZY,
+            meta=meta,
+            events=_LAZY,
+            sessions=_LAZY,
+            messages=_LAZY,
+        )
         res._parts = list(results)
         return res
 
@@ -309,9 +403,12 @@ class Result:
         """Write the result as Parquet files and return the paths written.
 
         Layout (see :func:`sibling_paths`): the flow rows go to ``path``
-        (e.g. ``runs.parquet``), the link rows to ``runs.links.parquet`` beside it and,
-        when there are traces and ``traces`` is true, the traces to
-        ``runs.traces.parquet``.  :attr:`meta` is stored as JSON under the key
+        (e.g. ``runs.parquet``), the link rows to ``runs.links.parquet`` beside it,
+        when the runs had request/response sessions the session and message rows to
+        ``runs.sessions.parquet`` and ``runs.messages.parquet``, and, when there are
+        traces and ``traces`` is true, the traces to ``runs.traces.parquet``.  (A
+        sessions or messages file left at those names by an earlier result is removed
+        when this one has no sessions.)  :attr:`meta` is stored as JSON under the key
         ``vtlab.meta`` in the schema metadata of the flows file; :meth:`from_parquet`
         reads everything back.
         """
@@ -327,6 +424,12 @@ class Result:
         written["flows"] = paths["flows"]
         self.links.to_parquet(paths["links"], index=False)
         written["links"] = paths["links"]
+        for name in ("sessions", "messages"):
+            if self.has_sessions():
+                getattr(self, name).to_parquet(paths[name], index=False)
+                written[name] = paths[name]
+            else:  # not one of this result's files: never read back with it
+                paths[name].unlink(missing_ok=True)
         if traces and self.traces is not None:
             self.traces.to_parquet(paths["traces"], index=False)
             written["traces"] = paths["traces"]
@@ -334,7 +437,8 @@ class Result:
 
     @classmethod
     def from_parquet(cls, path: str | os.PathLike[str]) -> Result:
-        """Read back what :meth:`to_parquet` wrote (traces only if the file exists)."""
+        """Read back what :meth:`to_parquet` wrote (traces, sessions and messages
+        only if their files exist)."""
         import pandas as pd
         import pyarrow.parquet as pq
 
@@ -344,17 +448,23 @@ class Result:
         meta = json.loads(raw_meta) if raw_meta else {}
         traces = pd.read_parquet(paths["traces"]) if paths["traces"].exists() else None
         links = pd.read_parquet(paths["links"]) if paths["links"].exists() else None
+        extra = {
+            name: pd.read_parquet(paths[name]) if paths[name].exists() else None
+            for name in ("sessions", "messages")
+        }
         return cls(
             flows=table.to_pandas(),
             links=links if links is not None else pd.DataFrame(columns=list(LINK_COLUMNS)),
             traces=traces,
             meta=meta,
+            **extra,
         )
 
     def __repr__(self) -> str:
         n_traces = "None" if self.traces is None else f"<{len(self.traces)} rows>"
         return (
             f"Result(flows=<{len(self.flows)} rows>, links=<{len(self.links)} rows>, "
+            f"sessions=<{len(self.sessions)} rows>, messages=<{len(self.messages)} rows>, "
             f"traces={n_traces}, meta={{scenario_hash: {self.meta.get('scenario_hash')!r}}})"
         )
 

@@ -210,6 +210,10 @@ SetOpt = Annotated[
 ]
 
 
+#: Presets with a ``session`` table (request/response sessions, docs/scenarios.md).
+SESSION_PRESETS = ("v2g", "station")
+
+
 def scenario_from_cli(
     preset: str | None,
     scenario_file: Path | None,
@@ -221,15 +225,18 @@ def scenario_from_cli(
     sets: Sequence[str] | None = None,
     default: dict[str, Any] | None = None,
     profile: str | None = None,
+    session: str | None = None,
 ) -> Scenario:
     """Build the scenario a command line describes.
 
     Starts from ``{"preset": PRESET}``, the ``--scenario`` file, or (when neither is
     given and the command has one) a copy of ``default``; then applies, in
-    order: ``--bytes``, ``--cc``, ``--profile``, ``--cc-param``, ``--loss`` and
-    finally every ``--set``.  Raises :class:`CliError`/:class:`ScenarioError` on bad
-    input; the text of every value is remembered so that error messages echo numbers
-    as the user wrote them (:func:`vtlab.errors.remember_text`).
+    order: ``--bytes``, ``--cc``, ``--profile``, ``--cc-param``, ``--loss``,
+    ``--session`` (``session.profile``; v2g and station only) and finally every
+    ``--set`` (so ``--set session.duration=5min`` adds to it).  Raises
+    :class:`CliError`/:class:`ScenarioError` on bad input; the text of every value is
+    remembered so that error messages echo numbers as the user wrote them
+    (:func:`vtlab.errors.remember_text`).
     """
     if preset is not None and scenario_file is not None:
         raise CliError("PRESET", "give either a PRESET or --scenario FILE, not both")
@@ -256,6 +263,15 @@ def scenario_from_cli(
     if loss is not None:
         remember_text("loss.mean_loss", loss)
         set_path(sc.spec, "loss.mean_loss", parse_value(loss))
+    if session is not None:
+        name = sc.spec.get("preset")
+        if name not in SESSION_PRESETS:
+            raise CliError(
+                "--session",
+                f"only the {' and '.join(SESSION_PRESETS)} presets have request/response "
+                f"sessions (the scenario's preset is {name!r})",
+            )
+        set_path(sc.spec, "session.profile", session)
     for item in sets or ():
         key, _ = parse_assignment(item, option="--set")
         remember_text(key, item.partition("=")[2])
@@ -317,9 +333,14 @@ def _json_value(value: Any) -> Any:
 
 
 def _print_json_rows(res: "Result") -> None:
+    """One JSON object per flow row (as before sessions existed: no ``table`` key),
+    then one per session row, marked ``"table": "sessions"``."""
     for record in res.flow_records():
         line = json.dumps({str(k): _json_value(v) for k, v in record.items()})
         sys.stdout.write(line + "\n")
+    for record in res.session_records():
+        row = {"table": "sessions", **{str(k): _json_value(v) for k, v in record.items()}}
+        sys.stdout.write(json.dumps(row) + "\n")
     sys.stdout.flush()
 
 
@@ -371,6 +392,45 @@ def _print_table(
         )
 
 
+#: (session column, table header, scale, digits) for the run command's session table.
+_SESSION_METRICS: tuple[tuple[str, str, float, int | None], ...] = (
+    ("completed", "completed", 1.0, 2),
+    ("deadline_misses", "deadline misses", 1.0, None),
+    ("loop_p99_s", "loop p99 ms", 1e3, 2),
+    ("time_to_energy_s", "time to energy s", 1.0, 3),
+)
+
+
+def _print_sessions_table(res: "Result", runs: int) -> None:
+    """Per session: mean ± 95 % CI over the runs of the completed fraction, the
+    deadline misses, the charging loop's p99 response time and the time to energy."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from vtlab.stats import summarize
+
+    sessions = res.sessions
+    by = ["session", "profile"]
+    stats = summarize(sessions, by=by, metrics=[m[0] for m in _SESSION_METRICS])
+    done = sessions.groupby(by, sort=False)["completed"].agg(["sum", "count"])
+    plural = "s" if runs != 1 else ""
+    table = Table(title=f"sessions: mean ± 95 % CI over {runs} run{plural}", title_justify="left")
+    for col in by:
+        table.add_column(col)
+    table.add_column("done", justify="right")
+    for _, header, _, _ in _SESSION_METRICS:
+        table.add_column(header, justify="right")
+    for key, group in stats.groupby(by, sort=False):
+        by_metric = group.set_index("metric")
+        cells = []
+        for col, _, scale, digits in _SESSION_METRICS:
+            row = by_metric.loc[col]
+            cells.append(_fmt_ci(row["mean"] * scale, row["ci95"] * scale, int(row["n"]), digits))
+        ok, count = done.loc[key]
+        table.add_row(*(escape(str(k)) for k in key), f"{int(ok)}/{int(count)}", *cells)
+    _console().print(table)
+
+
 def _check_runs_seed(runs: int, seed: int) -> None:
     if runs < 1:
         raise CliError("--runs", f"must be at least 1, got {runs}")
@@ -382,7 +442,22 @@ def _check_runs_seed(runs: int, seed: int) -> None:
 
 JsonOpt = Annotated[
     bool,
-    typer.Option("--json", help="Print one JSON object per flow per run instead of a table."),
+    typer.Option(
+        "--json",
+        help="Print one JSON object per flow per run instead of a table (then one per "
+        'session per run, marked "table": "sessions").',
+    ),
+]
+SessionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--session",
+        metavar="PROFILE",
+        help="Run a request/response charging session (v2g and station presets): "
+        "iso15118-2-dc, iso15118-2-ac, din70121-dc (sets session.profile; more with "
+        "--set session.FIELD=VALUE, e.g. session.duration=5min).",
+        show_default=False,
+    ),
 ]
 RunOutOpt = Annotated[
     Path | None,
@@ -456,6 +531,7 @@ def run_command(
     profile: ProfileOpt = None,
     loss: LossOpt = None,
     bytes_: BytesOpt = None,
+    session: SessionOpt = None,
     runs: Annotated[int, typer.Option("--runs", "-n", help="Number of runs.")] = 1,
     seed: Annotated[
         int, typer.Option("--seed", help="First seed; runs use SEED..SEED+RUNS-1.")
@@ -477,7 +553,8 @@ def run_command(
         ),
     ] = False,
 ) -> None:
-    """Run a scenario RUNS times and report mean ± 95 % confidence interval per flow."""
+    """Run a scenario RUNS times and report mean ± 95 % confidence interval per flow
+    (and per request/response session)."""
     if trace_mode not in ("sampled", "changes"):
         raise CliError("--trace-mode", f"{trace_mode!r} is not one of 'sampled', 'changes'")
     _check_runs_seed(runs, seed)
@@ -491,7 +568,10 @@ def run_command(
         bytes_=bytes_,
         sets=set_,
         profile=profile,
+        session=session,
     )
+    if out is not None and _has_sessions(sc):  # the session files beside --out too
+        check_outputs(_run_outputs(out, trace, events, sessions=True), force=force)
     seeds = list(range(seed, seed + runs))
     points = _check_pcap(sc, pcap, pcap_points, seeds, force)
     from vtlab.tracefile import TraceWriter
@@ -524,7 +604,8 @@ def run_command(
         written = res.to_parquet(out, traces=False)
         if status is not None:
             status.print(
-                f"wrote {written['flows']} (flows) and {written['links']} (links)", markup=False
+                "wrote " + ", ".join(f"{path} ({name})" for name, path in written.items()),
+                markup=False,
             )
     if writer is not None and status is not None:
         status.print(f"wrote {trace} ({writer.rows} trace rows)", markup=False)
@@ -532,16 +613,25 @@ def run_command(
         _write_events(res, events, status)
     if not json_out:
         _print_table(res, len(seeds), seeds, wall, quiet)
+        if res.has_sessions():
+            _print_sessions_table(res, len(seeds))
     if interrupted:
         print(f"interrupted after {len(seeds)} completed run(s); they were kept", file=sys.stderr)
         raise typer.Exit(EXIT_INTERRUPTED)
 
 
-def _run_outputs(out: Path | None, trace: Path | None, events: Path | None) -> list[Output]:
+def _has_sessions(sc: Scenario) -> bool:
+    """Whether the scenario has request/response sessions (resolved by the core)."""
+    return bool(sc.expanded().get("sessions"))
+
+
+def _run_outputs(
+    out: Path | None, trace: Path | None, events: Path | None, *, sessions: bool = False
+) -> list[Output]:
     """The files ``vtlab run`` will write (checked before anything runs)."""
     outputs: list[Output] = []
     if out is not None:
-        outputs += table_outputs("--out", out)
+        outputs += table_outputs("--out", out, sessions=sessions)
     if trace is not None:
         outputs.append(Output("--trace", trace, "", (".parquet", ".csv")))
     if events is not None:
@@ -733,6 +823,11 @@ def sweep_command(
         profile=profile,
     )
     axes = [parse_axis(a) for a in axis or ()]
+    session_axis = any(
+        p.split(".")[0] == "session" for a in axes for _, s in a.levels for p, _ in s
+    )
+    if out is not None and (session_axis or _has_sessions(sc)):  # the session files too
+        check_outputs(table_outputs("--out", out, sessions=True), force=force)
     seeds = list(range(seed, seed + runs))
     started = time.perf_counter()
     try:
@@ -1083,9 +1178,10 @@ from vtlab import validate_iso15118  # noqa: E402  (registers `vtlab validate-is
 
 validate_iso15118.register(app)
 
-from vtlab import reproduce  # noqa: E402  (registers `vtlab reproduce`)
+from vtlab import reproduce  # noqa: E402  (registers `vtlab reproduce` and `vtlab study`)
 
 reproduce.register(app)
+reproduce.register(app, "study")
 
 
 def main() -> None:

@@ -53,14 +53,24 @@ class Output:
         return f"{self.option} {self.path}{what}"
 
 
-def table_outputs(option: str, path: str | os.PathLike[str]) -> list[Output]:
+def table_outputs(
+    option: str, path: str | os.PathLike[str], *, sessions: bool = False
+) -> list[Output]:
     """The files ``Result.to_parquet(path, traces=False)`` writes: the flow rows at
-    ``path`` (must end in ``.parquet``) and the link rows beside it."""
+    ``path`` (must end in ``.parquet``) and the link rows beside it, and with
+    ``sessions`` (the scenario has request/response sessions) the session and
+    message rows beside it too."""
     paths = sibling_paths(path)
-    return [
+    outputs = [
         Output(option, paths["flows"], "flows", (".parquet",)),
         Output(option, paths["links"], "links"),
     ]
+    if sessions:
+        outputs += [
+            Output(option, paths["sessions"], "sessions"),
+            Output(option, paths["messages"], "messages"),
+        ]
+    return outputs
 
 
 def _same_file_key(path: Path) -> str:

@@ -12,6 +12,10 @@ TITLES = {
     "flows": "Flow rows (`Result.flows`, `--out`): one per flow per run",
     "links": "Link rows (`Result.links`, the `.links.parquet` beside `--out`): one per link "
     "direction per run",
+    "sessions": "Session rows (`Result.sessions`, the `.sessions.parquet` beside `--out`): one "
+    "per request/response session per run (ISO 15118 / DIN 70121 or custom; docs/scenarios.md)",
+    "messages": "Message rows (`Result.messages`, the `.messages.parquet` beside `--out`): one "
+    "per request/response exchange of a session",
     "traces": "Trace rows (`Result.traces`, `--trace`): one per flow per sample, or per "
     "change with `--trace-mode changes`",
     "events": "Event rows (`Result.events`, `--events`): typed events of senders and links, "

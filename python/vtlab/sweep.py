@@ -6,8 +6,9 @@ gives the same loss pattern at every point (common random numbers), so paired
 comparisons across the grid need fewer runs.
 
 With a ``store`` directory each finished run is written at once, atomically, as
-``runs/<scenario hash>-<seed>-<version>-<core build>.parquet`` (plus ``.links.parquet`` and, with
-traces, ``.traces.parquet``), and a later call skips every run whose file exists:
+``runs/<scenario hash>-<seed>-<version>-<core build>.parquet`` (plus ``.links.parquet``, with
+request/response sessions ``.sessions.parquet`` and ``.messages.parquet``, and with
+traces ``.traces.parquet``), and a later call skips every run whose file exists:
 an interrupted sweep resumes without repeating or losing runs, and a finished one
 reloads without simulating. The engine releases the GIL, so runs execute in
 parallel threads (one per core by default).
@@ -27,12 +28,75 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vtlab import _core
-from vtlab.api import FLOW_COLUMNS, LINK_COLUMNS, TRACE_COLUMNS, Result, check_seed, core_build
+from vtlab.api import (
+    FLOW_COLUMNS,
+    LINK_COLUMNS,
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    TRACE_COLUMNS,
+    Result,
+    check_seed,
+    core_build,
+)
 from vtlab.progress import run_progress
 from vtlab.scenario import Scenario, ScenarioLike, set_path
 
 if TYPE_CHECKING:  # pandas is imported when runs are stored or loaded
     import pandas as pd
+
+#: How a sweep keeps the message rows of request/response sessions: every row as
+#: the core returns it, or their response-time counts (:func:`message_counts`).
+MESSAGE_FORMS = ("rows", "counts")
+
+#: Columns of the messages table in the ``counts`` form.
+MESSAGE_COUNT_COLUMNS: tuple[str, ...] = (
+    "scenario_hash",
+    "seed",
+    "version",
+    "session",
+    "message",
+    "response_time_s",
+    "missed",
+    "count",
+)
+
+
+def message_counts(messages: pd.DataFrame) -> pd.DataFrame:
+    """The message rows of runs reduced to how many exchanges of each message of each
+    session had each response time (and miss flag): columns
+    :data:`MESSAGE_COUNT_COLUMNS`, with NaN for responses that never came.
+
+    Exact for every quantity that depends only on the response times (quantiles
+    pooled over runs, miss counts), and small: a loss-free exchange always takes the
+    same time, so a 30-minute DC session's 8 194 rows become a dozen or so.
+    """
+    keys = [c for c in MESSAGE_COUNT_COLUMNS if c != "count"]
+    extra = [c for c in messages.columns if c not in MESSAGE_COLUMNS]  # sweep labels
+    grouped = messages.groupby([*extra, *keys], sort=True, dropna=False)
+    return grouped.size().rename("count").reset_index()
+
+
+def _raw_message_counts(columns: Mapping[str, Sequence[Any]]) -> dict[str, list[Any]]:
+    """:func:`message_counts` of one run's raw message columns (as the core returns
+    them), without building the frame of every exchange; the same rows in the same
+    order."""
+    keys = [c for c in MESSAGE_COUNT_COLUMNS if c != "count"]
+    counts: dict[tuple[Any, ...], int] = {}
+    for row in zip(*(columns[k] for k in keys), strict=True):
+        t = row[5]
+        key = (*row[:5], None if t != t else t, row[6])  # NaN (never answered) as None
+        counts[key] = counts.get(key, 0) + 1
+
+    def order(key: tuple[Any, ...]) -> tuple[Any, ...]:  # NaN last, as pandas sorts it
+        t = key[5]
+        return (*key[:5], t is None, 0.0 if t is None else t, key[6])
+
+    out: dict[str, list[Any]] = {k: [] for k in MESSAGE_COUNT_COLUMNS}
+    for key in sorted(counts, key=order):
+        for name, value in zip(keys, key, strict=True):
+            out[name].append(float("nan") if name == "response_time_s" and value is None else value)
+        out["count"].append(counts[key])
+    return out
 
 
 @dataclass(frozen=True)
@@ -110,6 +174,12 @@ class Sweep:
             the order given.
         seeds: seeds run at every point.
         trace: also record sampled traces (stored beside each run).
+        messages: how to keep the message rows of request/response sessions:
+            ``"rows"`` (every exchange, as :func:`vtlab.run` returns them) or
+            ``"counts"`` (:func:`message_counts`: per run, how many exchanges had each
+            response time — exact pooled quantiles at a fraction of the size, for
+            long sessions over many runs). A run stored in the other form is
+            simulated again.
     """
 
     def __init__(
@@ -119,13 +189,19 @@ class Sweep:
         seeds: Iterable[int] = range(1, 7),
         *,
         trace: bool = False,
+        messages: str = "rows",
     ) -> None:
         self.base = Scenario.coerce(base)
         self.axes = list(axes)
         self.seeds = [check_seed(s) for s in seeds]
         self.trace = trace
+        if messages not in MESSAGE_FORMS:
+            raise ValueError(f"messages: {messages!r} is not one of {', '.join(MESSAGE_FORMS)}")
+        self.messages = messages
         if not self.seeds:
             raise ValueError("a sweep needs at least one seed")
+        # (An axis may share a name with a session or message column, e.g. the
+        # default name tcp_profile of tcp.profile: those tables keep their own.)
         reserved = set(FLOW_COLUMNS) | set(LINK_COLUMNS)
         names = [a.name for a in self.axes]
         for name in names:
@@ -199,7 +275,11 @@ class Sweep:
         results: dict[str, Result] = {}
         todo: list[Point] = []
         for p in points:
-            stored = _load_run(run_dir, p.key, self.trace) if run_dir is not None else None
+            stored = (
+                _load_run(run_dir, p.key, self.trace, self.messages)
+                if run_dir is not None
+                else None
+            )
             if stored is not None:
                 # A run may have been stored by another sweep with other axes:
                 # keep the result columns and label it for this sweep.
@@ -220,10 +300,12 @@ class Sweep:
 
     def _finish(self, p: Point, raw: Mapping[str, Any], run_dir: Path | None) -> Result:
         """A run's result from the core's raw columns, labelled, and stored."""
+        if self.messages == "counts" and any(len(v) for v in (raw.get("messages") or {}).values()):
+            raw = {**raw, "messages": _raw_message_counts(raw["messages"])}
         res = Result.from_core(raw)
         _add_labels(res, p.labels)
         if run_dir is not None:
-            _store_run(run_dir, p.key, res)
+            _store_run(run_dir, p.key, res, self.messages)
         return res
 
     def _execute_on_cluster(
@@ -293,16 +375,20 @@ class Sweep:
 
 
 def _add_labels(res: Result, labels: Sequence[tuple[str, Any]]) -> None:
-    for frame in (res.flows, res.links, res.traces):
+    for frame in (res.flows, res.links, res.sessions, res.messages, res.traces):
         if frame is None:
             continue
         for i, (name, value) in enumerate(labels):
-            frame.insert(i, name, [value] * len(frame))
+            if name not in frame.columns:  # a session column of the same name stays
+                frame.insert(i, name, [value] * len(frame))
 
 
 def _strip_labels(res: Result) -> None:
     res.flows = res.flows[[c for c in res.flows.columns if c in FLOW_COLUMNS]]
     res.links = res.links[[c for c in res.links.columns if c in LINK_COLUMNS]]
+    res.sessions = res.sessions[[c for c in res.sessions.columns if c in SESSION_COLUMNS]]
+    known = set(MESSAGE_COLUMNS) | set(MESSAGE_COUNT_COLUMNS)
+    res.messages = res.messages[[c for c in res.messages.columns if c in known]]
     if res.traces is not None:
         res.traces = res.traces[[c for c in res.traces.columns if c in TRACE_COLUMNS]]
 
@@ -312,6 +398,8 @@ def _paths(run_dir: Path, key: str) -> dict[str, Path]:
         "flows": run_dir / f"{key}.parquet",
         "links": run_dir / f"{key}.links.parquet",
         "traces": run_dir / f"{key}.traces.parquet",
+        "sessions": run_dir / f"{key}.sessions.parquet",
+        "messages": run_dir / f"{key}.messages.parquet",
     }
 
 
@@ -324,26 +412,34 @@ def _identity(key: str) -> dict[str, Any]:
     return {"key": key, "scenario_hash": scenario_hash, "seed": int(seed), "version": version}
 
 
-def _write_atomic(frame: pd.DataFrame, path: Path, key: str) -> None:
-    """Write ``frame`` with the run's identity inside, then rename into place."""
+def _write_atomic(
+    frame: pd.DataFrame, path: Path, key: str, extra: Mapping[str, Any] | None = None
+) -> None:
+    """Write ``frame`` with the run's identity (and ``extra``) inside, then rename
+    into place."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pa.Table.from_pandas(frame, preserve_index=False)
     meta = dict(table.schema.metadata or {})
-    meta[STORE_KEY] = json.dumps(_identity(key)).encode()
+    meta[STORE_KEY] = json.dumps({**_identity(key), **(extra or {})}).encode()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     pq.write_table(table.replace_schema_metadata(meta), tmp)
     os.replace(tmp, path)
 
 
-def _store_run(run_dir: Path, key: str, res: Result) -> None:
-    """Write one run; the flows file goes last and marks the run complete."""
+def _store_run(run_dir: Path, key: str, res: Result, messages: str = "rows") -> None:
+    """Write one run; the flows file goes last and marks the run complete. It records
+    whether the run has session and message files, and the messages' form."""
     paths = _paths(run_dir, key)
     if res.traces is not None:
         _write_atomic(res.traces, paths["traces"], key)
     _write_atomic(res.links, paths["links"], key)
-    _write_atomic(res.flows, paths["flows"], key)
+    sessions = res.has_sessions()
+    if sessions:
+        _write_atomic(res.sessions, paths["sessions"], key)
+        _write_atomic(res.messages, paths["messages"], key)
+    _write_atomic(res.flows, paths["flows"], key, {"sessions": sessions, "messages": messages})
 
 
 class StoredRunError(ValueError):
@@ -351,9 +447,10 @@ class StoredRunError(ValueError):
     name says)."""
 
 
-def _read_verified(path: Path, key: str) -> pd.DataFrame:
+def _read_verified(path: Path, key: str, inside_out: dict[str, Any] | None = None) -> pd.DataFrame:
     """Read one stored file and check that it is the run ``key``: the identity it
-    carries inside and the identity columns of its rows."""
+    carries inside and the identity columns of its rows. The identity read is
+    copied into ``inside_out`` when given."""
     import pyarrow.parquet as pq
 
     try:
@@ -366,6 +463,8 @@ def _read_verified(path: Path, key: str) -> pd.DataFrame:
     inside = json.loads(raw)
     if inside.get("key") != key:
         raise StoredRunError(f"the stored run {inside.get('key')!r}, not {key!r}")
+    if inside_out is not None:
+        inside_out.update(inside)
     frame = table.to_pandas()
     want = _identity(key)
     for column in ("scenario_hash", "seed"):
@@ -395,16 +494,26 @@ def _quarantine(run_dir: Path, paths: dict[str, Path], reason: str) -> None:
     )
 
 
-def _load_run(run_dir: Path, key: str, trace: bool) -> Result | None:
+def _load_run(run_dir: Path, key: str, trace: bool, messages: str = "rows") -> Result | None:
     """A stored run, verified; ``None`` if it is not stored (or was moved aside
-    because it could not be trusted, so that it runs again)."""
+    because it could not be trusted or holds its messages in another form, so that
+    it runs again)."""
     paths = _paths(run_dir, key)
     if not paths["flows"].exists() or (trace and not paths["traces"].exists()):
         return None
+    inside: dict[str, Any] = {}
+    sessions = stored_messages = None
     try:
-        flows = _read_verified(paths["flows"], key)
+        flows = _read_verified(paths["flows"], key, inside)
         links = _read_verified(paths["links"], key)
         traces = _read_verified(paths["traces"], key) if trace else None
+        if inside.get("sessions"):
+            if inside.get("messages", "rows") != messages:
+                raise StoredRunError(
+                    f"holding its messages as {inside.get('messages', 'rows')}, not {messages}"
+                )
+            sessions = _read_verified(paths["sessions"], key)
+            stored_messages = _read_verified(paths["messages"], key)
     except StoredRunError as e:
         _quarantine(run_dir, paths, str(e))
         return None
@@ -416,4 +525,11 @@ def _load_run(run_dir: Path, key: str, trace: bool) -> Result | None:
         "core_build": build,
         "stored": True,
     }
-    return Result(flows=flows, links=links, traces=traces, meta=meta)
+    return Result(
+        flows=flows,
+        links=links,
+        traces=traces,
+        meta=meta,
+        sessions=sessions,
+        messages=stored_messages,
+    )

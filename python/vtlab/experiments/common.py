@@ -34,10 +34,18 @@ import numpy as np
 import pandas as pd
 
 from vtlab import _core
-from vtlab.api import FLOW_COLUMNS, LINK_COLUMNS, TRACE_COLUMNS, Result, core_build
+from vtlab.api import (
+    FLOW_COLUMNS,
+    LINK_COLUMNS,
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    TRACE_COLUMNS,
+    Result,
+    core_build,
+)
 from vtlab.scenario import Scenario, set_path
 from vtlab.stats import summarize
-from vtlab.sweep import Axis, Sweep
+from vtlab.sweep import MESSAGE_COUNT_COLUMNS, Axis, Sweep
 
 __all__ = [
     "CAMPAIGN_LOG",
@@ -95,6 +103,8 @@ class Config:
         profile: TCP implementation profile of every run (``ns3`` or ``linux``).
         progress: show the sweep's progress bar (per run, with ETA) on a terminal.
         log: receives one-line status messages (``None``: silent).
+        verb: the command that runs it: ``reproduce`` (a paper) or ``study`` (one of
+            vtlab's own studies, whose runs option is ``--seeds``).
     """
 
     out: Path
@@ -106,6 +116,7 @@ class Config:
     profile: str = "ns3"
     progress: bool = True
     log: Callable[[str], None] | None = None
+    verb: str = "reproduce"
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
@@ -123,13 +134,13 @@ class Config:
 
     def command(self, experiment: str) -> str:
         """The command line that reproduces this configuration."""
-        parts = ["vtlab", "reproduce", experiment]
+        parts = ["vtlab", self.verb, experiment]
         if self.quick:
             parts.append("--quick")
         if self.profile != "ns3":
             parts += ["--profile", self.profile]
         if self.runs is not None:
-            parts += ["--runs", str(self.runs)]
+            parts += ["--seeds" if self.verb == "study" else "--runs", str(self.runs)]
         return " ".join(parts)
 
 
@@ -146,6 +157,8 @@ class Grid:
         runs: a fixed number of runs (seeds 1..runs), e.g. 1 for a trace figure;
             ``None`` uses the campaign's number of runs.
         trace: record sampled traces.
+        messages: how the run store keeps the message rows of request/response
+            sessions: ``"rows"`` or ``"counts"`` (:func:`vtlab.sweep.message_counts`).
     """
 
     name: str
@@ -154,12 +167,15 @@ class Grid:
     axes: tuple[Axis, ...]
     runs: int | None = None
     trace: bool = False
+    messages: str = "rows"
 
     def sweep(self, runs: int, profile: str) -> Sweep:
         base = Scenario(copy.deepcopy(dict(self.base)))
         set_path(base.spec, "tcp.profile", profile)
         n = self.runs if self.runs is not None else runs
-        return Sweep(base, self.axes, seeds=range(1, n + 1), trace=self.trace)
+        return Sweep(
+            base, self.axes, seeds=range(1, n + 1), trace=self.trace, messages=self.messages
+        )
 
 
 @dataclass
@@ -235,11 +251,11 @@ def relabel(res: Result, points: Sequence[Any], axes: Sequence[str]) -> Result:
     for p in points:
         scenario_hash, seed = p.key.split("-")[:2]
         by_run[(scenario_hash, int(seed))] = p.label_dict
-    known = set(FLOW_COLUMNS) | set(LINK_COLUMNS) | set(TRACE_COLUMNS)
 
-    def fix(frame: pd.DataFrame | None) -> pd.DataFrame | None:
+    def fix(frame: pd.DataFrame | None, *columns: Sequence[str]) -> pd.DataFrame | None:
         if frame is None:
             return None
+        known = {c for cols in columns for c in cols}
         keep = [c for c in frame.columns if c in known]
         out = frame[keep].copy()
         keys = list(zip(out["scenario_hash"], out["seed"].astype(int), strict=True))
@@ -247,10 +263,18 @@ def relabel(res: Result, points: Sequence[Any], axes: Sequence[str]) -> Result:
         if missing:
             raise RuntimeError(f"rows of runs outside the grid: {sorted(missing)[:3]}")
         for i, name in enumerate(axes):
-            out.insert(i, name, [by_run[k][name] for k in keys])
+            if name not in out.columns:  # a session column of the same name stays
+                out.insert(i, name, [by_run[k][name] for k in keys])
         return out
 
-    return Result(flows=fix(res.flows), links=fix(res.links), traces=fix(res.traces), meta=res.meta)
+    return Result(
+        flows=fix(res.flows, FLOW_COLUMNS),
+        links=fix(res.links, LINK_COLUMNS),
+        traces=fix(res.traces, TRACE_COLUMNS),
+        meta=res.meta,
+        sessions=fix(res.sessions, SESSION_COLUMNS),
+        messages=fix(res.messages, MESSAGE_COLUMNS, MESSAGE_COUNT_COLUMNS),
+    )
 
 
 def _is_stored(run_dir: Path, key: str, trace: bool) -> bool:
@@ -261,16 +285,16 @@ def _is_stored(run_dir: Path, key: str, trace: bool) -> bool:
     return not trace or (run_dir / f"{key}.traces.parquet").exists()
 
 
+#: Endings of the files stored beside each run's flows file.
+STORED_SIBLINGS = (".links.parquet", ".traces.parquet", ".sessions.parquet", ".messages.parquet")
+
+
 def count_stored_runs(store: str | os.PathLike[str]) -> int:
     """Runs stored in a campaign folder (one flows file per run)."""
     run_dir = Path(store) / "runs"
     if not run_dir.is_dir():
         return 0
-    return sum(
-        1
-        for p in run_dir.glob("*.parquet")
-        if not p.name.endswith((".links.parquet", ".traces.parquet"))
-    )
+    return sum(1 for p in run_dir.glob("*.parquet") if not p.name.endswith(STORED_SIBLINGS))
 
 
 def read_sessions(out: Path) -> list[dict[str, Any]]:

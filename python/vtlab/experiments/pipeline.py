@@ -266,7 +266,9 @@ def findings_frame(findings: Sequence[Finding], *, where: str = "where", na: str
 
 @dataclass(frozen=True)
 class Study:
-    """A paper reproduction, declared as data and small functions."""
+    """A study, declared as data and small functions: a paper reproduction, or with
+    ``paper_file = None`` one of vtlab's own studies (no paper values, no comparison
+    table; its claims are its own findings)."""
 
     name: str
     description: str
@@ -283,6 +285,8 @@ class Study:
     sections: Sequence[Section]
     #: Also write the findings as ``findings.csv``/``.parquet`` with these verdict words.
     findings_table: Callable[[Sequence[Finding]], Any] | None = None
+    #: The paper's values in the package (``None``: an own study, without a paper).
+    paper_file: str | None = PAPER_FILE
 
     @classmethod
     def of_modules(
@@ -299,6 +303,7 @@ class Study:
         findings: Any,
         report: Any,
         findings_table: Callable[[Sequence[Finding]], Any] | None = None,
+        paper_file: str | None = PAPER_FILE,
     ) -> Study:
         """A study whose modules follow the house layout: ``analysis`` has
         ``summarize_all``, ``tables()`` and ``compare``; ``figures`` has ``figures()``;
@@ -319,10 +324,19 @@ class Study:
             claims=findings.claims,
             sections=tuple(report.sections()),
             findings_table=findings_table,
+            paper_file=paper_file,
         )
 
+    @property
+    def has_paper(self) -> bool:
+        return self.paper_file is not None
+
     def paper(self) -> PaperValues:
-        return PaperValues.of_package(self.package)
+        """The paper's values (none for an own study)."""
+        if self.paper_file is None:
+            return PaperValues([])
+        text = resources.files(self.package).joinpath(self.paper_file).read_text("utf-8")
+        return PaperValues.parse(text)
 
     def expected_outputs(self) -> list[str]:
         """Names of the files a reproduction writes (besides the run store)."""
@@ -330,7 +344,8 @@ class Study:
         stems = [t.stem for t in self.tables]
         if self.findings_table is not None:
             stems.append("findings")
-        stems.append("comparison")
+        if self.has_paper:
+            stems.append("comparison")
         names += [f"{t}.{ext}" for t in stems for ext in ("csv", "parquet")]
         names += [f"{t.stem}.md" for t in self.tables if t.markdown is not None]
         names += ["report.md", common.CAMPAIGN_LOG]
@@ -392,7 +407,8 @@ def run(study: Study, config: Config) -> Outcome:
     files = write_outputs(ctx, out)
     ctx.comparisons = study.compare(ctx)
     ctx.findings = evaluate_claims(study.claims(ctx), ctx)
-    files += common.write_table(common.comparison_frame(ctx.comparisons), out, "comparison")
+    if study.has_paper:
+        files += common.write_table(common.comparison_frame(ctx.comparisons), out, "comparison")
     if study.findings_table is not None:
         files += common.write_table(study.findings_table(ctx.findings), out, "findings")
     ctx.wall_s = time.perf_counter() - started
