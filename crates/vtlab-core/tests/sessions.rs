@@ -46,3 +46,68 @@ fn loss_free_exchange_takes_two_one_way_trips() {
         .iter()
         .all(|f| f.completed && f.retransmissions == 0));
 }
+
+#[test]
+fn a_missed_deadline_aborts_the_session_at_the_deadline() {
+    // A 1 ms deadline no exchange can meet (one takes at least 2.0464 ms):
+    // the first request, written at 1.8864 ms, is given up at
+    // 1.8864 + 1 = 2.8864 ms and the session ends there.
+    let r = run_json(
+        json!({"preset": "v2g", "session": {"profile": "custom",
+               "steps": [{"name": "A", "request": 100, "response": 100, "timeout": "1ms",
+                          "repeats": 5}]}}),
+        1,
+    );
+    let s = &r.sessions[0];
+    assert!(!s.completed);
+    assert_eq!(
+        (s.abort_reason.as_str(), s.failed_message.as_str()),
+        ("deadline", "A")
+    );
+    assert_eq!((s.messages, s.deadline_misses), (1, 1));
+    assert!((s.session_s - 2.8864e-3).abs() < 1e-9, "{}", s.session_s);
+    assert!(r.messages.response_time_s[0].is_nan() && r.messages.missed[0]);
+}
+
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// Under any loss each way, the application sees every exchange once and in
+    /// order: indices 0, 1, 2, … without gaps or repeats, requests in time
+    /// order, each response after its request, and never more exchanges than
+    /// the session has.
+    #[test]
+    fn exchanges_are_delivered_once_and_in_order(
+        seed in 0u64..1_000_000,
+        loss in 0.0..0.2f64,
+        reverse in 0.0..0.2f64,
+        request in 1u64..4000,
+        response in 1u64..4000,
+        repeats in 1u32..40,
+        period_ms in 0u64..300,
+        profile in prop::sample::select(vec!["ns3", "linux"]),
+    ) {
+        let r = run_json(json!({"preset": "v2g",
+            "loss": {"mean_loss": loss}, "reverse_loss": {"model": "burst", "mean_loss": reverse},
+            "tcp": {"profile": profile, "syn_retries": 12, "data_retries": 100},
+            "session": {"profile": "custom", "abort_on_miss": false, "steps": [
+                {"name": "A", "request": request, "response": response, "timeout": "250ms",
+                 "repeats": repeats, "period": format!("{period_ms}ms")}]}}), seed);
+        let m = &r.messages;
+        let n = m.index.len();
+        prop_assert!(n as u32 <= repeats);
+        for i in 0..n {
+            prop_assert_eq!(m.index[i], i as u64);
+            if i > 0 {
+                prop_assert!(m.request_s[i] >= m.request_s[i - 1]);
+                prop_assert!(m.request_s[i] >= m.response_s[i - 1]);
+            }
+            prop_assert!(m.response_s[i].is_nan() || m.response_s[i] > m.request_s[i]);
+        }
+        let s = &r.sessions[0];
+        prop_assert!(!s.completed || n as u32 == repeats);
+        prop_assert!(s.completed || !s.abort_reason.is_empty());
+    }
+}

@@ -454,3 +454,93 @@ fn check_ns(path: &str, v: Option<Dur>, default: u64, lo: u64) -> Result<u64, Sp
     }
     Ok(x)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::resolve_value;
+    use super::*;
+    use serde_json::json;
+
+    fn session(s: serde_json::Value) -> Result<SessionConf, SpecError> {
+        resolve_value(json!({"preset": "v2g", "session": s})).map(|mut sc| sc.sessions.remove(0))
+    }
+
+    #[test]
+    fn tls_record_overhead_by_hand() {
+        // A 47 B CurrentDemandReq (39 EXI + 8 V2GTP): 47 + 32 MAC + 1 = 80 B,
+        // already 5 blocks; + 5 header + 16 IV = 101 B.
+        assert_eq!(tls::record(47), 101);
+        // 48 B: 81 B round up to 96; 117 B.
+        assert_eq!(tls::record(48), 117);
+    }
+
+    #[test]
+    fn dc_profile_sequence_and_loop_length() {
+        let c = session(json!({})).unwrap();
+        let names: Vec<&str> = c.steps.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "SupportedAppProtocol",
+                "SessionSetup",
+                "ServiceDiscovery",
+                "PaymentServiceSelection",
+                "Authorization",
+                "ChargeParameterDiscovery",
+                "CableCheck",
+                "PreCharge",
+                "PowerDelivery",
+                "CurrentDemand",
+                "PowerDelivery",
+                "WeldingDetection",
+                "SessionStop"
+            ]
+        );
+        let cd = &c.steps[9];
+        // 30 min at the 220 ms default period: ⌈1800 / 0.22⌉ = 8182 exchanges.
+        assert_eq!(
+            (cd.repeats, cd.period_ns, cd.timeout_ns),
+            (8182, 220_000_000, 250_000_000)
+        );
+        // 39 B EXI + 8 B V2GTP, no TLS.
+        assert_eq!((cd.request_bytes, cd.response_bytes), (47, 66));
+        assert_eq!(c.energy_step, Some(9));
+        assert!(c.abort_on_miss);
+    }
+
+    #[test]
+    fn tls_adds_the_handshake_and_record_overhead() {
+        let c = session(json!({"payment": "pnc"})).unwrap();
+        assert_eq!(c.steps[0].name, "TlsHello");
+        assert_eq!(
+            (c.steps[0].request_bytes, c.steps[0].response_bytes),
+            (135, 1727)
+        );
+        assert_eq!(c.steps[1].timeout_ns, 0);
+        let cd = c.steps.iter().find(|s| s.name == "CurrentDemand").unwrap();
+        assert_eq!(cd.request_bytes, 101);
+        assert!(c.steps.iter().any(|s| s.name == "PaymentDetails"));
+    }
+
+    #[test]
+    fn bad_settings_name_the_field() {
+        let e = session(json!({"profile": "din70121-dc", "tls": true})).unwrap_err();
+        assert_eq!(e.path, "session.tls");
+        let e = session(json!({"payment": "pnc", "tls": false})).unwrap_err();
+        assert_eq!(e.path, "session.tls");
+        let e = session(json!({"profile": "iso15118-20"})).unwrap_err();
+        assert!(
+            e.message.contains("allowed: iso15118-2-dc"),
+            "{}",
+            e.message
+        );
+        let e = session(json!({"profile": "custom"})).unwrap_err();
+        assert_eq!(e.path, "session.steps");
+        let e = session(json!({"duration": "2d"})).unwrap_err();
+        assert_eq!(e.path, "session.duration");
+        let e = session(json!({"profile": "custom", "steps": [
+            {"name": "A", "request": 0, "response": 10}]}))
+        .unwrap_err();
+        assert_eq!(e.path, "session.steps[0].request");
+    }
+}
