@@ -69,6 +69,21 @@ fn a_missed_deadline_aborts_the_session_at_the_deadline() {
     assert!(r.messages.response_time_s[0].is_nan() && r.messages.missed[0]);
 }
 
+#[test]
+fn captures_of_sessions_are_refused_with_a_reason() {
+    let plan = vtlab_core::spec::plan(
+        &resolve_value(json!({"preset": "v2g", "session": {"duration": "1s"}})).unwrap(),
+    )
+    .unwrap();
+    let req = vtlab_core::CaptureRequest {
+        dir: std::env::temp_dir().join("vtlab-session-capture"),
+        points: vec![],
+        payload: false,
+    };
+    let err = vtlab_core::Capture::open(&plan, &req).err().unwrap();
+    assert!(err.0.contains("sessions are not supported"), "{}", err.0);
+}
+
 use proptest::prelude::*;
 
 proptest! {

@@ -423,6 +423,14 @@ impl Capture {
                 m.conf.name
             )));
         }
+        if let Some(c) = plan.sessions.first() {
+            // A session's two flows are one connection on the wire (ACKs riding
+            // on data), which the per-flow TCP headers here do not write yet.
+            return Err(CaptureError(format!(
+                "packet captures of request/response sessions are not supported yet (session '{}')",
+                c.name
+            )));
+        }
         let points = resolve_points(plan, &req.points)?;
         std::fs::create_dir_all(&req.dir).map_err(|e| {
             CaptureError(format!(
