@@ -11,14 +11,36 @@
 //! (with whole segments this equals "more than (DupThresh−1)·MSS bytes SACKed
 //! above"). NextSeg rules 1–3 are implemented; the optional rescue
 //! retransmission (rule 4) is not, as in ns-3.
+//!
+//! Each segment also keeps its last transmission time and whether it was ever
+//! retransmitted, for RACK (RFC 8985, `tcp/rack.rs`), which marks segments
+//! lost by time instead of by `IsLost`.
 
 use std::collections::VecDeque;
+
+use crate::engine::Time;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Seg {
     sacked: bool,
     lost: bool,
     retransmitted: bool,
+    /// Retransmitted at least once (Linux TCPCB_EVER_RETRANS); kept through
+    /// timeouts, unlike `retransmitted`.
+    ever_retx: bool,
+    /// When the segment was last (re)transmitted.
+    xmit: Time,
+}
+
+/// A segment newly acknowledged (cumulatively, not SACKed before) or newly
+/// SACKed, as RACK needs to see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delivered {
+    pub start: u64,
+    pub end: u64,
+    /// Last transmission time.
+    pub xmit: Time,
+    pub ever_retx: bool,
 }
 
 impl Seg {
@@ -41,6 +63,10 @@ pub struct Scoreboard {
     marked: usize,
     /// RFC 6675 pipe, kept up to date at every change (O(1) per ACK).
     pipe: u64,
+    /// Segments SACKed; lost and not SACKed (Linux lost_out); ever retransmitted.
+    n_sacked: usize,
+    n_lost: usize,
+    n_ever_retx: usize,
     /// ns-3's pipe (`TcpTxBuffer::BytesInFlight`: sent − SACKed − lost +
     /// retransmitted) also counts a retransmitted segment that was SACKed
     /// afterwards, until the cumulative ACK passes it or a timeout clears the
@@ -65,6 +91,9 @@ impl Scoreboard {
             high: 0,
             segs: VecDeque::with_capacity(128),
             marked: 0,
+            n_sacked: 0,
+            n_lost: 0,
+            n_ever_retx: 0,
             pipe: 0,
             ns3_pipe: false,
         }
@@ -92,30 +121,57 @@ impl Scoreboard {
         }
     }
 
-    /// Replace segment `i`'s marks, keeping `marked` and `pipe` in step.
+    /// Replace segment `i`'s marks, keeping the counts and `pipe` in step.
     fn set(&mut self, i: usize, new: Seg) {
         let old = self.segs[i];
         let len = self.seg_len(i);
         self.pipe = self.pipe + self.weight(new) * len - self.weight(old) * len;
         self.marked = self.marked + usize::from(new.is_marked()) - usize::from(old.is_marked());
+        self.count(old, false);
+        self.count(new, true);
         self.segs[i] = new;
+    }
+
+    /// Add (or remove) a segment's contribution to the per-mark counts.
+    fn count(&mut self, s: Seg, add: bool) {
+        let n = |c: &mut usize, on: bool| {
+            if on {
+                if add {
+                    *c += 1;
+                } else {
+                    *c -= 1;
+                }
+            }
+        };
+        n(&mut self.n_sacked, s.sacked);
+        n(&mut self.n_lost, s.lost && !s.sacked);
+        n(&mut self.n_ever_retx, s.ever_retx);
     }
 
     fn index_of(&self, seq: u64) -> usize {
         ((seq - self.base) / self.mss) as usize
     }
 
-    /// New data `[seq, seq + len)` was sent (seq = the previous high).
-    pub fn on_new_data(&mut self, seq: u64, len: u64) {
+    /// New data `[seq, seq + len)` was sent at `now` (seq = the previous high).
+    pub fn on_new_data(&mut self, seq: u64, len: u64, now: Time) {
         debug_assert_eq!(seq, self.high);
         self.high = seq + len;
-        self.segs.push_back(Seg::default());
+        self.segs.push_back(Seg {
+            xmit: now,
+            ..Seg::default()
+        });
         self.pipe += len;
     }
 
     /// The cumulative ACK advanced to `ack`; returns the bytes it covers that
     /// were already SACKed (not newly delivered, RFC 6937 DeliveredData).
     pub fn on_cumulative_ack(&mut self, ack: u64) -> u64 {
+        self.on_cumulative_ack_visit(ack, |_| {})
+    }
+
+    /// As [`Scoreboard::on_cumulative_ack`], showing `visit` every segment it
+    /// acknowledges that was not SACKed before, lowest first.
+    pub fn on_cumulative_ack_visit(&mut self, ack: u64, mut visit: impl FnMut(Delivered)) -> u64 {
         let mut sacked = 0;
         while ack > self.base && !self.segs.is_empty() {
             let len = self.seg_len(0);
@@ -125,10 +181,18 @@ impl Scoreboard {
             let seg = self.segs.pop_front().unwrap_or_default();
             if seg.sacked {
                 sacked += len;
+            } else {
+                visit(Delivered {
+                    start: self.base,
+                    end: self.base + len,
+                    xmit: seg.xmit,
+                    ever_retx: seg.ever_retx,
+                });
             }
             if seg.is_marked() {
                 self.marked -= 1;
             }
+            self.count(seg, false);
             self.pipe -= self.weight(seg) * len;
             self.base += len;
         }
@@ -141,6 +205,16 @@ impl Scoreboard {
 
     /// Apply SACK blocks; returns the bytes newly SACKed.
     pub fn on_sack_blocks(&mut self, blocks: &[(u64, u64)]) -> u64 {
+        self.on_sack_blocks_visit(blocks, |_| {})
+    }
+
+    /// As [`Scoreboard::on_sack_blocks`], showing `visit` every newly SACKed
+    /// segment, in the blocks' order.
+    pub fn on_sack_blocks_visit(
+        &mut self,
+        blocks: &[(u64, u64)],
+        mut visit: impl FnMut(Delivered),
+    ) -> u64 {
         let mut newly = 0;
         for &(start, end) in blocks {
             let start = start.max(self.base);
@@ -161,6 +235,12 @@ impl Scoreboard {
                 }
                 if !self.segs[i].sacked {
                     let mut seg = self.segs[i];
+                    visit(Delivered {
+                        start: s,
+                        end: s + len,
+                        xmit: seg.xmit,
+                        ever_retx: seg.ever_retx,
+                    });
                     seg.sacked = true;
                     self.set(i, seg);
                     newly += len;
@@ -204,6 +284,15 @@ impl Scoreboard {
                     .sum::<u64>()
             ),
             "the counts are kept in step with the marks"
+        );
+        debug_assert_eq!(
+            (self.n_sacked, self.n_lost, self.n_ever_retx),
+            (
+                self.segs.iter().filter(|s| s.sacked).count(),
+                self.segs.iter().filter(|s| s.lost && !s.sacked).count(),
+                self.segs.iter().filter(|s| s.ever_retx).count(),
+            ),
+            "the per-mark counts are kept in step with the marks"
         );
         self.pipe
     }
@@ -270,13 +359,16 @@ impl Scoreboard {
         false
     }
 
-    pub fn mark_retransmitted(&mut self, seq: u64) {
+    /// The segment at `seq` was retransmitted at `now`.
+    pub fn mark_retransmitted(&mut self, seq: u64, now: Time) {
         let i = self.index_of(seq);
         if let Some(&seg) = self.segs.get(i) {
             self.set(
                 i,
                 Seg {
                     retransmitted: true,
+                    ever_retx: true,
+                    xmit: now,
                     ..seg
                 },
             );
@@ -287,11 +379,28 @@ impl Scoreboard {
     /// eligible for retransmission again (SACK information is kept, as Linux
     /// and ns-3 do).
     pub fn on_timeout(&mut self) {
-        for s in self.segs.iter_mut() {
-            s.lost |= !s.sacked;
+        self.on_timeout_sparing(|_| false);
+    }
+
+    /// As [`Scoreboard::on_timeout`], except that segments other than the head
+    /// for which `recent(last transmission)` holds are not marked lost (Linux
+    /// `tcp_timeout_mark_lost` with RACK: "don't mark recently sent ones lost yet").
+    pub fn on_timeout_sparing(&mut self, recent: impl Fn(Time) -> bool) {
+        for (i, s) in self.segs.iter_mut().enumerate() {
+            if !s.sacked && (i == 0 || !recent(s.xmit)) {
+                s.lost = true;
+            }
             s.retransmitted = false;
         }
+        self.recount();
+    }
+
+    /// Recompute the counts and pipe from the marks.
+    fn recount(&mut self) {
         self.marked = self.segs.iter().filter(|s| s.is_marked()).count();
+        self.n_sacked = self.segs.iter().filter(|s| s.sacked).count();
+        self.n_lost = self.segs.iter().filter(|s| s.lost && !s.sacked).count();
+        self.n_ever_retx = self.segs.iter().filter(|s| s.ever_retx).count();
         self.pipe = (0..self.segs.len())
             .map(|i| self.weight(self.segs[i]) * self.seg_len(i))
             .sum();
@@ -302,11 +411,13 @@ impl Scoreboard {
 mod tests {
     use super::*;
 
+    const T0: Time = Time(0);
+
     #[test]
     fn ns3_pipe_counts_sacked_retransmissions() {
         for (ns3, want) in [(false, 9000), (true, 10_000)] {
             let mut b = board().with_ns3_pipe(ns3);
-            b.mark_retransmitted(3000);
+            b.mark_retransmitted(3000, T0);
             b.on_sack_blocks(&[(3000, 4000)]);
             assert_eq!(b.pipe(), want);
             b.on_timeout();
@@ -318,7 +429,7 @@ mod tests {
     fn board() -> Scoreboard {
         let mut b = Scoreboard::new(1000);
         for i in 0..10 {
-            b.on_new_data(i * 1000, 1000);
+            b.on_new_data(i * 1000, 1000, T0);
         }
         b
     }
@@ -354,9 +465,9 @@ mod tests {
         b.update_lost(3);
         // Rule 1: segment 0 is lost (4 SACKed above), segment 2 too (3 above).
         assert_eq!(b.next_seg(true), Some(Next::Retransmit(0)));
-        b.mark_retransmitted(0);
+        b.mark_retransmitted(0, T0);
         assert_eq!(b.next_seg(true), Some(Next::Retransmit(2000)));
-        b.mark_retransmitted(2000);
+        b.mark_retransmitted(2000, T0);
         // Rule 2: new data before rule 3.
         assert_eq!(b.next_seg(true), Some(Next::NewData));
         // Rule 3 when no new data: nothing un-SACKed, unretransmitted below segment 5.
@@ -385,8 +496,8 @@ mod tests {
     #[test]
     fn cumulative_ack_and_tail_segment() {
         let mut b = Scoreboard::new(1000);
-        b.on_new_data(0, 1000);
-        b.on_new_data(1000, 500);
+        b.on_new_data(0, 1000, T0);
+        b.on_new_data(1000, 500, T0);
         assert_eq!(b.len_at(1000), 500);
         b.on_cumulative_ack(1000);
         assert_eq!(b.pipe(), 500);
@@ -399,11 +510,11 @@ mod tests {
     fn timeout_marks_unsacked_lost_and_resendable() {
         let mut b = board();
         b.on_sack_blocks(&[(5000, 6000)]);
-        b.mark_retransmitted(0);
+        b.mark_retransmitted(0, T0);
         b.on_timeout();
         assert_eq!(b.pipe(), 0);
         assert_eq!(b.first_unsent_lost(), Some(0));
-        b.mark_retransmitted(0);
+        b.mark_retransmitted(0, T0);
         assert_eq!(b.first_unsent_lost(), Some(1000));
     }
 }

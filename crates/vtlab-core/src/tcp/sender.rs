@@ -298,7 +298,9 @@ impl Sender {
         }
         self.c.rwnd = p.rwnd;
         let ack = p.ack.min(self.c.snd_max);
-        let sacked = self.rec.on_ack_arrival(&self.c, ack, p.sack_blocks());
+        let sacked = self
+            .rec
+            .on_ack_arrival(&self.c, now, ack, p.sack_blocks(), p.ts_ecr);
         if ack > self.c.snd_una {
             // RFC 6937 DeliveredData: the advance of snd_una plus the newly SACKed
             // bytes, less the bytes SACKed earlier that this ACK now covers.
@@ -515,7 +517,7 @@ impl Sender {
         self.c.dupacks = 0;
         self.c.timed = None;
         self.c.rtt.back_off();
-        self.rec.on_timeout(&mut self.c);
+        self.rec.on_timeout(&mut self.c, now);
         self.c.timer = None;
         self.send_data(now, out);
     }

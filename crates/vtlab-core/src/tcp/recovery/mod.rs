@@ -70,9 +70,16 @@ pub(crate) trait RecoveryOps {
         c.flight_size()
     }
 
-    /// An ACK arrived, before the sender classifies it: record its
-    /// cumulative acknowledgment `ack` and SACK `blocks`.
-    fn on_ack_arrival(&mut self, _c: &Conn, _ack: u64, _blocks: &[(u64, u64)]) -> SackUpdate {
+    /// An ACK arrived at `now`, before the sender classifies it: record its
+    /// cumulative acknowledgment `ack`, SACK `blocks` and echoed timestamp.
+    fn on_ack_arrival(
+        &mut self,
+        _c: &Conn,
+        _now: Time,
+        _ack: u64,
+        _blocks: &[(u64, u64)],
+        _ts_ecr: Time,
+    ) -> SackUpdate {
         SackUpdate::default()
     }
 
@@ -132,9 +139,9 @@ pub(crate) trait RecoveryOps {
         c.snd_una < c.snd_nxt.min(c.recover.unwrap_or(0))
     }
 
-    /// A retransmission timeout, after the sender entered Loss with cwnd = 1
-    /// MSS. Default: go back N, resending from snd_una in slow start.
-    fn on_timeout(&mut self, c: &mut Conn) {
+    /// A retransmission timeout at `now`, after the sender entered Loss with
+    /// cwnd = 1 MSS. Default: go back N, resending from snd_una in slow start.
+    fn on_timeout(&mut self, c: &mut Conn, _now: Time) {
         c.snd_nxt = c.snd_una;
     }
 
@@ -181,8 +188,15 @@ impl RecoveryOps for AnyRecovery {
     fn bytes_in_flight(&self, c: &Conn) -> u64 {
         each!(self, r => r.bytes_in_flight(c))
     }
-    fn on_ack_arrival(&mut self, c: &Conn, ack: u64, blocks: &[(u64, u64)]) -> SackUpdate {
-        each!(self, r => r.on_ack_arrival(c, ack, blocks))
+    fn on_ack_arrival(
+        &mut self,
+        c: &Conn,
+        now: Time,
+        ack: u64,
+        blocks: &[(u64, u64)],
+        ts_ecr: Time,
+    ) -> SackUpdate {
+        each!(self, r => r.on_ack_arrival(c, now, ack, blocks, ts_ecr))
     }
     fn head_lost(&self) -> bool {
         each!(self, r => r.head_lost())
@@ -217,8 +231,8 @@ impl RecoveryOps for AnyRecovery {
     fn head_resent(&self, c: &Conn) -> bool {
         each!(self, r => r.head_resent(c))
     }
-    fn on_timeout(&mut self, c: &mut Conn) {
-        each!(self, r => r.on_timeout(c))
+    fn on_timeout(&mut self, c: &mut Conn, now: Time) {
+        each!(self, r => r.on_timeout(c, now))
     }
     fn send(&mut self, c: &mut Conn, now: Time, out: &mut Vec<Packet>) {
         each!(self, r => r.send(c, now, out))

@@ -39,9 +39,9 @@ impl Sack {
     /// Put a segment on the wire and on the scoreboard; PRR counts it.
     fn transmit(&mut self, c: &mut Conn, now: Time, seq: u64, len: u64, out: &mut Vec<Packet>) {
         if seq < c.snd_max {
-            self.sb.mark_retransmitted(seq);
+            self.sb.mark_retransmitted(seq, now);
         } else {
-            self.sb.on_new_data(seq, len);
+            self.sb.on_new_data(seq, len, now);
         }
         if let Some(prr) = self.prr.as_mut() {
             prr.on_send(len);
@@ -87,7 +87,14 @@ impl RecoveryOps for Sack {
         self.sb.pipe()
     }
 
-    fn on_ack_arrival(&mut self, c: &Conn, ack: u64, blocks: &[(u64, u64)]) -> SackUpdate {
+    fn on_ack_arrival(
+        &mut self,
+        c: &Conn,
+        _now: Time,
+        ack: u64,
+        blocks: &[(u64, u64)],
+        _ts_ecr: Time,
+    ) -> SackUpdate {
         self.retx_acked = c.ca_state == CaState::Recovery
             && ack > c.snd_una
             && c.recover.is_some_and(|r| ack < r)
@@ -181,7 +188,7 @@ impl RecoveryOps for Sack {
     }
 
     /// Every un-SACKed segment is lost and eligible for retransmission again.
-    fn on_timeout(&mut self, _c: &mut Conn) {
+    fn on_timeout(&mut self, _c: &mut Conn, _now: Time) {
         self.prr = None;
         self.sb.on_timeout();
     }
@@ -240,7 +247,7 @@ mod tests {
         s.send(&mut c, T, &mut out);
         assert_eq!(sent(&mut out), (0..10).collect::<Vec<_>>());
         assert_eq!(s.bytes_in_flight(&c), 10 * MSS);
-        let u = s.on_ack_arrival(&c, 0, &[(MSS, 4 * MSS)]);
+        let u = s.on_ack_arrival(&c, T, 0, &[(MSS, 4 * MSS)], T);
         assert_eq!(
             u,
             SackUpdate {
@@ -272,7 +279,7 @@ mod tests {
         // 5..10 SACKed as well: segment 4 is lost (5 SACKed above); pipe =
         // the retransmitted head only. cwnd stays at ssthresh (no PRR), so two
         // segments go out: NextSeg rule 1 (lost 4), then rule 2 (new data 10).
-        let u = s.on_ack_arrival(&c, 0, &[(5 * MSS, 10 * MSS), (MSS, 4 * MSS)]);
+        let u = s.on_ack_arrival(&c, T, 0, &[(5 * MSS, 10 * MSS), (MSS, 4 * MSS)], T);
         assert_eq!(u.newly_sacked, 5 * MSS);
         s.on_dupack(&mut c, u.newly_sacked);
         assert_eq!(c.w.cwnd, 3 * MSS);
@@ -293,7 +300,7 @@ mod tests {
         // One more segment (5) SACKed: prr_delivered 4000, prr_out 1000 (the
         // head); pipe = 1 (head) + 1 (segment 4, not lost: 1 SACKed above) +
         // 4 (6..9) = 6 segments: ⌈4000·3000/10 000⌉ − 1000 = 200 → cwnd 6200.
-        let u = s.on_ack_arrival(&c, 0, &[(5 * MSS, 6 * MSS), (MSS, 4 * MSS)]);
+        let u = s.on_ack_arrival(&c, T, 0, &[(5 * MSS, 6 * MSS), (MSS, 4 * MSS)], T);
         s.on_dupack(&mut c, u.newly_sacked);
         assert_eq!(c.w.cwnd, 6_200);
     }
@@ -305,7 +312,7 @@ mod tests {
         // show the skipping): every un-SACKed segment is lost again.
         c.ca_state = CaState::Loss;
         c.w.cwnd = 2 * MSS;
-        s.on_timeout(&mut c);
+        s.on_timeout(&mut c, T);
         assert_eq!(s.bytes_in_flight(&c), 0);
         assert!(!s.head_resent(&c));
         s.send(&mut c, T, &mut out);
