@@ -18,7 +18,7 @@
 
 use std::collections::VecDeque;
 
-use crate::engine::Time;
+use crate::engine::{Duration, Time};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct Seg {
@@ -41,6 +41,20 @@ pub struct Delivered {
     /// Last transmission time.
     pub xmit: Time,
     pub ever_retx: bool,
+}
+
+/// RACK's reference: the most recently sent delivered segment (RFC 8985
+/// RACK.xmit_ts and RACK.end_seq) and RACK.rtt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RackRef {
+    pub xmit: Time,
+    pub end: u64,
+    pub rtt: Duration,
+}
+
+/// Linux `tcp_skb_sent_after`: sent later, or at the same time with a higher end.
+pub fn sent_after(t1: Time, end1: u64, t2: Time, end2: u64) -> bool {
+    t1 > t2 || (t1 == t2 && end1 > end2)
 }
 
 impl Seg {
@@ -300,7 +314,16 @@ impl Scoreboard {
     /// RFC 6675 `NextSeg()`: rule 1 (a lost segment not yet retransmitted),
     /// rule 2 (new data, if `new_data_available`), rule 3 (an un-SACKed segment
     /// below the highest SACKed one, not yet retransmitted).
+    #[cfg(test)]
     pub fn next_seg(&self, new_data_available: bool) -> Option<Next> {
+        self.next_seg_with(new_data_available, false)
+    }
+
+    /// `NextSeg()`, where with `lost_anywhere` rule 1 takes a lost segment
+    /// even above the highest SACKed one (RACK can mark one there: a segment
+    /// sent before a retransmission that was SACKed; Linux retransmits every
+    /// segment marked lost, `tcp_xmit_retransmit_queue`).
+    pub fn next_seg_with(&self, new_data_available: bool, lost_anywhere: bool) -> Option<Next> {
         if self.marked == 0 {
             // Nothing SACKed: rules 1 and 3 have no candidate.
             return new_data_available.then_some(Next::NewData);
@@ -309,7 +332,7 @@ impl Scoreboard {
         let below_high = |i: usize| highest_sacked.is_some_and(|h| i < h);
         let seq = |i: usize| self.base + i as u64 * self.mss;
         if let Some(i) = (0..self.segs.len()).find(|&i| {
-            below_high(i)
+            (lost_anywhere || below_high(i))
                 && self.segs[i].lost
                 && !self.segs[i].retransmitted
                 && !self.segs[i].sacked
@@ -404,6 +427,102 @@ impl Scoreboard {
         self.pipe = (0..self.segs.len())
             .map(|i| self.weight(self.segs[i]) * self.seg_len(i))
             .sum();
+    }
+
+    /// Segments sent and not cumulatively acknowledged (Linux packets_out).
+    pub fn packets_out(&self) -> usize {
+        self.segs.len()
+    }
+
+    /// Segments SACKed (Linux sacked_out).
+    pub fn sacked_segments(&self) -> usize {
+        self.n_sacked
+    }
+
+    /// Whether any un-SACKed segment is marked lost (Linux lost_out > 0).
+    pub fn any_lost(&self) -> bool {
+        self.n_lost > 0
+    }
+
+    /// Whether any segment is SACKed or marked lost (Linux left_out > 0).
+    pub fn left_out(&self) -> bool {
+        self.n_sacked + self.n_lost > 0
+    }
+
+    /// When the first outstanding segment was last (re)transmitted.
+    pub fn head_sent_at(&self) -> Option<Time> {
+        self.segs.front().map(|s| s.xmit)
+    }
+
+    /// Start of the highest outstanding segment.
+    pub fn last_seq(&self) -> Option<u64> {
+        (!self.segs.is_empty()).then(|| self.base + (self.segs.len() as u64 - 1) * self.mss)
+    }
+
+    /// End of the highest SACKed segment (Linux `tcp_highest_sack_seq`), if any.
+    pub fn highest_sacked_end(&self) -> Option<u64> {
+        if self.n_sacked == 0 {
+            return None;
+        }
+        self.segs
+            .iter()
+            .rposition(|s| s.sacked)
+            .map(|i| self.base + i as u64 * self.mss + self.seg_len(i))
+    }
+
+    /// RACK loss marking (RFC 8985 §6.2 step 5, Linux `tcp_rack_detect_loss`):
+    /// every segment not SACKed, not already lost and waiting for its
+    /// retransmission, and sent before the reference is lost once `now` is
+    /// RACK.rtt + `reo_wnd` past its last transmission; a lost retransmission
+    /// becomes resendable. Returns the segments marked and, for the others
+    /// sent before the reference, the longest wait until they would be (the
+    /// reorder timer's delay).
+    pub fn rack_mark_lost(
+        &mut self,
+        now: Time,
+        r: RackRef,
+        reo_wnd: Duration,
+    ) -> (u32, Option<Duration>) {
+        let mut marked = 0;
+        let mut wait: Option<Duration> = None;
+        let mut ever_seen = 0;
+        let limit = i128::from(r.rtt.as_nanos()) + i128::from(reo_wnd.as_nanos());
+        for i in 0..self.segs.len() {
+            let seg = self.segs[i];
+            if seg.ever_retx {
+                ever_seen += 1;
+            }
+            if seg.sacked || (seg.lost && !seg.retransmitted) {
+                continue;
+            }
+            let end = self.base + i as u64 * self.mss + self.seg_len(i);
+            if !sent_after(r.xmit, r.end, seg.xmit, end) {
+                // Segments never retransmitted were sent in sequence order:
+                // all later ones are later still. Only retransmissions ahead
+                // may have been sent before the reference.
+                if !seg.ever_retx && ever_seen == self.n_ever_retx {
+                    break;
+                }
+                continue;
+            }
+            let elapsed = i128::from(now.since(seg.xmit).as_nanos());
+            let remaining = limit - elapsed;
+            if remaining <= 0 {
+                self.set(
+                    i,
+                    Seg {
+                        lost: true,
+                        retransmitted: false,
+                        ..seg
+                    },
+                );
+                marked += 1;
+            } else {
+                let d = Duration(remaining as u64);
+                wait = Some(wait.map_or(d, |w| w.max(d)));
+            }
+        }
+        (marked, wait)
     }
 }
 

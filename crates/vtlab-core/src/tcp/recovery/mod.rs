@@ -30,7 +30,7 @@ pub(crate) use reno::Reno;
 pub(crate) use sack::Sack;
 pub(crate) use tahoe::Tahoe;
 
-use crate::engine::Time;
+use crate::engine::{Duration, Time};
 use crate::net::Packet;
 use crate::tcp::behaviour::StackBehaviour;
 use crate::tcp::conn::Conn;
@@ -44,6 +44,16 @@ pub(crate) struct SackUpdate {
     pub newly_sacked: u64,
     /// Bytes SACKed earlier that this ACK now acknowledges cumulatively.
     pub sacked_acked: u64,
+}
+
+/// What a RACK scan found (`RecoveryOps::rack_detect`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RackScan {
+    /// Segments newly marked lost.
+    pub marked: u32,
+    /// The longest wait until a segment sent before the reference would be
+    /// lost, if any is still waiting (the reorder timer's delay).
+    pub wait: Option<Duration>,
 }
 
 /// An ACK that advanced snd_una, as the recovery sees it (snd_una already
@@ -81,6 +91,46 @@ pub(crate) trait RecoveryOps {
         _ts_ecr: Time,
     ) -> SackUpdate {
         SackUpdate::default()
+    }
+
+    /// RACK loss marking (SACK only): scan if a segment was delivered since
+    /// the last scan, or always with `force` (the reorder timer).
+    fn rack_detect(&mut self, _c: &mut Conn, _now: Time, _force: bool) -> RackScan {
+        RackScan::default()
+    }
+
+    /// Whether any outstanding segment is marked lost (Linux lost_out > 0).
+    fn any_lost(&self) -> bool {
+        false
+    }
+
+    /// Whether any outstanding segment is SACKed or marked lost (Linux
+    /// left_out > 0: then Linux is in Disorder, not Open).
+    fn left_out(&self) -> bool {
+        false
+    }
+
+    /// Segments outstanding (Linux packets_out).
+    fn packets_out(&self, c: &Conn) -> u64 {
+        c.flight_size().div_ceil(c.cfg.mss)
+    }
+
+    /// Segments SACKed, for recoveries that know (RFC 5827's SACK rule).
+    fn sacked_segments(&self) -> Option<u32> {
+        None
+    }
+
+    /// When the first outstanding segment was last (re)transmitted.
+    fn head_sent_at(&self) -> Option<Time> {
+        None
+    }
+
+    /// A tail loss probe (Linux `tcp_send_loss_probe`): one new segment if the
+    /// receive window allows, whatever cwnd says, else the highest outstanding
+    /// segment again. Returns whether the probe was a retransmission, or None
+    /// if nothing went out.
+    fn send_probe(&mut self, _c: &mut Conn, _now: Time, _out: &mut Vec<Packet>) -> Option<bool> {
+        None
     }
 
     /// Whether the first unacknowledged segment is deemed lost without the
@@ -166,9 +216,9 @@ impl AnyRecovery {
             Recovery::Tahoe => AnyRecovery::Tahoe(Tahoe),
             Recovery::Reno => AnyRecovery::Reno(Reno),
             Recovery::NewReno => AnyRecovery::NewReno(NewReno::default()),
-            Recovery::Sack => {
-                AnyRecovery::Sack(Sack::new(cfg.mss, b.pipe_counts_sacked_retransmissions))
-            }
+            Recovery::Sack => AnyRecovery::Sack(
+                Sack::new(cfg.mss, b.pipe_counts_sacked_retransmissions).with_rack(cfg.rack()),
+            ),
         }
     }
 }
@@ -197,6 +247,27 @@ impl RecoveryOps for AnyRecovery {
         ts_ecr: Time,
     ) -> SackUpdate {
         each!(self, r => r.on_ack_arrival(c, now, ack, blocks, ts_ecr))
+    }
+    fn rack_detect(&mut self, c: &mut Conn, now: Time, force: bool) -> RackScan {
+        each!(self, r => r.rack_detect(c, now, force))
+    }
+    fn any_lost(&self) -> bool {
+        each!(self, r => r.any_lost())
+    }
+    fn left_out(&self) -> bool {
+        each!(self, r => r.left_out())
+    }
+    fn packets_out(&self, c: &Conn) -> u64 {
+        each!(self, r => r.packets_out(c))
+    }
+    fn sacked_segments(&self) -> Option<u32> {
+        each!(self, r => r.sacked_segments())
+    }
+    fn head_sent_at(&self) -> Option<Time> {
+        each!(self, r => r.head_sent_at())
+    }
+    fn send_probe(&mut self, c: &mut Conn, now: Time, out: &mut Vec<Packet>) -> Option<bool> {
+        each!(self, r => r.send_probe(c, now, out))
     }
     fn head_lost(&self) -> bool {
         each!(self, r => r.head_lost())
