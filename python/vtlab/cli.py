@@ -488,7 +488,7 @@ EventsOpt = Annotated[
     Path | None,
     typer.Option(
         "--events",
-        help="Record typed events (state, window, rto, spurious_rto, retransmit, drop) "
+        help="Record typed events (state, window, rto, spurious_rto, tlp, retransmit, drop) "
         "and write them here: .parquet, or .qlog/.json (qlog, for qlog viewers).",
         show_default=False,
     ),

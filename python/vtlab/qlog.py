@@ -12,6 +12,7 @@ One qlog trace per (seed, flow). vtlab's events map to qlog event names:
 | ``retransmit`` | ``transport:packet_sent`` | ``header.packet_number`` (byte offset) |
 | ``drop`` | ``recovery:packet_lost`` | ``header.packet_number``, ``trigger`` (cause and link) |
 | ``spurious_rto`` | ``vtlab:spurious_timeout`` | ``detail`` |
+| ``tlp`` (and any other) | ``vtlab:<event>`` | ``detail`` |
 
 qlog's congestion states are ``slow_start``, ``congestion_avoidance`` and
 ``recovery``: vtlab's ``open`` and ``disorder`` become slow start or congestion

@@ -192,6 +192,11 @@ tables! {
         predicted_link_losses: u64, "", "Loss events a loss-classifying controller ascribed to link errors (0 for others)";
         predicted_congestion_losses: u64, "", "Loss events a loss-classifying controller ascribed to congestion (0 for others)";
         correct_predictions: u64, "", "Verdicts of a loss-classifying controller that matched the true cause";
+        tlp_probes: u64, "", "Tail loss probes sent (RFC 8985 §7, tcp.tlp; Linux TCPLossProbes)";
+        tlp_recoveries: u64, "", "Probe episodes whose probe repaired a loss, with a cwnd reduction (Linux TCPLossProbeRecovery); also counted in loss_events";
+        rack_losses: u64, "", "Segments RACK marked lost (RFC 8985 §6, tcp.rack), a retransmission marked again counted again";
+        reorder_timeouts: u64, "", "Expiries of RACK's reorder timer";
+        early_retransmits: u64, "", "Fast retransmits that only RFC 5827's lowered duplicate-ACK threshold allowed (tcp.early_retransmit)";
     }
 
     /// One link direction's counters.
@@ -262,7 +267,7 @@ tables! {
         time_s: f64, "s", "Simulated time of the event";
         time_ns: u64, "ns", "The same time in integer nanoseconds (exact)";
         flow: String, "", "Flow the event belongs to";
-        event: &'static str, "", "state (congestion-state change), window (cwnd or ssthresh change), rto (timer expiry), spurious_rto (Eifel detection), retransmit, drop";
+        event: &'static str, "", "state (congestion-state change), window (cwnd or ssthresh change), rto (timer expiry), spurious_rto (Eifel detection), tlp (tail loss probe sent), retransmit, drop";
         ca_state: &'static str, "", "Sender's congestion state after the event: open, disorder, recovery or loss";
         cwnd_bytes: u64, "B", "Congestion window after the event";
         ssthresh_bytes: f64, "B", "Slow-start threshold after the event; infinity while unset";

@@ -853,6 +853,11 @@ impl Simulation {
                     predicted_link_losses: st.predicted_link_losses,
                     predicted_congestion_losses: st.predicted_congestion_losses,
                     correct_predictions: st.correct_predictions,
+                    tlp_probes: st.tlp_probes,
+                    tlp_recoveries: st.tlp_recoveries,
+                    rack_losses: st.rack_losses,
+                    reorder_timeouts: st.reorder_timeouts,
+                    early_retransmits: st.early_retransmits,
                 }
             })
             .collect();

@@ -6,8 +6,9 @@
 //! and emits an event for each change: congestion-state changes (slow start
 //! and avoidance are state `open`; recovery entry/exit; `loss` after a
 //! timeout), window changes (cwnd or ssthresh), retransmission-timer
-//! expiries, spurious timeouts (Eifel detection, RFC 3522: the first ACK of
-//! new data after a timeout echoes a timestamp older than the timeout),
+//! expiries, tail loss probes, spurious timeouts (Eifel detection, RFC 3522:
+//! the first ACK of new data after a timeout echoes a timestamp older than
+//! the timeout),
 //! retransmitted segments, and drops with their cause and link. With events
 //! off, none of this runs: the cost is one branch per sender input.
 //!
@@ -27,6 +28,7 @@ pub(crate) struct Seen {
     ssthresh: u64,
     state: CaState,
     rto_count: u64,
+    tlp_probes: u64,
     snd_max: u64,
     /// Time of the last timeout, until the next ACK of new data decides
     /// whether it was spurious.
@@ -41,6 +43,7 @@ impl Seen {
             ssthresh: w.ssthresh,
             state: s.ca_state(),
             rto_count: s.stats().rto_count,
+            tlp_probes: s.stats().tlp_probes,
             snd_max: s.snd_max(),
             rto_at: None,
         }
@@ -136,6 +139,13 @@ pub(crate) fn after_input(
     if let Some(log) = events {
         if timed_out {
             log.push(event(now, flow, s, "rto", s.snd_una(), String::new()));
+        }
+        if cur.tlp_probes > prev.tlp_probes {
+            let seq = sent
+                .iter()
+                .find(|p| p.kind == PacketKind::Data && p.frag_index == 0)
+                .map_or(s.snd_una(), |p| p.seq);
+            log.push(event(now, flow, s, "tlp", seq, String::new()));
         }
         if state_changed {
             let from = prev.state.as_str().to_owned();

@@ -53,6 +53,20 @@ pub struct TcpSpec {
     pub data_retries: Option<u32>,
     /// The receiver's window control (default: fixed, the buffer).
     pub rwnd: Option<RwndSpec>,
+    /// Tail Loss Probe, RFC 8985 §7 (default: linux on with SACK recovery, as
+    /// Linux since 3.10; ns3 off, as ns-3.44). Needs `recovery = "sack"`.
+    pub tlp: Option<bool>,
+    /// RACK time-based loss detection, RFC 8985 §6 (default: linux on with SACK
+    /// recovery, as Linux since 4.18 alone; ns3 off). Needs `recovery = "sack"`.
+    pub rack: Option<bool>,
+    /// RFC 5827 early retransmit: with fewer than 4 segments outstanding and no
+    /// new segment to send, the duplicate-ACK threshold drops to outstanding − 1
+    /// (default off: Linux had it from 3.5 to 4.10, ns-3.44 never). Not with RACK.
+    pub early_retransmit: Option<bool>,
+    /// An RTO re-armed after a probe or reorder timer expires an RTO after the
+    /// head's last transmission, as Linux `tcp_rearm_rto` (default: linux on
+    /// when TLP or RACK is, ns3 off). Needs `tlp` or `rack`.
+    pub rto_from_head: Option<bool>,
 }
 
 /// Receive-window control as users write it.
@@ -310,6 +324,48 @@ pub(crate) fn check_config(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
     in_range(&f("syn_retries"), c.syn_retries(), 0, 30, "")?;
     in_range(&f("data_retries"), c.data_retries(), 0, 100, "")?;
     check_rwnd(c, path)?;
+    check_loss_detection(c, path)?;
+    Ok(())
+}
+
+/// The loss-detection switches: TLP and RACK need SACK (as in Linux); early
+/// retransmit lowers a threshold that RACK does not use; `rto_from_head`
+/// matters only where a probe or reorder timer can hold the timer.
+fn check_loss_detection(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
+    let f = |name: &str| format!("{path}.{name}");
+    if c.tlp == Some(true) && c.recovery != Recovery::Sack {
+        return Err(SpecError::new(
+            f("tlp"),
+            "the tail loss probe needs SACK (recovery = \"sack\"): Linux schedules \
+             probes for SACK connections only (tcp_schedule_loss_probe)"
+                .into(),
+        ));
+    }
+    if c.rack == Some(true) && c.recovery != Recovery::Sack {
+        return Err(SpecError::new(
+            f("rack"),
+            "RACK needs SACK (recovery = \"sack\"): it times the segments the \
+             receiver SACKs; without SACK Linux marks losses NewReno's way"
+                .into(),
+        ));
+    }
+    if c.early_retransmit() && c.rack() {
+        return Err(SpecError::new(
+            f("early_retransmit"),
+            "early retransmit lowers the duplicate-ACK threshold, which RACK \
+             replaces (Linux removed early retransmit in 4.11 for RACK): set \
+             rack = false"
+                .into(),
+        ));
+    }
+    if c.rto_from_head == Some(true) && !c.tlp() && !c.rack() {
+        return Err(SpecError::new(
+            f("rto_from_head"),
+            "re-arms the RTO from the head only after a probe or reorder timer \
+             held the timer: set tlp or rack"
+                .into(),
+        ));
+    }
     Ok(())
 }
 
@@ -360,6 +416,10 @@ impl TcpSpec {
             syn_retries: self.syn_retries,
             data_retries: self.data_retries,
             rwnd: RwndConf::Fixed,
+            tlp: self.tlp,
+            rack: self.rack,
+            early_retransmit: self.early_retransmit,
+            rto_from_head: self.rto_from_head,
         };
         let mut config = config;
         if let Some(r) = &self.rwnd {
@@ -491,5 +551,72 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn loss_detection_switches_default_per_profile_and_name_their_prerequisites() {
+        let spec = |profile: Profile, recovery: Option<Recovery>| TcpSpec {
+            profile: Some(profile),
+            recovery,
+            ..TcpSpec::default()
+        };
+        let linux = spec(Profile::Linux, None).resolve("tcp").unwrap();
+        assert!(linux.tlp() && linux.rack() && linux.rto_from_head());
+        assert!(!linux.early_retransmit());
+        let ns3 = spec(Profile::Ns3, None).resolve("tcp").unwrap();
+        assert!(!ns3.tlp() && !ns3.rack() && !ns3.rto_from_head() && !ns3.early_retransmit());
+        // Linux probes and runs RACK on SACK connections only.
+        let nr = spec(Profile::Linux, Some(Recovery::NewReno))
+            .resolve("tcp")
+            .unwrap();
+        assert!(!nr.tlp() && !nr.rack() && !nr.rto_from_head());
+        // Unset switches stay out of the resolved JSON: scenario hashes of
+        // scenarios that do not set them do not change.
+        let json = serde_json::to_value(&linux).unwrap();
+        for key in ["tlp", "rack", "early_retransmit", "rto_from_head"] {
+            assert!(json.get(key).is_none(), "{key}");
+        }
+        let err = |s: TcpSpec| s.resolve("tcp").unwrap_err().to_string();
+        let e = err(TcpSpec {
+            tlp: Some(true),
+            ..spec(Profile::Ns3, Some(Recovery::NewReno))
+        });
+        assert!(
+            e.starts_with("tcp.tlp: the tail loss probe needs SACK"),
+            "{e}"
+        );
+        let e = err(TcpSpec {
+            rack: Some(true),
+            ..spec(Profile::Linux, Some(Recovery::Reno))
+        });
+        assert!(e.starts_with("tcp.rack: RACK needs SACK"), "{e}");
+        let e = err(TcpSpec {
+            early_retransmit: Some(true),
+            ..spec(Profile::Linux, None)
+        });
+        assert!(
+            e.starts_with("tcp.early_retransmit: early retransmit lowers"),
+            "{e}"
+        );
+        let er = TcpSpec {
+            early_retransmit: Some(true),
+            rack: Some(false),
+            ..spec(Profile::Linux, None)
+        };
+        assert!(er.resolve("tcp").unwrap().early_retransmit());
+        let e = err(TcpSpec {
+            rto_from_head: Some(true),
+            ..spec(Profile::Ns3, None)
+        });
+        assert!(e.starts_with("tcp.rto_from_head: re-arms the RTO"), "{e}");
+        // Explicit opt-in in the ns3 profile.
+        let opt_in = TcpSpec {
+            tlp: Some(true),
+            rack: Some(true),
+            rto_from_head: Some(true),
+            ..spec(Profile::Ns3, None)
+        };
+        let c = opt_in.resolve("tcp").unwrap();
+        assert!(c.tlp() && c.rack() && c.rto_from_head());
     }
 }

@@ -44,6 +44,22 @@ pub struct StackBehaviour {
     /// `tcp_retransmit_timer`: TCP_RTO_MAX); ns-3 `SendEmptyPacket` sets
     /// `m_cnTimeout << k` without a ceiling.
     pub syn_backoff_capped: bool,
+    /// Default of `tcp.tlp`: the Tail Loss Probe of RFC 8985 §7 (Linux
+    /// `tcp_schedule_loss_probe`, `tcp_send_loss_probe`, on since 3.10 with
+    /// `tcp_early_retrans` = 3); ns-3.44 has none.
+    pub tlp: bool,
+    /// Default of `tcp.rack`: RACK time-based loss detection, RFC 8985 §6
+    /// (Linux `tcp_recovery.c`, the only SACK loss detection since 4.18);
+    /// ns-3.44 has none (RFC 6675's `IsLost` only).
+    pub rack: bool,
+    /// Default of `tcp.early_retransmit`: RFC 5827 (Linux 3.5 to 4.10, removed
+    /// when RACK took its place); neither ns-3.44 nor a current Linux has it.
+    pub early_retransmit: bool,
+    /// Default of `tcp.rto_from_head`: an RTO re-armed after a probe or
+    /// reorder timer held the timer expires an RTO after the head's last
+    /// transmission (Linux `tcp_rearm_rto`, `tcp_rto_delta_us`), not an RTO
+    /// from now.
+    pub rto_from_head: bool,
 }
 
 impl StackBehaviour {
@@ -59,6 +75,10 @@ impl StackBehaviour {
         partial_ack_retransmits: true,
         cwnd_validation: false,
         syn_backoff_capped: false,
+        tlp: false,
+        rack: false,
+        early_retransmit: false,
+        rto_from_head: false,
     };
 
     pub const LINUX: StackBehaviour = StackBehaviour {
@@ -73,6 +93,10 @@ impl StackBehaviour {
         partial_ack_retransmits: false,
         cwnd_validation: true,
         syn_backoff_capped: true,
+        tlp: true,
+        rack: true,
+        early_retransmit: false,
+        rto_from_head: true,
     };
 
     pub fn of(profile: Profile) -> Self {

@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::tcp::behaviour::StackBehaviour;
 use crate::tcp::cc::{Params, Profile};
 use crate::tcp::rwnd::RwndConf;
 use crate::tcp::state::Recovery;
@@ -50,6 +51,22 @@ pub struct TcpConfig {
     /// The receiver's window control (default: the buffer, as every stack).
     #[serde(default, skip_serializing_if = "RwndConf::is_fixed")]
     pub rwnd: RwndConf,
+    /// Tail Loss Probe (RFC 8985 §7); unset: the profile's (linux on with SACK
+    /// recovery, ns3 off). See [`TcpConfig::tlp`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tlp: Option<bool>,
+    /// RACK time-based loss detection (RFC 8985 §6); unset: the profile's
+    /// (linux on with SACK recovery, ns3 off). See [`TcpConfig::rack`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rack: Option<bool>,
+    /// RFC 5827 early retransmit; unset: off in both profiles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub early_retransmit: Option<bool>,
+    /// Re-arm the RTO from the head's transmission after a probe or reorder
+    /// timer (Linux `tcp_rearm_rto`); unset: the profile's (linux on when TLP
+    /// or RACK is, ns3 off). See [`TcpConfig::rto_from_head`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rto_from_head: Option<bool>,
 }
 
 impl Default for TcpConfig {
@@ -88,6 +105,48 @@ impl TcpConfig {
             Profile::Ns3 => 6,
             Profile::Linux => 15,
         })
+    }
+
+    /// Whether the Tail Loss Probe runs: the setting, or the profile's default
+    /// where the recovery is SACK (Linux probes only SACK connections,
+    /// `tcp_schedule_loss_probe`).
+    pub fn tlp(&self) -> bool {
+        self.tlp
+            .unwrap_or(StackBehaviour::of(self.profile).tlp && self.recovery == Recovery::Sack)
+    }
+
+    /// Whether RACK detects losses: the setting, or the profile's default where
+    /// the recovery is SACK (without SACK Linux marks losses NewReno's way,
+    /// `tcp_identify_packet_loss`).
+    pub fn rack(&self) -> bool {
+        self.rack
+            .unwrap_or(StackBehaviour::of(self.profile).rack && self.recovery == Recovery::Sack)
+    }
+
+    /// Whether RFC 5827 early retransmit lowers the duplicate-ACK threshold.
+    pub fn early_retransmit(&self) -> bool {
+        self.early_retransmit
+            .unwrap_or(StackBehaviour::of(self.profile).early_retransmit)
+    }
+
+    /// Whether an RTO re-armed after a probe or reorder timer counts from the
+    /// head's last transmission: the setting, or the profile's default while a
+    /// probe or reorder timer exists (it changes nothing otherwise).
+    pub fn rto_from_head(&self) -> bool {
+        self.rto_from_head.unwrap_or(
+            StackBehaviour::of(self.profile).rto_from_head && (self.tlp() || self.rack()),
+        )
+    }
+
+    /// The delayed-ACK allowance a probe timeout adds when one segment is
+    /// outstanding: Linux's `tcp_rto_min` (TCP_RTO_MIN, 200 ms), which the
+    /// `linux` profile expresses as `clock_granularity`; RFC 8985's
+    /// WCDelAckT (200 ms) for `ns3`, whose granularity means something else.
+    pub fn tlp_delack_allowance_ns(&self) -> u64 {
+        match self.profile {
+            Profile::Linux => self.clock_granularity_ns,
+            Profile::Ns3 => 200_000_000,
+        }
     }
 
     /// The recovery as reported in results: `sack+prr` when PRR is on.
@@ -148,6 +207,10 @@ impl TcpConfig {
             syn_retries: None,
             data_retries: None,
             rwnd: RwndConf::Fixed,
+            tlp: None,
+            rack: None,
+            early_retransmit: None,
+            rto_from_head: None,
         };
         match profile {
             Profile::Ns3 => base,

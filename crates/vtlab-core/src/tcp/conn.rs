@@ -14,6 +14,18 @@ use crate::tcp::config::option_bytes;
 use crate::tcp::state::CaState;
 use crate::tcp::{RttEstimator, TcpConfig};
 
+/// Which timer the sender's single timer is (Linux `icsk_pending`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum TimerKind {
+    /// Retransmission timeout (or the SYN timer before the connection is up).
+    #[default]
+    Rto,
+    /// Tail loss probe timeout (PTO, RFC 8985 §7; `ICSK_TIME_LOSS_PROBE`).
+    Probe,
+    /// RACK reorder timer (RFC 8985 §6.3; `ICSK_TIME_REO_TIMEOUT`).
+    Reorder,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Phase {
     Idle,
@@ -49,6 +61,17 @@ pub struct SenderStats {
     pub rtt_max: Option<Duration>,
     /// Every RTT sample, for percentiles.
     pub rtt_hist: crate::tcp::rtt_hist::RttHistogram,
+    /// Tail loss probes sent (Linux TCPLossProbes).
+    pub tlp_probes: u64,
+    /// Probe episodes that found a loss and reduced cwnd (Linux
+    /// TCPLossProbeRecovery).
+    pub tlp_recoveries: u64,
+    /// Segments RACK marked lost.
+    pub rack_losses: u64,
+    /// RACK reorder-timer expiries.
+    pub reorder_timeouts: u64,
+    /// Fast retransmits that only RFC 5827's lowered threshold allowed.
+    pub early_retransmits: u64,
 }
 
 /// The connection as the sender and its recovery see it.
@@ -72,8 +95,14 @@ pub(crate) struct Conn {
     pub recover: Option<u64>,
     pub rwnd: u64,
     pub rtt: RttEstimator,
-    /// Pending retransmission (or SYN) timer deadline.
+    /// Pending timer deadline: retransmission (or SYN), probe or reorder timer.
     pub timer: Option<Time>,
+    /// Which timer `timer` is.
+    pub timer_kind: TimerKind,
+    /// Linux timer management (TLP or RACK on): a retransmission of the head
+    /// restarts the RTO from now unless the reorder timer is pending
+    /// (`tcp_xmit_retransmit_queue`).
+    pub head_rexmit_rearms: bool,
     /// Karn timing without timestamps: (end of the timed segment, send time).
     pub timed: Option<(u64, Time)>,
     /// The loss oracle: why each data segment was last dropped, by sequence
@@ -160,6 +189,19 @@ impl Conn {
     pub fn loss_event(&mut self, now: Time, in_flight: u64) {
         self.drops = self.drops.split_off(&self.snd_una);
         let truth = self.drops.get(&self.snd_una).copied();
+        self.loss_event_with(now, in_flight, truth);
+    }
+
+    /// A loss event found after the lost data was acknowledged (a tail loss
+    /// probe that repaired a loss): the true cause is that of the first
+    /// segment recorded dropped in `[from, to)`.
+    pub fn loss_event_in(&mut self, now: Time, in_flight: u64, from: u64, to: u64) {
+        let truth = self.drops.range(from..to).next().map(|(_, c)| *c);
+        self.drops = self.drops.split_off(&self.snd_una);
+        self.loss_event_with(now, in_flight, truth);
+    }
+
+    fn loss_event_with(&mut self, now: Time, in_flight: u64, truth: Option<LossCause>) {
         if self.cc.wants_loss_oracle() {
             self.cc.on_loss_oracle(truth);
         }
@@ -216,13 +258,31 @@ impl Conn {
             self.stats.retransmissions += 1;
             // Karn: a retransmission makes the timed segment's sample ambiguous.
             self.timed = None;
+            if self.head_rexmit_rearms
+                && seq == self.snd_una
+                && self.timer_kind != TimerKind::Reorder
+            {
+                self.set_rto_timer(now);
+            }
         } else if !self.cfg.timestamps && self.timed.is_none() {
             self.timed = Some((seq + len, now));
         }
         if self.timer.is_none() {
-            self.timer = Some(now + self.rtt.rto());
+            self.set_rto_timer(now);
         }
         out.push(self.packet(now, PacketKind::Data, seq, len as u32));
+    }
+
+    /// Arm the retransmission timer an RTO from now.
+    pub fn set_rto_timer(&mut self, now: Time) {
+        self.timer = Some(now + self.rtt.rto());
+        self.timer_kind = TimerKind::Rto;
+    }
+
+    /// Stop the timer.
+    pub fn clear_timer(&mut self) {
+        self.timer = None;
+        self.timer_kind = TimerKind::Rto;
     }
 
     /// Length of the next new segment, if the send buffer and the receive

@@ -6,6 +6,7 @@ pub mod cc;
 mod config;
 mod conn;
 mod prr;
+mod rack;
 mod receiver;
 mod recovery;
 mod rtt;

@@ -17,6 +17,16 @@
 //! start; duplicate ACKs are ignored in Loss, as ns-3 does, and Loss ends once
 //! everything outstanding at the timeout is acknowledged.
 //!
+//! Loss recovery for short exchanges, each behind its switch (defaults per
+//! profile in `StackBehaviour`, resolved in `TcpConfig`): the Tail Loss Probe
+//! (RFC 8985 §7, Linux `tcp_schedule_loss_probe`, `tcp_send_loss_probe`,
+//! `tcp_process_tlp_ack`), RACK (RFC 8985 §6, in the SACK recovery and
+//! `tcp/rack.rs`, with its reorder timer), RFC 5827 early retransmit, and the
+//! RTO re-armed from the head's transmission (`tcp_rearm_rto`). The probe and
+//! reorder timers share the one timer with the RTO, as Linux's `icsk_pending`
+//! does (`Conn::timer_kind`). docs/tcp-model.md, "Loss recovery for short
+//! exchanges".
+//!
 //! Sequence numbers are absolute byte offsets of the transfer, starting at 0.
 
 use std::collections::BTreeMap;
@@ -25,7 +35,7 @@ use crate::engine::{Duration, Time};
 use crate::net::{NodeId, Packet, PacketKind};
 use crate::tcp::behaviour::StackBehaviour;
 use crate::tcp::cc::{AnyCc, CongestionOps, CwndEvent, LossCause, Window};
-use crate::tcp::conn::{Conn, Phase};
+use crate::tcp::conn::{Conn, Phase, TimerKind};
 use crate::tcp::recovery::{AnyRecovery, NewAck, RecoveryOps};
 use crate::tcp::state::CaState;
 use crate::tcp::{RttEstimator, TcpConfig};
@@ -45,7 +55,22 @@ pub struct Sender {
     aborted: Option<&'static str>,
     /// Acked bytes not yet counted as whole segments (ns-3 `m_bytesAckedNotProcessed`).
     acked_remainder: u64,
+    /// The loss-detection switches, resolved from the configuration.
+    tlp: bool,
+    rack: bool,
+    early_retransmit: bool,
+    rto_from_head: bool,
+    /// The open tail-loss-probe episode: snd_nxt when the probe went out
+    /// (Linux `tlp_high_seq`), snd_una then (for the loss oracle), and whether
+    /// the probe was a retransmission (`tlp_retrans`).
+    tlp_high: Option<u64>,
+    tlp_una: u64,
+    tlp_retrans: bool,
 }
+
+/// Linux TCP_TIMEOUT_MIN: the probe timeout's allowance with more than one
+/// segment out, and the reorder timer's slack.
+const TIMEOUT_MIN: Duration = Duration::from_millis(2);
 
 impl Sender {
     pub fn new(mut cfg: TcpConfig, cc: AnyCc, flow: u32, peer: NodeId, total: u64) -> Self {
@@ -62,8 +87,17 @@ impl Sender {
             ssthresh: cfg.initial_ssthresh.unwrap_or(u64::MAX),
         };
         let b = StackBehaviour::of(cfg.profile);
+        let (tlp, rack) = (cfg.tlp(), cfg.rack());
+        let (early_retransmit, rto_from_head) = (cfg.early_retransmit(), cfg.rto_from_head());
         Sender {
             rec: AnyRecovery::new(&cfg, &b),
+            tlp,
+            rack,
+            early_retransmit,
+            rto_from_head,
+            tlp_high: None,
+            tlp_una: 0,
+            tlp_retrans: false,
             syn_timeout: Duration(cfg.syn_timeout_ns),
             syn_sent_at: Time::ZERO,
             syn_retransmitted: false,
@@ -87,6 +121,8 @@ impl Sender {
                 recover: None,
                 rtt,
                 timer: None,
+                timer_kind: TimerKind::Rto,
+                head_rexmit_rearms: tlp || rack,
                 timed: None,
                 drops: BTreeMap::new(),
                 stats: SenderStats::default(),
@@ -223,6 +259,7 @@ impl Sender {
     fn send_syn(&mut self, now: Time, out: &mut Vec<Packet>) {
         self.syn_sent_at = now;
         self.c.timer = Some(now + self.syn_timeout);
+        self.c.timer_kind = TimerKind::Rto;
         out.push(self.c.packet(now, PacketKind::Syn, 0, 0));
     }
 
@@ -246,7 +283,7 @@ impl Sender {
             _ => return,
         }
         match self.c.phase {
-            Phase::Idle => self.c.timer = None,
+            Phase::Idle => self.c.clear_timer(),
             Phase::SynSent => {
                 if self.c.stats.syn_retransmissions >= u64::from(self.c.cfg.syn_retries()) {
                     // ns-3 SendEmptyPacket with m_synCount == 0 / Linux
@@ -263,7 +300,11 @@ impl Sender {
                 }
                 self.send_syn(now, out);
             }
-            Phase::Established => self.on_rto(now, out),
+            Phase::Established => match self.c.timer_kind {
+                TimerKind::Rto => self.on_rto(now, out),
+                TimerKind::Probe => self.on_probe_timer(now, out),
+                TimerKind::Reorder => self.on_reorder_timer(now, out),
+            },
         }
     }
 
@@ -283,7 +324,7 @@ impl Sender {
         }
         self.c.rwnd = p.rwnd;
         self.c.phase = Phase::Established;
-        self.c.timer = None;
+        self.c.clear_timer();
         let in_flight = self.bytes_in_flight();
         self.c.cwnd_event(now, CwndEvent::TxStart, in_flight);
         self.send_data(now, out);
@@ -303,20 +344,81 @@ impl Sender {
         if self.c.phase != Phase::Established {
             return;
         }
+        // Linux FLAG_WIN_UPDATE for an ACK that does not advance: a larger window.
+        let win_update = p.rwnd > self.c.rwnd;
         self.c.rwnd = p.rwnd;
         let ack = p.ack.min(self.c.snd_max);
-        let sacked = self.rec.on_ack_arrival(&self.c, ack, p.sack_blocks());
-        if ack > self.c.snd_una {
+        let sacked = self
+            .rec
+            .on_ack_arrival(&self.c, now, ack, p.sack_blocks(), p.ts_ecr);
+        let advanced = ack > self.c.snd_una;
+        if self.tlp_high.is_some() {
+            let pure_dupack = !advanced && !win_update && sacked.newly_sacked == 0;
+            self.process_tlp_ack(now, ack, pure_dupack);
+        }
+        // RACK runs on the ACKs Linux calls dubious (tcp_ack_is_dubious):
+        // duplicates, ACKs that SACK, and every ACK outside Open.
+        let reorder_armed = self.rack
+            && (!(advanced || win_update)
+                || sacked.newly_sacked > 0
+                || self.c.ca_state != CaState::Open)
+            && self.rack_detect(now, false);
+        if advanced {
             // RFC 6937 DeliveredData: the advance of snd_una plus the newly SACKed
             // bytes, less the bytes SACKed earlier that this ACK now covers.
             let delivered = ack - self.c.snd_una + sacked.newly_sacked - sacked.sacked_acked;
-            self.on_new_ack(now, p, ack, delivered, sacked.newly_sacked, out);
+            self.on_new_ack(
+                now,
+                p,
+                ack,
+                delivered,
+                sacked.newly_sacked,
+                reorder_armed,
+                out,
+            );
         } else if ack == self.c.snd_una && self.c.snd_max > self.c.snd_una {
             self.on_dupack(now, sacked.newly_sacked, out);
         }
         self.send_data(now, out);
     }
 
+    /// Whether loss is evident without the duplicate-ACK count: with RACK any
+    /// segment marked lost (Linux `tcp_time_to_recover`, lost_out > 0); else
+    /// the head deemed lost by `IsLost`.
+    fn loss_marked(&self) -> bool {
+        if self.rack {
+            self.rec.any_lost()
+        } else {
+            self.rec.head_lost()
+        }
+    }
+
+    /// Start fast recovery: a new loss episode ends any probe episode (Linux
+    /// `tcp_init_cwnd_reduction` clears `tlp_high_seq`).
+    fn enter_recovery(&mut self, now: Time, delivered: u64, out: &mut Vec<Packet>) {
+        self.tlp_high = None;
+        self.rec.enter(&mut self.c, now, delivered, out);
+    }
+
+    /// RFC 5827 early retransmit: fewer than 4 segments outstanding (at least
+    /// 2), no new segment that the data and the receive window allow, and
+    /// outstanding − 1 duplicate ACKs (with SACK: that many segments SACKed).
+    fn early_retransmit_due(&self) -> bool {
+        if !self.early_retransmit {
+            return false;
+        }
+        let old_seg = self.c.flight_size().div_ceil(self.c.cfg.mss);
+        if !(2..4).contains(&old_seg) || self.c.next_new_segment(false).is_some() {
+            return false;
+        }
+        let seen = match self.rec.sacked_segments() {
+            Some(sacked) => sacked,
+            None => self.c.dupacks,
+        };
+        u64::from(seen) >= old_seg - 1
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn on_new_ack(
         &mut self,
         now: Time,
@@ -324,6 +426,7 @@ impl Sender {
         ack: u64,
         delivered: u64,
         newly_sacked: u64,
+        reorder_armed: bool,
         out: &mut Vec<Packet>,
     ) {
         let newly = ack - self.c.snd_una;
@@ -374,19 +477,42 @@ impl Sender {
             {
                 restart_timer = self.on_sacking_new_ack(now, &a, out);
             }
+            CaState::Open | CaState::Disorder
+                if self.rack && self.rec.any_lost() && self.may_enter_recovery() =>
+            {
+                // RACK marked a loss on an ACK that advanced (Linux enters
+                // recovery in tcp_fastretrans_alert, before any cwnd growth).
+                self.c.dupacks = 0;
+                self.enter_recovery(now, a.delivered, out);
+            }
             CaState::Loss | CaState::Open | CaState::Disorder => {
                 self.on_new_ack_outside_recovery(now, ack, &a, sample);
             }
         }
 
         if self.c.snd_una >= self.c.snd_max {
-            self.c.timer = None;
+            self.c.clear_timer();
         } else if restart_timer {
             if self.c.b.new_ack_clears_backoff {
                 self.c.rtt.clear_backoff();
             }
-            self.c.timer = Some(now + self.c.rtt.rto());
+            if !(self.tlp || self.rack) {
+                self.c.set_rto_timer(now);
+            } else if !reorder_armed {
+                // Linux tcp_set_xmit_timer (FLAG_SET_XMIT_TIMER), unless RACK
+                // just armed the reorder timer: a probe if one may be
+                // scheduled, else the RTO.
+                if !self.schedule_loss_probe(now, true) {
+                    self.rearm_rto(now);
+                }
+            }
         }
+    }
+
+    /// RFC 6582 §3.2 step 1 / RFC 6675 RecoveryPoint: a new recovery only once
+    /// snd_una passes the previous `recover`.
+    fn may_enter_recovery(&self) -> bool {
+        self.c.recover.is_none_or(|r| self.c.snd_una >= r)
     }
 
     /// ns-3 (`sack_ack_is_dupack`): an ACK that SACKs new data is a duplicate
@@ -401,9 +527,14 @@ impl Sender {
         if self.c.ca_state == CaState::Open {
             self.set_state(now, CaState::Disorder);
         }
-        let may_enter = self.c.recover.is_none_or(|r| self.c.snd_una >= r);
-        if (self.c.dupacks == self.c.cfg.dupack_threshold && may_enter) || self.rec.head_lost() {
-            self.rec.enter(&mut self.c, now, a.delivered, out);
+        let may_enter = self.may_enter_recovery();
+        let threshold = !self.rack && self.c.dupacks == self.c.cfg.dupack_threshold;
+        let early = !threshold && !self.loss_marked() && self.early_retransmit_due();
+        if ((threshold || early) && may_enter) || self.loss_marked() {
+            if early {
+                self.c.stats.early_retransmits += 1;
+            }
+            self.enter_recovery(now, a.delivered, out);
             if a.segments >= 1 {
                 self.rec.do_recovery(&mut self.c, a.delivered);
             }
@@ -473,11 +604,17 @@ impl Sender {
                 // only if the ACK covers more than `recover`, the highest byte
                 // sent; `recover` is kept as an exclusive end (snd_max), hence
                 // >=. As ns-3 (highRxAck >= m_recover). Reno has no such guard.
-                let may_enter = !self.rec.guards_recover()
-                    || self.c.recover.is_none_or(|r| self.c.snd_una >= r);
-                let threshold = self.c.dupacks >= self.c.cfg.dupack_threshold;
-                if (threshold || self.rec.head_lost()) && may_enter {
-                    self.rec.enter(&mut self.c, now, newly_sacked, out);
+                let may_enter = !self.rec.guards_recover() || self.may_enter_recovery();
+                // With RACK the count does not matter, only RACK's marks
+                // (Linux since 4.18: tcp_time_to_recover).
+                let threshold = !self.rack && self.c.dupacks >= self.c.cfg.dupack_threshold;
+                let marked = self.loss_marked();
+                let early = !threshold && !marked && self.early_retransmit_due();
+                if (threshold || marked || early) && may_enter {
+                    if early {
+                        self.c.stats.early_retransmits += 1;
+                    }
+                    self.enter_recovery(now, newly_sacked, out);
                 } else if self.c.ca_state == CaState::Open {
                     self.set_state(now, CaState::Disorder);
                 }
@@ -493,7 +630,7 @@ impl Sender {
     fn give_up(&mut self, reason: &'static str) {
         self.aborted = Some(reason);
         self.c.phase = Phase::Idle;
-        self.c.timer = None;
+        self.c.clear_timer();
     }
 
     fn on_rto(&mut self, now: Time, out: &mut Vec<Packet>) {
@@ -522,9 +659,167 @@ impl Sender {
         self.c.dupacks = 0;
         self.c.timed = None;
         self.c.rtt.back_off();
-        self.rec.on_timeout(&mut self.c);
-        self.c.timer = None;
+        self.rec.on_timeout(&mut self.c, now);
+        // Linux tcp_enter_loss: a timeout ends any probe episode.
+        self.tlp_high = None;
+        self.c.clear_timer();
         self.send_data(now, out);
+    }
+
+    // ---- tail loss probe, RACK's reorder timer, the RTO re-armed -----------
+
+    /// Linux `tcp_schedule_loss_probe`: arm the probe timeout if TLP is on,
+    /// data is outstanding and the sender is in Open (Linux Open: nothing
+    /// SACKed or marked lost). PTO = 2·SRTT plus the delayed-ACK allowance
+    /// (`tcp_rto_min`, 200 ms) with one segment out, else plus 2 ms; 1 s
+    /// (`rto_initial`, TCP_TIMEOUT_INIT) before any RTT sample; never later
+    /// than the RTO would expire: an RTO from now when an ACK just advanced
+    /// (`advancing`), else the time left to the RTO (`tcp_rto_delta_us`).
+    fn schedule_loss_probe(&mut self, now: Time, advancing: bool) -> bool {
+        if !self.tlp
+            || self.c.flight_size() == 0
+            || self.c.ca_state != CaState::Open
+            || self.rec.left_out()
+        {
+            return false;
+        }
+        let mut timeout = match self.c.rtt.srtt() {
+            Some(srtt) => {
+                let allowance = if self.rec.packets_out(&self.c) == 1 {
+                    Duration(self.c.cfg.tlp_delack_allowance_ns())
+                } else {
+                    TIMEOUT_MIN
+                };
+                srtt.saturating_mul(2) + allowance
+            }
+            None => Duration(self.c.cfg.rto_initial_ns),
+        };
+        let rto = self.c.rtt.rto();
+        let rto_left = if advancing {
+            Some(rto)
+        } else {
+            self.rto_delta(now, rto)
+        };
+        if let Some(left) = rto_left.filter(|d| d.0 > 0) {
+            timeout = timeout.min(left);
+        }
+        self.c.timer = Some(now + timeout);
+        self.c.timer_kind = TimerKind::Probe;
+        true
+    }
+
+    /// Time left until the RTO would expire (Linux `tcp_rto_delta_us`): an RTO
+    /// after the head's last transmission with `rto_from_head`, else an RTO
+    /// from now. None if that time has passed.
+    fn rto_delta(&self, now: Time, rto: Duration) -> Option<Duration> {
+        match self.rec.head_sent_at() {
+            Some(head) if self.rto_from_head => {
+                let at = head + rto;
+                (at > now).then(|| at - now)
+            }
+            _ => Some(rto),
+        }
+    }
+
+    /// Linux `tcp_rearm_rto`: nothing outstanding stops the timer; otherwise
+    /// the RTO, from now, or, when a probe or reorder timer held the timer and
+    /// `rto_from_head` is on, an RTO after the head's last transmission (at
+    /// least 1 µs ahead; Linux: one jiffy).
+    fn rearm_rto(&mut self, now: Time) {
+        if self.c.flight_size() == 0 {
+            self.c.clear_timer();
+            return;
+        }
+        let rto = self.c.rtt.rto();
+        let at = match (self.c.timer_kind, self.rec.head_sent_at()) {
+            (TimerKind::Probe | TimerKind::Reorder, Some(head)) if self.rto_from_head => {
+                (head + rto).max(now + Duration::from_micros(1))
+            }
+            _ => now + rto,
+        };
+        self.c.timer = Some(at);
+        self.c.timer_kind = TimerKind::Rto;
+    }
+
+    /// The probe timeout fired (Linux `tcp_send_loss_probe`): unless a probe
+    /// is already out, send one new segment if the receive window allows
+    /// (whatever cwnd says), else the highest outstanding segment again; then
+    /// the RTO: from now after a probe, else re-armed as `rearm_rto` says.
+    fn on_probe_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.tlp_high.is_none() {
+            if let Some(retransmission) = self.rec.send_probe(&mut self.c, now, out) {
+                self.tlp_retrans = retransmission;
+                self.tlp_high = Some(self.c.snd_max);
+                self.tlp_una = self.c.snd_una;
+                self.c.stats.tlp_probes += 1;
+                // Linux clears icsk_pending so that the RTO restarts from now.
+                self.c.timer_kind = TimerKind::Rto;
+            }
+        }
+        self.rearm_rto(now);
+    }
+
+    /// Linux `tcp_process_tlp_ack`, for every ACK while a probe episode is
+    /// open and the ACK reaches `tlp_high_seq`: a probe of new data ends the
+    /// episode; an ACK beyond `tlp_high_seq` means the probe repaired a loss:
+    /// ssthresh from the controller and cwnd = ssthresh (Linux passes through
+    /// CWR at once: `tcp_init_cwnd_reduction`, `tcp_end_cwnd_reduction`); a
+    /// pure duplicate ACK means the original and the probe both arrived. An
+    /// ACK of exactly `tlp_high_seq` that advances decides nothing. (Linux
+    /// also ends the episode on a D-SACK of the probe; vtlab's receiver sends
+    /// no D-SACK.)
+    fn process_tlp_ack(&mut self, now: Time, ack: u64, pure_dupack: bool) {
+        let Some(high) = self.tlp_high else { return };
+        if ack < high {
+            return;
+        }
+        if !self.tlp_retrans || (ack == high && pure_dupack) {
+            self.tlp_high = None;
+        } else if ack > high {
+            self.tlp_high = None;
+            let in_flight = self.bytes_in_flight();
+            self.c.loss_event_in(now, in_flight, self.tlp_una, high);
+            if self.c.w.ssthresh < u64::MAX {
+                self.c.w.cwnd = self.c.w.ssthresh;
+            }
+            self.c.cwnd_event(now, CwndEvent::CompleteCwr, in_flight);
+            self.c.stats.tlp_recoveries += 1;
+        }
+    }
+
+    /// RACK's scan; a wait still pending arms the reorder timer, that wait
+    /// plus 2 ms but at most an RTO ahead (Linux `tcp_rack_mark_lost`).
+    /// Returns whether it did.
+    fn rack_detect(&mut self, now: Time, force: bool) -> bool {
+        let scan = self.rec.rack_detect(&mut self.c, now, force);
+        let Some(wait) = scan.wait.filter(|_| !force) else {
+            return false;
+        };
+        let delay = (wait + TIMEOUT_MIN).min(self.c.rtt.rto());
+        self.c.timer = Some(now + delay);
+        self.c.timer_kind = TimerKind::Reorder;
+        true
+    }
+
+    /// The reorder timer fired (Linux `tcp_rack_reo_timeout`): RACK marks the
+    /// segments whose wait is over; if any, recovery starts (unless under
+    /// way) and they are resent; then the RTO is re-armed.
+    fn on_reorder_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        self.c.stats.reorder_timeouts += 1;
+        let before = self.bytes_in_flight();
+        let scan = self.rec.rack_detect(&mut self.c, now, true);
+        if scan.marked > 0 || self.bytes_in_flight() != before {
+            if self.c.ca_state != CaState::Recovery {
+                // Linux then runs tcp_cwnd_reduction with one packet delivered.
+                self.c.dupacks = 0;
+                let mss = self.c.cfg.mss;
+                self.enter_recovery(now, mss, out);
+            }
+            self.send_data(now, out);
+        }
+        if self.c.timer_kind != TimerKind::Rto {
+            self.rearm_rto(now);
+        }
     }
 
     // ---- output --------------------------------------------------------------
@@ -533,7 +828,17 @@ impl Sender {
     fn send_data(&mut self, now: Time, out: &mut Vec<Packet>) {
         if self.c.phase == Phase::Established {
             let before = out.len();
+            let snd_max = self.c.snd_max;
             self.rec.send(&mut self.c, now, out);
+            if (self.tlp || self.rack) && self.c.snd_max > snd_max {
+                // New data went out (Linux tcp_event_new_data_sent, then
+                // tcp_write_xmit): a pending probe gives way to the RTO, then
+                // a probe is scheduled again if it may be.
+                if self.c.timer_kind == TimerKind::Probe {
+                    self.rearm_rto(now);
+                }
+                self.schedule_loss_probe(now, false);
+            }
             if self.c.b.cwnd_validation {
                 // Linux tests cwnd first (tcp_cwnd_test before tcp_snd_wnd_test):
                 // no room for another segment under cwnd means cwnd-limited,
@@ -552,3 +857,7 @@ impl Sender {
 #[cfg(test)]
 #[path = "sender_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "tlp_tests.rs"]
+mod tlp_tests;

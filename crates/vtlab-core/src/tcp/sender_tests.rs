@@ -540,13 +540,22 @@ fn sack_recovery_retransmits_every_hole_at_once() {
     assert_eq!(h.s.stats().fast_recoveries, 1);
 }
 
+/// The linux profile with RFC 6675 loss marking: RACK and the probe off.
+/// (The scripted ACK times below are no real network's: RACK would judge the
+/// segments sent before a retransmission lost by the time its ACK arrives.)
+fn linux_rfc6675(prr: bool) -> TcpConfig {
+    TcpConfig {
+        profile: Profile::Linux,
+        tlp: Some(false),
+        rack: Some(false),
+        ..with_recovery(Recovery::Sack, prr)
+    }
+}
+
 #[test]
 fn prr_spreads_transmissions_over_the_recovery() {
     // RFC 6937 PRR (linux profile); ns-3.44's variant is tested in prr.rs.
-    let mut h = after_two_acks(TcpConfig {
-        profile: Profile::Linux,
-        ..with_recovery(Recovery::Sack, true)
-    });
+    let mut h = after_two_acks(linux_rfc6675(true));
     h.sack(22, 2000, &[(3, 4)]);
     h.sack(23, 2000, &[(3, 5)]);
     h.sack(24, 2000, &[(3, 6)]);
@@ -572,10 +581,7 @@ fn prr_spreads_transmissions_over_the_recovery() {
 #[test]
 fn prr_does_not_count_sacked_data_twice_on_a_partial_ack() {
     // RFC 6937 PRR (linux profile); ns-3.44's variant is tested in prr.rs.
-    let mut h = after_two_acks(TcpConfig {
-        profile: Profile::Linux,
-        ..with_recovery(Recovery::Sack, true)
-    });
+    let mut h = after_two_acks(linux_rfc6675(true));
     h.sack(22, 2000, &[(3, 4)]);
     h.sack(23, 2000, &[(3, 5)]);
     h.sack(24, 2000, &[(3, 6)]);

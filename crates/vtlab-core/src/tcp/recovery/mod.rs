@@ -30,7 +30,7 @@ pub(crate) use reno::Reno;
 pub(crate) use sack::Sack;
 pub(crate) use tahoe::Tahoe;
 
-use crate::engine::Time;
+use crate::engine::{Duration, Time};
 use crate::net::Packet;
 use crate::tcp::behaviour::StackBehaviour;
 use crate::tcp::conn::Conn;
@@ -44,6 +44,16 @@ pub(crate) struct SackUpdate {
     pub newly_sacked: u64,
     /// Bytes SACKed earlier that this ACK now acknowledges cumulatively.
     pub sacked_acked: u64,
+}
+
+/// What a RACK scan found (`RecoveryOps::rack_detect`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct RackScan {
+    /// Segments newly marked lost.
+    pub marked: u32,
+    /// The longest wait until a segment sent before the reference would be
+    /// lost, if any is still waiting (the reorder timer's delay).
+    pub wait: Option<Duration>,
 }
 
 /// An ACK that advanced snd_una, as the recovery sees it (snd_una already
@@ -70,10 +80,57 @@ pub(crate) trait RecoveryOps {
         c.flight_size()
     }
 
-    /// An ACK arrived, before the sender classifies it: record its
-    /// cumulative acknowledgment `ack` and SACK `blocks`.
-    fn on_ack_arrival(&mut self, _c: &Conn, _ack: u64, _blocks: &[(u64, u64)]) -> SackUpdate {
+    /// An ACK arrived at `now`, before the sender classifies it: record its
+    /// cumulative acknowledgment `ack`, SACK `blocks` and echoed timestamp.
+    fn on_ack_arrival(
+        &mut self,
+        _c: &Conn,
+        _now: Time,
+        _ack: u64,
+        _blocks: &[(u64, u64)],
+        _ts_ecr: Time,
+    ) -> SackUpdate {
         SackUpdate::default()
+    }
+
+    /// RACK loss marking (SACK only): scan if a segment was delivered since
+    /// the last scan, or always with `force` (the reorder timer).
+    fn rack_detect(&mut self, _c: &mut Conn, _now: Time, _force: bool) -> RackScan {
+        RackScan::default()
+    }
+
+    /// Whether any outstanding segment is marked lost (Linux lost_out > 0).
+    fn any_lost(&self) -> bool {
+        false
+    }
+
+    /// Whether any outstanding segment is SACKed or marked lost (Linux
+    /// left_out > 0: then Linux is in Disorder, not Open).
+    fn left_out(&self) -> bool {
+        false
+    }
+
+    /// Segments outstanding (Linux packets_out).
+    fn packets_out(&self, c: &Conn) -> u64 {
+        c.flight_size().div_ceil(c.cfg.mss)
+    }
+
+    /// Segments SACKed, for recoveries that know (RFC 5827's SACK rule).
+    fn sacked_segments(&self) -> Option<u32> {
+        None
+    }
+
+    /// When the first outstanding segment was last (re)transmitted.
+    fn head_sent_at(&self) -> Option<Time> {
+        None
+    }
+
+    /// A tail loss probe (Linux `tcp_send_loss_probe`): one new segment if the
+    /// receive window allows, whatever cwnd says, else the highest outstanding
+    /// segment again. Returns whether the probe was a retransmission, or None
+    /// if nothing went out.
+    fn send_probe(&mut self, _c: &mut Conn, _now: Time, _out: &mut Vec<Packet>) -> Option<bool> {
+        None
     }
 
     /// Whether the first unacknowledged segment is deemed lost without the
@@ -132,9 +189,9 @@ pub(crate) trait RecoveryOps {
         c.snd_una < c.snd_nxt.min(c.recover.unwrap_or(0))
     }
 
-    /// A retransmission timeout, after the sender entered Loss with cwnd = 1
-    /// MSS. Default: go back N, resending from snd_una in slow start.
-    fn on_timeout(&mut self, c: &mut Conn) {
+    /// A retransmission timeout at `now`, after the sender entered Loss with
+    /// cwnd = 1 MSS. Default: go back N, resending from snd_una in slow start.
+    fn on_timeout(&mut self, c: &mut Conn, _now: Time) {
         c.snd_nxt = c.snd_una;
     }
 
@@ -159,9 +216,9 @@ impl AnyRecovery {
             Recovery::Tahoe => AnyRecovery::Tahoe(Tahoe),
             Recovery::Reno => AnyRecovery::Reno(Reno),
             Recovery::NewReno => AnyRecovery::NewReno(NewReno::default()),
-            Recovery::Sack => {
-                AnyRecovery::Sack(Sack::new(cfg.mss, b.pipe_counts_sacked_retransmissions))
-            }
+            Recovery::Sack => AnyRecovery::Sack(
+                Sack::new(cfg.mss, b.pipe_counts_sacked_retransmissions).with_rack(cfg.rack()),
+            ),
         }
     }
 }
@@ -181,8 +238,36 @@ impl RecoveryOps for AnyRecovery {
     fn bytes_in_flight(&self, c: &Conn) -> u64 {
         each!(self, r => r.bytes_in_flight(c))
     }
-    fn on_ack_arrival(&mut self, c: &Conn, ack: u64, blocks: &[(u64, u64)]) -> SackUpdate {
-        each!(self, r => r.on_ack_arrival(c, ack, blocks))
+    fn on_ack_arrival(
+        &mut self,
+        c: &Conn,
+        now: Time,
+        ack: u64,
+        blocks: &[(u64, u64)],
+        ts_ecr: Time,
+    ) -> SackUpdate {
+        each!(self, r => r.on_ack_arrival(c, now, ack, blocks, ts_ecr))
+    }
+    fn rack_detect(&mut self, c: &mut Conn, now: Time, force: bool) -> RackScan {
+        each!(self, r => r.rack_detect(c, now, force))
+    }
+    fn any_lost(&self) -> bool {
+        each!(self, r => r.any_lost())
+    }
+    fn left_out(&self) -> bool {
+        each!(self, r => r.left_out())
+    }
+    fn packets_out(&self, c: &Conn) -> u64 {
+        each!(self, r => r.packets_out(c))
+    }
+    fn sacked_segments(&self) -> Option<u32> {
+        each!(self, r => r.sacked_segments())
+    }
+    fn head_sent_at(&self) -> Option<Time> {
+        each!(self, r => r.head_sent_at())
+    }
+    fn send_probe(&mut self, c: &mut Conn, now: Time, out: &mut Vec<Packet>) -> Option<bool> {
+        each!(self, r => r.send_probe(c, now, out))
     }
     fn head_lost(&self) -> bool {
         each!(self, r => r.head_lost())
@@ -217,8 +302,8 @@ impl RecoveryOps for AnyRecovery {
     fn head_resent(&self, c: &Conn) -> bool {
         each!(self, r => r.head_resent(c))
     }
-    fn on_timeout(&mut self, c: &mut Conn) {
-        each!(self, r => r.on_timeout(c))
+    fn on_timeout(&mut self, c: &mut Conn, now: Time) {
+        each!(self, r => r.on_timeout(c, now))
     }
     fn send(&mut self, c: &mut Conn, now: Time, out: &mut Vec<Packet>) {
         each!(self, r => r.send(c, now, out))

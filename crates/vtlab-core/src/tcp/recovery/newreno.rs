@@ -46,7 +46,7 @@ impl RecoveryOps for NewReno {
         restart_timer
     }
 
-    fn on_timeout(&mut self, c: &mut Conn) {
+    fn on_timeout(&mut self, c: &mut Conn, _now: Time) {
         self.partial_ack_seen = false;
         c.snd_nxt = c.snd_una;
     }
@@ -98,7 +98,7 @@ mod tests {
         // Step 3: an ACK covering `recover` is full.
         assert!(r.is_full_ack(&c, 10 * MSS));
         // A timeout goes back N and re-arms the first-partial-ACK timer reset.
-        r.on_timeout(&mut c);
+        r.on_timeout(&mut c, T);
         assert_eq!(c.snd_nxt, c.snd_una);
         assert!(r.on_partial_ack(&mut c, T, &partial(MSS), &mut out));
     }

@@ -8,12 +8,18 @@
 //! lost one at once whatever the window (RFC 6675 §5 step 4.3); cwnd is held
 //! at ssthresh, or set on every ACK by PRR when `prr` is on. After a timeout
 //! every un-SACKed segment is resent, lowest first, in slow start.
+//!
+//! With RACK (`tcp.rack`, RFC 8985 §6, `tcp/rack.rs`) the scoreboard's lost
+//! marks come from RACK's timing instead of `IsLost` (Linux since 4.18 runs
+//! RACK alone); the sender then starts recovery once any segment is marked
+//! lost, and the first lost segment goes out first.
 
-use super::{enter_fast_recovery, NewAck, RecoveryOps, SackUpdate};
+use super::{enter_fast_recovery, NewAck, RackScan, RecoveryOps, SackUpdate};
 use crate::engine::Time;
 use crate::net::Packet;
 use crate::tcp::conn::Conn;
 use crate::tcp::prr::Prr;
+use crate::tcp::rack::{Deliveries, Rack};
 use crate::tcp::scoreboard::{Next, Scoreboard};
 use crate::tcp::state::CaState;
 
@@ -25,6 +31,8 @@ pub(crate) struct Sack {
     /// ns-3 `m_isRetransDataAcked` for the ACK being processed: a partial ACK
     /// in recovery that cumulatively acknowledges retransmitted data.
     retx_acked: bool,
+    /// RACK loss detection, when on (it replaces `IsLost`).
+    rack: Option<Rack>,
 }
 
 impl Sack {
@@ -33,15 +41,22 @@ impl Sack {
             sb: Scoreboard::new(mss).with_ns3_pipe(ns3_pipe),
             prr: None,
             retx_acked: false,
+            rack: None,
         }
+    }
+
+    /// Detect losses with RACK instead of RFC 6675 `IsLost`.
+    pub fn with_rack(mut self, on: bool) -> Self {
+        self.rack = on.then(Rack::default);
+        self
     }
 
     /// Put a segment on the wire and on the scoreboard; PRR counts it.
     fn transmit(&mut self, c: &mut Conn, now: Time, seq: u64, len: u64, out: &mut Vec<Packet>) {
         if seq < c.snd_max {
-            self.sb.mark_retransmitted(seq);
+            self.sb.mark_retransmitted(seq, now);
         } else {
-            self.sb.on_new_data(seq, len);
+            self.sb.on_new_data(seq, len, now);
         }
         if let Some(prr) = self.prr.as_mut() {
             prr.on_send(len);
@@ -87,18 +102,94 @@ impl RecoveryOps for Sack {
         self.sb.pipe()
     }
 
-    fn on_ack_arrival(&mut self, c: &Conn, ack: u64, blocks: &[(u64, u64)]) -> SackUpdate {
+    fn on_ack_arrival(
+        &mut self,
+        c: &Conn,
+        now: Time,
+        ack: u64,
+        blocks: &[(u64, u64)],
+        ts_ecr: Time,
+    ) -> SackUpdate {
         self.retx_acked = c.ca_state == CaState::Recovery
             && ack > c.snd_una
             && c.recover.is_some_and(|r| ack < r)
             && self.sb.retransmitted_below(ack);
-        let sacked_acked = self.sb.on_cumulative_ack(ack.max(c.snd_una));
-        let newly_sacked = self.sb.on_sack_blocks(blocks);
-        self.sb.update_lost(c.cfg.dupack_threshold);
+        let Some(rack) = self.rack.as_mut() else {
+            let sacked_acked = self.sb.on_cumulative_ack(ack.max(c.snd_una));
+            let newly_sacked = self.sb.on_sack_blocks(blocks);
+            self.sb.update_lost(c.cfg.dupack_threshold);
+            return SackUpdate {
+                newly_sacked,
+                sacked_acked,
+            };
+        };
+        // RACK: note what each newly delivered segment says; no IsLost.
+        let prior_fack = self.sb.highest_sacked_end();
+        let min_rtt = c.rtt.min_rtt();
+        let mut d = Deliveries::default();
+        let sacked_acked = self
+            .sb
+            .on_cumulative_ack_visit(ack.max(c.snd_una), |s| d.add(s, true, now, min_rtt, ts_ecr));
+        let newly_sacked = self
+            .sb
+            .on_sack_blocks_visit(blocks, |s| d.add(s, false, now, min_rtt, ts_ecr));
+        rack.on_deliveries(&d, prior_fack);
         SackUpdate {
             newly_sacked,
             sacked_acked,
         }
+    }
+
+    fn rack_detect(&mut self, c: &mut Conn, now: Time, force: bool) -> RackScan {
+        let Some(rack) = self.rack.as_mut() else {
+            return RackScan::default();
+        };
+        let advanced = rack.take_advanced();
+        let Some(r) = rack.reference().filter(|_| advanced || force) else {
+            return RackScan::default();
+        };
+        let in_recovery = matches!(c.ca_state, CaState::Recovery | CaState::Loss);
+        let reo_wnd = rack.reo_wnd(
+            in_recovery,
+            self.sb.sacked_segments(),
+            c.cfg.dupack_threshold,
+            c.rtt.min_rtt(),
+            c.rtt.srtt(),
+        );
+        let (marked, wait) = self.sb.rack_mark_lost(now, r, reo_wnd);
+        c.stats.rack_losses += u64::from(marked);
+        RackScan { marked, wait }
+    }
+
+    fn any_lost(&self) -> bool {
+        self.sb.any_lost()
+    }
+
+    fn left_out(&self) -> bool {
+        self.sb.left_out()
+    }
+
+    fn packets_out(&self, _c: &Conn) -> u64 {
+        self.sb.packets_out() as u64
+    }
+
+    fn sacked_segments(&self) -> Option<u32> {
+        Some(self.sb.sacked_segments() as u32)
+    }
+
+    fn head_sent_at(&self) -> Option<Time> {
+        self.sb.head_sent_at()
+    }
+
+    fn send_probe(&mut self, c: &mut Conn, now: Time, out: &mut Vec<Packet>) -> Option<bool> {
+        if let Some(len) = c.next_new_segment(false) {
+            self.send_new_segment(c, now, len, out);
+            return Some(false);
+        }
+        let seq = self.sb.last_seq()?;
+        let len = self.sb.len_at(seq);
+        self.transmit(c, now, seq, len, out);
+        Some(true)
     }
 
     fn head_lost(&self) -> bool {
@@ -108,7 +199,8 @@ impl RecoveryOps for Sack {
     /// RFC 6675 §5 steps 4.1–4.3: RecoveryPoint = snd_max, cwnd = ssthresh
     /// (PRR then sets it per ACK, with RecoverFS the flight size of RFC 6937,
     /// or pipe as ns-3 `TcpPrrRecovery::EnterRecovery`), and the first lost
-    /// segment goes out whatever the window.
+    /// segment goes out whatever the window: the head, or with RACK the
+    /// lowest segment RACK marked lost (Linux `tcp_xmit_retransmit_queue`).
     fn enter(&mut self, c: &mut Conn, now: Time, newly_sacked: u64, out: &mut Vec<Packet>) {
         let pipe = self.sb.pipe();
         enter_fast_recovery(c, now, pipe);
@@ -118,7 +210,13 @@ impl RecoveryOps for Sack {
             self.prr = Some(Prr::enter(recover_fs));
             self.prr_update(c, newly_sacked, true);
         }
-        self.retransmit_head(c, now, out);
+        match self.rack.as_ref().and(self.sb.first_unsent_lost()) {
+            Some(seq) => {
+                let len = self.sb.len_at(seq);
+                self.transmit(c, now, seq, len, out);
+            }
+            None => self.retransmit_head(c, now, out),
+        }
     }
 
     /// The scoreboard drives retransmissions; PRR sets cwnd. ns-3 runs
@@ -180,10 +278,18 @@ impl RecoveryOps for Sack {
         self.sb.head_retransmitted()
     }
 
-    /// Every un-SACKed segment is lost and eligible for retransmission again.
-    fn on_timeout(&mut self, _c: &mut Conn) {
+    /// Every un-SACKed segment is lost and eligible for retransmission again;
+    /// with RACK, except segments other than the head sent less than RACK.rtt
+    /// ago (Linux `tcp_timeout_mark_lost`).
+    fn on_timeout(&mut self, _c: &mut Conn, now: Time) {
         self.prr = None;
-        self.sb.on_timeout();
+        match self.rack.as_ref() {
+            Some(rack) => {
+                let rtt = rack.rtt();
+                self.sb.on_timeout_sparing(|xmit| now.since(xmit) < rtt);
+            }
+            None => self.sb.on_timeout(),
+        }
     }
 
     /// While cwnd − pipe ≥ 1 MSS (cwnd bounded by rwnd as ns-3 with
@@ -202,7 +308,9 @@ impl RecoveryOps for Sack {
             }
             let new_len = c.next_new_segment(c.b.rwnd_bounds_pipe);
             let next = match c.ca_state {
-                CaState::Recovery => self.sb.next_seg(new_len.is_some()),
+                CaState::Recovery => self
+                    .sb
+                    .next_seg_with(new_len.is_some(), self.rack.is_some()),
                 CaState::Loss => self
                     .sb
                     .first_unsent_lost()
@@ -240,7 +348,7 @@ mod tests {
         s.send(&mut c, T, &mut out);
         assert_eq!(sent(&mut out), (0..10).collect::<Vec<_>>());
         assert_eq!(s.bytes_in_flight(&c), 10 * MSS);
-        let u = s.on_ack_arrival(&c, 0, &[(MSS, 4 * MSS)]);
+        let u = s.on_ack_arrival(&c, T, 0, &[(MSS, 4 * MSS)], T);
         assert_eq!(
             u,
             SackUpdate {
@@ -272,7 +380,7 @@ mod tests {
         // 5..10 SACKed as well: segment 4 is lost (5 SACKed above); pipe =
         // the retransmitted head only. cwnd stays at ssthresh (no PRR), so two
         // segments go out: NextSeg rule 1 (lost 4), then rule 2 (new data 10).
-        let u = s.on_ack_arrival(&c, 0, &[(5 * MSS, 10 * MSS), (MSS, 4 * MSS)]);
+        let u = s.on_ack_arrival(&c, T, 0, &[(5 * MSS, 10 * MSS), (MSS, 4 * MSS)], T);
         assert_eq!(u.newly_sacked, 5 * MSS);
         s.on_dupack(&mut c, u.newly_sacked);
         assert_eq!(c.w.cwnd, 3 * MSS);
@@ -293,7 +401,7 @@ mod tests {
         // One more segment (5) SACKed: prr_delivered 4000, prr_out 1000 (the
         // head); pipe = 1 (head) + 1 (segment 4, not lost: 1 SACKed above) +
         // 4 (6..9) = 6 segments: ⌈4000·3000/10 000⌉ − 1000 = 200 → cwnd 6200.
-        let u = s.on_ack_arrival(&c, 0, &[(5 * MSS, 6 * MSS), (MSS, 4 * MSS)]);
+        let u = s.on_ack_arrival(&c, T, 0, &[(5 * MSS, 6 * MSS), (MSS, 4 * MSS)], T);
         s.on_dupack(&mut c, u.newly_sacked);
         assert_eq!(c.w.cwnd, 6_200);
     }
@@ -305,7 +413,7 @@ mod tests {
         // show the skipping): every un-SACKed segment is lost again.
         c.ca_state = CaState::Loss;
         c.w.cwnd = 2 * MSS;
-        s.on_timeout(&mut c);
+        s.on_timeout(&mut c, T);
         assert_eq!(s.bytes_in_flight(&c), 0);
         assert!(!s.head_resent(&c));
         s.send(&mut c, T, &mut out);

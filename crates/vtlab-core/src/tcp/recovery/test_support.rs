@@ -46,6 +46,8 @@ pub fn conn(sent: u64, cwnd: u64) -> Conn {
             Duration::from_millis(1),
         ),
         timer: None,
+        timer_kind: Default::default(),
+        head_rexmit_rearms: false,
         timed: None,
         drops: BTreeMap::new(),
         stats: SenderStats::default(),
