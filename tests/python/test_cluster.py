@@ -243,10 +243,10 @@ def test_resume_after_an_interrupted_cluster_sweep_simulates_only_the_missing_ru
     real_store = sweep_module._store_run
     stored_keys: list[str] = []
 
-    def interrupted_store(run_dir: Path, key: str, res: Any) -> None:
+    def interrupted_store(run_dir: Path, key: str, res: Any, *rest: Any) -> None:
         if len(stored_keys) == 7:
             raise KeyboardInterrupt  # the client is stopped (Ctrl-C) mid-sweep
-        real_store(run_dir, key, res)
+        real_store(run_dir, key, res, *rest)
         stored_keys.append(key)
 
     monkeypatch.setattr(sweep_module, "_store_run", interrupted_store)
@@ -260,8 +260,8 @@ def test_resume_after_an_interrupted_cluster_sweep_simulates_only_the_missing_ru
 
     resumed: list[str] = []
 
-    def counting_store(run_dir: Path, key: str, res: Any) -> None:
-        real_store(run_dir, key, res)
+    def counting_store(run_dir: Path, key: str, res: Any, *rest: Any) -> None:
+        real_store(run_dir, key, res, *rest)
         resumed.append(key)
 
     monkeypatch.setattr(sweep_module, "_store_run", counting_store)

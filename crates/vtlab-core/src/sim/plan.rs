@@ -7,11 +7,12 @@
 //! registry descriptors, routes are computed), so nothing downstream can fall
 //! back silently on a default.
 
+use serde::{Deserialize, Serialize};
+
 use crate::engine::{Duration, Time};
 use crate::net::cellular::CapacityConf;
 use crate::net::wifi::MediumConf;
 use crate::net::{LinkParams, LossConf, NodeId};
-use crate::spec::StepConf;
 use crate::tcp::cc::CcDescriptor;
 use crate::tcp::TcpConfig;
 
@@ -44,6 +45,23 @@ pub struct AirHop {
     pub(crate) medium: u32,
     pub(crate) from: u32,
     pub(crate) to: u32,
+}
+
+/// One step of a session: `repeats` request/response exchanges in a row.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StepConf {
+    pub name: String,
+    /// Bytes the client writes per request (V2GTP header and TLS records included).
+    pub request_bytes: u64,
+    /// Bytes the server writes per response.
+    pub response_bytes: u64,
+    /// The response is due this long after its request was written (0: no deadline).
+    pub timeout_ns: u64,
+    pub repeats: u32,
+    /// The next request is written `period` after this one at the earliest
+    /// (0: as soon as the response is in).
+    pub period_ns: u64,
 }
 
 /// What a flow carries.

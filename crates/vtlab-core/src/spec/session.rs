@@ -12,26 +12,11 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::sim::plan::StepConf;
+
 use super::units::{Bytes, Dur};
 use super::{SpecError, TcpSpec};
 use crate::tcp::TcpConfig;
-
-/// One step of a session: `repeats` request/response exchanges in a row.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct StepConf {
-    pub name: String,
-    /// Bytes the client writes per request (V2GTP header and TLS records included).
-    pub request_bytes: u64,
-    /// Bytes the server writes per response.
-    pub response_bytes: u64,
-    /// The response is due this long after its request was written (0: no deadline).
-    pub timeout_ns: u64,
-    pub repeats: u32,
-    /// The next request is written `period` after this one at the earliest
-    /// (0: as soon as the response is in).
-    pub period_ns: u64,
-}
 
 /// A resolved session.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
