@@ -67,16 +67,19 @@ def test_nearest_rank_quantile_of_counts() -> None:
 # -- the plan ----------------------------------------------------------------------------
 
 
-def test_the_stacks_are_the_tcp_settings() -> None:
-    assert P.STACKS == {"ns3": {"profile": "ns3"}, "linux": {"profile": "linux"}}
+def test_the_stacks_are_the_three_tcp_settings() -> None:
+    assert P.STACKS == {
+        "ns3": {"profile": "ns3"},
+        "linux": {"profile": "linux", "tlp": False, "rack": False},
+        "linux+rack-tlp": {"profile": "linux", "tlp": True, "rack": True},
+    }
     assert P.FULL.stacks == P.QUICK.stacks == tuple(P.STACKS)
 
 
 def test_full_grid_shape() -> None:
     grids = S.grids(S.FULL, "ns3", S.FULL.runs)
     shape = {name: [len(a.levels) for a in g.axes] for name, g in grids.items()}
-    # loss × burst × stack × cc: 7 × 3 × 2 × 4 for one vehicle, 3 × 1 × 2 × 2 for the station.
-    assert shape == {"vehicle": [7, 3, 2, 4], "station": [3, 1, 2, 2]}
+    assert shape == {"vehicle": [7, 3, 3, 4], "station": [3, 1, 3, 2]}
     assert grids["vehicle"].runs is None and grids["station"].runs == S.FULL.station_runs
     assert all(g.messages == "counts" for g in grids.values())
     # Enough runs that a cell where all survive shows ≥ 99 % by its lower bound.

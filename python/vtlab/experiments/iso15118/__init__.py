@@ -3,8 +3,8 @@ iso15118``): vtlab's own study, not a paper reproduction.
 
 How often does a 30-minute ISO 15118-2 DC charging session survive — every
 CurrentDemand answered within its 250 ms deadline — when the charging cable's
-power-line link loses packets, for ns-3's TCP stack and Linux's (RACK-TLP joins
-when the core has it), four congestion controls, and losses from single packets to bursts of 8;
+power-line link loses packets, for ns-3's TCP stack and Linux's without and with
+RACK-TLP, four congestion controls, and losses from single packets to bursts of 8;
 and what happens to the sessions of 21 vehicles whose power-line segments also carry
 bulk transfers.
 
@@ -25,7 +25,7 @@ from vtlab.experiments.pipeline import Study, findings_frame
 NAME = "iso15118"
 DESCRIPTION = (
     "ISO 15118-2 DC sessions over a lossy PLC link: survival of a 30-minute session "
-    "(Wilson 95 %) by loss, burst size, stack (ns3, linux) and cc; "
+    "(Wilson 95 %) by loss, burst size, stack (ns3, linux, linux+rack-tlp) and cc; "
     "21 vehicles beside bulk transfers"
 )
 CITATION = (

@@ -17,7 +17,7 @@ from vtlab.experiments.iso15118.plan import SURVIVAL_TARGET, loss_label, setup_n
 from vtlab.experiments.pipeline import Claim, Context
 
 #: The stacks the statements name (keys of plan.STACKS).
-NS3, LINUX = "ns3", "linux"
+NS3, LINUX, RACK_TLP = "ns3", "linux", "linux+rack-tlp"
 #: "Most" cells: at least this share (a statement that holds in most cells, not all,
 #: is "partly" true).
 MOST = 0.5
@@ -97,6 +97,21 @@ def _fmt_tol(x: float) -> str:
     return "none" if not math.isfinite(x) else loss_label(x)
 
 
+def _rack_tlp_raises(ctx: Context) -> tuple[str, bool | str]:
+    with_, without = _tolerable(ctx, RACK_TLP), _tolerable(ctx, LINUX)
+    k, strict, n = _paired(ctx, RACK_TLP, LINUX)
+    evidence = (
+        f"highest loss with survival ≥ {SURVIVAL_TARGET:g}: {_fmt_tol(with_)} with RACK-TLP, "
+        f"{_fmt_tol(without)} without; survival at least as high in {_share(k, n)} lossy "
+        f"cells, strictly higher in {strict}"
+    )
+    lo_w = with_ if math.isfinite(with_) else -1.0
+    lo_wo = without if math.isfinite(without) else -1.0
+    if lo_w > lo_wo:
+        return evidence, True
+    return evidence, "partly" if strict > 0 and k == n else False
+
+
 def _cc_irrelevant(ctx: Context) -> tuple[str, bool | str]:
     t = ctx.s["cells"]
     groups = t.groupby(["loss", "burst", "stack"], sort=False)
@@ -168,6 +183,12 @@ def claims(ctx: Context) -> list[Claim]:
             f"floor is {floor['linux']:g} ms against ns-3's {floor['ns3']:g} ms, the {LOOP} "
             f"deadline {n['deadline_ms']:g} ms).",
             _linux_over_ns3,
+        ),
+        Claim(
+            one,
+            "RACK-TLP raises the highest loss rate at which sessions survive with "
+            f"probability ≥ {SURVIVAL_TARGET:g}.",
+            _rack_tlp_raises,
         ),
         Claim(
             one,

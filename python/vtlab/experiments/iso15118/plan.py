@@ -31,12 +31,12 @@ from vtlab.experiments.common import Config, Grid
 from vtlab.scenario import Scenario
 from vtlab.sweep import Axis
 
-#: The stacks compared, as TCP settings: ns-3's and Linux's. The one place they are
-#: defined. Linux with RACK-TLP (RFC 8985) joins them when the core has it
-#: (docs/study-iso15118.md).
+#: The stacks compared, as TCP settings: ns-3's, Linux's without and with RACK-TLP
+#: (RFC 8985). The one place they are defined.
 STACKS: dict[str, dict[str, Any]] = {
     "ns3": {"profile": "ns3"},
-    "linux": {"profile": "linux"},
+    "linux": {"profile": "linux", "tlp": False, "rack": False},
+    "linux+rack-tlp": {"profile": "linux", "tlp": True, "rack": True},
 }
 
 #: Congestion controls of the one-vehicle grid (``vtlab cc list``).
