@@ -46,7 +46,9 @@ def _lines(ax: Any, frame: pd.DataFrame, y: str, err: tuple[str, str] | None) ->
             if err is not None:
                 lo = ys - rows[err[0]].to_numpy(dtype=float)
                 hi = rows[err[1]].to_numpy(dtype=float) - ys
-                yerr = np.vstack([np.nan_to_num(lo), np.nan_to_num(hi)])
+                # Rounding can put a Wilson bound a hair beyond the point
+                # estimate at 0 or 1 (matplotlib refuses negative error bars).
+                yerr = np.clip(np.vstack([np.nan_to_num(lo), np.nan_to_num(hi)]), 0.0, None)
             ax.errorbar(
                 xs,
                 ys,
