@@ -30,6 +30,10 @@ struct Seg {
     ever_retx: bool,
     /// When the segment was last (re)transmitted.
     xmit: Time,
+    /// Its first byte. Segments are MSS-sized except where the application
+    /// ran dry (a bulk transfer's tail, every message of a session), so
+    /// starts are kept rather than computed.
+    start: u64,
 }
 
 /// A segment newly acknowledged (cumulatively, not SACKed before) or newly
@@ -65,7 +69,6 @@ impl Seg {
 
 #[derive(Clone, Debug)]
 pub struct Scoreboard {
-    mss: u64,
     /// Sequence number of `segs[0]` (the sender's `snd_una`).
     base: u64,
     /// End of the highest segment sent (the sender's `snd_max`).
@@ -98,9 +101,8 @@ pub enum Next {
 }
 
 impl Scoreboard {
-    pub fn new(mss: u64) -> Self {
+    pub fn new() -> Self {
         Scoreboard {
-            mss,
             base: 0,
             high: 0,
             segs: VecDeque::with_capacity(128),
@@ -119,9 +121,14 @@ impl Scoreboard {
         self
     }
 
+    /// First byte of segment `i`.
+    fn start_of(&self, i: usize) -> u64 {
+        self.segs[i].start
+    }
+
     fn seg_len(&self, i: usize) -> u64 {
-        let start = self.base + i as u64 * self.mss;
-        self.mss.min(self.high - start)
+        let end = self.segs.get(i + 1).map_or(self.high, |s| s.start);
+        end - self.segs[i].start
     }
 
     /// How many times a segment counts in pipe: un-SACKed segments once unless
@@ -162,8 +169,11 @@ impl Scoreboard {
         n(&mut self.n_ever_retx, s.ever_retx);
     }
 
+    /// Index of the segment holding `seq` (≥ base).
     fn index_of(&self, seq: u64) -> usize {
-        ((seq - self.base) / self.mss) as usize
+        self.segs
+            .partition_point(|s| s.start <= seq)
+            .saturating_sub(1)
     }
 
     /// New data `[seq, seq + len)` was sent at `now` (seq = the previous high).
@@ -172,6 +182,7 @@ impl Scoreboard {
         self.high = seq + len;
         self.segs.push_back(Seg {
             xmit: now,
+            start: seq,
             ..Seg::default()
         });
         self.pipe += len;
@@ -238,11 +249,11 @@ impl Scoreboard {
             }
             // Whole segments inside the block only.
             let mut i = self.index_of(start);
-            if self.base + i as u64 * self.mss < start {
+            if self.start_of(i) < start {
                 i += 1;
             }
             while i < self.segs.len() {
-                let s = self.base + i as u64 * self.mss;
+                let s = self.start_of(i);
                 let len = self.seg_len(i);
                 if s + len > end {
                     break;
@@ -330,7 +341,7 @@ impl Scoreboard {
         }
         let highest_sacked = self.segs.iter().rposition(|s| s.sacked);
         let below_high = |i: usize| highest_sacked.is_some_and(|h| i < h);
-        let seq = |i: usize| self.base + i as u64 * self.mss;
+        let seq = |i: usize| self.segs[i].start;
         if let Some(i) = (0..self.segs.len()).find(|&i| {
             (lost_anywhere || below_high(i))
                 && self.segs[i].lost
@@ -352,7 +363,7 @@ impl Scoreboard {
         self.segs
             .iter()
             .position(|s| s.lost && !s.retransmitted && !s.sacked)
-            .map(|i| self.base + i as u64 * self.mss)
+            .map(|i| self.segs[i].start)
     }
 
     /// Length of the segment starting at `seq`.
@@ -456,7 +467,7 @@ impl Scoreboard {
 
     /// Start of the highest outstanding segment.
     pub fn last_seq(&self) -> Option<u64> {
-        (!self.segs.is_empty()).then(|| self.base + (self.segs.len() as u64 - 1) * self.mss)
+        self.segs.back().map(|s| s.start)
     }
 
     /// End of the highest SACKed segment (Linux `tcp_highest_sack_seq`), if any.
@@ -467,7 +478,7 @@ impl Scoreboard {
         self.segs
             .iter()
             .rposition(|s| s.sacked)
-            .map(|i| self.base + i as u64 * self.mss + self.seg_len(i))
+            .map(|i| self.start_of(i) + self.seg_len(i))
     }
 
     /// RACK loss marking (RFC 8985 §6.2 step 5, Linux `tcp_rack_detect_loss`):
@@ -495,7 +506,7 @@ impl Scoreboard {
             if seg.sacked || (seg.lost && !seg.retransmitted) {
                 continue;
             }
-            let end = self.base + i as u64 * self.mss + self.seg_len(i);
+            let end = self.start_of(i) + self.seg_len(i);
             if !sent_after(r.xmit, r.end, seg.xmit, end) {
                 // Segments never retransmitted were sent in sequence order:
                 // all later ones are later still. Only retransmissions ahead
@@ -546,7 +557,7 @@ mod tests {
 
     /// Ten 1000-byte segments outstanding from 0.
     fn board() -> Scoreboard {
-        let mut b = Scoreboard::new(1000);
+        let mut b = Scoreboard::new();
         for i in 0..10 {
             b.on_new_data(i * 1000, 1000, T0);
         }
@@ -614,7 +625,7 @@ mod tests {
 
     #[test]
     fn cumulative_ack_and_tail_segment() {
-        let mut b = Scoreboard::new(1000);
+        let mut b = Scoreboard::new();
         b.on_new_data(0, 1000, T0);
         b.on_new_data(1000, 500, T0);
         assert_eq!(b.len_at(1000), 500);

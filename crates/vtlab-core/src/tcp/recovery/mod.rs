@@ -217,7 +217,7 @@ impl AnyRecovery {
             Recovery::Reno => AnyRecovery::Reno(Reno),
             Recovery::NewReno => AnyRecovery::NewReno(NewReno::default()),
             Recovery::Sack => AnyRecovery::Sack(
-                Sack::new(cfg.mss, b.pipe_counts_sacked_retransmissions).with_rack(cfg.rack()),
+                Sack::new(b.pipe_counts_sacked_retransmissions).with_rack(cfg.rack()),
             ),
         }
     }

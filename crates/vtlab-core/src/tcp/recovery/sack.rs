@@ -36,9 +36,9 @@ pub(crate) struct Sack {
 }
 
 impl Sack {
-    pub fn new(mss: u64, ns3_pipe: bool) -> Self {
+    pub fn new(ns3_pipe: bool) -> Self {
         Sack {
-            sb: Scoreboard::new(mss).with_ns3_pipe(ns3_pipe),
+            sb: Scoreboard::new().with_ns3_pipe(ns3_pipe),
             prr: None,
             retx_acked: false,
             rack: None,
@@ -343,7 +343,7 @@ mod tests {
         let mut c = conn(0, 10);
         c.b = StackBehaviour::LINUX;
         c.cfg.prr = prr;
-        let mut s = Sack::new(MSS, false);
+        let mut s = Sack::new(false);
         let mut out = vec![];
         s.send(&mut c, T, &mut out);
         assert_eq!(sent(&mut out), (0..10).collect::<Vec<_>>());
