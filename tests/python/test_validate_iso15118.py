@@ -36,5 +36,5 @@ def test_loss_free_cell_matches_the_stored_ns3_runs_exactly(tmp_path) -> None:
 
 
 def test_cli_rejects_seeds_beyond_the_stored_runs(cli, tmp_path) -> None:
-    r = cli("validate-iso15118", "--seeds", "11", "--out", str(tmp_path / "x"))
+    r = cli("validate-iso15118", "--seeds", "101", "--out", str(tmp_path / "x"))
     assert_usage_error(r, "--seeds")

@@ -640,6 +640,12 @@ impl Simulation {
         }
         if from_sender {
             self.piggyback(now, f, &mut out);
+        } else if out.iter().any(|p| p.kind == PacketKind::Ack) {
+            // A pure ACK leaves the endpoint whose sender is the other
+            // direction of a two-way connection.
+            if let Some(partner) = self.partner(f) {
+                self.flows[partner as usize].sender.on_pure_ack_sent();
+            }
         }
         let flow = &self.flows[f as usize];
         let (node, mtu) = if from_sender {

@@ -60,6 +60,13 @@ pub struct StackBehaviour {
     /// transmission (Linux `tcp_rearm_rto`, `tcp_rto_delta_us`), not an RTO
     /// from now.
     pub rto_from_head: bool,
+    /// Sending a pure ACK recomputes the RTO from srtt and rttvar, dropping
+    /// the exponential backoff (ns-3.44 `SendEmptyPacket` sets `m_rto` for
+    /// every empty segment it sends). It shows only on a connection that
+    /// carries data both ways: an endpoint whose retransmission is backed
+    /// off and that acknowledges the peer's (re)transmitted data backs off
+    /// from the minimum RTO again. Linux `tcp_send_ack` leaves `icsk_rto`.
+    pub pure_ack_clears_backoff: bool,
 }
 
 impl StackBehaviour {
@@ -79,6 +86,7 @@ impl StackBehaviour {
         rack: false,
         early_retransmit: false,
         rto_from_head: false,
+        pure_ack_clears_backoff: true,
     };
 
     pub const LINUX: StackBehaviour = StackBehaviour {
@@ -97,6 +105,7 @@ impl StackBehaviour {
         rack: true,
         early_retransmit: false,
         rto_from_head: true,
+        pure_ack_clears_backoff: false,
     };
 
     pub fn of(profile: Profile) -> Self {

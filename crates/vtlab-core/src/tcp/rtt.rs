@@ -13,6 +13,7 @@ pub struct RttEstimator {
     srtt_ns: Option<f64>,
     rttvar_ns: f64,
     rto: Duration,
+    rto_initial: Duration,
     min_rtt: Option<Duration>,
     latest: Option<Duration>,
     rto_min: Duration,
@@ -31,6 +32,7 @@ impl RttEstimator {
             srtt_ns: None,
             rttvar_ns: 0.0,
             rto: rto_initial.min(rto_max),
+            rto_initial: rto_initial.min(rto_max),
             min_rtt: None,
             latest: None,
             rto_min,
@@ -65,11 +67,15 @@ impl RttEstimator {
     }
 
     /// Recompute the RTO from srtt and rttvar, dropping any backoff (ns-3
-    /// `NewAck`); no-op before the first sample.
+    /// `NewAck`, `SendEmptyPacket`); before the first sample, back to the
+    /// initial RTO (ns-3 computes 1.001 s there: its initial estimate of 1 s
+    /// plus the 1 ms granularity; RFC 6298 §2.1 says 1 s).
     pub fn clear_backoff(&mut self) {
-        if self.srtt_ns.is_some() {
-            self.rto = self.computed_rto();
-        }
+        self.rto = if self.srtt_ns.is_some() {
+            self.computed_rto()
+        } else {
+            self.rto_initial
+        };
     }
 
     /// Exponential backoff after an expiry.
@@ -162,6 +168,18 @@ mod tests {
         }
         assert_eq!(e.rto(), Duration::from_secs(60));
         e.sample(Duration::from_millis(100));
+        assert_eq!(e.rto(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn clearing_the_backoff_before_a_sample_restores_the_initial_rto() {
+        // est(): initial RTO 1 s. Two expiries back it off to 4 s; clearing
+        // (an ACK without a valid sample, Karn) returns to 1 s, not 4 s.
+        let mut e = est();
+        e.back_off();
+        e.back_off();
+        assert_eq!(e.rto(), Duration::from_secs(4));
+        e.clear_backoff();
         assert_eq!(e.rto(), Duration::from_secs(1));
     }
 }

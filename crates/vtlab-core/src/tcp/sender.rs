@@ -249,6 +249,16 @@ impl Sender {
         }
     }
 
+    /// The endpoint sent a pure ACK for the other direction of its
+    /// connection. ns-3 recomputes the RTO there, dropping any backoff
+    /// ([`StackBehaviour::pure_ack_clears_backoff`]); a timer already running
+    /// keeps its deadline, the next one uses the new value.
+    pub fn on_pure_ack_sent(&mut self) {
+        if self.c.b.pure_ack_clears_backoff && self.c.phase == Phase::Established {
+            self.c.rtt.clear_backoff();
+        }
+    }
+
     /// The application closed the connection (its session ended): nothing
     /// more is sent or retransmitted.
     pub fn close(&mut self) {
