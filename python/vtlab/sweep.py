@@ -274,12 +274,9 @@ class Sweep:
             run_dir.mkdir(parents=True, exist_ok=True)
         results: dict[str, Result] = {}
         todo: list[Point] = []
+        loaded = self._load_stored(run_dir, points, jobs) if run_dir is not None else {}
         for p in points:
-            stored = (
-                _load_run(run_dir, p.key, self.trace, self.messages)
-                if run_dir is not None
-                else None
-            )
+            stored = loaded.get(p.key)
             if stored is not None:
                 # A run may have been stored by another sweep with other axes:
                 # keep the result columns and label it for this sweep.
@@ -297,6 +294,27 @@ class Sweep:
         elif todo:
             results.update(self._execute(todo, run_dir, jobs, progress))
         return Result.concat([results[p.key] for p in points])
+
+    def _load_stored(
+        self, run_dir: Path, points: Sequence[Point], jobs: int | None
+    ) -> dict[str, Result | None]:
+        """The stored runs among ``points`` (``None`` for the others), read in threads
+        (Parquet reading releases the GIL): a large finished campaign re-renders
+        sooner."""
+        keys = [
+            k for k in dict.fromkeys(p.key for p in points) if (run_dir / f"{k}.parquet").exists()
+        ]
+        if not keys:
+            return {}
+        workers = max(1, min(jobs or os.cpu_count() or 1, len(keys)))
+
+        def load(key: str) -> Result | None:
+            return _load_run(run_dir, key, self.trace, self.messages)
+
+        if workers == 1:
+            return {k: load(k) for k in keys}
+        with ThreadPoolExecutor(workers) as pool:
+            return dict(zip(keys, pool.map(load, keys), strict=True))
 
     def _finish(self, p: Point, raw: Mapping[str, Any], run_dir: Path | None) -> Result:
         """A run's result from the core's raw columns, labelled, and stored."""
