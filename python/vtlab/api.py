@@ -391,6 +391,41 @@ class Result:
         res._parts = list(results)
         return res
 
+    def compacted(self) -> Result:
+        """This result with every table built and the parts (or the core's columns)
+        dropped: a concatenation of many runs then holds one frame per table instead
+        of one per run (a DataFrame costs tens of kilobytes however few its rows).
+        Returns ``self``."""
+        for name in _ORDER:
+            self._table(name)
+        self._raw = None
+        self._parts = None
+        return self
+
+    def reordered(self, position: Mapping[tuple[str, int], int]) -> Result:
+        """The rows of every table (and ``meta["runs"]``, ``meta["seeds"]``) sorted by
+        the position of their run, ``position[(scenario_hash, seed)]``; rows of one run
+        keep their order. Returns ``self``, :meth:`compacted`."""
+        import numpy as np
+
+        self.compacted()
+        for name in _ORDER:
+            frame = getattr(self, f"_{name}")
+            if frame is None or len(frame) == 0:
+                continue
+            keys = zip(frame["scenario_hash"], frame["seed"], strict=True)
+            at = np.array([position[(h, int(s))] for h, s in keys])
+            setattr(
+                self, f"_{name}", frame.iloc[np.argsort(at, kind="stable")].reset_index(drop=True)
+            )
+        runs = self.meta.get("runs")
+        if runs:
+            runs.sort(
+                key=lambda m: position.get((m.get("scenario_hash"), int(m.get("seed", 0))), 0)
+            )
+            self.meta["seeds"] = [m.get("seed") for m in runs]
+        return self
+
     def summarize(
         self, by: Sequence[str] | str = ("cc",), metrics: Sequence[str] | str = DEFAULT_METRICS
     ) -> pd.DataFrame:

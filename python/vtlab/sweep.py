@@ -21,7 +21,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -272,31 +272,48 @@ class Sweep:
         run_dir = Path(store) / "runs" if store is not None else None
         if run_dir is not None:
             run_dir.mkdir(parents=True, exist_ok=True)
-        results: dict[str, Result] = {}
+        gather = _Gather(points)
         todo: list[Point] = []
-        for p in points:
-            stored = (
-                _load_run(run_dir, p.key, self.trace, self.messages)
-                if run_dir is not None
-                else None
-            )
+        for p, stored in self._load_stored(run_dir, points, jobs):
             if stored is not None:
                 # A run may have been stored by another sweep with other axes:
                 # keep the result columns and label it for this sweep.
                 _strip_labels(stored)
                 _add_labels(stored, p.labels)
-                results[p.key] = stored
+                gather.add(p.key, stored)
             else:
                 todo.append(p)
         if todo and on_cluster:
-            results.update(
-                self._execute_on_cluster(
-                    todo, run_dir, progress, scheduler, cluster, task_runs, connect_timeout
-                )
+            self._execute_on_cluster(
+                todo, run_dir, progress, scheduler, cluster, task_runs, connect_timeout, gather
             )
         elif todo:
-            results.update(self._execute(todo, run_dir, jobs, progress))
-        return Result.concat([results[p.key] for p in points])
+            self._execute(todo, run_dir, jobs, progress, gather)
+        return gather.result()
+
+    def _load_stored(
+        self, run_dir: Path | None, points: Sequence[Point], jobs: int | None
+    ) -> Iterator[tuple[Point, Result | None]]:
+        """Every point with its stored run (``None`` if not stored), in order. The runs
+        are read in threads (Parquet reading releases the GIL), a batch at a time, so
+        that a large finished campaign re-renders sooner and only a batch of runs is
+        held as separate frames."""
+        if run_dir is None:
+            yield from ((p, None) for p in points)
+            return
+        workers = max(1, jobs or os.cpu_count() or 1)
+
+        def load(key: str) -> Result | None:
+            if not (run_dir / f"{key}.parquet").exists():
+                return None
+            return _load_run(run_dir, key, self.trace, self.messages)
+
+        with ThreadPoolExecutor(workers) as pool:
+            for start in range(0, len(points), COMPACT_BATCH):
+                batch = points[start : start + COMPACT_BATCH]
+                keys = list(dict.fromkeys(p.key for p in batch))
+                loaded = dict(zip(keys, pool.map(load, keys), strict=True))
+                yield from ((p, loaded[p.key]) for p in batch)
 
     def _finish(self, p: Point, raw: Mapping[str, Any], run_dir: Path | None) -> Result:
         """A run's result from the core's raw columns, labelled, and stored."""
@@ -317,13 +334,12 @@ class Sweep:
         cluster: str | None,
         task_runs: int | None,
         connect_timeout: float | None,
-    ) -> dict[str, Result]:
+        gather: _Gather,
+    ) -> None:
         from vtlab import cluster as dask_cluster  # imports Dask only when connecting
 
-        done: dict[str, Result] = {}
-
         def finish(p: Point, raw: Mapping[str, Any]) -> None:
-            done[p.key] = self._finish(p, raw, run_dir)
+            gather.add(p.key, self._finish(p, raw, run_dir))
 
         if connect_timeout is None:
             connect_timeout = dask_cluster.DEFAULT_CONNECT_TIMEOUT
@@ -332,20 +348,22 @@ class Sweep:
             run_progress(len(todo), progress) as advance,
         ):
             dask_cluster.run_points(client, todo, self.trace, finish, advance, task_runs=task_runs)
-        return done
 
     def _execute(
-        self, todo: list[Point], run_dir: Path | None, jobs: int | None, progress: bool
-    ) -> dict[str, Result]:
+        self,
+        todo: list[Point],
+        run_dir: Path | None,
+        jobs: int | None,
+        progress: bool,
+        gather: _Gather,
+    ) -> None:
         workers = max(1, jobs or os.cpu_count() or 1)
-        done: dict[str, Result] = {}
-        lock = threading.Lock()
         trace = self.trace
 
         def one(p: Point) -> None:
-            res = self._finish(p, _core.run(p.scenario.to_json(), p.seed, trace), run_dir)
-            with lock:
-                done[p.key] = res
+            gather.add(
+                p.key, self._finish(p, _core.run(p.scenario.to_json(), p.seed, trace), run_dir)
+            )
 
         with run_progress(len(todo), progress) as advance, ThreadPoolExecutor(workers) as pool:
             pending: set[Future[None]] = set()
@@ -371,7 +389,52 @@ class Sweep:
             finally:
                 pool.shutdown(wait=True)
                 _core.request_stop(clear=True)
-        return done
+
+
+#: Runs whose results are concatenated into one (see :class:`_Gather`).
+COMPACT_BATCH = 1000
+
+
+class _Gather:
+    """The results of a sweep's runs, in the order of its points.
+
+    A pandas DataFrame costs tens of kilobytes however few its rows, so 100 000 runs
+    held as separate results take gigabytes. The results are therefore concatenated
+    every :data:`COMPACT_BATCH` runs as they arrive (from the store or the
+    simulations, in any order) and put in the points' order at the end. (Points
+    that share a run, the same scenario and seed, keep the plain way: each point's
+    rows are its run's.)
+    """
+
+    def __init__(self, points: Sequence[Point]) -> None:
+        self.points = list(points)
+        self.position: dict[tuple[str, int], int] = {}
+        for i, p in enumerate(self.points):
+            scenario_hash, seed = p.key.split("-")[:2]
+            self.position.setdefault((scenario_hash, int(seed)), i)
+        self.compact = len(self.position) == len(self.points)
+        self.lock = threading.Lock()
+        self.by_key: dict[str, Result] = {}
+        self.pending: list[Result] = []
+        self.chunks: list[Result] = []
+
+    def add(self, key: str, res: Result) -> None:
+        with self.lock:
+            if not self.compact:
+                self.by_key[key] = res
+                return
+            self.pending.append(res)
+            if len(self.pending) >= COMPACT_BATCH:
+                self.chunks.append(Result.concat(self.pending).compacted())
+                self.pending = []
+
+    def result(self) -> Result:
+        if not self.compact:
+            return Result.concat([self.by_key[p.key] for p in self.points])
+        parts = [*self.chunks, *self.pending]
+        if len(parts) == 1:
+            return parts[0]
+        return Result.concat(parts).compacted().reordered(self.position)
 
 
 def _add_labels(res: Result, labels: Sequence[tuple[str, Any]]) -> None:

@@ -43,6 +43,8 @@ def test_wilson_interval_by_hand() -> None:
     assert S.wilson(200, 200)[0] < P.SURVIVAL_TARGET
     assert analysis.best_lower_bound(400) == pytest.approx(S.wilson(400, 400)[0], abs=1e-12)
     assert all(math.isnan(x) for x in S.wilson(0, 0))
+    # The ends at k = 0 and k = n are exact (never a hair past the point estimate).
+    assert all(S.wilson(0, n)[0] == 0.0 and S.wilson(n, n)[1] == 1.0 for n in range(1, 500))
 
 
 def test_wilson_interval_agrees_with_scipy() -> None:

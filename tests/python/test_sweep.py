@@ -240,3 +240,25 @@ def test_a_truncated_run_file_is_moved_aside_and_rerun(tmp_path, capsys):
     # Stored again, properly: a third run reads both without a warning.
     sweep.run(tmp_path, progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_results_gathered_in_batches_come_back_in_the_points_order(tmp_path, monkeypatch):
+    """Results are concatenated every COMPACT_BATCH runs as they arrive (in any
+    order, from threads or the store) and sorted back into the points' order: the
+    same rows as one concatenation of the runs in order."""
+    import vtlab.sweep as sweep_module
+
+    base = {**BASE, "session": {"duration": "5s"}, "bytes": "200kB"}
+    sweep = Sweep(base, AXES, seeds=[1, 2, 3])
+    plain = sweep.run(progress=False, jobs=1)
+    monkeypatch.setattr(sweep_module, "COMPACT_BATCH", 2)
+    for store in (None, tmp_path, tmp_path):  # simulated, stored, then loaded
+        res = sweep.run(store, progress=False, jobs=2)
+        for name in ("flows", "links", "sessions", "messages"):
+            pd.testing.assert_frame_equal(
+                getattr(res, name), getattr(plain, name), check_dtype=False
+            )
+        assert res.meta["seeds"] == [p.seed for p in sweep.points()]
+    keys = [(p.label_dict["variant"], p.label_dict["loss"], p.seed) for p in sweep.points()]
+    got = plain.sessions[["variant", "loss", "seed"]].itertuples(index=False, name=None)
+    assert list(got) == keys
