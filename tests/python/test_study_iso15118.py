@@ -81,7 +81,7 @@ def test_the_stacks_are_the_three_tcp_settings() -> None:
 def test_full_grid_shape() -> None:
     grids = S.grids(S.FULL, "ns3", S.FULL.runs)
     shape = {name: [len(a.levels) for a in g.axes] for name, g in grids.items()}
-    assert shape == {"vehicle": [7, 3, 3, 4], "station": [3, 1, 3, 2]}
+    assert shape == {"vehicle": [8, 3, 3, 4], "station": [2, 1, 3, 2]}
     assert grids["vehicle"].runs is None and grids["station"].runs == S.FULL.station_runs
     assert all(g.messages == "counts" for g in grids.values())
     # Enough runs that a cell where all survive shows ≥ 99 % by its lower bound.
