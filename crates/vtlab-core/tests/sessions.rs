@@ -70,6 +70,39 @@ fn a_missed_deadline_aborts_the_session_at_the_deadline() {
 }
 
 #[test]
+fn an_acknowledgement_sent_while_backed_off_resets_the_backoff_in_the_ns3_profile() {
+    // ns-3.44 `SendEmptyPacket` recomputes m_rto for every pure ACK it sends.
+    // Timestamps off: a 100 B message is 100 + 40 + 2 = 142 B on the PLC link,
+    // 113.6 µs + 0.9 ms = 1.0136 ms; the RTO is the 1 s floor at both ends.
+    // The request is written at t_r behind the handshake's pure ACK (40 + 2 B,
+    // 33.6 µs) and reaches the charger at t_c = t_r + 33.6 µs + 1.0136 ms;
+    // the charger acknowledges it at once (lost: toward-EVCC packet 1), answers
+    // 300 ms later at t_c + 0.3 s (lost: 2), and its RTO resends the answer at
+    // t_c + 1.3 s (lost: 3), backing off to 2 s (next expiry t_c + 3.3 s). The
+    // vehicle resends the request at t_r + 1 s (lost: toward-SECC packet 3,
+    // after SYN 0, the handshake's ACK 1 and the request 2) and at t_r + 3 s; that
+    // copy reaches the charger at t_c + 3 s, which acknowledges it (packet 4,
+    // delivered) and so drops its backoff back to 1 s. Its RTO at t_c + 3.3 s
+    // resends the answer (lost: 5) and doubles 1 s, not 2 s: the next copy
+    // leaves at t_c + 5.3 s (packet 6, delivered) and arrives 1.0136 ms later.
+    // Response time: 5.3 s + 33.6 µs + 2 · 1.0136 ms = 5.3020608 s (with the
+    // backoff kept, as Linux does, 7.3020608 s).
+    let r = run_json(
+        json!({"preset": "v2g",
+               "loss": {"model": "replay", "drops": [1, 2, 3, 5]},
+               "reverse_loss": {"model": "replay", "drops": [3]},
+               "tcp": {"profile": "ns3", "timestamps": false},
+               "session": {"profile": "custom", "processing": "300ms", "abort_on_miss": false,
+                           "steps": [{"name": "A", "request": 100, "response": 100}]}}),
+        1,
+    );
+    let t = r.messages.response_time_s[0];
+    assert!((t - 5.3020608).abs() < 1e-9, "{t}");
+    let charger = r.flows.iter().find(|f| f.flow == "session/responses").unwrap();
+    assert_eq!((charger.rto_count, charger.retransmissions), (3, 3));
+}
+
+#[test]
 fn captures_of_sessions_are_refused_with_a_reason() {
     let plan = vtlab_core::spec::plan(
         &resolve_value(json!({"preset": "v2g", "session": {"duration": "1s"}})).unwrap(),

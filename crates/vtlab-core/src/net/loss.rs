@@ -14,6 +14,9 @@
 //!   L as `mean_loss` and the burst-start probability p is solved from it.
 //! * `gilbert-elliott`: a two-state Markov chain (Good, Bad) with a loss
 //!   probability per state; sojourns are exponential in time or geometric in packets.
+//! * `replay`: the packets at the given positions are lost (0 is the first packet
+//!   this loss point sees, every fragment counting as one), no others: another
+//!   simulator's loss decisions fed to vtlab (paired replay), or a scripted test.
 //!
 //! Source for `burst`: ns-3 `src/network/utils/error-model.cc`, `BurstErrorModel::DoCorrupt`.
 
@@ -54,6 +57,10 @@ pub enum LossConf {
         mean_bad: f64,
         loss_good: f64,
         loss_bad: f64,
+    },
+    /// Positions (from 0, strictly increasing) of the packets to lose.
+    Replay {
+        drops: Vec<u64>,
     },
 }
 
@@ -175,6 +182,13 @@ pub enum LossModel {
         initialised: bool,
         rng: RngStream,
     },
+    Replay {
+        drops: Vec<u64>,
+        /// Index into `drops` of the next loss.
+        next: usize,
+        /// Packets seen so far.
+        seen: u64,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -190,6 +204,12 @@ impl LossModel {
     pub fn new(conf: &LossConf, rng: RngStream) -> Self {
         match *conf {
             LossConf::None => LossModel::None,
+            LossConf::Replay { ref drops } if drops.is_empty() => LossModel::None,
+            LossConf::Replay { ref drops } => LossModel::Replay {
+                drops: drops.clone(),
+                next: 0,
+                seen: 0,
+            },
             LossConf::Bernoulli { mean_loss: 0.0 } => LossModel::None,
             LossConf::Bernoulli { mean_loss } => LossModel::Bernoulli { p: mean_loss, rng },
             LossConf::Burst {
@@ -232,6 +252,13 @@ impl LossModel {
     pub fn drops(&mut self, now: Time) -> bool {
         match self {
             LossModel::None => false,
+            LossModel::Replay { drops, next, seen } => {
+                let position = *seen;
+                *seen += 1;
+                let lost = drops.get(*next) == Some(&position);
+                *next += usize::from(lost);
+                lost
+            }
             LossModel::Bernoulli { p, rng } => rng.uniform() < *p,
             LossModel::Burst {
                 machine,
@@ -464,5 +491,14 @@ mod tests {
         let (l, run) = measure(&mut model(spec, 4), 1_000_000, Duration(1));
         assert!((l - 4.0 / 103.0).abs() < 0.003, "{l}");
         assert!((run - 4.0).abs() < 0.3, "{run}");
+    }
+
+    #[test]
+    fn replay_loses_exactly_the_listed_positions() {
+        let mut m = model(LossConf::Replay { drops: vec![0, 3, 4] }, 1);
+        let got: Vec<bool> = (0..7).map(|_| m.drops(Time::ZERO)).collect();
+        assert_eq!(got, [true, false, false, true, true, false, false]);
+        let mut none = model(LossConf::Replay { drops: vec![] }, 1);
+        assert!((0..100).all(|_| !none.drops(Time::ZERO)));
     }
 }

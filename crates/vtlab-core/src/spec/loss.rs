@@ -17,6 +17,7 @@ pub enum LossKind {
     Bernoulli,
     Burst,
     GilbertElliott,
+    Replay,
 }
 
 /// A loss model as written by the user. Which fields apply depends on `model`;
@@ -45,6 +46,9 @@ pub struct LossSpec {
     pub loss_good: Option<Fraction>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss_bad: Option<Fraction>,
+    /// `replay`: positions of the packets to lose (0 = the first packet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drops: Option<Vec<u64>>,
 }
 
 const DEFAULT_BURST_MIN: u32 = 1;
@@ -80,6 +84,7 @@ impl LossSpec {
             ("mean_bad", self.mean_bad.is_some()),
             ("loss_good", self.loss_good.is_some()),
             ("loss_bad", self.loss_bad.is_some()),
+            ("drops", self.drops.is_some()),
         ]
         .iter()
         .filter(|(_, present)| *present)
@@ -92,6 +97,7 @@ impl LossSpec {
             LossKind::GilbertElliott => {
                 &["sojourn", "mean_good", "mean_bad", "loss_good", "loss_bad"]
             }
+            LossKind::Replay => &["drops"],
         };
         let model_name = serde_json::to_value(model)
             .ok()
@@ -166,6 +172,14 @@ impl LossSpec {
                     loss_good: prob("loss_good", self.loss_good, 0.0, false)?,
                     loss_bad: prob("loss_bad", self.loss_bad, 1.0, false)?,
                 }
+            }
+            LossKind::Replay => {
+                let drops = self.drops.clone().ok_or_else(|| {
+                    SpecError::new(field("drops"), "required for model 'replay'".into())
+                })?;
+                let conf = LossConf::Replay { drops };
+                check_loss(&conf, path)?;
+                conf
             }
         })
     }
@@ -242,6 +256,29 @@ fn check_sojourn(sojourn: Sojourn, x: f64, path: &str) -> Result<(), SpecError> 
     }
 }
 
+/// Most packet positions a `replay` loss model may list.
+pub const MAX_REPLAY_DROPS: usize = 10_000_000;
+
+fn check_drops(drops: &[u64], path: &str) -> Result<(), SpecError> {
+    if drops.len() > MAX_REPLAY_DROPS {
+        return Err(SpecError::new(
+            path,
+            format!("{} positions; at most {MAX_REPLAY_DROPS}", drops.len()),
+        ));
+    }
+    if let Some(i) = (1..drops.len()).find(|&i| drops[i] <= drops[i - 1]) {
+        return Err(SpecError::new(
+            format!("{path}[{i}]"),
+            format!(
+                "{} does not follow {}: positions must be strictly increasing",
+                drops[i],
+                drops[i - 1]
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A probability in [0, 1] (or [0, 1) when `upper_open`), with the hint
 /// that percentages are accepted.
 fn check_prob(path: &str, x: f64, upper_open: bool) -> Result<f64, SpecError> {
@@ -286,12 +323,38 @@ pub(crate) fn check_loss(conf: &LossConf, path: &str) -> Result<(), SpecError> {
             prob("loss_good", loss_good, false)?;
             prob("loss_bad", loss_bad, false)
         }
+        LossConf::Replay { ref drops } => check_drops(drops, &format!("{path}.drops")),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn replay_positions_are_required_and_strictly_increasing() {
+        let spec = |drops: Option<Vec<u64>>| LossSpec {
+            model: Some(LossKind::Replay),
+            drops,
+            ..Default::default()
+        };
+        assert_eq!(
+            spec(Some(vec![2, 5])).resolve("loss").unwrap(),
+            LossConf::Replay { drops: vec![2, 5] }
+        );
+        let e = spec(None).resolve("loss").unwrap_err();
+        assert_eq!(e.path, "loss.drops");
+        let e = spec(Some(vec![2, 5, 5])).resolve("loss").unwrap_err();
+        assert_eq!(e.path, "loss.drops[2]");
+        assert!(e.message.contains("strictly increasing"), "{}", e.message);
+        let e = LossSpec {
+            mean_loss: Some(Fraction(0.1)),
+            ..spec(Some(vec![1]))
+        }
+        .resolve("loss")
+        .unwrap_err();
+        assert_eq!(e.path, "loss.mean_loss");
+    }
 
     #[test]
     fn spec_errors_name_the_field() {
