@@ -103,6 +103,34 @@ fn an_acknowledgement_sent_while_backed_off_resets_the_backoff_in_the_ns3_profil
 }
 
 #[test]
+fn the_next_message_starts_from_the_unbacked_off_rto_in_the_ns3_profile() {
+    // ns-3.44 `NewAck` recomputes m_rto on every ACK of new data, also one that
+    // leaves nothing outstanding. Timestamps off: a 100 B message takes 1.0136 ms
+    // (142 B at 10 Mbit/s + 0.9 ms), a pure ACK 33.6 µs to send (42 B).
+    // The first request (toward-SECC packet 2, after SYN and the handshake's
+    // ACK) is lost and so is its first copy (3) at t_r + 1 s; the RTO backs off
+    // to 4 s. The copy at t_r + 3 s (4) arrives; the charger acknowledges it at
+    // once (its first data) and answers: 3 s + 1.0136 ms + 33.6 µs + 1.0136 ms
+    // = 3.0020608 s. The answer acknowledges the request (Karn: no RTT sample).
+    // The second request (5) is lost: it is resent after the unbacked-off 1 s
+    // (6), answered at once: 1 s + 2 · 1.0136 ms = 1.0020272 s (with the
+    // backoff kept, 4.0020272 s).
+    let r = run_json(
+        json!({"preset": "v2g",
+               "loss": {"model": "replay", "drops": []},
+               "reverse_loss": {"model": "replay", "drops": [2, 3, 5]},
+               "tcp": {"profile": "ns3", "timestamps": false},
+               "session": {"profile": "custom", "abort_on_miss": false,
+                           "steps": [{"name": "A", "request": 100, "response": 100,
+                                      "repeats": 2}]}}),
+        1,
+    );
+    let t = &r.messages.response_time_s;
+    assert!((t[0] - 3.0020608).abs() < 1e-9, "{}", t[0]);
+    assert!((t[1] - 1.0020272).abs() < 1e-9, "{}", t[1]);
+}
+
+#[test]
 fn captures_of_sessions_are_refused_with_a_reason() {
     let plan = vtlab_core::spec::plan(
         &resolve_value(json!({"preset": "v2g", "session": {"duration": "1s"}})).unwrap(),

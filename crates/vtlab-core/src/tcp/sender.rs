@@ -500,12 +500,15 @@ impl Sender {
             }
         }
 
+        if restart_timer && self.c.b.new_ack_clears_backoff {
+            // ns-3 `NewAck` recomputes m_rto even when the ACK leaves nothing
+            // outstanding: a two-way connection's next message starts from the
+            // unbacked-off RTO.
+            self.c.rtt.clear_backoff();
+        }
         if self.c.snd_una >= self.c.snd_max {
             self.c.clear_timer();
         } else if restart_timer {
-            if self.c.b.new_ack_clears_backoff {
-                self.c.rtt.clear_backoff();
-            }
             if !(self.tlp || self.rack) {
                 self.c.set_rto_timer(now);
             } else if !reorder_armed {
