@@ -38,3 +38,10 @@ def test_loss_free_cell_matches_the_stored_ns3_runs_exactly(tmp_path) -> None:
 def test_cli_rejects_seeds_beyond_the_stored_runs(cli, tmp_path) -> None:
     r = cli("validate-iso15118", "--seeds", "101", "--out", str(tmp_path / "x"))
     assert_usage_error(r, "--seeds")
+
+
+def test_cli_rejects_a_malformed_replay_cell(cli) -> None:
+    r = cli("validate-iso15118", "--replay", "five:3")
+    assert_usage_error(r, "--replay")
+    r = cli("validate-iso15118", "--replay", "1.5:3")
+    assert_usage_error(r, "--replay")

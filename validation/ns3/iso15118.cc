@@ -6,7 +6,7 @@
 // One TCP connection, EVCC = client (connects at 0.1 s), SECC = server. The client
 // writes the requests of a schedule one after the other; the server writes each
 // response as soon as it holds the whole request. Timing rules, loss and output:
-// /work/notes/session-semantics.md (the contract); validation/ns3/README-iso15118.md.
+// validation/ns3/README-iso15118.md.
 //
 // Loss: ns3::BurstErrorModel (burst sizes U{1..4}, burst-start probability from the
 // mean loss as in v2g.cc) as ReceiveErrorModel on the EVCC's device (--loss, toward
@@ -14,6 +14,10 @@
 // with random streams of its own (0/1 toward the EVCC, 2/3 toward the SECC).
 // --lossStart keeps both models off until then (tests: let the handshake through).
 // --traceTcp prints both sockets' segments, RTT samples and RTO changes on stderr.
+// --traceLoss prints, on stderr after the run, the positions (from 0) of the packets
+// each PLC device's error model lost among all the packets it received:
+// "lost toward_evcc 3 17 ..." and "lost toward_secc ..." (vtlab's `replay` loss
+// model takes them: paired replay).
 //
 // Written for vtlab against the public ns-3.44 API. Output on stdout: one JSON
 // object per request written, then one summary object.
@@ -149,6 +153,25 @@ Expand(const std::vector<Step>& steps)
 // --traceTcp: both sockets' segments, RTT samples and RTO changes on stderr
 // ---------------------------------------------------------------------------
 static bool g_traceTcp = false;
+
+// --traceLoss: per PLC device, packets received so far and the positions lost
+struct LossTrace
+{
+    uint64_t seen = 0;
+    std::vector<uint64_t> lost;
+};
+
+static void
+CountDelivered(LossTrace* t, Ptr<const Packet>)
+{
+    ++t->seen;
+}
+
+static void
+CountLost(LossTrace* t, Ptr<const Packet>)
+{
+    t->lost.push_back(t->seen++);
+}
 
 static void
 TraceTime(const char* who, const char* what, Time, Time v)
@@ -702,6 +725,8 @@ main(int argc, char* argv[])
     cmd.AddValue("rcvBuf", "TcpSocket::RcvBufSize", rcvBuf);
     cmd.AddValue("dataRetries", "TcpSocket::DataRetries", dataRetries);
     cmd.AddValue("traceTcp", "print both sockets' segments, RTT samples and RTO on stderr", g_traceTcp);
+    bool traceLoss = false;
+    cmd.AddValue("traceLoss", "print the positions of the packets each error model lost on stderr", traceLoss);
     cmd.Parse(argc, argv);
 
     std::vector<Step> steps;
@@ -809,6 +834,18 @@ main(int argc, char* argv[])
         }
     }
 
+    // Every packet a device receives passes its error model: PhyRxDrop if lost,
+    // PhyRxEnd if not (PointToPointNetDevice::Receive).
+    LossTrace towardSecc;
+    LossTrace towardEvcc;
+    if (traceLoss)
+    {
+        devs.Get(0)->TraceConnectWithoutContext("PhyRxEnd", MakeBoundCallback(&CountDelivered, &towardSecc));
+        devs.Get(0)->TraceConnectWithoutContext("PhyRxDrop", MakeBoundCallback(&CountLost, &towardSecc));
+        devs.Get(1)->TraceConnectWithoutContext("PhyRxEnd", MakeBoundCallback(&CountDelivered, &towardEvcc));
+        devs.Get(1)->TraceConnectWithoutContext("PhyRxDrop", MakeBoundCallback(&CountLost, &towardEvcc));
+    }
+
     // ---------------- applications ----------------
     const uint16_t port = 50000;
     std::vector<const Step*> seq = Expand(steps);
@@ -864,6 +901,18 @@ main(int argc, char* argv[])
         << ", \"connected_s\": " << (connected.IsStrictlyPositive() ? Secs(connected) : "null")
         << ", \"scheduled\": " << seq.size() << "}\n";
     std::cout << out.str() << std::flush;
+    if (traceLoss)
+    {
+        for (auto [name, t] : {std::pair{"toward_evcc", &towardEvcc}, std::pair{"toward_secc", &towardSecc}})
+        {
+            std::cerr << "lost " << name;
+            for (uint64_t k : t->lost)
+            {
+                std::cerr << " " << k;
+            }
+            std::cerr << "\n";
+        }
+    }
 
     Simulator::Destroy();
     return 0;
