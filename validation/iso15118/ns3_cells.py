@@ -7,7 +7,9 @@ contract) and, for comparison, off.
     PYTHONPATH=python python validation/iso15118/ns3_cells.py [--out validation/iso15118/ns3]
 
 One process at a time. Writes <out>/cd-loss{L}-rev{R}-seed{S}.jsonl (the program's
-stdout; timestamps off: cd-loss{L}-rev{R}-nots-seed{S}.jsonl.gz) and
+stdout, timestamps on; the timestamps-off runs are summarised only: the validation
+stores its own, 100 seeds per cell with the lost packet positions, as
+cd-loss{L}-nots.jsonl.gz via `vtlab validate-iso15118 --rerun-ns3`) and
 <out>/summary.json (per cell and pooled per loss level: wall time, response-time
 percentiles, misses).
 """
@@ -15,7 +17,6 @@ percentiles, misses).
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 from pathlib import Path
@@ -70,9 +71,8 @@ def main() -> int:
                 if timestamps:
                     name = f"cd-loss{loss:g}-rev{rev:g}-seed{seed}.jsonl"
                     (a.out / name).write_text(proc.stdout)
-                else:  # the comparison cells, compressed
-                    name = f"cd-loss{loss:g}-rev{rev:g}-nots-seed{seed}.jsonl.gz"
-                    (a.out / name).write_bytes(gzip.compress(proc.stdout.encode(), mtime=0))
+                else:  # summarised only (validate-iso15118 stores these cells)
+                    name = f"cd-loss{loss:g}-nots.jsonl.gz (seed {seed})"
                 lines = [json.loads(x) for x in proc.stdout.splitlines()]
                 rows, summary = lines[:-1], lines[-1]
                 pooled.extend(rows)
