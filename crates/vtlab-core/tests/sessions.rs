@@ -98,7 +98,11 @@ fn an_acknowledgement_sent_while_backed_off_resets_the_backoff_in_the_ns3_profil
     );
     let t = r.messages.response_time_s[0];
     assert!((t - 5.3020608).abs() < 1e-9, "{t}");
-    let charger = r.flows.iter().find(|f| f.flow == "session/responses").unwrap();
+    let charger = r
+        .flows
+        .iter()
+        .find(|f| f.flow == "session/responses")
+        .unwrap();
     assert_eq!((charger.rto_count, charger.retransmissions), (3, 3));
 }
 

@@ -495,7 +495,12 @@ mod tests {
 
     #[test]
     fn replay_loses_exactly_the_listed_positions() {
-        let mut m = model(LossConf::Replay { drops: vec![0, 3, 4] }, 1);
+        let mut m = model(
+            LossConf::Replay {
+                drops: vec![0, 3, 4],
+            },
+            1,
+        );
         let got: Vec<bool> = (0..7).map(|_| m.drops(Time::ZERO)).collect();
         assert_eq!(got, [true, false, false, true, true, false, false]);
         let mut none = model(LossConf::Replay { drops: vec![] }, 1);
