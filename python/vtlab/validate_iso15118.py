@@ -13,10 +13,14 @@ with **timestamps off**: ns-3.44 echoes a stale timestamp on ACKs that ride on d
 below ``m_highTxAck``, which only pure ACKs advance), so with timestamps its RTO grows
 with the session's age; vtlab does not copy that defect (docs/iso15118.md).
 
-Per cell, the response-time percentiles (p50, p90, p99, p99.9, nearest rank, pooled
-over the seeds) must agree within ±10 %, and the fraction of missed deadlines is shown
-beside them.  ns-3's runs are stored in ``validation/iso15118/ns3/`` (one gzipped
-JSON-lines file per run); ``--rerun-ns3`` recomputes them with the ns-3 wheel.
+Paired: vtlab loses the packets ns-3 lost (the positions ns-3's error models report
+with ``--traceLoss``, replayed by the ``replay`` loss model), so the two runs differ
+only by their TCP and application models. Per cell, the response-time percentiles
+(p50, p90, p99, p99.9, nearest rank, pooled over the seeds) must agree within ±10 %;
+the fraction of missed deadlines, and vtlab with its own loss draws, are shown beside
+them.  ns-3's runs are stored in ``validation/iso15118/ns3/`` (one gzipped JSON-lines
+file per cell, a line per seed); ``--rerun-ns3`` recomputes them with the ns-3 wheel.
+``--replay LOSS:SEED`` compares one run exchange by exchange (:func:`paired_replay`).
 """
 
 from __future__ import annotations
@@ -100,8 +104,9 @@ def quantile(sorted_values: Sequence[float], q: float) -> float:
 
 def ns3_path(directory: Path, loss: float) -> Path:
     """The stored ns-3 runs of a cell: one JSON line per seed, ``{"seed": S,
-    "end": why the session ended, "response_time_s": [...]}`` (seconds rounded to
-    0.1 µs, null for a request never answered), gzipped."""
+    "end": why the session ended, "response_time_s": [...], "drops": {"toward_evcc":
+    [...], "toward_secc": [...]}}`` (seconds rounded to 0.1 µs, null for a request
+    never answered; the positions of the packets ns-3 lost), gzipped."""
     return directory / f"{cell_name(loss)}-nots.jsonl.gz"
 
 
