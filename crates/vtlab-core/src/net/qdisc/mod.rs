@@ -1,0 +1,350 @@
+//! Queue disciplines (qdiscs) with ns-3.44's traffic-control semantics:
+//! pfifo_fast, CoDel, FQ-CoDel, RED and PIE, each a transcription of the
+//! algorithm in ns-3's `src/traffic-control/model/*-queue-disc.cc` (the
+//! function a rule comes from is named beside it), not a new design.
+//!
+//! This module is self-contained: it does not know the simulator's
+//! [`crate::net::Packet`]. An [`Item`] carries what a queue disc looks at (the
+//! size, a flow hash, a priority, the enqueue time) and an opaque payload `T`
+//! the caller gets back. Wiring a queue disc in front of a link (ns-3's flow
+//! control between the root queue disc and the device queue) is described in
+//! docs/queue-discs.md and is not done here.
+//!
+//! Conventions shared by every discipline:
+//! * [`QueueDisc::enqueue`] either accepts the item (`Ok`) or hands it back
+//!   with the reason ns-3 gives for a drop before enqueue (`Err`).
+//! * Packets dropped after they were stored (CoDel's dequeue-time drops,
+//!   FQ-CoDel's fat-flow drops on overflow) are collected and handed out by
+//!   [`QueueDisc::drain_drops`]; the caller should drain them after every call.
+//! * [`Stats`] follows ns-3's `QueueDisc::Stats`: a packet dropped after
+//!   dequeue counts as dequeued too, and "sent" is dequeued minus those.
+//! * No ECN: vtlab's packets are never ECN-capable, so where ns-3 would try
+//!   to mark (`QueueDisc::Mark` → `QueueDiscItem::Mark` fails for Not-ECT) it
+//!   drops, whatever the `UseEcn` attribute (FQ-CoDel's default is true).
+//! * Randomness (RED's and PIE's drop draws) comes from a [`UniformSource`],
+//!   normally the component's [`RngStream`].
+
+use std::collections::VecDeque;
+
+use crate::engine::{RngStream, Time};
+
+pub mod pfifo_fast;
+
+pub use pfifo_fast::{priority_from_tos, PfifoFast, PfifoFastParams};
+
+/// A packet as a queue disc sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Item<T> {
+    /// Whatever the caller needs back (the simulator's packet, an id in tests).
+    pub payload: T,
+    /// Size in bytes as ns-3's `QueueDiscItem::GetSize` counts it: the IP
+    /// packet with its header (`Ipv4QueueDiscItem::GetSize`), no link framing.
+    pub bytes: u32,
+    /// Flow key: ns-3 hashes the 5-tuple and a perturbation
+    /// (`Ipv4QueueDiscItem::Hash`); FQ-CoDel puts the packet in queue
+    /// `flow_hash % Flows` (`FqCoDelQueueDisc::DoEnqueue`).
+    pub flow_hash: u32,
+    /// The packet's `SocketPriorityTag` priority, 0 when it has none
+    /// (pfifo_fast's band, see [`priority_from_tos`]).
+    pub priority: u8,
+    /// When the queue disc accepted it; set by the queue disc
+    /// (`QueueDisc::Enqueue` stamps `SetTimeStamp(Now())` after `DoEnqueue`).
+    pub enqueued_at: Time,
+}
+
+impl<T> Item<T> {
+    pub fn new(payload: T, bytes: u32) -> Self {
+        Item {
+            payload,
+            bytes,
+            flow_hash: 0,
+            priority: 0,
+            enqueued_at: Time::ZERO,
+        }
+    }
+
+    pub fn with_flow(mut self, flow_hash: u32) -> Self {
+        self.flow_hash = flow_hash;
+        self
+    }
+
+    pub fn with_priority(mut self, priority: u8) -> Self {
+        self.priority = priority;
+        self
+    }
+}
+
+/// A queue size limit (ns-3 `QueueSize`: packets or bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    Packets(u32),
+    Bytes(u32),
+}
+
+impl Limit {
+    /// The current size in this limit's unit (`QueueDisc::GetCurrentSize`).
+    pub fn current(&self, packets: usize, bytes: u64) -> u64 {
+        match self {
+            Limit::Packets(_) => packets as u64,
+            Limit::Bytes(_) => bytes,
+        }
+    }
+
+    /// Whether one more item of `item_bytes` would exceed the limit
+    /// (ns-3 `GetCurrentSize() + item > GetMaxSize()`).
+    pub fn exceeded_by(&self, packets: usize, bytes: u64, item_bytes: u32) -> bool {
+        match *self {
+            Limit::Packets(max) => packets as u64 + 1 > u64::from(max),
+            Limit::Bytes(max) => bytes + u64::from(item_bytes) > u64::from(max),
+        }
+    }
+
+    pub fn is_bytes(&self) -> bool {
+        matches!(self, Limit::Bytes(_))
+    }
+}
+
+/// Why a queue disc dropped a packet; [`DropReason::ns3_name`] is the string
+/// ns-3 records in `QueueDisc::Stats`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DropReason {
+    /// pfifo_fast over `MaxSize` (`PfifoFastQueueDisc::LIMIT_EXCEEDED_DROP`).
+    LimitExceeded,
+    /// CoDel over `MaxSize` at enqueue; FQ-CoDel's fat-flow drops
+    /// (`CoDelQueueDisc::OVERLIMIT_DROP`, `FqCoDelQueueDisc::OVERLIMIT_DROP`).
+    Overlimit,
+    /// CoDel's control-law drop at dequeue (`CoDelQueueDisc::TARGET_EXCEEDED_DROP`).
+    TargetExceeded,
+    /// An FQ-CoDel flow queue's CoDel dropped at dequeue (the child's reason
+    /// prefixed by `QueueDisc::CHILD_QUEUE_DISC_DROP`).
+    ChildTargetExceeded,
+    /// An FQ-CoDel flow queue over its own `MaxSize` (equal to the whole
+    /// queue disc's) refused the packet: the child's overlimit drop.
+    ChildOverlimit,
+    /// RED/PIE random early drop (`UNFORCED_DROP`).
+    Unforced,
+    /// RED above the forced-drop threshold; PIE over `MaxSize` (`FORCED_DROP`).
+    Forced,
+    /// The internal DropTail queue was full (`QueueDisc::INTERNAL_QUEUE_DROP`).
+    InternalQueue,
+}
+
+impl DropReason {
+    pub const ALL: [DropReason; 8] = [
+        DropReason::LimitExceeded,
+        DropReason::Overlimit,
+        DropReason::TargetExceeded,
+        DropReason::ChildTargetExceeded,
+        DropReason::ChildOverlimit,
+        DropReason::Unforced,
+        DropReason::Forced,
+        DropReason::InternalQueue,
+    ];
+
+    fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The reason string ns-3.44 uses for this drop.
+    pub fn ns3_name(self) -> &'static str {
+        match self {
+            DropReason::LimitExceeded => "Queue disc limit exceeded",
+            DropReason::Overlimit => "Overlimit drop",
+            DropReason::TargetExceeded => "Target exceeded drop",
+            DropReason::ChildTargetExceeded => "(Dropped by child queue disc) Target exceeded drop",
+            DropReason::ChildOverlimit => "(Dropped by child queue disc) Overlimit drop",
+            DropReason::Unforced => "Unforced drop",
+            DropReason::Forced => "Forced drop",
+            DropReason::InternalQueue => "Dropped by internal queue",
+        }
+    }
+}
+
+/// A packet a queue disc dropped, with why and when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dropped<T> {
+    pub item: Item<T>,
+    pub reason: DropReason,
+    pub at: Time,
+}
+
+/// Counters of a queue disc, as ns-3's `QueueDisc::Stats`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Offered to `enqueue`.
+    pub received_packets: u64,
+    pub received_bytes: u64,
+    /// Stored (`PacketEnqueued`).
+    pub enqueued_packets: u64,
+    pub enqueued_bytes: u64,
+    /// Taken out of storage, including those then dropped (`PacketDequeued`).
+    pub dequeued_packets: u64,
+    pub dequeued_bytes: u64,
+    pub dropped_before_enqueue_packets: u64,
+    pub dropped_before_enqueue_bytes: u64,
+    pub dropped_after_dequeue_packets: u64,
+    pub dropped_after_dequeue_bytes: u64,
+    by_reason: [(u64, u64); DropReason::ALL.len()],
+}
+
+impl Stats {
+    /// Handed on by `dequeue` (`QueueDisc::GetStats`: dequeued minus dropped
+    /// after dequeue; no requeues here).
+    pub fn sent_packets(&self) -> u64 {
+        self.dequeued_packets - self.dropped_after_dequeue_packets
+    }
+
+    pub fn sent_bytes(&self) -> u64 {
+        self.dequeued_bytes - self.dropped_after_dequeue_bytes
+    }
+
+    /// Packets and bytes dropped for `reason`.
+    pub fn dropped(&self, reason: DropReason) -> (u64, u64) {
+        self.by_reason[reason.index()]
+    }
+
+    pub fn dropped_packets(&self) -> u64 {
+        self.dropped_before_enqueue_packets + self.dropped_after_dequeue_packets
+    }
+
+    fn received(&mut self, bytes: u32) {
+        self.received_packets += 1;
+        self.received_bytes += u64::from(bytes);
+    }
+
+    fn enqueued(&mut self, bytes: u32) {
+        self.enqueued_packets += 1;
+        self.enqueued_bytes += u64::from(bytes);
+    }
+
+    fn dequeued(&mut self, bytes: u32) {
+        self.dequeued_packets += 1;
+        self.dequeued_bytes += u64::from(bytes);
+    }
+
+    fn by_reason(&mut self, reason: DropReason, bytes: u32) {
+        let e = &mut self.by_reason[reason.index()];
+        e.0 += 1;
+        e.1 += u64::from(bytes);
+    }
+
+    /// `QueueDisc::DropBeforeEnqueue`.
+    fn dropped_before(&mut self, reason: DropReason, bytes: u32) {
+        self.dropped_before_enqueue_packets += 1;
+        self.dropped_before_enqueue_bytes += u64::from(bytes);
+        self.by_reason(reason, bytes);
+    }
+
+    /// `QueueDisc::DropAfterDequeue`.
+    fn dropped_after(&mut self, reason: DropReason, bytes: u32) {
+        self.dropped_after_dequeue_packets += 1;
+        self.dropped_after_dequeue_bytes += u64::from(bytes);
+        self.by_reason(reason, bytes);
+    }
+}
+
+/// One queue disc. `now` must not decrease from call to call.
+pub trait QueueDisc<T> {
+    /// Offer an item at `now` (ns-3 `QueueDisc::Enqueue`). On success the
+    /// item is stored with `enqueued_at = now`; on a drop before enqueue it
+    /// is handed back with the reason.
+    fn enqueue(&mut self, now: Time, item: Item<T>) -> Result<(), Dropped<T>>;
+
+    /// Take the next item to transmit at `now` (ns-3 `QueueDisc::Dequeue`),
+    /// applying the AQM decisions ns-3 makes at dequeue. Items dropped on the
+    /// way are added to [`QueueDisc::drain_drops`].
+    fn dequeue(&mut self, now: Time) -> Option<Item<T>>;
+
+    /// Packets stored (`QueueDisc::GetNPackets`).
+    fn len_packets(&self) -> usize;
+
+    /// Bytes stored (`QueueDisc::GetNBytes`).
+    fn len_bytes(&self) -> u64;
+
+    fn stats(&self) -> &Stats;
+
+    /// Items dropped after they had been stored, oldest first, since the last call.
+    fn drain_drops(&mut self) -> Vec<Dropped<T>>;
+
+    /// The next time the queue disc has work of its own (PIE's periodic
+    /// drop-probability update), if any. Such work is also caught up at the
+    /// start of every `enqueue`/`dequeue`, so calling [`QueueDisc::on_timer`]
+    /// is optional.
+    fn next_timer(&self) -> Option<Time> {
+        None
+    }
+
+    /// Run the queue disc's own work due at or before `now`.
+    fn on_timer(&mut self, _now: Time) {}
+
+    fn is_empty(&self) -> bool {
+        self.len_packets() == 0
+    }
+}
+
+/// Uniform draws on (0, 1] for RED's and PIE's drop decisions. ns-3 draws
+/// from `UniformRandomVariable::GetValue()` on (0, 1), so a zero drop
+/// probability never drops (`u <= p` with `u > 0`).
+pub trait UniformSource {
+    fn next_u01(&mut self) -> f64;
+}
+
+impl UniformSource for RngStream {
+    fn next_u01(&mut self) -> f64 {
+        // uniform() is on [0, 1); 1 - u is on (0, 1].
+        1.0 - self.uniform()
+    }
+}
+
+/// A FIFO of items with a byte count (ns-3's internal `DropTailQueue`).
+#[derive(Clone, Debug)]
+pub(crate) struct Fifo<T> {
+    items: VecDeque<Item<T>>,
+    bytes: u64,
+}
+
+impl<T> Default for Fifo<T> {
+    fn default() -> Self {
+        Fifo {
+            items: VecDeque::new(),
+            bytes: 0,
+        }
+    }
+}
+
+impl<T> Fifo<T> {
+    pub(crate) fn push(&mut self, item: Item<T>) {
+        self.bytes += u64::from(item.bytes);
+        self.items.push_back(item);
+    }
+
+    pub(crate) fn pop(&mut self) -> Option<Item<T>> {
+        let item = self.items.pop_front()?;
+        self.bytes -= u64::from(item.bytes);
+        Some(item)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_compare_as_ns3_queue_size() {
+        // GetCurrentSize() + item > GetMaxSize(): 2 packets + 1 > 3 is false.
+        assert!(!Limit::Packets(3).exceeded_by(2, 0, 1500));
+        assert!(Limit::Packets(3).exceeded_by(3, 0, 1));
+        // Bytes: 3000 + 1500 > 4500 is false, 3001 + 1500 > 4500 is true.
+        assert!(!Limit::Bytes(4500).exceeded_by(2, 3000, 1500));
+        assert!(Limit::Bytes(4500).exceeded_by(2, 3001, 1500));
+        assert_eq!(DropReason::Overlimit.ns3_name(), "Overlimit drop");
+    }
+}
