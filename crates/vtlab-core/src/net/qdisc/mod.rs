@@ -28,8 +28,10 @@ use std::collections::VecDeque;
 
 use crate::engine::{RngStream, Time};
 
+pub mod codel;
 pub mod pfifo_fast;
 
+pub use codel::{CoDel, CoDelParams};
 pub use pfifo_fast::{priority_from_tos, PfifoFast, PfifoFastParams};
 
 /// A packet as a queue disc sees it.
