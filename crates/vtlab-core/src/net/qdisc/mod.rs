@@ -29,9 +29,11 @@ use std::collections::VecDeque;
 use crate::engine::{RngStream, Time};
 
 pub mod codel;
+pub mod fq_codel;
 pub mod pfifo_fast;
 
 pub use codel::{CoDel, CoDelParams};
+pub use fq_codel::{FlowStatus, FqCoDel, FqCoDelParams};
 pub use pfifo_fast::{priority_from_tos, PfifoFast, PfifoFastParams};
 
 /// A packet as a queue disc sees it.
