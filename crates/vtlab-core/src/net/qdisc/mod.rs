@@ -31,10 +31,12 @@ use crate::engine::{RngStream, Time};
 pub mod codel;
 pub mod fq_codel;
 pub mod pfifo_fast;
+pub mod red;
 
 pub use codel::{CoDel, CoDelParams};
 pub use fq_codel::{FlowStatus, FqCoDel, FqCoDelParams};
 pub use pfifo_fast::{priority_from_tos, PfifoFast, PfifoFastParams};
+pub use red::{Red, RedParams};
 
 /// A packet as a queue disc sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -300,6 +302,13 @@ impl UniformSource for RngStream {
     }
 }
 
+/// A duration in seconds as ns-3's `Time::GetSeconds` gives it: the
+/// nanoseconds divided by 1e9 (correctly rounded here; ns-3 divides in
+/// 64.64 fixed point, which may differ in the last bit).
+pub(crate) fn seconds(d: crate::engine::Duration) -> f64 {
+    d.as_nanos() as f64 / 1e9
+}
+
 /// A FIFO of items with a byte count (ns-3's internal `DropTailQueue`).
 #[derive(Clone, Debug)]
 pub(crate) struct Fifo<T> {
@@ -334,6 +343,37 @@ impl<T> Fifo<T> {
 
     pub(crate) fn bytes(&self) -> u64 {
         self.bytes
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use std::collections::VecDeque;
+
+    use super::UniformSource;
+
+    /// Draws given by the test, then a constant.
+    pub struct Scripted {
+        pub values: VecDeque<f64>,
+        pub then: f64,
+        pub draws: usize,
+    }
+
+    impl Scripted {
+        pub fn constant(u: f64) -> Self {
+            Scripted {
+                values: VecDeque::new(),
+                then: u,
+                draws: 0,
+            }
+        }
+    }
+
+    impl UniformSource for Scripted {
+        fn next_u01(&mut self) -> f64 {
+            self.draws += 1;
+            self.values.pop_front().unwrap_or(self.then)
+        }
     }
 }
 
