@@ -31,11 +31,13 @@ use crate::engine::{RngStream, Time};
 pub mod codel;
 pub mod fq_codel;
 pub mod pfifo_fast;
+pub mod pie;
 pub mod red;
 
 pub use codel::{CoDel, CoDelParams};
 pub use fq_codel::{FlowStatus, FqCoDel, FqCoDelParams};
 pub use pfifo_fast::{priority_from_tos, PfifoFast, PfifoFastParams};
+pub use pie::{Pie, PieParams};
 pub use red::{Red, RedParams};
 
 /// A packet as a queue disc sees it.
