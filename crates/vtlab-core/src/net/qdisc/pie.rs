@@ -592,6 +592,30 @@ mod tests {
     }
 
     #[test]
+    fn pie_byte_mode_scales_p_by_packet_size_and_guards_two_mean_packets() {
+        // Byte mode, MaxSize 100000 B; the drop probability reaches 0.163034 as in
+        // pie_scales_small_probabilities_and_caps_the_step; every draw is u = 0.09.
+        let params = PieParams {
+            limit: Limit::Bytes(100_000),
+            ..PieParams::default()
+        };
+        let mut q = pie(params, &[], 0.09);
+        for id in 0..3 {
+            q.enqueue(Time::ZERO, Item::new(id, 1000)).unwrap();
+        }
+        q.dequeue(Time(1000 * MS)).unwrap();
+        q.on_timer(Time(1080 * MS));
+        assert!((q.drop_probability() - 0.163_033_75).abs() < 1e-8);
+        // 2000 B queued ≤ 2 × MeanPktSize: kept without a draw.
+        q.enqueue(Time(1081 * MS), Item::new(10, 500)).unwrap();
+        // 2500 B queued: p = 0.163 × 500/1000 = 0.0815 < 0.09: kept.
+        q.enqueue(Time(1081 * MS), Item::new(11, 500)).unwrap();
+        // A 1000 B packet: p = 0.163 ≥ 0.09: dropped.
+        let d = q.enqueue(Time(1081 * MS), Item::new(12, 1000)).unwrap_err();
+        assert_eq!(d.reason, DropReason::Unforced);
+    }
+
+    #[test]
     fn pie_dequeue_rate_estimator_measures_a_cycle() {
         let params = PieParams {
             use_dq_rate_estimator: true,

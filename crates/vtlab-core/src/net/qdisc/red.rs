@@ -503,6 +503,30 @@ mod tests {
     }
 
     #[test]
+    fn red_byte_mode_counts_bytes_over_the_mean_packet_size() {
+        // Byte mode: MaxSize 100000 B, MinTh 5000 B, MaxTh 15000 B, qW = 1 (avg = bytes
+        // queued before the arrival), maxP 0.02, no Wait, MeanPktSize 500; 700 B packets.
+        let params = RedParams {
+            limit: Limit::Bytes(100_000),
+            min_th: 5000.0,
+            max_th: 15_000.0,
+            q_w: 1.0,
+            wait: false,
+            ..RedParams::default()
+        };
+        let mut q = red(params, 1.0);
+        // Arrival 8 sees 5600 B ≥ MinTh: count_bytes := 700. Arrival 9 sees 6300 B:
+        // count_bytes 1400, count = 1400 / 500 = 2 (integer division, not 2.8);
+        // p_b = (6300 − 5000)/10000 × 0.02 = 0.0026; p = 0.0026/(1 − 2 × 0.0026)
+        // = 0.0026136; scaled by 700/500: 0.0036590.
+        for id in 0..10 {
+            q.enqueue(Time::ZERO, Item::new(id, 700)).unwrap();
+        }
+        assert!(close(q.drop_probability(), 0.0026 / (1.0 - 0.0052) * 1.4));
+        assert!((q.drop_probability() - 0.003_659_03).abs() < 1e-8);
+    }
+
+    #[test]
     fn red_defaults_are_ns3s() {
         let p = RedParams::default();
         assert_eq!(
