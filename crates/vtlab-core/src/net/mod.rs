@@ -4,6 +4,7 @@ pub mod cellular;
 pub mod link;
 pub mod loss;
 mod packet;
+pub mod qdisc;
 pub mod wifi;
 
 pub use link::{LinkDir, LinkDirStats, LinkParams};
