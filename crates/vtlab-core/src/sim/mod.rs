@@ -640,10 +640,10 @@ impl Simulation {
         }
         if from_sender {
             self.piggyback(now, f, &mut out);
-        } else if out.iter().any(|p| p.kind == PacketKind::Ack) {
+        } else if let Some(partner) = self.partner(f) {
             // A pure ACK leaves the endpoint whose sender is the other
-            // direction of a two-way connection.
-            if let Some(partner) = self.partner(f) {
+            // direction of a two-way connection (a bulk flow has none: no scan).
+            if out.iter().any(|p| p.kind == PacketKind::Ack) {
                 self.flows[partner as usize].sender.on_pure_ack_sent();
             }
         }
