@@ -92,7 +92,7 @@ impl Harness {
     }
 }
 
-fn ack_packet(ack: u64) -> Packet {
+pub(super) fn ack_packet(ack: u64) -> Packet {
     Packet {
         flow: 0,
         dst: NodeId(0),

@@ -106,23 +106,7 @@ impl H {
 }
 
 fn ack(ack: u64, blocks: &[(u64, u64)]) -> Packet {
-    let mut p = Packet {
-        flow: 0,
-        dst: NodeId(0),
-        kind: PacketKind::Ack,
-        seq: 0,
-        len: 0,
-        ack,
-        rwnd: 1 << 30,
-        ts_val: Time::ZERO,
-        ts_ecr: Time::ZERO,
-        ip_bytes: 40,
-        sack: Default::default(),
-        sack_len: 0,
-        frag_index: 0,
-        frag_count: 1,
-        piggyback: false,
-    };
+    let mut p = super::tests::ack_packet(ack);
     for (i, &(s, e)) in blocks.iter().enumerate() {
         p.sack[i] = (s * MSS, e * MSS);
     }
