@@ -505,7 +505,7 @@ def run_v2g_flows(
 # -- request/response sessions (validation/ns3/iso15118.cc) -----------------------------
 
 #: One step of a session schedule: (name, request bytes, response bytes, timeout in s,
-#: repeats, period in s), as in /work/notes/session-semantics.md.
+#: repeats, period in s), as validation/ns3/README-iso15118.md describes.
 SessionStep = tuple[str, int, int, float, int, float]
 
 

@@ -1315,6 +1315,16 @@ QuickOpt = Annotated[
 
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or status lines.")]
 
+#: ``--rerun-ns3`` of the validators that compare with stored ns-3 runs.
+RerunNs3Opt = Annotated[
+    bool,
+    typer.Option(
+        "--rerun-ns3", help="Run ns-3 (the ns3 wheel and g++) instead of using the stored runs."
+    ),
+]
+#: ``--quiet`` of the validators that print progress lines (no progress bar).
+QuietLinesOpt = Annotated[bool, typer.Option("--quiet", help="No progress lines.")]
+
 
 def register(app: typer.Typer) -> None:
     """Add the ``validate`` command to the ``vtlab`` CLI."""

@@ -38,7 +38,7 @@ import typer
 from vtlab import ns3 as _ns3
 from vtlab.errors import fail, user_errors
 from vtlab.outputs import check_output_dir
-from vtlab.validate import typed_command
+from vtlab.validate import QuietLinesOpt, RerunNs3Opt, typed_command
 
 #: Tolerance of each percentile: the issue's ±10 %.
 TOLERANCE = 0.10
@@ -445,17 +445,11 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--quick", help=f"{QUICK_SEEDS} seeds per cell.")
         ] = False,
         seeds: Annotated[int, typer.Option("--seeds", help="Seeds per cell.")] = SEEDS,
-        rerun_ns3: Annotated[
-            bool,
-            typer.Option(
-                "--rerun-ns3",
-                help="Run ns-3 (the ns3 wheel and g++) instead of using the stored runs.",
-            ),
-        ] = False,
+        rerun_ns3: RerunNs3Opt = False,
         out: Annotated[Path, typer.Option("--out", "-o", help="Report directory.")] = Path(
             "validation/iso15118"
         ),
-        quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
+        quiet: QuietLinesOpt = False,
         replay: Annotated[
             str | None,
             typer.Option(

@@ -30,7 +30,7 @@ import typer
 from vtlab import ns3 as _ns3
 from vtlab.errors import fail, user_errors
 from vtlab.outputs import check_output_dir
-from vtlab.validate import typed_command
+from vtlab.validate import QuietLinesOpt, RerunNs3Opt, typed_command
 
 #: Goodput tolerance of a cell: the issue's ±10 %.
 TOLERANCE = 0.10
@@ -480,17 +480,11 @@ def register(app: typer.Typer) -> None:
                 "--duration", help="Flow time per run, s (other than 100 needs --rerun-ns3)."
             ),
         ] = DEFAULT_DURATION_S,
-        rerun_ns3: Annotated[
-            bool,
-            typer.Option(
-                "--rerun-ns3",
-                help="Run ns-3 (the ns3 wheel and g++) instead of using the stored runs.",
-            ),
-        ] = False,
+        rerun_ns3: RerunNs3Opt = False,
         out: Annotated[Path, typer.Option("--out", "-o", help="Report directory.")] = Path(
             "validation/wifi"
         ),
-        quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
+        quiet: QuietLinesOpt = False,
     ) -> None:
         """Validate vtlab's 802.11 medium and DCF against ns-3's wifi module: goodput
         within ±10 % per cell, the same orderings, MAC counters side by side."""
