@@ -194,6 +194,17 @@ ProfileOpt = Annotated[
         show_default=False,
     ),
 ]
+QdiscOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--qdisc",
+        metavar="NAME",
+        help="Root queue disc of every link: none, pfifo_fast, fq_codel, codel, red or pie "
+        "(sets qdisc; for attributes use --set qdisc.kind=codel --set qdisc.target=3ms instead; default: "
+        "the profile's, fq_codel for ns3 as stock ns-3.44, none for linux).",
+        show_default=False,
+    ),
+]
 ForceOpt = Annotated[
     bool,
     typer.Option("--force", help="Overwrite output files that already exist."),
@@ -226,13 +237,14 @@ def scenario_from_cli(
     default: dict[str, Any] | None = None,
     profile: str | None = None,
     session: str | None = None,
+    qdisc: str | None = None,
 ) -> Scenario:
     """Build the scenario a command line describes.
 
     Starts from ``{"preset": PRESET}``, the ``--scenario`` file, or (when neither is
     given and the command has one) a copy of ``default``; then applies, in
     order: ``--bytes``, ``--cc``, ``--profile``, ``--cc-param``, ``--loss``,
-    ``--session`` (``session.profile``; v2g and station only) and finally every
+    ``--qdisc``, ``--session`` (``session.profile``; v2g and station only) and finally every
     ``--set`` (so ``--set session.duration=5min`` adds to it).  Raises
     :class:`CliError`/:class:`ScenarioError` on bad input; the text of every value is
     remembered so that error messages echo numbers as the user wrote them
@@ -263,6 +275,8 @@ def scenario_from_cli(
     if loss is not None:
         remember_text("loss.mean_loss", loss)
         set_path(sc.spec, "loss.mean_loss", parse_value(loss))
+    if qdisc is not None:
+        set_path(sc.spec, "qdisc", qdisc)
     if session is not None:
         name = sc.spec.get("preset")
         if name not in SESSION_PRESETS:
@@ -310,6 +324,7 @@ _TABLE_METRICS: tuple[tuple[str, str, float, int | None], ...] = (
     ("fast_recoveries", "fast rec.", 1.0, None),
     ("drops_link_error", "link-err drops", 1.0, None),
     ("drops_queue", "queue drops", 1.0, None),
+    ("drops_aqm", "AQM drops", 1.0, None),
 )
 
 
@@ -529,6 +544,7 @@ def run_command(
     cc: CcOpt = None,
     cc_param: CcParamOpt = None,
     profile: ProfileOpt = None,
+    qdisc: QdiscOpt = None,
     loss: LossOpt = None,
     bytes_: BytesOpt = None,
     session: SessionOpt = None,
@@ -568,6 +584,7 @@ def run_command(
         bytes_=bytes_,
         sets=set_,
         profile=profile,
+        qdisc=qdisc,
         session=session,
     )
     if out is not None and _has_sessions(sc):  # the session files beside --out too
@@ -765,6 +782,7 @@ def sweep_command(
     cc: CcOpt = None,
     cc_param: CcParamOpt = None,
     profile: ProfileOpt = None,
+    qdisc: QdiscOpt = None,
     loss: LossOpt = None,
     bytes_: BytesOpt = None,
     set_: SetOpt = None,
@@ -821,6 +839,7 @@ def sweep_command(
         bytes_=bytes_,
         sets=set_,
         profile=profile,
+        qdisc=qdisc,
     )
     axes = [parse_axis(a) for a in axis or ()]
     session_axis = any(
@@ -861,6 +880,7 @@ def bench_command(
     cc: CcOpt = None,
     cc_param: CcParamOpt = None,
     profile: ProfileOpt = None,
+    qdisc: QdiscOpt = None,
     loss: LossOpt = None,
     bytes_: BytesOpt = None,
     set_: SetOpt = None,
@@ -911,6 +931,7 @@ def bench_command(
         sets=set_,
         default=DEFAULT_BENCH_SPEC,
         profile=profile,
+        qdisc=qdisc,
     )
     if vs_ns3:
         from vtlab.ns3 import bench_vs_ns3_command

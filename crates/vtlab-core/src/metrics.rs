@@ -179,7 +179,8 @@ tables! {
         fast_recoveries: u64, "", "Entries into fast recovery";
         slow_starts_after_loss: u64, "", "Entries into slow start after a loss (a timeout outside state Loss, or a Tahoe fast retransmit)";
         drops_link_error: u64, "", "Packets of this flow lost to link errors (either direction)";
-        drops_queue: u64, "", "Packets of this flow dropped by full queues (either direction)";
+        drops_queue: u64, "", "Packets of this flow dropped by full queues: a device queue or a queue disc's limit (either direction)";
+        drops_aqm: u64, "", "Packets of this flow dropped by a queue disc's active queue management: CoDel's control law, RED's or PIE's early drop (either direction)";
         rtt_min_s: f64, "s", "Smallest RTT sample; NaN without samples";
         rtt_mean_s: f64, "s", "Mean of the RTT samples; NaN without samples";
         rtt_max_s: f64, "s", "Largest RTT sample; NaN without samples";
@@ -205,7 +206,11 @@ tables! {
         direction: String, "", "Direction as from->to";
         packets_carried: u64, "", "Packets that reached the far end (not lost to link errors)";
         bytes_carried: u64, "B", "IP bytes of those packets";
-        drops_queue: u64, "", "Packets dropped because the transmit queue was full";
+        drops_queue: u64, "", "Packets dropped because a queue was full: the device queue, or the queue disc's limit (qdisc_drops_limit)";
+        qdisc: &'static str, "", "Root queue disc in front of the device queue: none, pfifo_fast, fq_codel, codel, red or pie";
+        qdisc_enqueued: u64, "", "Packets the queue disc accepted (every packet of the direction passes through it)";
+        qdisc_drops_limit: u64, "", "Packets the queue disc dropped over its size limit (also in drops_queue)";
+        qdisc_drops_aqm: u64, "", "Packets the queue disc dropped by active queue management: CoDel's control law (target exceeded), RED's or PIE's early drop";
         drops_link_error: u64, "", "Packets lost to link errors at the receiving end (cellular HARQ losses included)";
         drops_harq: u64, "", "Of those, packets lost in a cellular transport block that failed every HARQ attempt (channel model only)";
         mac_frames_sent: u64, "", "802.11 frames this station sent: data, RTS, CTS and ACK, retransmissions included (0 on other links)";
@@ -272,7 +277,7 @@ tables! {
         cwnd_bytes: u64, "B", "Congestion window after the event";
         ssthresh_bytes: f64, "B", "Slow-start threshold after the event; infinity while unset";
         seq: u64, "B", "Byte offset concerned: the segment retransmitted or dropped (the ACK number for a dropped ACK), else snd_una";
-        detail: String, "", "state: the previous state; drop: cause (queue or link), packet kind and link direction; spurious_rto: the timeout's time";
+        detail: String, "", "state: the previous state; drop: cause (queue, aqm or link), packet kind and link direction; spurious_rto: the timeout's time";
     }
 }
 

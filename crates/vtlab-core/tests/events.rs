@@ -7,7 +7,8 @@ use vtlab_core::spec::resolve_value;
 use vtlab_core::{run, RunOptions, Scenario};
 
 /// a —(100 Mbit/s, 1 ms)— r —(1 Mbit/s, 1 ms, 2 waiting packets)— b; one
-/// 100 kB transfer a → b, no timestamps (1500 B packets, no fragmentation).
+/// 100 kB transfer a → b, no timestamps (1500 B packets, no fragmentation),
+/// no queue disc (the device queue alone).
 fn bottleneck() -> Scenario {
     resolve_value(json!({
         "preset": "custom",
@@ -18,6 +19,7 @@ fn bottleneck() -> Scenario {
         ],
         "flows": [{"src": "a", "dst": "b", "bytes": "100kB"}],
         "tcp": {"timestamps": false},
+        "qdisc": "none",
     }))
     .unwrap()
 }

@@ -8,10 +8,11 @@ use vtlab_core::{run, RunOptions};
 
 /// Wired S–N (10 Mbit/s, 50 ms) and wireless N–D (10 Mbit/s, 0.01 ms) with
 /// independent losses toward D. Every sender uses classic NewReno recovery, as
-/// the study compares the window reactions only.
+/// the study compares the window reactions only, and drop-tail queues (no
+/// queue disc), as in its ns-2 simulations.
 fn wired_wireless(cc: &str, per: f64, queue: u32, bytes: &str, seed: u64) -> FlowResult {
     let spec = json!({
-        "preset": "custom", "nodes": ["s", "n", "d"], "bytes": bytes,
+        "preset": "custom", "nodes": ["s", "n", "d"], "bytes": bytes, "qdisc": "none",
         "tcp": {"cc": cc, "recovery": "newreno", "timestamps": false,
                 "send_buffer": "1MB", "recv_buffer": "1MB"},
         "links": [

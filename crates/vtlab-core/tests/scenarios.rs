@@ -40,8 +40,12 @@ fn ns3_timestamps_fragment_every_segment() {
     // packets, fragmented at MTU 1500 into 1500 + 32 B, i.e. 1502 + 34 B frames:
     // bound 10 Mbit/s × 1460/1536 = 9.505 Mbit/s. The 100-packet queue now
     // holds only 50 segments, less than the 128 KiB window: queue drops even
-    // without link errors (ns-3.44 measured: 9.497 Mbit/s, 110 queue drops).
-    let r = run_json(json!({"preset": "v2g", "bytes": "100MB"}), 1);
+    // without link errors (ns-3.44 without a queue disc, `v2g.cc --qdisc none`,
+    // measured: 9.497 Mbit/s, 110 queue drops).
+    let r = run_json(
+        json!({"preset": "v2g", "bytes": "100MB", "qdisc": "none"}),
+        1,
+    );
     let f = &r.flows[0];
     let bound = 10e6 * 1460.0 / 1536.0;
     assert!(
@@ -141,9 +145,10 @@ fn common_random_numbers_across_settings() {
 
 #[test]
 fn queue_overflow_is_counted() {
-    // A 10-packet queue cannot hold a 128 KiB flight: drops at the SECC.
+    // A 10-packet queue without a queue disc in front cannot hold a 128 KiB
+    // flight: drops at the SECC.
     let r = run_json(
-        json!({"preset": "v2g", "bytes": "5MB", "queue_packets": 10}),
+        json!({"preset": "v2g", "bytes": "5MB", "queue_packets": 10, "qdisc": "none"}),
         1,
     );
     let f = &r.flows[0];

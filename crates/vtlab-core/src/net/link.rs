@@ -24,8 +24,9 @@
 
 use std::collections::VecDeque;
 
-use crate::engine::{Duration, Time};
+use crate::engine::{Duration, RngStream, Time};
 use crate::net::cellular::schedule::{OpportunitySource, Server};
+use crate::net::qdisc::{Item, Qdisc, QdiscConf, QueueDisc, Stats as QdiscStats};
 use crate::net::{LossModel, NodeId, Packet};
 
 /// Static parameters of a link direction.
@@ -80,6 +81,47 @@ struct Slot {
     packet: Packet,
 }
 
+/// ns-3's `QueueDisc::m_quota`: most packets one `Run` hands to the device.
+const QDISC_QUOTA: u32 = 64;
+
+/// The root queue disc of a direction and the flow control between it and
+/// the device queue (ns-3's `TrafficControlLayer` and `NetDeviceQueue`).
+struct TrafficControl {
+    qdisc: Qdisc<Packet>,
+    name: &'static str,
+    /// The device queue stopped the queue disc (`m_stoppedByDevice`).
+    stopped: bool,
+    /// The start of transmission already reported for a wake (at most one
+    /// pending: the next one).
+    watching: Option<Time>,
+}
+
+/// What a pass through the traffic-control layer did; the caller acts on it
+/// and clears it.
+#[derive(Debug, Default)]
+pub struct TcOut {
+    /// Packets handed to the device queue, in order.
+    pub sent: Vec<Packet>,
+    /// Packets the queue disc dropped, with whether the drop was an AQM
+    /// decision (else a full queue).
+    pub dropped: Vec<(Packet, bool)>,
+    /// Schedule this direction's arrival event at this time.
+    pub arrival: Option<Time>,
+    /// Schedule a device-dequeue event for this direction at this time: the
+    /// next start of transmission, which frees a slot of the stopped device
+    /// queue ([`LinkDir::tc_wake`] then runs, as ns-3's `Wake`).
+    pub tx_start: Option<Time>,
+}
+
+impl TcOut {
+    pub fn is_empty(&self) -> bool {
+        self.sent.is_empty()
+            && self.dropped.is_empty()
+            && self.arrival.is_none()
+            && self.tx_start.is_none()
+    }
+}
+
 /// Serves a capacity schedule (cellular); boxed so the sources can differ.
 pub type ScheduleServer = Server<Box<dyn OpportunitySource>>;
 
@@ -114,6 +156,8 @@ pub struct LinkDir {
     popped_bytes: u64,
     /// The capacity schedule of a cellular direction (`None`: constant rate).
     server: Option<ScheduleServer>,
+    /// The root queue disc in front of the device queue, if any.
+    tc: Option<Box<TrafficControl>>,
     pub stats: LinkDirStats,
 }
 
@@ -136,8 +180,120 @@ impl LinkDir {
             cum_bytes: 0,
             popped_bytes: 0,
             server: None,
+            tc: None,
             stats: LinkDirStats::default(),
         }
+    }
+
+    /// Put a root queue disc in front of this (constant-rate) direction's
+    /// device queue, with ns-3's flow control: the device queue stops the
+    /// queue disc when it holds `queue_packets` (or cannot take one more
+    /// MTU-sized frame within `queue_bytes`) and wakes it at the next start
+    /// of transmission. `rng` feeds RED's and PIE's drop draws.
+    pub fn with_qdisc(mut self, conf: &QdiscConf, rng: RngStream) -> Self {
+        self.tc = Some(Box::new(TrafficControl {
+            qdisc: Qdisc::new(conf, Time::ZERO, rng),
+            name: conf.name(),
+            stopped: false,
+            watching: None,
+        }));
+        self
+    }
+
+    /// The queue disc's name and counters, if the direction has one.
+    pub fn qdisc(&self) -> Option<(&'static str, &QdiscStats)> {
+        self.tc.as_ref().map(|tc| (tc.name, tc.qdisc.stats()))
+    }
+
+    pub fn has_qdisc(&self) -> bool {
+        self.tc.is_some()
+    }
+
+    /// ns-3's `TrafficControlLayer::Send`: offer `item` to the queue disc,
+    /// then run it. Outcomes are added to `out`.
+    pub fn tc_send(&mut self, now: Time, item: Item<Packet>, out: &mut TcOut) {
+        let Some(tc) = self.tc.as_mut() else {
+            return;
+        };
+        if let Err(d) = tc.qdisc.enqueue(now, item) {
+            out.dropped.push((d.item.payload, d.reason.is_aqm()));
+        }
+        self.tc_run(now, out);
+    }
+
+    /// The device dequeued a packet at `now` (it started transmitting):
+    /// ns-3's `NetDeviceQueue::PacketDequeued` → `Wake`, which runs the
+    /// queue disc only if the device had stopped it.
+    pub fn tc_wake(&mut self, now: Time, out: &mut TcOut) {
+        let Some(tc) = self.tc.as_mut() else {
+            return;
+        };
+        if tc.watching == Some(now) {
+            tc.watching = None;
+        }
+        if self.device_full(now) {
+            return;
+        }
+        let tc = self.tc.as_mut().expect("checked above");
+        if std::mem::replace(&mut tc.stopped, false) {
+            self.tc_run(now, out);
+        }
+    }
+
+    /// Whether the device queue could not take one more MTU-sized packet
+    /// (`Queue::WouldOverflow(1, mtu)`).
+    fn device_full(&self, now: Time) -> bool {
+        let frame = u64::from(self.params.mtu_bytes + self.params.framing_bytes);
+        self.queue_len(now) >= self.params.queue_packets as usize
+            || self
+                .params
+                .queue_bytes
+                .is_some_and(|b| self.queue_bytes(now) + frame > b)
+    }
+
+    /// ns-3's `QueueDisc::Run`: hand packets to the device until the queue
+    /// disc is empty, the device queue stops it, or the quota is used.
+    fn tc_run(&mut self, now: Time, out: &mut TcOut) {
+        let Some(mut tc) = self.tc.take() else {
+            return;
+        };
+        let mut quota = QDISC_QUOTA;
+        while !tc.stopped {
+            let item = tc.qdisc.dequeue(now);
+            for d in tc.qdisc.drain_drops() {
+                out.dropped.push((d.item.payload, d.reason.is_aqm()));
+            }
+            let Some(item) = item else {
+                break;
+            };
+            let packet = item.payload;
+            match self.enqueue(now, packet) {
+                Enqueued::Accepted(arrival) => {
+                    out.arrival = out.arrival.or(arrival);
+                    out.sent.push(packet);
+                }
+                // Cannot happen: the device stops the queue disc before it is full.
+                Enqueued::QueueFull => out.dropped.push((packet, false)),
+            }
+            if self.device_full(now) {
+                tc.stopped = true;
+                let first = self.first_queued(now);
+                let next = self.fifo.get(first).map(|s| s.tx_start);
+                if let Some(t) = next.filter(|&t| tc.watching != Some(t)) {
+                    tc.watching = Some(t);
+                    out.tx_start = Some(t);
+                }
+            }
+            // `Transmit` returns false when the queue disc is empty or stopped.
+            if tc.qdisc.is_empty() || tc.stopped {
+                break;
+            }
+            quota -= 1;
+            if quota == 0 {
+                break;
+            }
+        }
+        self.tc = Some(tc);
     }
 
     /// Serve this direction from a capacity schedule instead of its rate.

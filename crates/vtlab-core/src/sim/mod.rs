@@ -8,6 +8,7 @@
 pub mod capture;
 mod observe;
 pub mod plan;
+mod reassembly;
 mod session;
 
 use std::time::Instant;
@@ -15,7 +16,9 @@ use std::time::Instant;
 use crate::engine::{Duration, RngStream, Scheduler, Time};
 use crate::metrics::{EventLog, FlowResult, LinkResult, MessageLog, RunResult, Trace};
 use crate::net::cellular::schedule::Server;
-use crate::net::link::{Arrival, Enqueued};
+use crate::net::link::{Arrival, Enqueued, TcOut};
+use crate::net::qdisc::hash::{FiveTuple, PROTO_TCP};
+use crate::net::qdisc::{DropReason, Item, Stats as QdiscStats};
 use crate::net::wifi::{DropCause, Medium};
 use crate::net::{LinkDir, LossModel, NodeId, Packet, PacketKind};
 use crate::tcp::cc::LossCause;
@@ -25,6 +28,7 @@ pub use capture::{Capture, CaptureError, CaptureRequest};
 use observe::Seen;
 use plan::FlowRole;
 pub use plan::Plan;
+use reassembly::Reassembly;
 use session::{AppAction, SessionApp};
 
 /// How often (in events) an interruptible run asks whether to stop: about
@@ -57,6 +61,12 @@ enum Event {
     WifiTimer(u32),
     /// Session `u32`'s application timer.
     SessionTimer(u32),
+    /// Link direction `u32`'s device starts transmitting a packet while its
+    /// queue disc is stopped (ns-3's device dequeue).
+    DeviceDequeue(u32),
+    /// Link direction `u32`'s device queue wakes its queue disc (ns-3's
+    /// `NetDeviceQueue::Wake`, scheduled "now" by the device dequeue).
+    QdiscWake(u32),
 }
 
 /// Where a packet was dropped: a link direction or an 802.11 station.
@@ -81,6 +91,10 @@ struct Flow {
     receiver_timer_at: Option<Time>,
     drops_link_error: u64,
     drops_queue: u64,
+    drops_aqm: u64,
+    /// FQ-CoDel flow hashes of this flow's packets toward the receiver and
+    /// toward the sender: [first fragment, later fragments] each.
+    hashes: [[u32; 2]; 2],
     done: bool,
     /// Smallest MTU on the path toward the receiver / toward the sender.
     mtu_forward: u32,
@@ -147,6 +161,8 @@ pub struct Simulation {
     sessions: Vec<SessionApp>,
     session_timer_at: Vec<Option<Time>>,
     actions: Vec<AppAction>,
+    /// Scratch outcome of the traffic-control layer (kept for its buffers).
+    tc_out: TcOut,
 }
 
 impl Simulation {
@@ -169,10 +185,14 @@ impl Simulation {
                 let label = format!("capacity/{}/{}->{}", l.name, from_name, to_name);
                 let source = cap.source(RngStream::for_component(seed, &label));
                 dir = dir.with_schedule(Server::new(source));
+            } else if let Some(q) = &l.qdisc {
+                let label = format!("qdisc/{}/{}->{}", l.name, from_name, to_name);
+                dir = dir.with_qdisc(q, RngStream::for_component(seed, &label));
             }
             links.push(dir);
             link_names.push((l.name.clone(), format!("{from_name}->{to_name}")));
         }
+        let tuples = five_tuples(plan);
         let flows = plan
             .flows
             .iter()
@@ -206,10 +226,12 @@ impl Simulation {
                     receiver_timer_at: None,
                     drops_link_error: 0,
                     drops_queue: 0,
+                    drops_aqm: 0,
+                    hashes: flow_hashes(tuples[i]),
                     done: false,
                     mtu_forward: plan.path_mtu(f.src, f.dst),
                     mtu_reverse: plan.path_mtu(f.dst, f.src),
-                    reassembly: [Reassembly::default(); 2],
+                    reassembly: Default::default(),
                     seen: Seen::of(&sender),
                     abort: None,
                     timestamps: f.tcp.timestamps,
@@ -240,6 +262,7 @@ impl Simulation {
             remaining: bulk + sessions.len(),
             sessions,
             actions: Vec::new(),
+            tc_out: TcOut::default(),
             station_timer_at: vec![None; stations.len()],
             media,
             stations,
@@ -412,6 +435,12 @@ impl Simulation {
                 self.sessions[k as usize].on_timer(now, &mut actions);
                 self.act::<CAPTURE>(now, k, actions);
             }
+            Event::DeviceDequeue(d) => self.sched.schedule(now, Event::QdiscWake(d)),
+            Event::QdiscWake(d) => {
+                let mut out = std::mem::take(&mut self.tc_out);
+                self.links[d as usize].tc_wake(now, &mut out);
+                self.after_tc::<CAPTURE>(now, d, out);
+            }
             Event::WifiTimer(g) => {
                 if self.station_timer_at[g as usize] != Some(now) {
                     return; // superseded
@@ -478,7 +507,7 @@ impl Simulation {
         }
         let f = p.flow;
         let flow = &mut self.flows[f as usize];
-        if !flow.reassembly[usize::from(!p.toward_receiver())].accept(&p) {
+        if !flow.reassembly[usize::from(!p.toward_receiver())].accept(now, &p) {
             return;
         }
         if p.piggyback {
@@ -719,6 +748,16 @@ impl Simulation {
             self.drain_medium::<CAPTURE>(now, hop.medium);
             return;
         }
+        if self.links[d as usize].has_qdisc() {
+            let flow = &self.flows[p.flow as usize];
+            let way = usize::from(!p.toward_receiver());
+            let later_fragment = usize::from(p.frag_index > 0);
+            let item = Item::new(p, p.ip_bytes).with_flow(flow.hashes[way][later_fragment]);
+            let mut out = std::mem::take(&mut self.tc_out);
+            self.links[d as usize].tc_send(now, item, &mut out);
+            self.after_tc::<CAPTURE>(now, d, out);
+            return;
+        }
         match self.links[d as usize].enqueue(now, p) {
             Enqueued::Accepted(schedule) => {
                 self.packets += 1;
@@ -735,6 +774,33 @@ impl Simulation {
         }
     }
 
+    /// Act on what a pass through direction `d`'s traffic-control layer did,
+    /// and keep `out`'s buffers for the next pass.
+    fn after_tc<const CAPTURE: bool>(&mut self, now: Time, d: u32, mut out: TcOut) {
+        for p in &out.sent {
+            self.packets += 1;
+            if let (true, Some(c)) = (CAPTURE, self.capture.as_mut()) {
+                c.sent(now, d, p);
+            }
+        }
+        out.sent.clear();
+        if let Some(t) = out.arrival.take() {
+            self.sched.schedule(t, Event::Arrival(d));
+        }
+        if let Some(t) = out.tx_start.take() {
+            self.sched.schedule(t, Event::DeviceDequeue(d));
+        }
+        for (p, aqm) in std::mem::take(&mut out.dropped) {
+            let cause = if aqm {
+                LossCause::Aqm
+            } else {
+                LossCause::Congestion
+            };
+            self.dropped::<CAPTURE>(now, At::Dir(d), p, cause);
+        }
+        self.tc_out = out;
+    }
+
     /// Count a drop on link direction `d` and, for data, tell the sender's
     /// loss oracle its cause.
     fn dropped<const CAPTURE: bool>(&mut self, now: Time, at: At, p: Packet, cause: LossCause) {
@@ -745,6 +811,7 @@ impl Simulation {
         match cause {
             LossCause::Link => flow.drops_link_error += 1,
             LossCause::Congestion => flow.drops_queue += 1,
+            LossCause::Aqm => flow.drops_aqm += 1,
         }
         if p.kind == PacketKind::Data {
             flow.sender.record_drop(p.seq, cause);
@@ -764,6 +831,7 @@ impl Simulation {
             let cause = match cause {
                 LossCause::Link => "link",
                 LossCause::Congestion => "queue",
+                LossCause::Aqm => "aqm",
             };
             log.push(observe::drop_event(
                 now,
@@ -843,6 +911,7 @@ impl Simulation {
                     slow_starts_after_loss: st.slow_starts_after_loss,
                     drops_link_error: f.drops_link_error,
                     drops_queue: f.drops_queue,
+                    drops_aqm: f.drops_aqm,
                     rtt_min_s: st.rtt_min.map_or(f64::NAN, |d| d.as_secs_f64()),
                     rtt_mean_s: if st.rtt_samples > 0 {
                         st.rtt_sum_s / st.rtt_samples as f64
@@ -871,18 +940,26 @@ impl Simulation {
             .links
             .iter()
             .zip(&self.link_names)
-            .map(|(l, (name, dir))| LinkResult {
-                link: name.clone(),
-                direction: dir.clone(),
-                packets_carried: l.stats.packets_carried,
-                bytes_carried: l.stats.bytes_carried,
-                drops_queue: l.stats.drops_queue,
-                drops_link_error: l.stats.drops_link_error,
-                drops_harq: l.stats.drops_harq,
-                mac_frames_sent: 0,
-                mac_retries: 0,
-                mac_retry_drops: 0,
-                mac_rx_errors: 0,
+            .map(|(l, (name, dir))| {
+                let (qdisc, qs) = l.qdisc().unwrap_or(("none", &EMPTY_QDISC_STATS));
+                let (limit, aqm) = qdisc_drops(qs);
+                LinkResult {
+                    link: name.clone(),
+                    direction: dir.clone(),
+                    packets_carried: l.stats.packets_carried,
+                    bytes_carried: l.stats.bytes_carried,
+                    drops_queue: l.stats.drops_queue + limit,
+                    qdisc,
+                    qdisc_enqueued: qs.enqueued_packets,
+                    qdisc_drops_limit: limit,
+                    qdisc_drops_aqm: aqm,
+                    drops_link_error: l.stats.drops_link_error,
+                    drops_harq: l.stats.drops_harq,
+                    mac_frames_sent: 0,
+                    mac_retries: 0,
+                    mac_retry_drops: 0,
+                    mac_rx_errors: 0,
+                }
             })
             .chain(self.media.iter().flat_map(|m| {
                 (0..m.len()).map(move |k| {
@@ -893,6 +970,10 @@ impl Simulation {
                         packets_carried: st.packets_carried,
                         bytes_carried: st.bytes_carried,
                         drops_queue: st.queue_drops,
+                        qdisc: "none",
+                        qdisc_enqueued: 0,
+                        qdisc_drops_limit: 0,
+                        qdisc_drops_aqm: 0,
                         drops_link_error: st.link_drops,
                         drops_harq: 0,
                         mac_frames_sent: st.frames_sent,
@@ -922,97 +1003,75 @@ impl Simulation {
     }
 }
 
-/// IPv4 reassembly of one flow direction at its destination.
-///
-/// Fragments of one flow direction follow one FIFO path, so they arrive in
-/// order; a gap means a fragment was lost and the datagram is discarded. A
-/// fragment must belong to the datagram being reassembled, identified (as by
-/// the IPv4 identification) by its first payload byte and send time: losing the
-/// tail of one packet and the head of the next loses both rather than splicing
-/// them into one.
-#[derive(Clone, Copy, Debug, Default)]
-struct Reassembly {
-    /// The datagram in progress and the next fragment index expected.
-    partial: Option<((u64, Time), u16)>,
+static EMPTY_QDISC_STATS: QdiscStats = QdiscStats::EMPTY;
+
+/// A queue disc's drops: (over its limit, by AQM).
+fn qdisc_drops(stats: &QdiscStats) -> (u64, u64) {
+    DropReason::ALL
+        .iter()
+        .map(|&r| (r, stats.dropped(r).0))
+        .fold((0, 0), |(limit, aqm), (r, n)| {
+            if r.is_aqm() {
+                (limit, aqm + n)
+            } else {
+                (limit + n, aqm)
+            }
+        })
 }
 
-impl Reassembly {
-    /// Take one arriving packet; `true` when a whole datagram is complete
-    /// (always for an unfragmented packet).
-    fn accept(&mut self, p: &Packet) -> bool {
-        if p.frag_count <= 1 {
-            return true;
-        }
-        let id = (p.seq, p.ts_val);
-        match self.partial {
-            _ if p.frag_index == 0 => {
-                self.partial = Some((id, 1));
-                false
-            }
-            Some((current, next)) if current == id && next == p.frag_index => {
-                if p.frag_index + 1 == p.frag_count {
-                    self.partial = None;
-                    true
+/// First ephemeral port of an ns-3 node (`Ipv4EndPointDemux::AllocateEphemeralPort`).
+const FIRST_EPHEMERAL_PORT: u16 = 49153;
+/// The server port of bulk transfers (`validation/ns3/v2g.cc`'s sink).
+const BULK_PORT: u16 = 50000;
+/// The SECC's TCP port of sessions (ISO 15118-2 leaves it to SDP; any
+/// fixed value serves the hash).
+const SESSION_PORT: u16 = 15118;
+
+/// Each flow's transport 5-tuple toward its receiver: the nodes' addresses,
+/// an ephemeral source port per opening node counted from 49153 in flow
+/// order (as ns-3 allocates them to sockets opened in that order), and the
+/// server's port. A session's response half is its request half reversed.
+fn five_tuples(plan: &Plan) -> Vec<FiveTuple> {
+    let mut next_port = vec![FIRST_EPHEMERAL_PORT; plan.nodes.len()];
+    let mut tuples: Vec<FiveTuple> = Vec::with_capacity(plan.flows.len());
+    for f in &plan.flows {
+        let tuple = match f.role {
+            FlowRole::Responses(_) => tuples
+                .iter()
+                .zip(&plan.flows)
+                .find(|(_, g)| {
+                    matches!(g.role, FlowRole::Requests(_)) && g.src == f.dst && g.dst == f.src
+                })
+                .map(|(t, _)| t.reversed()),
+            _ => None,
+        };
+        let tuple = tuple.unwrap_or_else(|| {
+            let port = &mut next_port[f.src.0 as usize];
+            let src_port = *port;
+            *port = port.wrapping_add(1).max(FIRST_EPHEMERAL_PORT);
+            FiveTuple {
+                src: plan.addresses[f.src.0 as usize],
+                dst: plan.addresses[f.dst.0 as usize],
+                protocol: PROTO_TCP,
+                src_port,
+                dst_port: if f.role == FlowRole::Bulk {
+                    BULK_PORT
                 } else {
-                    self.partial = Some((id, next + 1));
-                    false
-                }
+                    SESSION_PORT
+                },
             }
-            _ => {
-                self.partial = None;
-                false
-            }
-        }
+        });
+        tuples.push(tuple);
     }
+    tuples
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::net::PacketKind;
-
-    fn fragment(seq: u64, sent: u64, index: u16, count: u16) -> Packet {
-        Packet {
-            flow: 0,
-            dst: NodeId(1),
-            kind: PacketKind::Data,
-            seq,
-            len: 1460,
-            ack: 0,
-            rwnd: 0,
-            ts_val: Time(sent),
-            ts_ecr: Time::ZERO,
-            ip_bytes: 1500,
-            sack: Default::default(),
-            sack_len: 0,
-            frag_index: index,
-            frag_count: count,
-            piggyback: false,
-        }
-    }
-
-    #[test]
-    fn reassembly_completes_whole_datagrams_only() {
-        let mut r = Reassembly::default();
-        assert!(r.accept(&fragment(0, 1, 0, 1)), "unfragmented");
-        assert!(!r.accept(&fragment(0, 1, 0, 2)));
-        assert!(r.accept(&fragment(0, 1, 1, 2)));
-        // A lost first fragment: the second alone is discarded.
-        assert!(!r.accept(&fragment(1460, 2, 1, 2)));
-    }
-
-    #[test]
-    fn reassembly_never_splices_two_datagrams() {
-        // Tail of datagram A and head of datagram B lost: A's head and B's tail
-        // arrive back to back and must not make a datagram.
-        let mut r = Reassembly::default();
-        assert!(!r.accept(&fragment(0, 10, 0, 2)));
-        assert!(!r.accept(&fragment(1460, 11, 1, 2)));
-        // A retransmission of the same bytes is a different datagram too.
-        assert!(!r.accept(&fragment(0, 10, 0, 2)));
-        assert!(!r.accept(&fragment(0, 99, 1, 2)));
-        // And the next whole datagram still goes through.
-        assert!(!r.accept(&fragment(2920, 12, 0, 2)));
-        assert!(r.accept(&fragment(2920, 12, 1, 2)));
-    }
+/// FQ-CoDel hashes of a flow's packets: toward the receiver and toward the
+/// sender, each for a first fragment (or whole packet) and a later fragment.
+fn flow_hashes(t: FiveTuple) -> [[u32; 2]; 2] {
+    let r = t.reversed();
+    [
+        [t.ns3_hash(true, 0), t.ns3_hash(false, 0)],
+        [r.ns3_hash(true, 0), r.ns3_hash(false, 0)],
+    ]
 }

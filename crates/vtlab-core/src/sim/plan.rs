@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::{Duration, Time};
 use crate::net::cellular::CapacityConf;
+use crate::net::qdisc::QdiscConf;
 use crate::net::wifi::MediumConf;
 use crate::net::{LinkParams, LossConf, NodeId};
 use crate::tcp::cc::CcDescriptor;
@@ -29,6 +30,8 @@ pub struct PlannedLink {
     /// Capacity schedules of cellular directions (`None`: the link's rate).
     pub(crate) capacity_ab: Option<CapacityConf>,
     pub(crate) capacity_ba: Option<CapacityConf>,
+    /// Root queue disc of each constant-rate direction.
+    pub(crate) qdisc: Option<QdiscConf>,
 }
 
 /// A shared 802.11 medium with its stations' nodes.
@@ -132,6 +135,8 @@ pub struct Plan {
     /// Scheduler events the run may process.
     pub(crate) max_events: u64,
     pub(crate) trace_interval: Duration,
+    /// Each node's IPv4 address.
+    pub(crate) addresses: Vec<[u8; 4]>,
 }
 
 impl Plan {

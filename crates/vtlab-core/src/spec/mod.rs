@@ -9,6 +9,7 @@ pub mod cellular;
 pub mod loss;
 mod lte_cabin;
 mod plan;
+pub mod qdisc;
 pub mod session;
 mod station;
 pub mod tcp;
@@ -25,14 +26,17 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use crate::net::cellular::CapacityConf;
+use crate::net::qdisc::QdiscConf;
 use crate::net::wifi::MediumConf;
 use crate::net::LossConf;
+use crate::tcp::cc::Profile;
 use crate::tcp::TcpConfig;
 pub use loss::{LossKind, LossSpec};
 pub use plan::{
     plan, DEFAULT_HORIZON_NS, DEFAULT_MAX_EVENTS, MAX_EVENTS, MAX_STOP_NS, MAX_TIME_NS,
     RATE_RANGE_BPS,
 };
+pub use qdisc::{QdiscField, QdiscKind, QdiscSpec};
 pub use session::{SessionConf, SessionSpec, StepConf};
 pub use tcp::TcpSpec;
 use units::{Bytes, Dur, Rate};
@@ -179,6 +183,10 @@ pub struct LinkConf {
     /// A cellular b→a direction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity_ba: Option<CapacityConf>,
+    /// The root queue disc in front of each constant-rate direction's device
+    /// queue (`None`: packets go straight to the drop-tail device queue).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qdisc: Option<QdiscConf>,
 }
 
 /// A bulk transfer from `src` to `dst`.
@@ -213,6 +221,11 @@ pub struct Scenario {
     /// Request/response sessions, each over one TCP connection.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sessions: Vec<SessionConf>,
+    /// Each node's IPv4 address (what FQ-CoDel's flow hash reads), in node
+    /// order; empty: 10.0.0.1, 10.0.0.2, ... A preset that mirrors an ns-3
+    /// program sets the addresses that program assigns.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub addresses: Vec<[u8; 4]>,
 }
 
 impl Scenario {
@@ -229,6 +242,16 @@ impl Scenario {
 
     /// Structural checks every builder's output must pass.
     pub fn validate(&self) -> Result<(), SpecError> {
+        if !self.addresses.is_empty() && self.addresses.len() != self.nodes.len() {
+            return Err(SpecError::new(
+                "addresses",
+                format!(
+                    "{} addresses for {} nodes (one per node, or none)",
+                    self.addresses.len(),
+                    self.nodes.len()
+                ),
+            ));
+        }
         let mut names = BTreeSet::new();
         for (i, n) in self.nodes.iter().enumerate() {
             if n.is_empty() || !names.insert(n.as_str()) {
@@ -379,6 +402,8 @@ struct LinkSpec {
     /// A cellular a→b direction (trace or channel model).
     capacity_ab: Option<cellular::CapacitySpec>,
     capacity_ba: Option<cellular::CapacitySpec>,
+    /// This link's queue disc (default: the top-level `qdisc`).
+    qdisc: Option<QdiscField>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -406,6 +431,9 @@ struct CustomSpec {
     flows: Vec<FlowSpec>,
     bytes: Option<Bytes>,
     tcp: Option<TcpSpec>,
+    /// Queue disc of every link (default: the TCP profile's, see
+    /// [`qdisc::default_for_profile`]).
+    qdisc: Option<QdiscField>,
     stop: Option<Dur>,
     trace_interval: Option<Dur>,
     max_events: Option<u64>,
@@ -438,6 +466,15 @@ pub(crate) struct LinkTemplate {
     queue_packets: u32,
     framing_bytes: u32,
     mtu_bytes: u32,
+    qdisc: Option<QdiscConf>,
+}
+
+/// The queue disc a preset's `qdisc` field names, or its TCP profile's default.
+fn qdisc_or_default(field: Option<&QdiscField>, tcp: Option<&TcpSpec>) -> QdiscSpec {
+    match field {
+        Some(q) => q.0.clone(),
+        None => qdisc::default_for_profile(tcp.and_then(|t| t.profile).unwrap_or(Profile::Ns3)),
+    }
 }
 
 impl LinkTemplate {
@@ -451,7 +488,19 @@ impl LinkTemplate {
             queue_packets: check_queue("queue_packets", queue.unwrap_or(DEFAULT_QUEUE_PACKETS))?,
             framing_bytes: framing.unwrap_or(DEFAULT_FRAMING_BYTES),
             mtu_bytes: check_mtu("mtu", mtu)?,
+            qdisc: None,
         })
+    }
+
+    /// Put the queue disc `field` names (else the profile's default, see
+    /// [`qdisc::default_for_profile`]) on every link of the template.
+    pub(crate) fn with_qdisc(
+        mut self,
+        field: Option<&QdiscField>,
+        tcp: Option<&TcpSpec>,
+    ) -> Result<Self, SpecError> {
+        self.qdisc = qdisc_or_default(field, tcp).resolve("qdisc", self.mtu_bytes)?;
+        Ok(self)
     }
 
     /// A lossless link a–b.
@@ -477,6 +526,7 @@ impl LinkTemplate {
             queue_bytes: None,
             capacity_ab: None,
             capacity_ba: None,
+            qdisc: self.qdisc.clone(),
         }
     }
 }
@@ -526,6 +576,7 @@ impl Scenario {
             max_events,
             media: Vec::new(),
             sessions,
+            addresses: Vec::new(),
         };
         scenario.validate()?;
         Ok(scenario)
@@ -565,12 +616,28 @@ pub(crate) fn check_queue(path: &str, q: u32) -> Result<u32, SpecError> {
 
 impl CustomSpec {
     fn resolve(self) -> Result<Scenario, SpecError> {
+        let default_qdisc = qdisc_or_default(self.qdisc.as_ref(), self.tcp.as_ref());
         let links = self
             .links
             .iter()
             .enumerate()
             .map(|(i, l)| {
                 let p = format!("links[{i}]");
+                let mtu_bytes = check_mtu(&format!("{p}.mtu"), l.mtu)?;
+                let qdisc = match &l.qdisc {
+                    Some(q) => {
+                        if l.capacity_ab.is_some() && l.capacity_ba.is_some() {
+                            return Err(SpecError::new(
+                                format!("{p}.qdisc"),
+                                "both directions are cellular; a queue disc runs only in \
+                                 front of a constant-rate direction"
+                                    .into(),
+                            ));
+                        }
+                        q.0.resolve(&format!("{p}.qdisc"), mtu_bytes)?
+                    }
+                    None => default_qdisc.resolve("qdisc", mtu_bytes)?,
+                };
                 Ok(LinkConf {
                     name: l.name.clone().unwrap_or_else(|| format!("link{i}")),
                     a: l.a.clone(),
@@ -593,7 +660,7 @@ impl CustomSpec {
                         l.queue_packets.unwrap_or(DEFAULT_QUEUE_PACKETS),
                     )?,
                     framing_bytes: l.framing_bytes.unwrap_or(DEFAULT_FRAMING_BYTES),
-                    mtu_bytes: check_mtu(&format!("{p}.mtu"), l.mtu)?,
+                    mtu_bytes,
                     loss_ab: l
                         .loss_ab
                         .clone()
@@ -613,6 +680,7 @@ impl CustomSpec {
                         l.capacity_ba.as_ref(),
                         &format!("{p}.capacity_ba"),
                     )?,
+                    qdisc,
                 })
             })
             .collect::<Result<Vec<_>, SpecError>>()?;

@@ -160,6 +160,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, SpecError> {
             loss_ba: l.loss_ba.clone(),
             capacity_ab: l.capacity_ab.clone(),
             capacity_ba: l.capacity_ba.clone(),
+            qdisc: l.qdisc.clone(),
         });
     }
     let mut dirs: Vec<(NodeId, NodeId)> = links
@@ -333,6 +334,13 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, SpecError> {
         horizon_reason,
         max_events: scenario.max_events.unwrap_or(DEFAULT_MAX_EVENTS),
         trace_interval: Duration(scenario.trace_interval_ns),
+        addresses: if scenario.addresses.is_empty() {
+            (1..=scenario.nodes.len() as u32)
+                .map(|i| [10, 0, (i >> 8) as u8, i as u8])
+                .collect()
+        } else {
+            scenario.addresses.clone()
+        },
     })
 }
 

@@ -18,7 +18,7 @@
 use serde::Deserialize;
 
 use super::units::{Bytes, Dur, Rate};
-use super::{transfer_size, FlowConf, LinkTemplate, Scenario, SpecError};
+use super::{transfer_size, FlowConf, LinkTemplate, QdiscField, Scenario, SpecError};
 use super::{LossKind, LossSpec, SessionSpec, TcpSpec};
 
 /// Rate of the access hop between a segment and a vehicle: fast enough never
@@ -43,6 +43,10 @@ pub struct StationSpec {
     pub plc_delay: Option<Dur>,
     pub queue_packets: Option<u32>,
     pub framing_bytes: Option<u32>,
+    /// Root queue disc of every link direction: a name (none, pfifo_fast,
+    /// fq_codel, codel, red, pie) or a table of attributes (default: the TCP
+    /// profile's; fq_codel for ns3, as stock ns-3.44 installs).
+    pub qdisc: Option<QdiscField>,
     pub mtu: Option<Bytes>,
     /// Loss toward each vehicle on its PLC path, each with its own stream
     /// (default model: burst).
@@ -75,7 +79,8 @@ impl StationSpec {
                 format!("{per_segment} is outside [1, 1000]"),
             ));
         }
-        let t = LinkTemplate::new(self.queue_packets, self.framing_bytes, self.mtu)?;
+        let t = LinkTemplate::new(self.queue_packets, self.framing_bytes, self.mtu)?
+            .with_qdisc(self.qdisc.as_ref(), self.tcp.as_ref())?;
         let loss = self
             .loss
             .unwrap_or_default()
@@ -142,7 +147,7 @@ impl StationSpec {
                 });
             }
         }
-        Scenario::assemble_with_sessions(
+        let mut scenario = Scenario::assemble_with_sessions(
             "station",
             nodes,
             links,
@@ -151,7 +156,17 @@ impl StationSpec {
             self.stop,
             self.trace_interval,
             self.max_events,
-        )
+        )?;
+        // The addresses validation/ns3/v2g.cc assigns (what FQ-CoDel hashes):
+        // the WAN in 10.1.1.0/24, one /30 per PLC segment in 10.2.0.0/16 and
+        // per access hop in 10.3.0.0/16, the far end taking host 2.
+        let host2 = |net: u32, k: u32| (net + 4 * k + 2).to_be_bytes();
+        scenario.addresses = [[10, 1, 1, 1], [10, 1, 1, 2]]
+            .into_iter()
+            .chain((0..segments).map(|j| host2(0x0a02_0000, j)))
+            .chain((0..vehicles).map(|i| host2(0x0a03_0000, i)))
+            .collect();
+        Ok(scenario)
     }
 }
 

@@ -12,7 +12,7 @@
 use serde::Deserialize;
 
 use super::units::{Bytes, Dur, Rate};
-use super::{transfer_size, FlowConf, LinkTemplate, Scenario, SpecError};
+use super::{transfer_size, FlowConf, LinkTemplate, QdiscField, Scenario, SpecError};
 use super::{LossKind, LossSpec, SessionSpec, TcpSpec};
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -29,6 +29,10 @@ pub struct V2gSpec {
     /// Transmit-queue limit of every link direction, packets.
     pub queue_packets: Option<u32>,
     pub framing_bytes: Option<u32>,
+    /// Root queue disc of every link direction: a name (none, pfifo_fast,
+    /// fq_codel, codel, red, pie) or a table of attributes (default: the TCP
+    /// profile's; fq_codel for ns3, as stock ns-3.44 installs).
+    pub qdisc: Option<QdiscField>,
     /// IP MTU of every link (default 1500).
     pub mtu: Option<Bytes>,
     /// Loss on the PLC link toward the vehicle (default model: burst).
@@ -46,7 +50,8 @@ pub struct V2gSpec {
 
 impl V2gSpec {
     pub fn resolve(self) -> Result<Scenario, SpecError> {
-        let t = LinkTemplate::new(self.queue_packets, self.framing_bytes, self.mtu)?;
+        let t = LinkTemplate::new(self.queue_packets, self.framing_bytes, self.mtu)?
+            .with_qdisc(self.qdisc.as_ref(), self.tcp.as_ref())?;
         let wan = t.link(
             "wan",
             "sa",
@@ -85,7 +90,7 @@ impl V2gSpec {
             });
         }
         let nodes = vec!["sa".into(), "secc".into(), "evcc".into()];
-        Scenario::assemble_with_sessions(
+        let mut scenario = Scenario::assemble_with_sessions(
             "v2g",
             nodes,
             vec![wan, plc],
@@ -94,7 +99,11 @@ impl V2gSpec {
             self.stop,
             self.trace_interval,
             self.max_events,
-        )
+        )?;
+        // validation/ns3/v2g.cc's addresses (what FQ-CoDel hashes): SA on the
+        // WAN 10.1.1.0/24, SECC and EVCC on the PLC 10.1.2.0/24.
+        scenario.addresses = vec![[10, 1, 1, 1], [10, 1, 2, 1], [10, 1, 2, 2]];
+        Ok(scenario)
     }
 }
 

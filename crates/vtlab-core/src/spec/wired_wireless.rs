@@ -17,7 +17,7 @@
 use serde::Deserialize;
 
 use super::units::{Bytes, Dur, Rate};
-use super::{merge_tcp, transfer_size, FlowConf, LinkTemplate, Scenario, SpecError};
+use super::{merge_tcp, transfer_size, FlowConf, LinkTemplate, QdiscField, Scenario, SpecError};
 use super::{LossKind, LossSpec, TcpSpec};
 
 /// A group of identical flows.
@@ -50,6 +50,10 @@ pub struct WiredWirelessSpec {
     /// Queue limit of every link direction (default: the bandwidth-delay product).
     pub queue_packets: Option<u32>,
     pub framing_bytes: Option<u32>,
+    /// Root queue disc of every link direction: a name (none, pfifo_fast,
+    /// fq_codel, codel, red, pie) or a table of attributes (default: the TCP
+    /// profile's; fq_codel for ns3, as stock ns-3.44 installs).
+    pub qdisc: Option<QdiscField>,
     pub mtu: Option<Bytes>,
     /// Loss on the wireless link toward D (default model: bernoulli).
     pub loss: Option<LossSpec>,
@@ -84,7 +88,8 @@ impl WiredWirelessSpec {
             Some(self.queue_packets.unwrap_or(bdp)),
             self.framing_bytes,
             self.mtu,
-        )?;
+        )?
+        .with_qdisc(self.qdisc.as_ref(), self.tcp.as_ref())?;
         let wired = t.link("wired", "s", "n", wired_rate, wired_delay);
         let mut wireless = t.link("wireless", "n", "d", wireless_rate, wireless_delay);
         wireless.loss_ab = self

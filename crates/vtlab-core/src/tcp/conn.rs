@@ -209,17 +209,17 @@ impl Conn {
         self.w.ssthresh = self.cc.ssthresh(&info, &self.w, in_flight);
         let s = &mut self.stats;
         s.loss_events += 1;
-        match truth {
+        match truth.map(LossCause::signal) {
             Some(LossCause::Link) => s.true_link_losses += 1,
-            Some(LossCause::Congestion) => s.true_congestion_losses += 1,
+            Some(_) => s.true_congestion_losses += 1,
             None => {}
         }
         if let Some(verdict) = self.cc.loss_verdict() {
-            match verdict {
+            match verdict.signal() {
                 LossCause::Link => s.predicted_link_losses += 1,
-                LossCause::Congestion => s.predicted_congestion_losses += 1,
+                _ => s.predicted_congestion_losses += 1,
             }
-            if truth == Some(verdict) {
+            if truth.map(LossCause::signal) == Some(verdict.signal()) {
                 s.correct_predictions += 1;
             }
         }

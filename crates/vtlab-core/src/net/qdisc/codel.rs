@@ -46,7 +46,8 @@ const REC_INV_SQRT_SHIFT: u32 = 16;
 const REC_INV_SQRT_ONE: u16 = 0xFFFF;
 
 /// Attributes of `ns3::CoDelQueueDisc` (UseEcn, UseL4s, CeThreshold omitted).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CoDelParams {
     /// `MaxSize`: default 1500 × `DEFAULT_CODEL_LIMIT` (1000) bytes.
     pub limit: Limit,

@@ -42,7 +42,8 @@ use super::{DropReason, Dropped, Fifo, Item, QueueDisc, Stats};
 use crate::engine::{Duration, Time};
 
 /// Attributes of `ns3::FqCoDelQueueDisc` (and the quantum it takes from the device).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FqCoDelParams {
     /// `MaxSize`, packets only (the constructor fixes the unit). Default 10240.
     pub limit_packets: u32,

@@ -30,6 +30,7 @@ use crate::engine::{RngStream, Time};
 
 pub mod codel;
 pub mod fq_codel;
+pub mod hash;
 pub mod pfifo_fast;
 pub mod pie;
 pub mod red;
@@ -83,7 +84,8 @@ impl<T> Item<T> {
 }
 
 /// A queue size limit (ns-3 `QueueSize`: packets or bytes).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Limit {
     Packets(u32),
     Bytes(u32),
@@ -153,6 +155,15 @@ impl DropReason {
         self as usize
     }
 
+    /// An active-queue-management decision (CoDel's control law, RED's or
+    /// PIE's early drop) rather than a full queue.
+    pub fn is_aqm(self) -> bool {
+        matches!(
+            self,
+            DropReason::TargetExceeded | DropReason::ChildTargetExceeded | DropReason::Unforced
+        )
+    }
+
     /// The reason string ns-3.44 uses for this drop.
     pub fn ns3_name(self) -> &'static str {
         match self {
@@ -196,6 +207,21 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// All counters zero (a `const`, unlike `Default`).
+    pub const EMPTY: Stats = Stats {
+        received_packets: 0,
+        received_bytes: 0,
+        enqueued_packets: 0,
+        enqueued_bytes: 0,
+        dequeued_packets: 0,
+        dequeued_bytes: 0,
+        dropped_before_enqueue_packets: 0,
+        dropped_before_enqueue_bytes: 0,
+        dropped_after_dequeue_packets: 0,
+        dropped_after_dequeue_bytes: 0,
+        by_reason: [(0, 0); DropReason::ALL.len()],
+    };
+
     /// Handed on by `dequeue` (`QueueDisc::GetStats`: dequeued minus dropped
     /// after dequeue; no requeues here).
     pub fn sent_packets(&self) -> u64 {
@@ -348,14 +374,29 @@ impl<T> Fifo<T> {
     }
 }
 
-/// Which discipline, with its parameters: what a scenario would name.
-#[derive(Clone, Debug, PartialEq)]
+/// Which discipline, with its parameters: what a resolved scenario names
+/// (`{"kind": "fq_codel", ...every parameter}`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum QdiscConf {
     PfifoFast(PfifoFastParams),
     CoDel(CoDelParams),
     FqCoDel(FqCoDelParams),
     Red(RedParams),
     Pie(PieParams),
+}
+
+impl QdiscConf {
+    /// The discipline's name as scenarios write it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            QdiscConf::PfifoFast(_) => "pfifo_fast",
+            QdiscConf::CoDel(_) => "codel",
+            QdiscConf::FqCoDel(_) => "fq_codel",
+            QdiscConf::Red(_) => "red",
+            QdiscConf::Pie(_) => "pie",
+        }
+    }
 }
 
 /// Any of the disciplines, dispatched by value.

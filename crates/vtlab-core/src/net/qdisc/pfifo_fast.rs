@@ -34,7 +34,8 @@ pub fn priority_from_tos(tos: u8) -> u8 {
 }
 
 /// Attributes of `ns3::PfifoFastQueueDisc`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PfifoFastParams {
     /// `MaxSize`, packets only (the constructor fixes the unit). Default 1000.
     pub limit_packets: u32,

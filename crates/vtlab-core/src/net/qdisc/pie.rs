@@ -46,7 +46,8 @@ const BURST_RESET_TIMEOUT: f64 = 1.5;
 const DQCOUNT_INVALID: u64 = u64::MAX;
 
 /// Attributes of `ns3::PieQueueDisc` (no ECN, no L4S).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PieParams {
     /// `MaxSize`: default 25 packets.
     pub limit: Limit,

@@ -43,7 +43,8 @@ use super::{seconds, DropReason, Dropped, Fifo, Item, Limit, QueueDisc, Stats, U
 use crate::engine::{Duration, RngStream, Time};
 
 /// Attributes of `ns3::RedQueueDisc` (non-adaptive, no ECN).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RedParams {
     /// `MaxSize`: default 25 packets.
     pub limit: Limit,

@@ -83,12 +83,25 @@ impl Profile {
     }
 }
 
-/// Why a packet was lost: a full queue (congestion) or a link error (noise on
-/// a wireless or power-line link).
+/// Why a packet was lost: a full queue (congestion), an active queue
+/// management decision (CoDel, RED or PIE dropping early, also a congestion
+/// signal), or a link error (noise on a wireless or power-line link).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LossCause {
     Congestion,
+    Aqm,
     Link,
+}
+
+impl LossCause {
+    /// The signal a loss classifier should read from it: an AQM drop is a
+    /// congestion signal.
+    pub fn signal(self) -> LossCause {
+        match self {
+            LossCause::Aqm => LossCause::Congestion,
+            c => c,
+        }
+    }
 }
 
 /// What a controller may read about its connection.

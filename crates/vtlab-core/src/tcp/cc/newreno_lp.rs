@@ -120,7 +120,7 @@ impl NewRenoLp {
     fn classify(&self, info: &ConnInfo, w: &Window) -> LossCause {
         let previous = self.verdict.unwrap_or(LossCause::Congestion);
         match &self.predictor {
-            Predictor::Oracle { truth } => truth.unwrap_or(LossCause::Congestion),
+            Predictor::Oracle { truth } => truth.map_or(LossCause::Congestion, LossCause::signal),
             Predictor::Vegas { alpha, beta, .. } => match self.vp(info, w) {
                 Some(vp) if vp > *beta => LossCause::Congestion,
                 Some(vp) if vp < *alpha => LossCause::Link,
@@ -135,8 +135,10 @@ impl CongestionOps for NewRenoLp {
         let verdict = self.classify(info, w);
         self.verdict = Some(verdict);
         match verdict {
-            LossCause::Congestion => self.newreno.ssthresh(info, w, bytes_in_flight),
             LossCause::Link => bytes_in_flight.max(2 * info.mss),
+            LossCause::Congestion | LossCause::Aqm => {
+                self.newreno.ssthresh(info, w, bytes_in_flight)
+            }
         }
     }
 
