@@ -99,6 +99,18 @@ def cases() -> list[tuple[str, dict, int, bool]]:
                 "tcp": {"cc": cc, "profile": profile},
             }
             out.append((f"trace/{profile}/{cc}", spec, 5, True))
+    # Every queue disc in front of the links (the ns3 cases above run the
+    # profile's default, fq_codel), and the device queue alone.
+    for qdisc in ("none", "pfifo_fast", "codel", "red", "pie"):
+        for cc in ("newreno", "cubic"):
+            spec = {
+                "preset": "v2g",
+                "bytes": "3MB",
+                "loss": {"mean_loss": "1%"},
+                "qdisc": qdisc,
+                "tcp": {"cc": cc},
+            }
+            out.append((f"qdisc/{qdisc}/{cc}", spec, 1, False))
     # The 802.11 chain: both reception rules, RTS on and off, the error model.
     for hops, rts, reception, error in (
         (1, True, "threshold", "0%"),
