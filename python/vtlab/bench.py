@@ -24,6 +24,7 @@ from vtlab.scenario import Scenario
 #: The benchmark the engine issue names: NewReno, 100 MB over the V2G cable at 5 % loss.
 DEFAULT_BENCH_SPEC: dict[str, Any] = {
     "preset": "v2g",
+    "qdisc": "none",
     "bytes": "100MB",
     "loss": {"mean_loss": "5%"},
     "tcp": {"cc": "newreno"},

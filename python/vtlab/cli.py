@@ -200,8 +200,9 @@ QdiscOpt = Annotated[
         "--qdisc",
         metavar="NAME",
         help="Root queue disc of every link: none, pfifo_fast, fq_codel, codel, red or pie "
-        "(sets qdisc; for attributes use --set qdisc.kind=codel --set qdisc.target=3ms instead; default: "
-        "the profile's, fq_codel for ns3 as stock ns-3.44, none for linux).",
+        "(sets qdisc; for attributes use --set qdisc.kind=codel --set qdisc.target=3ms "
+        "instead; default: the profile's, fq_codel for ns3 as stock ns-3.44, none for "
+        "linux).",
         show_default=False,
     ),
 ]

@@ -752,8 +752,34 @@ def _same_link_template(links: Sequence[Mapping[str, Any]]) -> None:
     for name in ("queue_packets", "mtu_bytes", "framing_bytes"):
         if len({link[name] for link in links}) != 1:
             raise ValueError(f"links.{name}: ns-3 reference uses one value for every link")
+    if len({json.dumps(link.get("qdisc"), sort_keys=True) for link in links}) != 1:
+        raise ValueError("links.qdisc: ns-3 reference uses one queue disc on every link")
     if links[0]["framing_bytes"] != 2:
         raise ValueError("links.framing_bytes: ns-3 point-to-point frames add 2 bytes (PPP)")
+
+
+def _qdisc_args(link: Mapping[str, Any]) -> list[str]:
+    """``--qdisc`` of the reference program: none, or what stock ns-3.44 installs
+    (FqCoDel at its defaults, quantum = MTU, flow control with the device queue)."""
+    q = link.get("qdisc")
+    if q is None:
+        return ["--qdisc=none"]
+    stock = {
+        "kind": "fq_codel",
+        "limit_packets": 10240,
+        "flows": 1024,
+        "drop_batch_size": 64,
+        "quantum": link["mtu_bytes"],
+        "interval": 100_000_000,
+        "target": 5_000_000,
+        "min_bytes": 1500,
+    }
+    if dict(q) == stock:
+        return ["--qdisc=default"]
+    raise ValueError(
+        "links.qdisc: the ns-3 reference runs no queue disc (none) or ns-3's default "
+        f"fq_codel with its default attributes, not {q.get('kind')!r} as given"
+    )
 
 
 def _loss_args(where: str, loss: Mapping[str, Any]) -> list[str]:
@@ -811,6 +837,7 @@ def _common_args(
         f"--segmentSize={tcp['mss']}",
         f"--mtu={plc['mtu_bytes']}",
         f"--queuePackets={plc['queue_packets']}",
+        *_qdisc_args(plc),
         f"--plcRate={_num(plc['rate_bps'] / 1e6)}",
         f"--wanRate={_num(wan['rate_bps'] / 1e6)}",
         f"--plcDelay={_num(plc['delay_ns'] / 1e6)}",
@@ -1196,6 +1223,7 @@ def bench_vs_ns3(
 #: ``vtlab bench station --vs-ns3 --cc newreno --loss 5%``.
 BENCH_STATION_SPEC: dict[str, Any] = {
     "preset": "station",
+    "qdisc": "none",
     "bytes": "100MB",
     "loss": {"mean_loss": "5%"},
     "tcp": {"cc": "newreno"},

@@ -73,6 +73,7 @@ def vtlab_spec(loss: float) -> dict[str, Any]:
     burst = {"model": "burst", "mean_loss": loss}
     return {
         "preset": "v2g",
+        "qdisc": "none",  # iso15118.cc disables flow control: ns-3 installs no qdisc
         "loss": burst,
         "reverse_loss": burst,
         "tcp": {"timestamps": False, "data_retries": 100},

@@ -33,7 +33,13 @@ def test_bench_cli_json_uses_the_default_scenario_with_overrides():
         assert key in d
     # The default scenario is NewReno over the V2G cable at 5 % mean loss.
     expected = Scenario(
-        {"preset": "v2g", "bytes": "2MB", "loss": {"mean_loss": "5%"}, "tcp": {"cc": "newreno"}}
+        {
+            "preset": "v2g",
+            "qdisc": "none",
+            "bytes": "2MB",
+            "loss": {"mean_loss": "5%"},
+            "tcp": {"cc": "newreno"},
+        }
     )
     assert d["scenario_hash"] == expected.hash()
     # Start-up of the command line, timed as whole processes, REPEAT times each.

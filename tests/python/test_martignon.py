@@ -32,6 +32,7 @@ CLASSIFICATION = (
 def _spec(cc: str, *, per: float, rate: str = "10Mbps", stop: str = "60s", **extra) -> dict:
     return {
         "preset": "wired-wireless",
+        "qdisc": martignon.QDISC,  # the study's ns-2 drop-tail links
         "wired_rate": rate,
         "bytes": "10GB",
         "stop": stop,

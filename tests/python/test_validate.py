@@ -790,8 +790,9 @@ def test_agreement_table_station_aggregate_columns():
 @requires_ns3
 def test_ns3_station_program_end_to_end():
     binary = ns3mod.ensure_binary()
-    sc = Scenario({"preset": "station", "vehicles": 6, "bytes": "500KB"})
+    sc = Scenario({"preset": "station", "vehicles": 6, "bytes": "500KB", "qdisc": "none"})
     args = ns3mod.ns3_args(sc.expanded(), seed=1)
+    assert "--qdisc=none" in args
     rows, _ = ns3mod.run_v2g_flows(binary, args)
     assert [r["flow"] for r in rows] == [f"ev{i}" for i in range(1, 7)]
     assert [r["segment"] for r in rows] == [1, 1, 1, 2, 2, 2]

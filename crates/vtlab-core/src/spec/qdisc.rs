@@ -525,6 +525,18 @@ mod tests {
     }
 
     #[test]
+    fn resolved_confs_carry_the_kind_as_scenarios_write_it() {
+        for name in ["pfifo_fast", "codel", "fq_codel", "red", "pie"] {
+            let conf = parse(json!(name)).unwrap().resolve("q", 1500).unwrap().unwrap();
+            assert_eq!(conf.name(), name);
+            let v = serde_json::to_value(&conf).unwrap();
+            assert_eq!(v["kind"], name);
+            let back: QdiscConf = serde_json::from_value(v).unwrap();
+            assert_eq!(back, conf);
+        }
+    }
+
+    #[test]
     fn unknown_names_and_fields_are_named() {
         let e = parse(json!("fq-codel")).unwrap_err();
         assert!(e.contains("unknown queue disc 'fq-codel'"), "{e}");

@@ -129,6 +129,11 @@ QUICK = Plan(
 )
 
 
+#: No queue disc, as in the ns-3 reference program (validation/ns3/iso15118.cc
+#: disables flow control, so ns-3 installs none) that validates the sessions.
+QDISC = "none"
+
+
 def plan_for(config: Config) -> Plan:
     return QUICK if config.quick else FULL
 
@@ -167,6 +172,7 @@ def vehicle_base(plan: Plan) -> dict[str, Any]:
     """One vehicle on the charging cable, a session and nothing else."""
     return {
         "preset": "v2g",
+        "qdisc": QDISC,
         "loss": {"model": "burst", "mean_loss": 0.0},
         "reverse_loss": {"model": "burst", "mean_loss": 0.0},
         "session": session(plan),
@@ -184,6 +190,7 @@ def station_base(plan: Plan) -> dict[str, Any]:
     """21 vehicles, a session and an endless bulk transfer each."""
     return {
         "preset": "station",
+        "qdisc": QDISC,
         "vehicles": plan.station_vehicles,
         "bytes": plan.station_bulk,
         "stop": f"{station_stop_s(plan):g}s",

@@ -137,6 +137,10 @@ QUICK = Plan(
 )
 
 
+#: The study ran ns-2, whose links have drop-tail queues and no queue disc.
+QDISC = "none"
+
+
 def plan_for(config: Config) -> Plan:
     return QUICK if config.quick else FULL
 
@@ -168,6 +172,7 @@ def _long(plan: Plan, **extra: Any) -> dict[str, Any]:
     """A long-lived single flow on the Fig. 1 path (C_ND = 10 Mbit/s, RTT 100 ms)."""
     return {
         "preset": "wired-wireless",
+        "qdisc": QDISC,
         "wired_rate": "10Mbps",
         "wired_delay": "50ms",
         "wireless_rate": "10Mbps",
@@ -191,6 +196,7 @@ def _friend_base(plan: Plan) -> dict[str, Any]:
     rate = f"{plan.friend_rate_mbps}Mbps"
     return {
         "preset": "wired-wireless",
+        "qdisc": QDISC,
         "wired_rate": rate,
         "wireless_rate": rate,
         "bytes": "100GB",
@@ -313,6 +319,7 @@ def _rtt_short_grids(plan: Plan) -> dict[str, Grid]:
             f"{plan.short_rate_mbps} Mbit/s, {plan.short_loss:.0%} loss, 100 ms",
             {
                 "preset": "wired-wireless",
+                "qdisc": QDISC,
                 "wired_rate": link,
                 "wireless_rate": link,
                 "loss": {"model": "bernoulli", "mean_loss": plan.short_loss},

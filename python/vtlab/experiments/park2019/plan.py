@@ -123,6 +123,13 @@ def plan_for(config: Config) -> Plan:
 # -- grids -----------------------------------------------------------------------------
 
 
+#: The root queue disc of every link. The study ran ns-3 before ns-3.30 (it was
+#: submitted on 2019-09-30, six weeks after ns-3.30 came out on 2019-08-21), whose
+#: `Ipv4AddressHelper` installed pfifo_fast (1000 packets) on every point-to-point
+#: device; ns-3.30 made FQ-CoDel the default (docs/queue-discs.md).
+QDISC = "pfifo_fast"
+
+
 def _variant_axis(variants: Mapping[str, str]) -> Axis:
     return Axis.variants("variant", {label: {"tcp.cc": cc} for label, cc in variants.items()})
 
@@ -136,14 +143,19 @@ def grids(plan: Plan, profile: str = "ns3", runs: int | None = None) -> dict[str
     applied by the campaign and the runs per point are the plan's, so ``profile`` and
     ``runs`` are unused here (the pipeline passes them to every study)."""
     del profile, runs
-    single = {"preset": "v2g", "bytes": plan.bytes_}
-    station = {"preset": "station", "vehicles": plan.vehicles, "bytes": plan.bytes_}
+    single = {"preset": "v2g", "qdisc": QDISC, "bytes": plan.bytes_}
+    station = {
+        "preset": "station",
+        "qdisc": QDISC,
+        "vehicles": plan.vehicles,
+        "bytes": plan.bytes_,
+    }
     trace = {"stop": plan.trace_stop, "trace_interval": plan.trace_interval}
     return {
         "table2": Grid(
             "table2",
             "Table 2, ten variants × transfer size, 1 connection, 5 % loss",
-            {"preset": "v2g", "loss": {"mean_loss": 0.05}},
+            {"preset": "v2g", "qdisc": QDISC, "loss": {"mean_loss": 0.05}},
             (
                 _variant_axis(VARIANTS),
                 Axis.variants("size_mb", {mb: {"bytes": f"{mb}MB"} for mb in plan.sizes_mb}),

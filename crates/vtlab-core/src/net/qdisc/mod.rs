@@ -6,9 +6,8 @@
 //! This module is self-contained: it does not know the simulator's
 //! [`crate::net::Packet`]. An [`Item`] carries what a queue disc looks at (the
 //! size, a flow hash, a priority, the enqueue time) and an opaque payload `T`
-//! the caller gets back. Wiring a queue disc in front of a link (ns-3's flow
-//! control between the root queue disc and the device queue) is described in
-//! docs/queue-discs.md and is not done here.
+//! the caller gets back. The link (`net/link.rs`) puts one in front of its
+//! device queue with ns-3's flow control; docs/queue-discs.md describes both.
 //!
 //! Conventions shared by every discipline:
 //! * [`QueueDisc::enqueue`] either accepts the item (`Ok`) or hands it back
@@ -380,7 +379,9 @@ impl<T> Fifo<T> {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum QdiscConf {
     PfifoFast(PfifoFastParams),
+    #[serde(rename = "codel")]
     CoDel(CoDelParams),
+    #[serde(rename = "fq_codel")]
     FqCoDel(FqCoDelParams),
     Red(RedParams),
     Pie(PieParams),
