@@ -110,16 +110,10 @@ impl LossSpec {
                 && self.mean_loss.map(|f| f.0) == Some(0.0)
                 && set.len() == 1;
             if !zero_loss_on_none {
-                let list = if allowed.is_empty() {
-                    "none".to_string()
-                } else {
-                    allowed.join(", ")
-                };
-                return Err(SpecError::new(
+                return Err(super::foreign_field(
                     field(bad),
-                    format!(
-                        "not a parameter of loss model '{model_name}' (its parameters: {list})"
-                    ),
+                    &format!("loss model '{model_name}'"),
+                    allowed,
                 ));
             }
         }

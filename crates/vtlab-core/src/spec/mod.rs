@@ -81,6 +81,20 @@ impl fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
+/// The error for a field set on something it does not belong to: `what`
+/// (e.g. "loss model 'burst'") lists `allowed` as its parameters.
+pub(crate) fn foreign_field(path: String, what: &str, allowed: &[&str]) -> SpecError {
+    let list = if allowed.is_empty() {
+        "none".to_string()
+    } else {
+        allowed.join(", ")
+    };
+    SpecError::new(
+        path,
+        format!("not a parameter of {what} (its parameters: {list})"),
+    )
+}
+
 /// Most stations on one medium: the routes are computed over every pair in
 /// range (up to 128·127 hops), and each frame costs O(stations) work.
 pub const MAX_STATIONS: usize = 128;

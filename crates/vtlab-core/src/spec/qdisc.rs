@@ -269,17 +269,10 @@ impl QdiscSpec {
         };
         let set = self.set_fields();
         if let Some(bad) = set.iter().find(|n| !allowed.contains(n)) {
-            let list = if allowed.is_empty() {
-                "none".to_string()
-            } else {
-                allowed.join(", ")
-            };
-            return Err(SpecError::new(
+            return Err(super::foreign_field(
                 field(bad),
-                format!(
-                    "not a parameter of queue disc '{}' (its parameters: {list})",
-                    self.kind.name()
-                ),
+                &format!("queue disc '{}'", self.kind.name()),
+                allowed,
             ));
         }
         if self.limit.is_some() && self.limit_bytes.is_some() {
@@ -527,7 +520,11 @@ mod tests {
     #[test]
     fn resolved_confs_carry_the_kind_as_scenarios_write_it() {
         for name in ["pfifo_fast", "codel", "fq_codel", "red", "pie"] {
-            let conf = parse(json!(name)).unwrap().resolve("q", 1500).unwrap().unwrap();
+            let conf = parse(json!(name))
+                .unwrap()
+                .resolve("q", 1500)
+                .unwrap()
+                .unwrap();
             assert_eq!(conf.name(), name);
             let v = serde_json::to_value(&conf).unwrap();
             assert_eq!(v["kind"], name);
