@@ -13,7 +13,13 @@ import numpy as np
 from vtlab.experiments import common
 from vtlab.experiments.park2019.analysis import _lookup, ns3_reference, quoted, table2_paper
 from vtlab.experiments.park2019.findings import verdict_words
-from vtlab.experiments.park2019.plan import FULL, REFERENCE_MB, VARIANTS, WESTWOOD_ORIGINAL
+from vtlab.experiments.park2019.plan import (
+    FULL,
+    QDISC,
+    REFERENCE_MB,
+    VARIANTS,
+    WESTWOOD_ORIGINAL,
+)
 from vtlab.experiments.pipeline import Context, Section
 from vtlab.scenario import Scenario
 
@@ -84,8 +90,8 @@ def header(ctx: Context) -> str:
 def setup(ctx: Context) -> str:
     from vtlab.experiments.park2019.deviations import station_validation
 
-    plan, v2g = ctx.plan, expanded("v2g")
-    station = expanded("station", vehicles=plan.vehicles)
+    plan, v2g = ctx.plan, expanded("v2g", qdisc=QDISC)
+    station = expanded("station", vehicles=plan.vehicles, qdisc=QDISC)
     flow, plc = v2g["flows"][0], link(v2g, "plc")
     tcp = flow["tcp"]
     segments = [x for x in station["links"] if x["name"].startswith("plc")]
@@ -94,7 +100,10 @@ def setup(ctx: Context) -> str:
         "## Setup\n\n"
         f"* **Single connection** (paper Fig. 3, §3.1): preset `v2g`: SA —("
         f"{rate_delay(link(v2g, 'wan'))})— SECC —(PLC {rate_delay(plc)})— EVCC, one bulk "
-        f"transfer SA → EVCC; {plc['queue_packets']}-packet drop-tail queues; MSS "
+        f"transfer SA → EVCC; {plc['queue_packets']}-packet drop-tail device queues "
+        f"behind a {plc['qdisc']['kind']} queue disc of {plc['qdisc']['limit_packets']} "
+        "packets (ns-3's default root queue disc before ns-3.30; the paper was submitted "
+        "six weeks after ns-3.30 came out; docs/reproduce-park2019.md); MSS "
         f"{tcp['mss']} B, MTU {plc['mtu_bytes']} B, {tcp['send_buffer'] // 1024} KiB send "
         f"and {tcp['recv_buffer'] // 1024} KiB receive buffers (the ns-3 defaults the paper "
         "used).\n"
