@@ -707,10 +707,11 @@ impl Sender {
                 self.set_state(now, CaState::Open);
             } else {
                 // ns-3 ProcessAck: CwndEvent(COMPLETE_CWR) (BBR restores
-                // cwnd), CongestionStateSet(OPEN), then cwnd = ssthresh.
+                // cwnd), CongestionStateSet(OPEN), then cwnd = ssthresh, a
+                // uint32_t: an ssthresh never set gives UINT32_MAX.
                 self.c.cwnd_event(now, CwndEvent::CompleteCwr, in_flight);
                 self.set_state(now, CaState::Open);
-                self.c.w.cwnd = self.c.w.ssthresh;
+                self.c.w.cwnd = self.c.w.ssthresh.min(u64::from(u32::MAX));
             }
             return;
         }
