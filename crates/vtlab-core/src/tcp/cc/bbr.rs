@@ -40,8 +40,11 @@
 //! * the windowed max filter: ns-3 `WindowedFilter` (sub-window refresh by
 //!   equal values), Linux `minmax_running_max` (by equal times).
 //!
-//! Linux's long-term (policer) bandwidth sampling (`bbr_lt_bw_sampling`) is
-//! not modelled; ns-3.44 has none.
+//! Long-term (policer) bandwidth sampling, Linux only (ns-3.44 has none):
+//! over intervals of 4–16 rounds that start and end with a loss, a loss rate
+//! ≥ 50/256 and two consecutive intervals' rates within 1/8 (or 4 kbit/s)
+//! mean a policer: BBR then uses their average as its bandwidth (pacing gain
+//! 1) for 48 rounds (`bbr_lt_bw_sampling`).
 
 use super::{
     param, CcAction, CongestionOps, ConnInfo, CwndEvent, ParamSpec, Params, Profile, RateConn,
@@ -101,6 +104,13 @@ pub const CWND_GAIN: f64 = 2.0;
 const PACING_MARGIN: f64 = 0.01;
 /// Minimum cwnd (`bbr_cwnd_min_target`, ns-3 `m_minPipeCwnd`), segments.
 const MIN_CWND_SEGMENTS: u64 = 4;
+/// Linux long-term sampling: interval bounds (rounds), loss-rate threshold,
+/// rate agreement (ratio, bytes/s) and how long the policed rate is used.
+const LT_INTVL_MIN_RTTS: u32 = 4;
+const LT_LOSS_THRESH: f64 = 50.0 / 256.0;
+const LT_BW_RATIO: f64 = 1.0 / 8.0;
+const LT_BW_DIFF: f64 = 4000.0 / 8.0;
+const LT_BW_MAX_RTTS: u32 = 48;
 /// Full-bandwidth detection: growth factor and rounds without it.
 const FULL_BW_THRESH: f64 = 1.25;
 const FULL_BW_CNT: u32 = 3;
@@ -226,6 +236,21 @@ pub struct Bbr {
     ack_epoch_time: Time,
     ack_epoch_acked: u64,
     target_cwnd: u64,
+    /// Linux long-term sampling (`lt_*`); bytes and bytes/s.
+    lt: LongTerm,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct LongTerm {
+    is_sampling: bool,
+    use_bw: bool,
+    bw: f64,
+    rtt_cnt: u32,
+    last_stamp_ms: u64,
+    last_delivered: u64,
+    last_lost: u64,
+    /// Bytes marked lost so far (Linux `tp->lost`).
+    lost: u64,
 }
 
 impl Bbr {
@@ -275,6 +300,7 @@ impl Bbr {
             ack_epoch_time: Time::ZERO,
             ack_epoch_acked: 0,
             target_cwnd: 0,
+            lt: LongTerm::default(),
         }
     }
 
@@ -299,6 +325,99 @@ impl Bbr {
     pub fn full_bw_reached(&self) -> bool {
         self.filled
     }
+    /// The policed rate in use, if long-term sampling found one (Linux).
+    pub fn lt_bw(&self) -> Option<f64> {
+        self.lt.use_bw.then_some(self.lt.bw)
+    }
+
+    /// The bandwidth that sets pacing and cwnd (Linux `bbr_bw`: the
+    /// long-term rate while policed, else the max filter).
+    fn control_bw(&self) -> f64 {
+        if self.lt.use_bw {
+            self.lt.bw
+        } else {
+            self.bw.best()
+        }
+    }
+
+    // ---- Linux long-term (policer) sampling ----------------------------------
+
+    fn lt_reset_interval(&mut self, now: Time) {
+        self.lt.last_stamp_ms = now.0 / 1_000_000;
+        self.lt.last_delivered = self.delivered;
+        self.lt.last_lost = self.lt.lost;
+        self.lt.rtt_cnt = 0;
+    }
+
+    fn lt_reset(&mut self, now: Time) {
+        self.lt.bw = 0.0;
+        self.lt.use_bw = false;
+        self.lt.is_sampling = false;
+        self.lt_reset_interval(now);
+    }
+
+    fn lt_interval_done(&mut self, now: Time, bw: f64) {
+        if self.lt.bw > 0.0 {
+            let diff = (bw - self.lt.bw).abs();
+            if diff <= LT_BW_RATIO * self.lt.bw || diff * (1.0 - PACING_MARGIN) <= LT_BW_DIFF {
+                self.lt.bw = (bw + self.lt.bw) / 2.0;
+                self.lt.use_bw = true;
+                self.pacing_gain = 1.0;
+                self.lt.rtt_cnt = 0;
+                return;
+            }
+        }
+        self.lt.bw = bw;
+        self.lt_reset_interval(now);
+    }
+
+    /// Linux `bbr_lt_bw_sampling`, for an ACK with `losses` newly lost bytes.
+    fn lt_sampling(&mut self, now: Time, losses: u64, app_limited: bool) {
+        if self.lt.use_bw {
+            if self.mode == Mode::ProbeBw && self.round_start {
+                self.lt.rtt_cnt += 1;
+                if self.lt.rtt_cnt >= LT_BW_MAX_RTTS {
+                    self.lt_reset(now);
+                    self.enter_probe_bw(now);
+                }
+            }
+            return;
+        }
+        if !self.lt.is_sampling {
+            if losses == 0 {
+                return;
+            }
+            self.lt_reset_interval(now);
+            self.lt.is_sampling = true;
+        }
+        if app_limited {
+            self.lt_reset(now);
+            return;
+        }
+        if self.round_start {
+            self.lt.rtt_cnt += 1;
+        }
+        if self.lt.rtt_cnt < LT_INTVL_MIN_RTTS {
+            return;
+        }
+        if self.lt.rtt_cnt > 4 * LT_INTVL_MIN_RTTS {
+            self.lt_reset(now);
+            return;
+        }
+        if losses == 0 {
+            return;
+        }
+        let lost = self.lt.lost - self.lt.last_lost;
+        let delivered = self.delivered - self.lt.last_delivered;
+        if delivered == 0 || (lost as f64) < LT_LOSS_THRESH * delivered as f64 {
+            return;
+        }
+        let t_ms = (now.0 / 1_000_000).saturating_sub(self.lt.last_stamp_ms);
+        if t_ms < 1 {
+            return;
+        }
+        self.lt_interval_done(now, delivered as f64 / (t_ms as f64 / 1000.0));
+    }
 
     /// ns-3 `CongestionStateSet(CA_OPEN)` at establishment / Linux `bbr_init`.
     fn init(&mut self, info: &ConnInfo, w: &mut Window) {
@@ -319,6 +438,7 @@ impl Bbr {
         self.full_bw_cnt = 0;
         self.enter_startup();
         self.init_pacing_rate(info, w);
+        self.lt_reset(info.now);
         self.ack_epoch_time = info.now;
         self.ack_epoch_acked = 0;
         self.extra_acked = [0; 2];
@@ -387,7 +507,12 @@ impl Bbr {
     fn advance_cycle_phase(&mut self, now: Time) {
         self.cycle_stamp = now;
         self.cycle_idx = (self.cycle_idx + 1) % PACING_GAIN_CYCLE.len();
-        self.pacing_gain = PACING_GAIN_CYCLE[self.cycle_idx];
+        // Linux bbr_update_gains: gain 1 while using the policed rate.
+        self.pacing_gain = if self.lt.use_bw {
+            1.0
+        } else {
+            PACING_GAIN_CYCLE[self.cycle_idx]
+        };
     }
 
     /// Linux `bbr_tso_segs_goal` for the current pacing rate: about 1 ms of
@@ -403,10 +528,14 @@ impl Bbr {
     /// allowance (ns-3 `InFlight`; Linux `bbr_inflight` = `bbr_bdp` +
     /// `bbr_quantization_budget`), bytes.
     fn inflight(&self, gain: f64) -> u64 {
+        self.inflight_at(self.bw.best(), gain)
+    }
+
+    fn inflight_at(&self, bw: f64, gain: f64) -> u64 {
         let Some(min_rtt) = self.min_rtt else {
             return self.initial_cwnd;
         };
-        let bdp = self.bw.best() * min_rtt.as_secs_f64();
+        let bdp = bw * min_rtt.as_secs_f64();
         let cycle0 = self.mode == Mode::ProbeBw && self.cycle_idx == 0;
         if self.linux {
             let mut pkts = (gain * bdp / self.mss as f64).ceil() as u64;
@@ -449,7 +578,7 @@ impl Bbr {
     }
 
     fn set_pacing_rate(&mut self, info: &ConnInfo, w: &Window, gain: f64) {
-        let rate = gain * self.bw.best() * (1.0 - PACING_MARGIN);
+        let rate = gain * self.control_bw() * (1.0 - PACING_MARGIN);
         let rate = rate.min(4e9 / 8.0);
         if !self.has_seen_rtt && (info.min_rtt.is_some() && (!self.linux || info.srtt.is_some())) {
             self.init_pacing_rate(info, w);
@@ -461,7 +590,7 @@ impl Bbr {
 
     // ---- the model ----------------------------------------------------------
 
-    fn update_bw(&mut self, rs: &RateSample) {
+    fn update_bw(&mut self, now: Time, rs: &RateSample) {
         if self.linux {
             self.round_start = false;
         }
@@ -475,6 +604,9 @@ impl Bbr {
             self.packet_conservation = false;
         } else {
             self.round_start = false;
+        }
+        if self.linux {
+            self.lt_sampling(now, rs.lost, rs.is_app_limited);
         }
         let bw = if self.linux {
             rs.delivered as f64 / rs.interval.as_secs_f64()
@@ -505,7 +637,7 @@ impl Bbr {
             // ns-3: uint32_t epochProp = Now().GetSeconds() − m_ackEpochTime.GetSeconds().
             (elapsed.trunc(), 1 << 12)
         };
-        let mut expected = (self.bw.best() * elapsed) as u64;
+        let mut expected = (self.control_bw() * elapsed) as u64;
         if self.ack_epoch_acked <= expected
             || self.ack_epoch_acked + rs.acked_sacked >= reset_thresh
         {
@@ -524,7 +656,7 @@ impl Bbr {
         if !self.filled {
             return 0;
         }
-        let max_aggr = (self.bw.best() * 0.1) as u64;
+        let max_aggr = (self.control_bw() * 0.1) as u64;
         self.extra_acked[0].max(self.extra_acked[1]).min(max_aggr)
     }
 
@@ -676,7 +808,8 @@ impl Bbr {
 
     fn set_cwnd(&mut self, info: &ConnInfo, w: &mut Window, rs: &RateSample) {
         if rs.acked_sacked > 0 && !self.recover_or_restore(info, w, rs) {
-            self.target_cwnd = self.inflight(self.cwnd_gain) + self.ack_aggregation_cwnd();
+            self.target_cwnd =
+                self.inflight_at(self.control_bw(), self.cwnd_gain) + self.ack_aggregation_cwnd();
             let initial = if self.linux {
                 10 * self.mss
             } else {
@@ -722,9 +855,10 @@ impl CongestionOps for Bbr {
                 self.save_cwnd(info.ca_state, w.cwnd);
                 self.round_start = true;
                 if self.linux {
-                    // bbr_set_state(TCP_CA_Loss).
+                    // bbr_set_state(TCP_CA_Loss): a sample with one loss.
                     self.prev_ca_state = CaState::Loss;
                     self.full_bw = 0.0;
+                    self.lt_sampling(info.now, self.mss, false);
                 }
             }
             CaState::Recovery if !self.linux => {
@@ -786,7 +920,10 @@ impl CongestionOps for Bbr {
             self.last_rtt = Some(r);
         }
         // ns-3 UpdateModelAndState / Linux bbr_update_model.
-        self.update_bw(rs);
+        if self.linux {
+            self.lt.lost += rs.lost;
+        }
+        self.update_bw(info.now, rs);
         self.update_ack_aggregation(info.now, w, rs);
         self.check_cycle_phase(info.now, rs);
         self.check_full_pipe(rs);

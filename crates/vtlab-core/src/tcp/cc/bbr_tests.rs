@@ -299,3 +299,61 @@ fn recovery_packet_conservation_ns3() {
     b.cwnd_event(&i, &mut w, CwndEvent::CompleteCwr);
     assert_eq!(w.cwnd, 30 * MSS, "prior cwnd restored");
 }
+
+/// Linux long-term sampling. A policer lets 1000 B through every 2 ms
+/// (500 000 B/s) and drops much of the rest: every ACK reports lost bytes
+/// (480 B, 1000 B at the interval's ends), about half of what is delivered
+/// (≥ 50/256). Sampling starts at the first loss; once 4 rounds (of 10 ACKs)
+/// have passed, the next ACK with a loss closes the interval: its rate is
+/// delivered / elapsed whole ms = 1000 B / 2 ms = 500 000 B/s, whatever the
+/// boundaries. The second interval agrees within 1/8, so BBR is policed:
+/// lt_bw = their average, 500 000 B/s, pacing gain 1, pacing 0.99 × lt_bw.
+#[test]
+fn linux_long_term_sampling_detects_a_policer() {
+    let (mut b, mut w, mut i, mut d, mut t) = in_probe_bw(Profile::Linux, 2);
+    let mut lt_found = None;
+    'outer: for _interval in 0..2 {
+        for k in 0..=50u64 {
+            // Lost bytes reported by every ACK.
+            let lost = if k == 0 || k == 50 { 1000 } else { 480 };
+            let new_round = k % 10 == 0;
+            let prior_delivered = if new_round {
+                d.round_base = d.delivered;
+                d.delivered
+            } else {
+                d.round_base.saturating_sub(1)
+            };
+            d.delivered += MSS;
+            i.now = at(t);
+            let rs = RateSample {
+                delivery_rate: 1e6,
+                interval: RTT,
+                delivered: 10_000,
+                prior_delivered,
+                prior_time: Some(Time::ZERO),
+                lost,
+                acked_sacked: MSS,
+                rtt: Some(RTT),
+                ..RateSample::default()
+            };
+            let rc = RateConn {
+                delivered: d.delivered,
+                app_limited: 0,
+            };
+            b.cong_control(&i, &mut w, &rc, &rs);
+            t += 2;
+            if let Some(bw) = b.lt_bw() {
+                lt_found = Some(bw);
+                break 'outer;
+            }
+        }
+    }
+    let bw = lt_found.expect("policer detected");
+    // 50 ACKs × 1000 B over 100 ms in whole ms = 500 000 B/s, twice.
+    assert!((bw - 500_000.0).abs() < 1.0, "{bw}");
+    assert_eq!(b.pacing_gain(), 1.0);
+    assert!((b.pacing_rate().unwrap() - 0.99 * 500_000.0).abs() < 1.0);
+    // ns-3 has no long-term sampling.
+    let (b, ..) = in_probe_bw(Profile::Ns3, 2);
+    assert_eq!(b.lt_bw(), None);
+}
