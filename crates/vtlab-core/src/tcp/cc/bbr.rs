@@ -20,9 +20,8 @@
 //! * high gain: 2.89 (`HighGain`) / 739/256 = 2.8867 (`bbr_high_gain`);
 //! * PROBE_BW start phase: ns-3 `7 − ⌊U(0,6)⌋` then advance: one of {3..7, 0};
 //!   Linux `7 − prandom(7)` then advance: one of {2..7, 0};
-//! * min RTT: ns-3 takes the last RTT (`m_lastRtt`, kept between ACKs) if
-//!   `≤` the minimum or the filter expired; Linux takes this ACK's sample if
-//!   `<` or expired. Both start from the handshake's RTT, which, carrying no
+//! * min RTT: ns-3 takes the last RTT (`m_lastRtt`, kept between ACKs),
+//!   Linux this ACK's sample only, if ≤ the minimum or the filter expired. Both start from the handshake's RTT, which, carrying no
 //!   1500-byte serialisation, is below any data RTT: the first 10 s run on it;
 //! * pacing before the first RTT sample: ns-3 rounds the RTT to whole ms and
 //!   seeds the bandwidth filter with cwnd/RTT; Linux uses SRTT and leaves
@@ -481,7 +480,12 @@ impl Bbr {
 
     fn enter_drain(&mut self) {
         self.mode = Mode::Drain;
-        self.pacing_gain = 1.0 / self.high_gain;
+        // Linux bbr_drain_gain = BBR_UNIT · 1000 / 2885 = 88/256; ns-3 1/HighGain.
+        self.pacing_gain = if self.linux {
+            88.0 / 256.0
+        } else {
+            1.0 / self.high_gain
+        };
         self.cwnd_gain = self.high_gain;
     }
 
@@ -532,13 +536,21 @@ impl Bbr {
     }
 
     fn inflight_at(&self, bw: f64, gain: f64) -> u64 {
-        let Some(min_rtt) = self.min_rtt else {
-            return self.initial_cwnd;
-        };
-        let bdp = bw * min_rtt.as_secs_f64();
+        self.inflight_plus(bw, gain, 0)
+    }
+
+    /// `inflight_at` with `extra` bytes (the ACK-aggregation allowance) added
+    /// to the BDP: Linux `bbr_set_cwnd` adds it before the quantisation
+    /// budget (and its rounding to an even count), ns-3 after `InFlight`.
+    fn inflight_plus(&self, bw: f64, gain: f64, extra: u64) -> u64 {
         let cycle0 = self.mode == Mode::ProbeBw && self.cycle_idx == 0;
         if self.linux {
-            let mut pkts = (gain * bdp / self.mss as f64).ceil() as u64;
+            // bbr_bdp: TCP_INIT_CWND without an RTT sample, else rounded up.
+            let bdp = match self.min_rtt {
+                None => 10,
+                Some(m) => (gain * bw * m.as_secs_f64() / self.mss as f64).ceil() as u64,
+            };
+            let mut pkts = bdp + extra / self.mss;
             pkts += 3 * self.tso_segs_goal();
             pkts = (pkts + 1) & !1;
             if cycle0 {
@@ -546,9 +558,13 @@ impl Bbr {
             }
             pkts * self.mss
         } else {
+            let Some(min_rtt) = self.min_rtt else {
+                return self.initial_cwnd + extra;
+            };
+            let bdp = bw * min_rtt.as_secs_f64();
             let quanta = 3 * self.mss;
-            let extra = if cycle0 { 2 * self.mss } else { 0 };
-            (gain * bdp) as u64 + quanta + extra
+            let probe = if cycle0 { 2 * self.mss } else { 0 };
+            (gain * bdp) as u64 + quanta + probe + extra
         }
     }
 
@@ -707,11 +723,7 @@ impl Bbr {
         self.min_rtt_expired = now > self.min_rtt_stamp + self.min_rtt_win;
         let sample = if self.linux { rs.rtt } else { self.last_rtt };
         if let Some(r) = sample.filter(|r| r.0 > 0) {
-            let better = match self.min_rtt {
-                None => true,
-                Some(m) if self.linux => r < m,
-                Some(m) => r <= m,
-            };
+            let better = self.min_rtt.is_none_or(|m| r <= m);
             if better || self.min_rtt_expired {
                 self.min_rtt = Some(r);
                 self.min_rtt_stamp = now;
@@ -808,8 +820,8 @@ impl Bbr {
 
     fn set_cwnd(&mut self, info: &ConnInfo, w: &mut Window, rs: &RateSample) {
         if rs.acked_sacked > 0 && !self.recover_or_restore(info, w, rs) {
-            self.target_cwnd =
-                self.inflight_at(self.control_bw(), self.cwnd_gain) + self.ack_aggregation_cwnd();
+            let aggregation = self.ack_aggregation_cwnd();
+            self.target_cwnd = self.inflight_plus(self.control_bw(), self.cwnd_gain, aggregation);
             let initial = if self.linux {
                 10 * self.mss
             } else {
@@ -852,7 +864,11 @@ impl CongestionOps for Bbr {
         }
         match new {
             CaState::Loss => {
-                self.save_cwnd(info.ca_state, w.cwnd);
+                if !self.linux {
+                    // ns-3 SaveCwnd in CongestionStateSet(CA_LOSS); Linux saves
+                    // only in bbr_ssthresh.
+                    self.save_cwnd(info.ca_state, w.cwnd);
+                }
                 self.round_start = true;
                 if self.linux {
                     // bbr_set_state(TCP_CA_Loss): a sample with one loss.
