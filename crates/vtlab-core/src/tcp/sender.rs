@@ -412,10 +412,9 @@ impl Sender {
         self.c.rwnd = p.rwnd;
         let ack = p.ack.min(self.c.snd_max);
         // For a rate-based controller: in flight and lost before the ACK.
-        let prior = self
-            .c
-            .rate
-            .is_some()
+        // An ACK below snd_una is old: neither stack runs cong_control on it
+        // (ns-3 ReceivedAck returns, Linux tcp_ack goes to old_ack).
+        let prior = (self.c.rate.is_some() && ack >= self.c.snd_una)
             .then(|| (self.bytes_in_flight(), self.rec.lost_segments()));
         let sacked = self
             .rec
