@@ -89,6 +89,7 @@ CC_TO_NS3: dict[str, str] = {
     "westwood-plus": "TcpWestwoodPlus",
     "cubic": "TcpCubic",
     "yeah": "TcpYeah",
+    "bbr": "TcpBbr",
 }
 
 #: ns-3 modules linked into the reference program.  Linking every ``libns3.44-*.so``

@@ -21,7 +21,7 @@ use crate::net::qdisc::hash::{FiveTuple, PROTO_TCP};
 use crate::net::qdisc::{DropReason, Item, Stats as QdiscStats};
 use crate::net::wifi::{DropCause, Medium};
 use crate::net::{LinkDir, LossModel, NodeId, Packet, PacketKind};
-use crate::tcp::cc::LossCause;
+use crate::tcp::cc::{CongestionOps, LossCause};
 use crate::tcp::option_bytes;
 use crate::tcp::{Receiver, Sender};
 pub use capture::{Capture, CaptureError, CaptureRequest};
@@ -204,13 +204,10 @@ impl Simulation {
                     FlowRole::Bulk => (f.bytes, f.bytes),
                     _ => (0, u64::MAX),
                 };
-                let sender = Sender::new(
-                    f.tcp.clone(),
-                    f.cc.build(&f.tcp.cc_params, f.tcp.profile),
-                    i as u32,
-                    f.dst,
-                    available,
-                );
+                let mut cc = f.cc.build(&f.tcp.cc_params, f.tcp.profile);
+                // The controller's own stream (BBR's gain-cycle phase).
+                cc.set_rng(RngStream::for_component(seed, &format!("cc/{}", f.name)));
+                let sender = Sender::new(f.tcp.clone(), cc, i as u32, f.dst, available);
                 let receiver = Receiver::new(&f.tcp, i as u32, f.src, expected);
                 Flow {
                     name: f.name.clone(),

@@ -11,6 +11,7 @@ use crate::net::{NodeId, Packet, PacketKind};
 use crate::tcp::behaviour::StackBehaviour;
 use crate::tcp::cc::{AnyCc, CongestionOps, ConnInfo, CwndEvent, LossCause, Window};
 use crate::tcp::config::option_bytes;
+use crate::tcp::rate::RateEstimator;
 use crate::tcp::state::CaState;
 use crate::tcp::{RttEstimator, TcpConfig};
 
@@ -117,6 +118,34 @@ pub(crate) struct Conn {
     pub cwnd_limited: bool,
     pub max_out: u64,
     pub cwnd_usage_seq: u64,
+    /// Delivery-rate estimation, kept only for a controller that asks for
+    /// it (`CongestionOps::has_cong_control`).
+    pub rate: Option<RateEstimator>,
+    pub pacing: Pacing,
+    /// The controller sets cwnd in recovery too (BBR): the recoveries leave
+    /// it alone (ns-3 skips `TcpRecoveryOps` when `HasCongControl`).
+    pub cc_owns_cwnd: bool,
+    /// ns-3: the next transmission after a timeout starts a new sending
+    /// flight for the rate estimator (`BytesInFlight() == 0`: every segment
+    /// is marked lost).
+    pub rate_restart: bool,
+}
+
+/// Pacing state (only with a controller that sets a pacing rate).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Pacing {
+    /// Bytes per second; None: no pacing.
+    pub rate: Option<f64>,
+    /// No transmission from the send loops before this time.
+    pub next: Time,
+    /// A send loop stopped for pacing: the sender's timer wakes it at `next`.
+    pub blocked: bool,
+    /// Linux earliest-departure-time pacing (`tcp_wstamp_ns`,
+    /// `tcp_update_skb_after_send`); else ns-3's pacing timer.
+    pub edt: bool,
+    /// ns-3 `IsPacingEnabled` without `PaceInitialWindow`: no pacing until
+    /// more than the initial window has been sent.
+    pub skip_initial_window: bool,
 }
 
 impl Conn {
@@ -138,6 +167,45 @@ impl Conn {
     /// start below twice the most that was out.
     pub fn is_cwnd_limited(&self) -> bool {
         self.cwnd_limited || (self.w.in_slow_start() && self.w.cwnd < 2 * self.max_out)
+    }
+
+    /// Whether pacing holds a transmission back at `now` (then the send
+    /// loop stops and the sender's timer wakes it at `pacing.next`).
+    pub fn pacing_holds(&mut self, now: Time) -> bool {
+        if self.pacing.rate.is_none() || !self.pacing_active() || self.pacing.next <= now {
+            return false;
+        }
+        self.pacing.blocked = true;
+        true
+    }
+
+    fn pacing_active(&self) -> bool {
+        !self.pacing.skip_initial_window
+            || self.snd_max > u64::from(self.cfg.initial_cwnd) * self.cfg.mss
+    }
+
+    /// A segment of `len` bytes leaves at `now`: the next release time.
+    /// ns-3 (`SendDataPacket`): if the pacing timer is not running, it runs
+    /// for len / rate. Linux EDT (`tcp_update_skb_after_send`): the departure
+    /// stamp moves on by len / rate, less up to half of that for time the
+    /// flow lagged behind its schedule.
+    fn on_paced_send(&mut self, now: Time, len: u64) {
+        let Some(rate) = self.pacing.rate.filter(|r| *r > 0.0) else {
+            return;
+        };
+        if !self.pacing_active() {
+            return;
+        }
+        let gap = Duration((len as f64 * 1e9 / rate) as u64);
+        if self.pacing.edt {
+            let prior = self.pacing.next;
+            let stamp = prior.max(now);
+            let credit = stamp.since(prior);
+            let gap = Duration(gap.0 - (gap.0 / 2).min(credit.0));
+            self.pacing.next = stamp + gap;
+        } else if self.pacing.next <= now {
+            self.pacing.next = now + gap;
+        }
     }
 
     /// RFC 5681 FlightSize: bytes sent and not cumulatively acknowledged.
@@ -270,6 +338,13 @@ impl Conn {
         if self.timer.is_none() {
             self.set_rto_timer(now);
         }
+        if self.rate.is_some() {
+            let start = self.flight_size() == 0 || std::mem::take(&mut self.rate_restart);
+            if let Some(rate) = self.rate.as_mut() {
+                rate.on_send(now, seq, len, start);
+            }
+            self.on_paced_send(now, len);
+        }
         out.push(self.packet(now, PacketKind::Data, seq, len as u32));
     }
 
@@ -299,5 +374,79 @@ impl Conn {
             || self.snd_max + len <= self.snd_una + self.rwnd
             || self.snd_max == self.snd_una;
         ((len == self.cfg.mss || is_tail) && fits_rwnd).then_some(len)
+    }
+}
+
+#[cfg(test)]
+mod pacing_tests {
+    use crate::engine::{Duration, Time};
+    use crate::tcp::rate::RateEstimator;
+    use crate::tcp::recovery::test_support::{conn, MSS};
+
+    fn us(x: u64) -> Time {
+        Time::ZERO + Duration::from_micros(x)
+    }
+
+    /// ns-3 pacing timer: a segment of 1000 B at 1 000 000 B/s holds the
+    /// next transmission for 1000 / 1e6 s = 1 ms; a transmission while the
+    /// timer runs (a forced retransmission) does not extend it.
+    #[test]
+    fn pacing_gap_is_size_over_rate_ns3() {
+        let mut c = conn(20, 100);
+        c.rate = Some(RateEstimator::new(false));
+        c.pacing.rate = Some(1e6);
+        c.pacing.skip_initial_window = true;
+        let mut out = Vec::new();
+        c.transmit(us(0), 20 * MSS, MSS, &mut out);
+        assert_eq!(c.pacing.next, us(1000));
+        assert!(c.pacing_holds(us(999)));
+        assert!(c.pacing.blocked);
+        assert!(!c.pacing_holds(us(1000)));
+        c.transmit(us(1000), 0, MSS / 2, &mut out);
+        assert_eq!(c.pacing.next, us(1500), "500 B: 0.5 ms");
+        c.transmit(us(1200), MSS, MSS, &mut out);
+        assert_eq!(c.pacing.next, us(1500), "timer running: unchanged");
+    }
+
+    /// ns-3 without PaceInitialWindow: nothing is paced while no more than
+    /// the initial window (10 segments) has been sent.
+    #[test]
+    fn ns3_does_not_pace_the_initial_window() {
+        let mut c = conn(10, 100);
+        c.rate = Some(RateEstimator::new(false));
+        c.pacing.rate = Some(1e6);
+        c.pacing.skip_initial_window = true;
+        let mut out = Vec::new();
+        c.transmit(us(0), 0, MSS, &mut out);
+        assert!(!c.pacing_holds(us(1)));
+        assert_eq!(c.pacing.next, us(0));
+    }
+
+    /// Linux EDT: each segment moves the departure stamp on by len / rate;
+    /// after an idle period the stamp restarts at now and the first gap is
+    /// cut by up to half (credit = 8 ms of lag ≥ 0.5 ms): 1 ms − 0.5 ms.
+    #[test]
+    fn linux_edt_gap_and_idle_credit() {
+        let mut c = conn(20, 100);
+        c.rate = Some(RateEstimator::new(true));
+        c.pacing.rate = Some(1e6);
+        c.pacing.edt = true;
+        let mut out = Vec::new();
+        c.transmit(us(0), 0, MSS, &mut out);
+        assert_eq!(c.pacing.next, us(1000));
+        c.transmit(us(1000), MSS, MSS, &mut out);
+        assert_eq!(c.pacing.next, us(2000));
+        c.transmit(us(10_000), 2 * MSS, MSS, &mut out);
+        assert_eq!(c.pacing.next, us(10_500));
+    }
+
+    /// Without a rate estimator (every controller but BBR) nothing paces.
+    #[test]
+    fn no_pacing_without_a_pacing_controller() {
+        let mut c = conn(20, 100);
+        c.pacing.rate = Some(1e6);
+        let mut out = Vec::new();
+        c.transmit(us(0), 0, MSS, &mut out);
+        assert_eq!(c.pacing.next, us(0));
     }
 }

@@ -7,6 +7,7 @@ mod config;
 mod conn;
 mod prr;
 mod rack;
+pub mod rate;
 mod receiver;
 mod recovery;
 mod rtt;

@@ -450,6 +450,11 @@ impl Scoreboard {
         self.n_sacked
     }
 
+    /// Segments marked lost and not SACKed (Linux lost_out).
+    pub fn lost_segments(&self) -> usize {
+        self.n_lost
+    }
+
     /// Whether any un-SACKed segment is marked lost (Linux lost_out > 0).
     pub fn any_lost(&self) -> bool {
         self.n_lost > 0

@@ -34,8 +34,9 @@ use std::collections::BTreeMap;
 use crate::engine::{Duration, Time};
 use crate::net::{NodeId, Packet, PacketKind};
 use crate::tcp::behaviour::StackBehaviour;
-use crate::tcp::cc::{AnyCc, CongestionOps, CwndEvent, LossCause, Window};
-use crate::tcp::conn::{Conn, Phase, TimerKind};
+use crate::tcp::cc::{AnyCc, CongestionOps, CwndEvent, LossCause, Profile, Window};
+use crate::tcp::conn::{Conn, Pacing, Phase, TimerKind};
+use crate::tcp::rate::RateEstimator;
 use crate::tcp::recovery::{AnyRecovery, NewAck, RecoveryOps};
 use crate::tcp::state::CaState;
 use crate::tcp::{RttEstimator, TcpConfig};
@@ -66,6 +67,8 @@ pub struct Sender {
     tlp_high: Option<u64>,
     tlp_una: u64,
     tlp_retrans: bool,
+    /// The RTT sample of the ACK being processed (for `cong_control`).
+    ack_rtt: Option<Duration>,
 }
 
 /// Linux TCP_TIMEOUT_MIN: the probe timeout's allowance with more than one
@@ -89,7 +92,17 @@ impl Sender {
         let b = StackBehaviour::of(cfg.profile);
         let (tlp, rack) = (cfg.tlp(), cfg.rack());
         let (early_retransmit, rto_from_head) = (cfg.early_retransmit(), cfg.rto_from_head());
+        // A rate-based controller (BBR): delivery-rate samples and pacing.
+        let cc_owns_cwnd = cc.has_cong_control();
+        let linux = cfg.profile == Profile::Linux;
+        let rate = cc_owns_cwnd.then(|| RateEstimator::new(linux));
+        let pacing = Pacing {
+            edt: linux,
+            skip_initial_window: !linux,
+            ..Pacing::default()
+        };
         Sender {
+            ack_rtt: None,
             rec: AnyRecovery::new(&cfg, &b),
             tlp,
             rack,
@@ -130,6 +143,10 @@ impl Sender {
                 cwnd_limited: false,
                 max_out: 0,
                 cwnd_usage_seq: 0,
+                rate,
+                pacing,
+                cc_owns_cwnd,
+                rate_restart: false,
                 cfg,
             },
         }
@@ -140,8 +157,20 @@ impl Sender {
     pub fn stats(&self) -> &SenderStats {
         &self.c.stats
     }
+    /// The next time the sender needs `on_timer`: its retransmission (or
+    /// probe, reorder) timer, or the pacing release time when pacing held a
+    /// transmission back.
     pub fn timer_deadline(&self) -> Option<Time> {
-        self.c.timer
+        let pace = self.c.pacing.blocked.then_some(self.c.pacing.next);
+        match (self.c.timer, pace) {
+            (Some(t), Some(p)) => Some(t.min(p)),
+            (t, p) => t.or(p),
+        }
+    }
+
+    /// The pacing rate in force (bytes per second), if the controller paces.
+    pub fn pacing_rate(&self) -> Option<f64> {
+        self.c.pacing.rate
     }
     /// Why the sender gave up the connection (`syn_retries`: no SYN-ACK after
     /// the allowed SYN retransmissions; `data_retries`: the allowed consecutive
@@ -224,6 +253,15 @@ impl Sender {
     /// ns-3's `TcpNoDelay` default).
     pub fn write(&mut self, now: Time, bytes: u64, out: &mut Vec<Packet>) {
         self.c.total += bytes;
+        if self.c.rate.is_some() {
+            // ns-3 Send → CalculateAppLimited; Linux tcp_sendmsg →
+            // tcp_rate_check_app_limited.
+            let unsent = self.c.total - self.c.snd_max;
+            let (mss, cwnd, in_flight) = (self.c.cfg.mss, self.c.w.cwnd, self.bytes_in_flight());
+            if let Some(r) = self.c.rate.as_mut() {
+                r.check_app_limited(unsent, mss, in_flight, cwnd);
+            }
+        }
         self.send_data(now, out);
     }
 
@@ -246,6 +284,14 @@ impl Sender {
             self.c.phase = Phase::Established;
             let in_flight = self.bytes_in_flight();
             self.c.cwnd_event(now, CwndEvent::TxStart, in_flight);
+            self.take_pacing_rate();
+        }
+    }
+
+    /// The controller's pacing rate, for a pacing controller.
+    fn take_pacing_rate(&mut self) {
+        if self.c.rate.is_some() {
+            self.c.pacing.rate = self.c.cc.pacing_rate();
         }
     }
 
@@ -264,6 +310,7 @@ impl Sender {
     pub fn close(&mut self) {
         self.c.phase = Phase::Idle;
         self.c.timer = None;
+        self.c.pacing.blocked = false;
     }
 
     fn send_syn(&mut self, now: Time, out: &mut Vec<Packet>) {
@@ -288,6 +335,11 @@ impl Sender {
     /// The timer fired at `now` (the simulation calls this only at or after
     /// [`Sender::timer_deadline`]).
     pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if self.c.pacing.blocked && self.c.pacing.next <= now {
+            // ns-3 NotifyPacingPerformed / Linux's pacing timer: send on.
+            self.c.pacing.blocked = false;
+            self.send_data(now, out);
+        }
         match self.c.timer {
             Some(t) if t <= now => {}
             _ => return,
@@ -337,6 +389,7 @@ impl Sender {
         self.c.clear_timer();
         let in_flight = self.bytes_in_flight();
         self.c.cwnd_event(now, CwndEvent::TxStart, in_flight);
+        self.take_pacing_rate();
         self.send_data(now, out);
     }
 
@@ -358,9 +411,20 @@ impl Sender {
         let win_update = p.rwnd > self.c.rwnd;
         self.c.rwnd = p.rwnd;
         let ack = p.ack.min(self.c.snd_max);
+        // For a rate-based controller: in flight and lost before the ACK.
+        // An ACK below snd_una is old: neither stack runs cong_control on it
+        // (ns-3 ReceivedAck returns, Linux tcp_ack goes to old_ack).
+        let prior = (self.c.rate.is_some() && ack >= self.c.snd_una)
+            .then(|| (self.bytes_in_flight(), self.rec.lost_segments()));
         let sacked = self
             .rec
             .on_ack_arrival(&self.c, now, ack, p.sack_blocks(), p.ts_ecr);
+        let mut rate_delivered = 0;
+        if let Some(r) = self.c.rate.as_mut() {
+            rate_delivered = r.on_ack(now, ack.max(self.c.snd_una), p.sack_blocks());
+            self.c.cc.on_ack_delivered(rate_delivered);
+        }
+        self.ack_rtt = None;
         let advanced = ack > self.c.snd_una;
         if self.tlp_high.is_some() {
             let pure_dupack = !advanced && !win_update && sacked.newly_sacked == 0;
@@ -389,7 +453,40 @@ impl Sender {
         } else if ack == self.c.snd_una && self.c.snd_max > self.c.snd_una {
             self.on_dupack(now, sacked.newly_sacked, out);
         }
+        if let Some((in_flight, lost)) = prior {
+            self.cong_control(now, rate_delivered, in_flight, lost);
+        }
         self.send_data(now, out);
+    }
+
+    /// ns-3 `ReceivedAck` → `GenerateSample`, `CongControl`; Linux
+    /// `tcp_ack` → `tcp_rate_gen`, `tcp_cong_control`: the rate sample of
+    /// this ACK to the controller, which sets cwnd and the pacing rate.
+    /// Lost bytes: the change of the lost-marked count (ns-3 takes its
+    /// absolute value, so lost segments acknowledged count too; Linux counts
+    /// new marks only, here the increase).
+    fn cong_control(&mut self, now: Time, delivered: u64, prior_in_flight: u64, prior_lost: u64) {
+        let lost_now = self.rec.lost_segments();
+        let lost = if self.c.cfg.profile == Profile::Linux {
+            lost_now.saturating_sub(prior_lost)
+        } else {
+            lost_now.abs_diff(prior_lost)
+        } * self.c.cfg.mss;
+        let (min_rtt, rtt) = (self.c.rtt.min_rtt(), self.ack_rtt);
+        let Some(r) = self.c.rate.as_mut() else {
+            return;
+        };
+        let rs = r.gen_sample(delivered, lost, prior_in_flight, min_rtt, rtt);
+        let rc = r.conn();
+        let in_flight = self.bytes_in_flight();
+        let info = self.c.info(now, in_flight);
+        let act = self.c.cc.cong_control(&info, &mut self.c.w, &rc, &rs);
+        if act.mark_app_limited {
+            if let Some(r) = self.c.rate.as_mut() {
+                r.set_app_limited(in_flight);
+            }
+        }
+        self.take_pacing_rate();
     }
 
     /// Whether loss is evident without the duplicate-ACK count: with RACK any
@@ -454,6 +551,7 @@ impl Sender {
         if let Some(r) = sample {
             self.take_rtt_sample(r);
         }
+        self.ack_rtt = sample;
         let mss = self.c.cfg.mss;
         self.rto_streak = 0;
         self.c.snd_una = ack;
@@ -598,6 +696,24 @@ impl Sender {
     }
 
     fn exit_recovery(&mut self, now: Time) {
+        if self.c.cc_owns_cwnd {
+            self.c.dupacks = 0;
+            self.rec.on_exit();
+            let in_flight = self.bytes_in_flight();
+            if self.c.cfg.profile == Profile::Linux {
+                // tcp_end_cwnd_reduction returns at once for a controller
+                // with cong_control: no cwnd = ssthresh, no COMPLETE_CWR.
+                self.set_state(now, CaState::Open);
+            } else {
+                // ns-3 ProcessAck: CwndEvent(COMPLETE_CWR) (BBR restores
+                // cwnd), CongestionStateSet(OPEN), then cwnd = ssthresh, a
+                // uint32_t: an ssthresh never set gives UINT32_MAX.
+                self.c.cwnd_event(now, CwndEvent::CompleteCwr, in_flight);
+                self.set_state(now, CaState::Open);
+                self.c.w.cwnd = self.c.w.ssthresh.min(u64::from(u32::MAX));
+            }
+            return;
+        }
         self.c.w.cwnd = self.c.w.ssthresh;
         self.c.dupacks = 0;
         self.rec.on_exit();
@@ -642,6 +758,7 @@ impl Sender {
 
     fn give_up(&mut self, reason: &'static str) {
         self.aborted = Some(reason);
+        self.c.pacing.blocked = false;
         self.c.phase = Phase::Idle;
         self.c.clear_timer();
     }
@@ -668,6 +785,8 @@ impl Sender {
         self.c.cwnd_event(now, CwndEvent::Loss, in_flight);
         self.c.set_state(now, CaState::Loss, in_flight);
         self.c.w.cwnd = self.c.cfg.mss;
+        // ns-3: every segment is lost now, BytesInFlight() == 0.
+        self.c.rate_restart = self.c.rate.is_some() && self.c.cfg.profile == Profile::Ns3;
         self.c.recover = Some(self.c.snd_max);
         self.c.dupacks = 0;
         self.c.timed = None;
@@ -792,7 +911,7 @@ impl Sender {
             self.tlp_high = None;
             let in_flight = self.bytes_in_flight();
             self.c.loss_event_in(now, in_flight, self.tlp_una, high);
-            if self.c.w.ssthresh < u64::MAX {
+            if self.c.w.ssthresh < u64::MAX && !self.c.cc_owns_cwnd {
                 self.c.w.cwnd = self.c.w.ssthresh;
             }
             self.c.cwnd_event(now, CwndEvent::CompleteCwr, in_flight);

@@ -11,6 +11,7 @@
 //! | `pkts_acked`          | `PktsAcked`           | `pkts_acked`          |
 //! | `congestion_state_set`| `CongestionStateSet`  | `set_state`           |
 //! | `cwnd_event`          | `CwndEvent`           | `cwnd_event`          |
+//! | `cong_control`        | `CongControl`         | `cong_control`        |
 //!
 //! Unlike ns-3's shared `TcpSocketState`, a controller sees a read-only
 //! [`ConnInfo`] and may change only the [`Window`] it is handed.
@@ -40,6 +41,7 @@ pub use htcp::Htcp;
 pub use hybla::Hybla;
 pub use illinois::Illinois;
 
+mod bbr;
 mod highspeed;
 mod scalable;
 mod vegas;
@@ -47,6 +49,7 @@ mod vegas_rtt;
 mod veno;
 mod westwood;
 mod yeah;
+pub use bbr::Bbr;
 pub use highspeed::HighSpeed;
 pub use scalable::Scalable;
 pub use vegas::Vegas;
@@ -56,7 +59,8 @@ pub use yeah::Yeah;
 
 use std::collections::BTreeMap;
 
-use crate::engine::{Duration, Time};
+use crate::engine::{Duration, RngStream, Time};
+pub use crate::tcp::rate::{RateConn, RateSample};
 use crate::tcp::state::CaState;
 
 /// Which implementation a controller mirrors where ns-3 and Linux differ:
@@ -188,6 +192,50 @@ pub trait CongestionOps {
     /// segment, from the simulator's drop records (`None` when no drop of
     /// that segment was recorded, e.g. a spurious timeout).
     fn on_loss_oracle(&mut self, _truth: Option<LossCause>) {}
+
+    /// Whether the controller sets cwnd and the pacing rate itself from
+    /// delivery-rate samples (ns-3 `HasCongControl`, Linux `cong_control`):
+    /// then the sender keeps a rate estimator and paces, calls
+    /// [`Self::cong_control`] on every ACK, and the recoveries leave cwnd
+    /// alone (no PRR, no inflation). Every other controller costs nothing.
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+
+    /// Per ACK, once the ACK is processed and before sending (ns-3
+    /// `CongControl` at the end of `ReceivedAck`, Linux `tcp_cong_control`).
+    fn cong_control(
+        &mut self,
+        _info: &ConnInfo,
+        _w: &mut Window,
+        _rc: &RateConn,
+        _rs: &RateSample,
+    ) -> CcAction {
+        CcAction::default()
+    }
+
+    /// Bytes this ACK newly acknowledged or SACKed, told before the ACK is
+    /// processed (ns-3 `m_lastAckedSackedBytes`; only with
+    /// [`Self::has_cong_control`]).
+    fn on_ack_delivered(&mut self, _bytes: u64) {}
+
+    /// The pacing rate the controller asks for, in bytes per second (None:
+    /// no pacing).
+    fn pacing_rate(&self) -> Option<f64> {
+        None
+    }
+
+    /// The controller's own random stream (`cc/<flow>` of the run's seed),
+    /// for controllers that draw random numbers (BBR's gain-cycle phase).
+    fn set_rng(&mut self, _rng: RngStream) {}
+}
+
+/// What a `cong_control` asks of the sender beyond the window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CcAction {
+    /// Mark the flow application-limited until what is in flight now is
+    /// delivered (Linux BBR in PROBE_RTT sets `tp->app_limited`).
+    pub mark_app_limited: bool,
 }
 
 /// Declares [`AnyCc`], the enum of every implemented controller (enum
@@ -225,6 +273,21 @@ macro_rules! algorithms {
             fn on_loss_oracle(&mut self, truth: Option<LossCause>) {
                 match self { $(AnyCc::$variant(c) => c.on_loss_oracle(truth)),* }
             }
+            fn has_cong_control(&self) -> bool {
+                match self { $(AnyCc::$variant(c) => c.has_cong_control()),* }
+            }
+            fn cong_control(&mut self, info: &ConnInfo, w: &mut Window, rc: &RateConn, rs: &RateSample) -> CcAction {
+                match self { $(AnyCc::$variant(c) => c.cong_control(info, w, rc, rs)),* }
+            }
+            fn on_ack_delivered(&mut self, bytes: u64) {
+                match self { $(AnyCc::$variant(c) => c.on_ack_delivered(bytes)),* }
+            }
+            fn pacing_rate(&self) -> Option<f64> {
+                match self { $(AnyCc::$variant(c) => c.pacing_rate()),* }
+            }
+            fn set_rng(&mut self, rng: RngStream) {
+                match self { $(AnyCc::$variant(c) => c.set_rng(rng)),* }
+            }
         }
     };
 }
@@ -244,6 +307,7 @@ algorithms! {
     HighSpeed(HighSpeed),
     Scalable(Scalable),
     Yeah(Yeah),
+    Bbr(Bbr),
 }
 
 /// Stack settings implied by a registry entry; a conflicting explicit setting
@@ -517,6 +581,14 @@ CcDescriptor {
     params: yeah::PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Yeah(Yeah::new(p, profile)),
+},
+CcDescriptor {
+    name: "bbr",
+    description: "BBR v1: model-based (windowed max delivery rate, min RTT), paced at gain x bandwidth; STARTUP, DRAIN, PROBE_BW gain cycle, PROBE_RTT",
+    source: "Cardwell et al., ACM Queue 14(5) 2016; draft-cardwell-iccrg-bbr-congestion-control-00; Linux tcp_bbr.c (v1); ns-3 tcp-bbr.cc (TcpBbr)",
+    params: bbr::PARAMS,
+    implies: Implied::NOTHING,
+    build: |p, profile| AnyCc::Bbr(Bbr::new(p, profile)),
 }];
 
 /// Value of parameter `name` among `specs`: the given one or the profile's

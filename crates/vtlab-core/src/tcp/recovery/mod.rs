@@ -104,6 +104,12 @@ pub(crate) trait RecoveryOps {
         false
     }
 
+    /// Segments marked lost and not SACKed (Linux lost_out, ns-3
+    /// `TcpTxBuffer::GetLost` in segments), for recoveries that know.
+    fn lost_segments(&self) -> u64 {
+        0
+    }
+
     /// Whether any outstanding segment is SACKed or marked lost (Linux
     /// left_out > 0: then Linux is in Disorder, not Open).
     fn left_out(&self) -> bool {
@@ -153,7 +159,9 @@ pub(crate) trait RecoveryOps {
     /// RFC 5681 §3.2 step 4, inflate cwnd by one MSS (one more segment left
     /// the network).
     fn on_dupack(&mut self, c: &mut Conn, _newly_sacked: u64) {
-        c.w.cwnd += c.cfg.mss;
+        if !c.cc_owns_cwnd {
+            c.w.cwnd += c.cfg.mss;
+        }
     }
 
     /// Whether a new ACK in Recovery ends it (RFC 6582 §3.2 step 3: it covers
@@ -254,6 +262,9 @@ impl RecoveryOps for AnyRecovery {
     fn any_lost(&self) -> bool {
         each!(self, r => r.any_lost())
     }
+    fn lost_segments(&self) -> u64 {
+        each!(self, r => r.lost_segments())
+    }
     fn left_out(&self) -> bool {
         each!(self, r => r.left_out())
     }
@@ -353,6 +364,9 @@ pub(crate) fn send_classic(c: &mut Conn, now: Time, out: &mut Vec<Packet>) {
         // Sender-side silly-window avoidance: no runt segments mid-transfer,
         // and no splitting a segment to fit the window unless nothing is in flight.
         if (len < mss && !is_tail) || (len > wnd - outstanding && outstanding > 0) {
+            break;
+        }
+        if c.pacing_holds(now) {
             break;
         }
         c.transmit(now, c.snd_nxt, len, out);

@@ -21,7 +21,9 @@ impl RecoveryOps for NewReno {
         let flight = c.flight_size();
         enter_fast_recovery(c, now, flight);
         self.partial_ack_seen = false;
-        c.w.cwnd = c.w.ssthresh + u64::from(c.dupacks) * c.cfg.mss;
+        if !c.cc_owns_cwnd {
+            c.w.cwnd = c.w.ssthresh + u64::from(c.dupacks) * c.cfg.mss;
+        }
         retransmit_head(c, now, out);
     }
 
@@ -36,11 +38,13 @@ impl RecoveryOps for NewReno {
         out: &mut Vec<Packet>,
     ) -> bool {
         retransmit_head(c, now, out);
-        c.w.cwnd = c.w.cwnd.saturating_sub(a.newly);
-        if a.newly >= c.cfg.mss {
-            c.w.cwnd += c.cfg.mss;
+        if !c.cc_owns_cwnd {
+            c.w.cwnd = c.w.cwnd.saturating_sub(a.newly);
+            if a.newly >= c.cfg.mss {
+                c.w.cwnd += c.cfg.mss;
+            }
+            c.w.cwnd = c.w.cwnd.max(c.cfg.mss);
         }
-        c.w.cwnd = c.w.cwnd.max(c.cfg.mss);
         let restart_timer = !self.partial_ack_seen;
         self.partial_ack_seen = true;
         restart_timer

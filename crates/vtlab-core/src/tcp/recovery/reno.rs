@@ -21,7 +21,9 @@ impl RecoveryOps for Reno {
     fn enter(&mut self, c: &mut Conn, now: Time, _newly_sacked: u64, out: &mut Vec<Packet>) {
         let flight = c.flight_size();
         enter_fast_recovery(c, now, flight);
-        c.w.cwnd = c.w.ssthresh + u64::from(c.dupacks) * c.cfg.mss;
+        if !c.cc_owns_cwnd {
+            c.w.cwnd = c.w.ssthresh + u64::from(c.dupacks) * c.cfg.mss;
+        }
         retransmit_head(c, now, out);
     }
 

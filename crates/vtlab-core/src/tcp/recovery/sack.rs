@@ -165,6 +165,10 @@ impl RecoveryOps for Sack {
         self.sb.any_lost()
     }
 
+    fn lost_segments(&self) -> u64 {
+        self.sb.lost_segments() as u64
+    }
+
     fn left_out(&self) -> bool {
         self.sb.left_out()
     }
@@ -204,8 +208,10 @@ impl RecoveryOps for Sack {
     fn enter(&mut self, c: &mut Conn, now: Time, newly_sacked: u64, out: &mut Vec<Packet>) {
         let pipe = self.sb.pipe();
         enter_fast_recovery(c, now, pipe);
-        c.w.cwnd = c.w.ssthresh;
-        if c.cfg.prr {
+        if !c.cc_owns_cwnd {
+            c.w.cwnd = c.w.ssthresh;
+        }
+        if c.cfg.prr && !c.cc_owns_cwnd {
             let recover_fs = if c.b.ns3_prr { pipe } else { c.flight_size() };
             self.prr = Some(Prr::enter(recover_fs));
             self.prr_update(c, newly_sacked, true);
@@ -318,6 +324,9 @@ impl RecoveryOps for Sack {
                     .or(new_len.map(|_| Next::NewData)),
                 CaState::Open | CaState::Disorder => new_len.map(|_| Next::NewData),
             };
+            if next.is_some() && c.pacing_holds(now) {
+                break;
+            }
             match (next, new_len) {
                 (Some(Next::Retransmit(seq)), _) => {
                     let len = self.sb.len_at(seq);

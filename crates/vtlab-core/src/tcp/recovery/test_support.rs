@@ -55,6 +55,10 @@ pub fn conn(sent: u64, cwnd: u64) -> Conn {
         cwnd_limited: false,
         max_out: 0,
         cwnd_usage_seq: 0,
+        rate: None,
+        pacing: Default::default(),
+        cc_owns_cwnd: false,
+        rate_restart: false,
         cfg,
     }
 }
