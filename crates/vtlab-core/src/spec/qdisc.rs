@@ -97,6 +97,22 @@ pub struct QdiscSpec {
     pub link_bandwidth: Option<Rate>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_delay: Option<Dur>,
+    /// Adaptive RED: automatic thresholds and weight, adapted maxP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ared: Option<bool>,
+    /// Adapt maxP (`AdaptMaxP`) with the thresholds given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapt_max_p: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottom: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alpha: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beta: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtt: Option<Dur>,
     // PIE.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub a: Option<f64>,
@@ -175,6 +191,13 @@ impl QdiscSpec {
             wait: None,
             link_bandwidth: None,
             link_delay: None,
+            ared: None,
+            adapt_max_p: None,
+            top: None,
+            bottom: None,
+            alpha: None,
+            beta: None,
+            rtt: None,
             a: None,
             b: None,
             t_update: None,
@@ -206,6 +229,13 @@ impl QdiscSpec {
             ("wait", self.wait.is_some()),
             ("link_bandwidth", self.link_bandwidth.is_some()),
             ("link_delay", self.link_delay.is_some()),
+            ("ared", self.ared.is_some()),
+            ("adapt_max_p", self.adapt_max_p.is_some()),
+            ("top", self.top.is_some()),
+            ("bottom", self.bottom.is_some()),
+            ("alpha", self.alpha.is_some()),
+            ("beta", self.beta.is_some()),
+            ("rtt", self.rtt.is_some()),
             ("a", self.a.is_some()),
             ("b", self.b.is_some()),
             ("t_update", self.t_update.is_some()),
@@ -251,6 +281,14 @@ impl QdiscSpec {
                 "wait",
                 "link_bandwidth",
                 "link_delay",
+                "ared",
+                "adapt_max_p",
+                "interval",
+                "top",
+                "bottom",
+                "alpha",
+                "beta",
+                "rtt",
             ],
             QdiscKind::Pie => &[
                 "limit",
@@ -407,6 +445,14 @@ impl QdiscSpec {
                     l_interm: 1.0 / max_p,
                     link_bandwidth_bps: self.link_bandwidth.map_or(d.link_bandwidth_bps, |r| r.0),
                     link_delay: self.link_delay.map_or(d.link_delay, |x| Duration(x.0)),
+                    ared: self.ared.unwrap_or(d.ared),
+                    adapt_max_p: self.adapt_max_p.unwrap_or(d.adapt_max_p),
+                    interval: time("interval", self.interval, d.interval)?,
+                    top: real("top", self.top, d.top, 0.0, 1.0)?,
+                    bottom: real("bottom", self.bottom, d.bottom, 0.0, 1.0)?,
+                    alpha: real("alpha", self.alpha, d.alpha, 0.0, 1.0)?,
+                    beta: real("beta", self.beta, d.beta, 0.0, 1.0)?,
+                    rtt: time("rtt", self.rtt, d.rtt)?,
                     ..d
                 })
             }

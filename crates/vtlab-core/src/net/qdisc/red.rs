@@ -42,7 +42,8 @@
 use super::{seconds, DropReason, Dropped, Fifo, Item, Limit, QueueDisc, Stats, UniformSource};
 use crate::engine::{Duration, RngStream, Time};
 
-/// Attributes of `ns3::RedQueueDisc` (non-adaptive, no ECN).
+/// Attributes of `ns3::RedQueueDisc` (no ECN; Feng's adaptive RED and
+/// nonlinear RED are not modelled).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RedParams {
@@ -70,6 +71,24 @@ pub struct RedParams {
     pub target_delay: Duration,
     /// `Ns1Compat`: default false.
     pub ns1_compat: bool,
+    /// `ARED`: Adaptive RED (Floyd, Gummadi and Shenker 2001): MinTh, MaxTh and
+    /// QW set automatically, and maxP adapted (`AdaptMaxP`). Default false.
+    pub ared: bool,
+    /// `AdaptMaxP`: adapt maxP every `Interval` to keep the average queue
+    /// between MinTh and MaxTh (`UpdateMaxP`). Default false.
+    pub adapt_max_p: bool,
+    /// `Interval`: default 0.5 s.
+    pub interval: Duration,
+    /// `Top`, `Bottom`: bounds of the adapted maxP. Defaults 0.5 and 0 (0:
+    /// min(0.01, 8·MeanPktSize·Rtt/LinkBandwidth)).
+    pub top: f64,
+    pub bottom: f64,
+    /// `Alpha` (additive increase of maxP), `Beta` (its multiplicative
+    /// decrease). Defaults 0.01, 0.9.
+    pub alpha: f64,
+    pub beta: f64,
+    /// `Rtt`, for the automatic `Bottom`: default 100 ms.
+    pub rtt: Duration,
 }
 
 impl Default for RedParams {
@@ -87,6 +106,14 @@ impl Default for RedParams {
             link_delay: Duration::from_millis(20),
             target_delay: Duration::from_millis(5),
             ns1_compat: false,
+            ared: false,
+            adapt_max_p: false,
+            interval: Duration::from_millis(500),
+            top: 0.5,
+            bottom: 0.0,
+            alpha: 0.01,
+            beta: 0.9,
+            rtt: Duration::from_millis(100),
         }
     }
 }
@@ -107,7 +134,11 @@ pub struct Red<T> {
     v_c: f64,
     v_d: f64,
     cur_max_p: f64,
+    adapt_max_p: bool,
+    bottom: f64,
     // State.
+    /// When maxP was last adapted (`m_lastSet`).
+    last_set: Time,
     q_avg: f64,
     v_prob: f64,
     count: u32,
@@ -126,7 +157,21 @@ impl<T> Red<T> {
     pub fn with_source(params: RedParams, rng: Box<dyn UniformSource>) -> Self {
         // InitializeParams.
         let ptc = params.link_bandwidth_bps as f64 / (8.0 * f64::from(params.mean_pkt_size));
-        let (mut min_th, mut max_th) = (params.min_th, params.max_th);
+        // ARED sets MinTh, MaxTh and QW automatically and adapts maxP.
+        let (mut min_th, mut max_th, q_w_param) = if params.ared {
+            (0.0, 0.0, 0.0)
+        } else {
+            (params.min_th, params.max_th, params.q_w)
+        };
+        let adapt_max_p = params.ared || params.adapt_max_p;
+        let bottom = if params.bottom == 0.0 {
+            // At most 1/W, W the bandwidth-delay product in packets of a connection.
+            let bottom1 = 8.0 * f64::from(params.mean_pkt_size) * seconds(params.rtt)
+                / params.link_bandwidth_bps as f64;
+            bottom1.min(0.01)
+        } else {
+            params.bottom
+        };
         if min_th == 0.0 && max_th == 0.0 {
             min_th = 5.0;
             let target_queue = seconds(params.target_delay) * ptc;
@@ -149,18 +194,18 @@ impl<T> Red<T> {
         } else {
             (0.0, 0.0)
         };
-        let q_w = if params.q_w == 0.0 {
+        let q_w = if q_w_param == 0.0 {
             1.0 - (-1.0 / ptc).exp()
-        } else if params.q_w == -1.0 {
+        } else if q_w_param == -1.0 {
             let mut rtt = 3.0 * (seconds(params.link_delay) + 1.0 / ptc);
             if rtt < 0.1 {
                 rtt = 0.1;
             }
             1.0 - (-1.0 / (10.0 * rtt * ptc)).exp()
-        } else if params.q_w == -2.0 {
+        } else if q_w_param == -2.0 {
             1.0 - (-10.0 / ptc).exp()
         } else {
-            params.q_w
+            q_w_param
         };
         Red {
             rng,
@@ -175,6 +220,9 @@ impl<T> Red<T> {
             v_c,
             v_d,
             cur_max_p,
+            adapt_max_p,
+            bottom,
+            last_set: Time::ZERO,
             q_avg: 0.0,
             v_prob: 0.0,
             count: 0,
@@ -199,6 +247,30 @@ impl<T> Red<T> {
     /// Arrivals since the last early drop (`m_count`).
     pub fn count(&self) -> u32 {
         self.count
+    }
+
+    /// The current maxP (`m_curMaxP`): 1/LInterm, or its adapted value.
+    pub fn max_p(&self) -> f64 {
+        self.cur_max_p
+    }
+
+    /// The thresholds in use (`m_minTh`, `m_maxTh`), after automatic setting.
+    pub fn thresholds(&self) -> (f64, f64) {
+        (self.min_th, self.max_th)
+    }
+
+    /// `UpdateMaxP`: AIMD on maxP to keep the average near the middle of
+    /// [MinTh, MaxTh] (within 40 % of the range from either end).
+    fn update_max_p(&mut self, new_avg: f64, now: Time) {
+        let part = 0.4 * (self.max_th - self.min_th);
+        if new_avg < self.min_th + part && self.cur_max_p > self.bottom {
+            self.cur_max_p *= self.params.beta;
+            self.last_set = now;
+        } else if new_avg > self.max_th - part && self.params.top > self.cur_max_p {
+            let alpha = self.params.alpha.min(0.25 * self.cur_max_p);
+            self.cur_max_p += alpha;
+            self.last_set = now;
+        }
     }
 
     /// `CalculatePNew`.
@@ -277,6 +349,9 @@ impl<T> QueueDisc<T> for Red<T> {
         // Estimator(nQueued, m + 1, qAvg, qW).
         self.q_avg = self.q_avg * (1.0 - self.q_w).powf(f64::from(m.wrapping_add(1)))
             + self.q_w * n_queued as f64;
+        if self.adapt_max_p && now > self.last_set + self.params.interval {
+            self.update_max_p(self.q_avg, now);
+        }
         self.count = self.count.wrapping_add(1);
         self.count_bytes = self.count_bytes.wrapping_add(item.bytes);
 
@@ -525,6 +600,62 @@ mod tests {
         }
         assert!(close(q.drop_probability(), 0.0026 / (1.0 - 0.0052) * 1.4));
         assert!((q.drop_probability() - 0.003_659_03).abs() < 1e-8);
+    }
+
+    #[test]
+    fn ared_sets_its_thresholds_weight_and_bottom_automatically() {
+        // InitializeParams with ARED on a 10 Mbit/s link, MeanPktSize 500:
+        // ptc = 10e6 / (8·500) = 2500 packets/s; target queue = 5 ms · 2500
+        // = 12.5, so MinTh = max(5, 12.5/2) = 6.25 and MaxTh = 3·MinTh = 18.75;
+        // QW = 1 − exp(−1/2500); Bottom = min(0.01, 8·500·0.1 s / 10e6) = 4e-5.
+        let q = red(
+            RedParams {
+                ared: true,
+                link_bandwidth_bps: 10_000_000,
+                ..RedParams::default()
+            },
+            1.0,
+        );
+        assert_eq!(q.thresholds(), (6.25, 18.75));
+        assert!(close(q.q_w, 1.0 - (-1.0f64 / 2500.0).exp()));
+        assert!(close(q.bottom, 4e-5));
+        assert_eq!(q.max_p(), 0.02);
+    }
+
+    #[test]
+    fn adapt_max_p_is_aimd_once_per_interval() {
+        // QW = 1: the average is the queue length found by each arrival.
+        // MinTh 5, MaxTh 15: part = 0.4·10 = 4, so maxP grows above an
+        // average of 11 and shrinks below 9, at most once per 0.5 s. Draws of
+        // 1.0 never drop early (u ≤ p needs p = 1).
+        let mut q = red(
+            RedParams {
+                adapt_max_p: true,
+                q_w: 1.0,
+                limit: Limit::Packets(100),
+                ..RedParams::default()
+            },
+            1.0,
+        );
+        let ms = |t: u64| Time(t * 1_000_000);
+        for id in 0..12 {
+            q.enqueue(ms(0), Item::new(id, 500)).unwrap(); // now = 0: not after LastSet + 0.5 s
+        }
+        assert_eq!(q.max_p(), 0.02);
+        // 0.6 s: average 12 > 11: + min(Alpha 0.01, 0.25·0.02) = 0.025.
+        q.enqueue(ms(600), Item::new(12, 500)).unwrap();
+        assert!(close(q.max_p(), 0.025));
+        // 0.8 s: within the interval of the last change.
+        q.enqueue(ms(800), Item::new(13, 500)).unwrap();
+        assert!(close(q.max_p(), 0.025));
+        // 1.2 s: average 14: + min(0.01, 0.25·0.025 = 0.00625) = 0.03125.
+        q.enqueue(ms(1200), Item::new(14, 500)).unwrap();
+        assert!(close(q.max_p(), 0.03125));
+        // Empty it at 1.3 s; at 2 s the arrival finds 0 < 9: × Beta 0.9.
+        while q.dequeue(ms(1300)).is_some() {}
+        assert!(q.dequeue(ms(1300)).is_none());
+        q.enqueue(ms(2000), Item::new(15, 500)).unwrap();
+        assert!(close(q.max_p(), 0.028125));
     }
 
     #[test]
