@@ -34,6 +34,7 @@ The module is registered on the CLI by :func:`register`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import os
@@ -457,6 +458,20 @@ class Grid:
     only: str | None = None  #: ``ns3`` or ``vtlab``: run one side (:data:`ONLY`)
 
 
+@functools.cache
+def preset_takes_qdisc() -> bool:
+    """Whether this vtlab core's presets have the ``qdisc`` key.  Until they do,
+    ``qdisc = "none"`` (the only setting such a core can run) is left out of the
+    scenario; ``fq_codel`` is always written, so a core without the key refuses it."""
+    from vtlab import _core
+
+    try:
+        _core.expand(json.dumps({"preset": "v2g", "qdisc": "none"}))
+    except Exception:  # noqa: BLE001 - ScenarioError: unknown field
+        return False
+    return True
+
+
 def vtlab_spec(
     cc: str,
     loss: float,
@@ -468,7 +483,8 @@ def vtlab_spec(
     """The vtlab scenario of one grid cell (ns-3 profile by default): topology ``1`` is the
     single-vehicle V2G cable, ``N`` the charging station with N vehicles (the preset's
     defaults otherwise: 3 per segment, WAN 10 ms, flows 2 ms apart).  ``qdisc`` (a key of
-    :data:`QDISCS`) sets the preset's ``qdisc`` (``fq_codel`` or ``none``); ``None``
+    :data:`QDISCS`) sets the preset's ``qdisc`` (``fq_codel`` or ``none``; ``none`` is
+    left out while the core lacks the key, :func:`preset_takes_qdisc`); ``None``
     leaves the key out."""
     spec: dict[str, Any] = {
         "preset": "v2g",
@@ -476,7 +492,7 @@ def vtlab_spec(
         "loss": {"mean_loss": float(loss)},
         "tcp": {"cc": cc, "profile": profile},
     }
-    if qdisc is not None:
+    if qdisc is not None and (qdisc != "none" or preset_takes_qdisc()):
         spec["qdisc"] = QDISCS[qdisc][1]
     if str(topology) != "1":
         spec = {
@@ -1636,6 +1652,16 @@ StoreNs3Opt = Annotated[
     ),
 ]
 
+ReplayToleranceOpt = Annotated[
+    float,
+    typer.Option(
+        "--replay-tolerance",
+        metavar="SECONDS",
+        help="--replay: two key events agree when their times differ by at most this "
+        "(default 0.001; a large value compares the sequence of decisions only).",
+    ),
+]
+
 ReplayOpt = Annotated[
     str | None,
     typer.Option(
@@ -1659,6 +1685,46 @@ RerunNs3Opt = Annotated[
 QuietLinesOpt = Annotated[bool, typer.Option("--quiet", help="No progress lines.")]
 
 
+def _replay_command(
+    cell: str,
+    qdisc: str,
+    topology: Sequence[str] | None,
+    nbytes: str | None,
+    profile: str,
+    tolerance_s: float,
+    quiet: bool,
+) -> None:
+    """``vtlab validate --replay CELL``: print the paired replay of one cell."""
+    from vtlab import validate_replay as vr
+
+    with user_errors():
+        cc, loss, seed = vr.parse_cell(cell)
+        if [parse_topology(t) for t in topology or ["1"]] != ["1"]:
+            raise ValidateError("--replay: one vehicle only (--topology 1)")
+        size = parse_bytes(nbytes) if nbytes is not None else DEFAULT_BYTES
+        if tolerance_s < 0:
+            raise ValidateError("--replay-tolerance: must not be negative")
+
+    def log(line: str) -> None:
+        if not quiet:
+            typer.echo(line, err=True)
+
+    try:
+        rep = vr.paired_replay(
+            cc,
+            loss,
+            seed,
+            nbytes=size,
+            qdisc=qdisc,
+            profile=profile,
+            tolerance_s=tolerance_s,
+            log=log,
+        )
+    except _ns3.Ns3Error as exc:
+        fail(str(exc))
+    typer.echo(vr.format_replay(rep))
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``validate`` command to the ``vtlab`` CLI."""
 
@@ -1675,6 +1741,8 @@ def register(app: typer.Typer) -> None:
         qdisc: QdiscOpt = "stock",
         only: OnlyOpt = None,
         store_ns3: StoreNs3Opt = False,
+        replay: ReplayOpt = None,
+        replay_tolerance: ReplayToleranceOpt = 0.001,
         quick: QuickOpt = False,
         quiet: QuietOpt = False,
         scheduler: SchedulerOpt = None,
@@ -1685,6 +1753,9 @@ def register(app: typer.Typer) -> None:
         (needs the ns-3 wheel: the ns3 extra of vtlab, and g++)."""
         from rich.console import Console
 
+        if replay is not None:
+            _replay_command(replay, qdisc, topology, bytes_, profile, replay_tolerance, quiet)
+            return
         with user_errors():
             grid = make_grid(cc, loss, runs, bytes_, topology, quick, profile, qdisc, only)
             check_cluster_options(scheduler, cluster, None, None, connect_timeout)

@@ -27,7 +27,7 @@ import pytest
 
 import test_pipeline
 import vtlab
-from conftest import assert_usage_error, requires_preset_qdisc
+from conftest import assert_usage_error
 from vtlab import sweep as sweep_module
 from vtlab.sweep import Axis, Sweep, _load_run
 
@@ -494,7 +494,6 @@ def test_tasks_cover_every_run_once_and_progress_advances_per_run(
         assert client.sizes == [7] * (len(todo) // 7) + [len(todo) % 7]
 
 
-@requires_preset_qdisc
 def test_validate_runs_the_vtlab_side_on_the_cluster(shared: LoopbackCluster, tmp_path: Path):
     """`vtlab validate --scheduler`: vtlab's runs go to the workers, ns-3's stay here
     (a fake ns-3 runner: this test is about where runs go, not about ns-3), and every
