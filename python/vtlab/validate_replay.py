@@ -291,6 +291,9 @@ class Replay:
     counts: dict[str, dict[str, int]]  #: side -> key-event kind -> count
     goodput_mbps: dict[str, float]
     command: list[str]  #: the ns-3 command line
+    #: when the first divergence is one of time: the first divergence of kind or
+    #: value ignoring times (matched key events, the divergence or None)
+    by_value: tuple[int, Divergence | None] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -394,6 +397,9 @@ def paired_replay(
     assert res.events is not None
     vt_events = vtlab_timeline(res.events.to_dict("records"))
     matched, div = first_divergence(ns_events, vt_events, tolerance_s)
+    by_value = None
+    if div is not None and div.why.startswith("time:"):
+        by_value = first_divergence(ns_events, vt_events, math.inf)
     return Replay(
         cc,
         loss,
@@ -409,6 +415,7 @@ def paired_replay(
             "vtlab": float(res.flows["goodput_bps"].iloc[0]) / 1e6,
         },
         cmd,
+        by_value,
     )
 
 
@@ -440,6 +447,17 @@ def format_replay(rep: Replay) -> str:
     lines.append(
         f"{rep.matched} key events agree; first divergence at key event {d.index}: {d.why}"
     )
+    if rep.by_value is not None:
+        n, v = rep.by_value
+        lines.append(
+            "ignoring times: "
+            + (
+                f"no divergence, all {n} key events agree"
+                if v is None
+                else f"{n} key events agree; first divergence at key event {v.index} "
+                f"({v.ns3.time_s if v.ns3 else math.nan:.6f} s): {v.why}"
+            )
+        )
     for side, ev, then, label in (
         ("ns-3", d.ns3, d.vtlab_then, "vtlab"),
         ("vtlab", d.vtlab, d.ns3_then, "ns-3"),

@@ -139,6 +139,23 @@ def test_a_run_agrees_with_itself_and_a_doctored_trace_diverges_there():
     matched, div = vr.first_divergence(late, vt)
     assert matched == k and div is not None and div.why.startswith("time:")
     assert vr.first_divergence(late, vt, tolerance_s=0.01)[1] is None
+    rep = vr.Replay(
+        "newreno",
+        0.05,
+        1,
+        "none",
+        1,
+        {},
+        matched,
+        div,
+        {},
+        {"ns-3": 1, "vtlab": 1},
+        [],
+        vr.first_divergence(late, vt, math.inf),
+    )
+    assert f"ignoring times: no divergence, all {len(key)} key events agree" in (
+        vr.format_replay(rep)
+    )
 
     # a missing tail: ns-3 stops early
     short = [e for e in ns_ok if e.time_ns < key[-1].time_ns]
