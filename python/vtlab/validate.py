@@ -1710,16 +1710,17 @@ def _replay_command(
             typer.echo(line, err=True)
 
     try:
-        rep = vr.paired_replay(
-            cc,
-            loss,
-            seed,
-            nbytes=size,
-            qdisc=qdisc,
-            profile=profile,
-            tolerance_s=tolerance_s,
-            log=log,
-        )
+        with user_errors():  # e.g. a core whose presets lack `qdisc`
+            rep = vr.paired_replay(
+                cc,
+                loss,
+                seed,
+                nbytes=size,
+                qdisc=qdisc,
+                profile=profile,
+                tolerance_s=tolerance_s,
+                log=log,
+            )
     except _ns3.Ns3Error as exc:
         fail(str(exc))
     typer.echo(vr.format_replay(rep))

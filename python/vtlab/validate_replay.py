@@ -381,7 +381,10 @@ def paired_replay(
     """Run ns-3 on the cell with its loss and TCP traces, vtlab with ns-3's losses,
     and compare the two timelines (:func:`first_divergence`)."""
     import vtlab
+    from vtlab import _core
 
+    # vtlab's side must be runnable before ns-3 spends its time (ScenarioError)
+    _core.expand(json.dumps(replay_spec(cc, nbytes, {}, qdisc, profile)))
     if binary is None:
         binary = _ns3.ensure_binary(log=log)
     cmd = _ns3_command(cc, loss, seed, nbytes, qdisc, binary)
