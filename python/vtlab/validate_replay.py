@@ -188,8 +188,19 @@ def _fix_order(events: list[Event]) -> list[Event]:
 
 
 def key_events(events: Sequence[Event]) -> list[Event]:
-    """The compared events (:data:`KEY_KINDS`) of a timeline."""
-    return [e for e in events if e.kind in KEY_KINDS]
+    """The compared events (:data:`KEY_KINDS`) of a timeline.  A state held for no
+    time (another state change at the same instant follows) is left out: ns-3 passes
+    through ``disorder`` on the ACK that starts recovery, vtlab goes to ``recovery``
+    directly, and both are the same decision."""
+    key = [e for e in events if e.kind in KEY_KINDS]
+    out = []
+    for i, e in enumerate(key):
+        if e.kind == "state" and any(
+            f.kind == "state" and f.time_ns == e.time_ns for f in key[i + 1 : i + 4]
+        ):
+            continue
+        out.append(e)
+    return out
 
 
 def _state_at(events: Sequence[Event], time_ns: int) -> Event | None:

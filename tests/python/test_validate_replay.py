@@ -67,6 +67,21 @@ def test_ns3_timeline_from_a_trace():
     assert key[2].cwnd == 16060 and key[1].ssthresh == math.inf
 
 
+def test_a_state_held_for_no_time_is_not_compared():
+    trace = (
+        "tcp 0 100000000 state CA_OPEN CA_DISORDER\n"
+        "tcp 0 100000000 state CA_DISORDER CA_RECOVERY\n"
+        "tcp 0 100000000 ssthresh 4294967295 2920\n"
+        "tcp 0 150000000 state CA_RECOVERY CA_OPEN\n"
+    )
+    events, _ = vr.ns3_timeline(trace)
+    assert [(e.kind, e.value) for e in vr.key_events(events)] == [
+        ("state", "recovery"),
+        ("ssthresh", "2920"),
+        ("state", "open"),
+    ]
+
+
 def test_vtlab_positions_skip_the_handshake_ack():
     assert vr.vtlab_positions([0, 1, 2, 39, 40]) == ([0, 1, 38, 39], True)
     assert vr.vtlab_positions([5]) == ([4], False)
