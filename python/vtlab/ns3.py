@@ -240,6 +240,27 @@ class Ns3Binary:
     def short_hash(self) -> str:
         return self.build_hash[:16]
 
+    @property
+    def results_hash(self) -> str:
+        """What the program's results depend on, independent of where the source and
+        the ns-3 wheel are: sha256 over the source, the ns-3 version, the compile
+        flags and the modules (16 hex digits).  Run caches key ns-3 runs by it, so a
+        run made in one checkout is reused in another (and from the stored runs)."""
+        try:
+            source = self.source.read_bytes()
+        except OSError:
+            return self.short_hash
+        return results_hash(source, self.ns3_version)
+
+
+def results_hash(source_bytes: bytes, ns3_version: str) -> str:
+    """:attr:`Ns3Binary.results_hash` of a source text and an ns-3 version."""
+    h = hashlib.sha256()
+    h.update(source_bytes)
+    h.update(b"\0")
+    h.update(json.dumps([ns3_version, *COMPILE_FLAGS, *NS3_MODULES]).encode())
+    return h.hexdigest()[:16]
+
 
 def build_hash(source_bytes: bytes, command: Sequence[str], ns3_version: str) -> str:
     """sha256 over the source, the compile command (output path left out) and the

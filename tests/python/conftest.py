@@ -39,6 +39,24 @@ def ns3_available() -> bool:
     return shutil.which(os.environ.get("CXX", "g++")) is not None
 
 
+def preset_qdisc_available() -> bool:
+    """Whether vtlab's presets take the ``qdisc`` key (``vtlab validate`` always sets it)."""
+    import json
+
+    from vtlab import _core
+
+    try:
+        _core.expand(json.dumps({"preset": "v2g", "qdisc": "none"}))
+    except Exception:  # noqa: BLE001 - ScenarioError until the key exists
+        return False
+    return True
+
+
+#: Tests that run vtlab through ``vtlab validate`` (which puts ``qdisc`` in the preset).
+requires_preset_qdisc = pytest.mark.skipif(
+    not preset_qdisc_available(), reason="vtlab's presets have no `qdisc` key yet"
+)
+
 #: Marks a test that compiles or runs an ns-3 reference program.
 requires_ns3 = pytest.mark.skipif(
     not ns3_available(), reason="needs the ns3 wheel (pip install 'vtlab[ns3]') and g++"

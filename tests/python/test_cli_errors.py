@@ -215,6 +215,7 @@ def test_validate_profile_reaches_the_vtlab_side_only() -> None:
 
     class Binary:
         short_hash = "b"
+        results_hash = "b"
         path = "/nonexistent/v2g"
 
     linux = validate.plan(grid, "h", Binary())  # type: ignore[arg-type]

@@ -120,7 +120,7 @@ def test_args():
     ]
     assert "--cc=TcpNewReno" in iso15118_args(schedule=[("A", 1, 1, 1, 1, 0)], seed=1)
     with pytest.raises(ValueError, match="no ns-3 counterpart"):
-        iso15118_args(schedule=[("A", 1, 1, 1, 1, 0)], seed=1, cc="bbr")
+        iso15118_args(schedule=[("A", 1, 1, 1, 1, 0)], seed=1, cc="reno")
     with pytest.raises(ValueError, match="reverse_loss"):
         iso15118_args(schedule=[("A", 1, 1, 1, 1, 0)], seed=1, reverse_loss=1.5)
 

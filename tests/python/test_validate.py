@@ -18,7 +18,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from conftest import requires_ns3
+from conftest import requires_ns3, requires_preset_qdisc
 from vtlab import Scenario, _core, validate
 from vtlab import ns3 as ns3mod
 from vtlab.validate import (
@@ -28,6 +28,7 @@ from vtlab.validate import (
     agreement_table,
     mean_ci,
     rankings,
+    ratio_ci,
     spearman,
     verdict,
     write_report,
@@ -69,20 +70,96 @@ def test_mean_ci_student_t():
 
 
 @pytest.mark.parametrize(
-    ("vt", "vt_ci", "ns", "ns_ci", "expected"),
+    ("ratio", "contains_one", "expected"),
     [
-        (1.10, 0.0, 1.0, 0.0, "agree"),  # +10 % exactly: within tolerance
-        (0.90, 0.0, 1.0, 0.0, "agree"),  # -10 %
-        (1.11, 0.0, 1.0, 0.0, "DIFFERS"),
-        (1.50, 0.30, 1.0, 0.25, "agree"),  # 1.2..1.8 overlaps 0.75..1.25
-        (1.50, 0.20, 1.0, 0.20, "DIFFERS"),  # 1.3..1.7 vs 0.8..1.2
-        (1.50, math.nan, 1.0, 0.6, "agree"),  # one seed: a point inside the other CI
-        (math.nan, 0.0, 1.0, 0.0, "missing"),
-        (0.0, 0.0, 0.0, 0.0, "agree"),
+        (1.10, False, "agree"),  # +10 % exactly: within tolerance, CI irrelevant
+        (0.90, False, "agree"),  # -10 %
+        (1.11, True, "consistent"),
+        (0.80, True, "consistent"),  # -20 % exactly
+        (1.11, False, "differs"),  # outside ±10 % and 1 is outside the CI
+        (1.21, True, "differs"),  # outside ±20 %: the CI cannot rescue it
+        (0.5, True, "differs"),
+        (math.nan, True, "missing"),
     ],
 )
-def test_verdict(vt, vt_ci, ns, ns_ci, expected):
-    assert verdict(vt, vt_ci, ns, ns_ci) == expected
+def test_verdict(ratio, contains_one, expected):
+    assert verdict(ratio, contains_one) == expected
+
+
+# t quantiles from a printed Student t table (0.975, two-sided 95 %): df 4 -> 2.776445,
+# df 2 -> 4.302653.
+T975_DF4 = 2.776445105
+
+
+def test_ratio_ci_fieller_by_hand():
+    # a = 12 (11, 12, 13), b = 10 (9, 10, 11): s1^2 = s2^2 = 1, v1 = v2 = 1/3;
+    # Welch df = (2/3)^2 / ((1/3)^2/2 + (1/3)^2/2) = 4.
+    # Fieller: rho = [ab -/+ t sqrt(a^2 v2 + b^2 v1 - t^2 v1 v2)] / (b^2 - t^2 v2)
+    #   = [120 -/+ 2.776445 * sqrt(48 + 33.3333 - 7.708647/9)] / (100 - 7.708647/3)
+    #   = [120 -/+ 2.776445 * 8.970887] / 97.430451 = [95.092824, 144.907176] / 97.430451
+    #   = [0.976007, 1.487288]
+    r = ratio_ci([11, 12, 13], [9, 10, 11])
+    assert r.df == pytest.approx(4.0)
+    assert r.ratio == pytest.approx(1.2)
+    t2 = T975_DF4**2
+    half = T975_DF4 * math.sqrt(144 / 3 + 100 / 3 - t2 / 9)
+    assert r.low == pytest.approx((120 - half) / (100 - t2 / 3), rel=1e-9)
+    assert r.high == pytest.approx((120 + half) / (100 - t2 / 3), rel=1e-9)
+    assert (round(r.low, 6), round(r.high, 6)) == (0.976007, 1.487288)
+    # 1 is inside: (a - b)^2 = 4 <= t^2 (v1 + v2) = 7.708647 * 2/3 = 5.139
+    assert r.contains_one
+    assert verdict(r.ratio, r.contains_one) == "consistent"
+
+
+def test_ratio_ci_is_the_set_where_welch_accepts():
+    # Every rho inside [low, high] satisfies (a - rho b)^2 <= t^2 (v1 + rho^2 v2), with
+    # equality at the ends: check the quadratic at the ends numerically.
+    xs, ys = [4.1, 4.6, 5.2, 4.4], [3.0, 3.9, 3.3, 3.5, 3.6]
+    r = ratio_ci(xs, ys)
+    a, b = sum(xs) / 4, sum(ys) / 5
+    v1 = sum((x - a) ** 2 for x in xs) / 3 / 4
+    v2 = sum((y - b) ** 2 for y in ys) / 4 / 5
+    df = (v1 + v2) ** 2 / (v1**2 / 3 + v2**2 / 4)
+    assert r.df == pytest.approx(df)
+    from scipy import stats
+
+    t2 = stats.t.ppf(0.975, df) ** 2
+    for end in (r.low, r.high):
+        assert (a - end * b) ** 2 == pytest.approx(t2 * (v1 + end**2 * v2), rel=1e-9)
+    mid = (r.low + r.high) / 2
+    assert (a - mid * b) ** 2 < t2 * (v1 + mid**2 * v2)
+    assert not r.contains_one  # 1.32: well away from 1
+    assert verdict(r.ratio, r.contains_one) == "differs"
+
+
+def test_ratio_ci_unbounded_degenerate_and_short():
+    # denominator not significantly non-zero: b = 1, v2 = 4/3, t(df) > 2 so
+    # t^2 v2 / b^2 > 1: unbounded
+    r = ratio_ci([10, 10.5, 11], [-1, 1, 3])
+    assert (r.low, r.high) == (-math.inf, math.inf)
+    assert r.ratio == pytest.approx(10.5)
+    # zero variance on both sides: the degenerate interval at the point ratio
+    r = ratio_ci([5, 5], [4, 4])
+    assert (r.ratio, r.low, r.high, r.contains_one) == (1.25, 1.25, 1.25, False)
+    assert verdict(r.ratio, r.contains_one) == "differs"
+    same = ratio_ci([4, 4, 4], [4, 4])
+    assert (same.low, same.high, same.contains_one) == (1.0, 1.0, True)
+    # zero variance on one side only: df = n - 1 of the other side (here 2)
+    one = ratio_ci([10, 10, 10], [9, 10, 11])
+    assert one.df == pytest.approx(2.0)
+    t2 = 4.302653**2
+    half = math.sqrt(t2) * math.sqrt(100 / 3)
+    assert one.low == pytest.approx((100 - half) / (100 - t2 / 3), rel=1e-6)
+    # one run on a side: no interval, a point ratio only
+    short = ratio_ci([10], [9, 10, 11])
+    assert short.ratio == pytest.approx(1.0) and math.isnan(short.low)
+    assert math.isnan(ratio_ci([], [1, 2]).ratio)
+
+
+def test_more_seeds_cannot_make_a_large_gap_agree():
+    # ratio 1.3 with huge noise: the CI contains 1, still "differs"
+    r = ratio_ci([1.3, 0.3, 2.3], [1.0, 0.1, 1.9])
+    assert r.contains_one and verdict(r.ratio, r.contains_one) == "differs"
 
 
 def test_spearman_known_values():
@@ -145,11 +222,11 @@ def test_agreement_table_on_fake_records():
     assert nr0["ns3_n"] == 2 and nr0["ns3_type"] == "TcpNewReno"
     assert nr5["vtlab_goodput_mbps"] == pytest.approx(0.81)
     assert nr5["ratio"] == pytest.approx(0.81 / 0.56)
-    assert nr5["verdict"] == "DIFFERS"
+    assert nr5["verdict"] == "differs"
     assert nr5["vtlab_rto_expiries"] == pytest.approx(2.0)
     assert nr5["ns3_fast_recoveries"] == pytest.approx(4.0)
     assert cu0["verdict"] == "agree"
-    assert cu5["verdict"] == "DIFFERS"
+    assert cu5["verdict"] == "differs"
     # a cell without runs is "missing", not an error
     (row,) = agreement_table(FAKE, ["veno"], [0.0])
     assert row["verdict"] == "missing" and row["vtlab_n"] == 0
@@ -193,21 +270,25 @@ def test_write_report_on_a_tiny_fake_grid(tmp_path):
         "* 1 vehicle: SA —(WAN 500 Mbit/s, 0.9 ms)— SECC",
         "bic: not in vtlab's registry yet",
         "| newreno | 5 % | 1 | 0.810 ± ",
-        "**DIFFERS**",
-        "2 of 4 cells agree",
+        "**differs**",
+        "2 of 4 cells agree; 0 consistent; 2 differ",
+        "* newreno, 5 %: differs, ratio 1.446 (95 % CI ",
+        "* cubic, 5 %: differs, ratio 0.826",
         "Worst ratios: lowest 0.826 (cubic, 5 %), highest 1.446 (newreno, 5 %)",
         "| 5 % | 1 | newreno > cubic | cubic > newreno | -1.00 | no | newreno/cubic |",
     ):
         assert needle in text, needle
     assert "Charging station" not in text
     csv = pd.read_csv(paths["csv"])
-    assert list(csv["verdict"]) == ["agree", "DIFFERS", "agree", "DIFFERS"]
+    assert list(csv["verdict"]) == ["agree", "differs", "agree", "differs"]
     for col in (
         "vtlab_goodput_mbps",
         "vtlab_goodput_ci95_mbps",
         "ns3_goodput_mbps",
         "ns3_goodput_ci95_mbps",
         "ratio",
+        "ratio_ci_low",
+        "ratio_ci_high",
         "vtlab_rto_expiries",
         "ns3_rto_expiries",
         "vtlab_fast_recoveries",
@@ -271,7 +352,7 @@ def test_second_invocation_runs_nothing_new(tmp_path):
     assert len(first.calls) == n_tasks and res.runs_done == n_tasks
     assert len((tmp_path / "runs.jsonl").read_text().splitlines()) == n_tasks
     assert (tmp_path / "report.md").is_file() and (tmp_path / "agreement.csv").is_file()
-    assert [r["verdict"] for r in res.table] == ["agree", "DIFFERS", "agree", "DIFFERS"]
+    assert [r["verdict"] for r in res.table] == ["agree", "differs", "agree", "differs"]
 
     second = FakeRunner()
     res2 = validate.validate(GRID, tmp_path, runner=second, binary=binary, progress=False)
@@ -313,6 +394,93 @@ def test_cache_key_includes_the_source_hashes(tmp_path):
     again = FakeRunner()
     validate.validate(GRID, tmp_path, runner=again, binary=rebuilt, progress=False)
     assert len(again.calls) == 8 and all(json.loads(k)[0] == "ns-3" for k in again.calls)
+
+
+def test_qdisc_is_part_of_the_key_the_spec_and_the_ns3_arguments(tmp_path):
+    binary = _fake_binary(tmp_path)
+    stock = Grid(["newreno"], [0.05], [1], 1_000_000, qdisc="stock")
+    tasks = validate.plan(stock, "vt", binary)
+    ns = [t for t in tasks if t.side == "ns-3"]
+    vt = [t for t in tasks if t.side == "vtlab"]
+    assert ns[0].args[-1] == "--qdisc=default"
+    assert json.loads(vt[0].spec_json)["qdisc"] == "fq_codel"
+    assert json.loads(ns[0].key)[-2:] == ["qdisc", "stock"]
+    none = validate.plan(Grid(["newreno"], [0.05], [1], 1_000_000, qdisc="none"), "vt", binary)
+    assert none[0].args[-1] == "--qdisc=none"
+    assert json.loads(none[1].spec_json).get("qdisc") == (
+        "none" if validate.preset_takes_qdisc() else None
+    )
+    assert "qdisc" not in json.loads(none[0].key)  # the key of runs made before --qdisc
+    assert validate.vtlab_spec("cubic", 0.0, 1000).get("qdisc") is None
+    # records carry their qdisc, so a stock run never answers for a no-qdisc cell
+    res = validate.validate(stock, tmp_path, runner=FakeRunner(), binary=binary, progress=False)
+    assert "ns-3's stock traffic control" in res.paths["report"].read_text()
+    again = FakeRunner()
+    nq = Grid(["newreno"], [0.05], [1], 1_000_000, qdisc="none")
+    res = validate.validate(nq, tmp_path, runner=again, binary=binary, progress=False)
+    assert len(again.calls) == 2
+    assert "drop-tail 100 packets on every device, no qdisc" in res.paths["report"].read_text()
+
+
+def test_only_ns3_runs_one_side_and_knows_algorithms_vtlab_lacks(tmp_path):
+    g = validate.make_grid(["bbr", "newreno"], ["5%"], 2, "1MB", None, False, only="ns3")
+    assert g.ccs == ["bbr", "newreno"] and g.skipped == {} and g.only == "ns3"
+    binary = _fake_binary(tmp_path)
+    tasks = validate.plan(g, "vt", binary)
+    assert {t.side for t in tasks} == {"ns-3"} and len(tasks) == 4
+    assert "--cc=TcpBbr" in tasks[0].args
+    runner = FakeRunner()
+    res = validate.validate(g, tmp_path, runner=runner, binary=binary, progress=False, stored=[])
+    assert len(runner.calls) == 4 and res.paths == {} and not (tmp_path / "report.md").exists()
+    assert "--only ns3" in validate.explicit_command(g, tmp_path, 1)
+
+
+def test_stored_ns3_runs_are_reused_and_merged(tmp_path):
+    binary = _fake_binary(tmp_path)
+    grid = Grid(["newreno"], [0.0, 0.05], [1, 2], 1_000_000, qdisc="stock")
+    store = tmp_path / "store" / "runs.jsonl.gz"
+    first = tmp_path / "first"
+    validate.validate(
+        Grid(grid.ccs, grid.losses, grid.seeds, grid.nbytes, qdisc="stock", only="ns3"),
+        first,
+        runner=FakeRunner(),
+        binary=binary,
+        progress=False,
+        stored=[],
+        store_ns3=store,
+    )
+    assert validate.store_runs(store, []) == 4
+    data = store.read_bytes()
+    validate.store_runs(store, [])
+    assert store.read_bytes() == data  # reproducible bytes
+    # a clean output directory: only vtlab runs, the ns-3 ones come from the store
+    runner = FakeRunner()
+    res = validate.validate(
+        grid, tmp_path / "clean", runner=runner, binary=binary, progress=False, stored=[store]
+    )
+    assert len(runner.calls) == 4 and all(json.loads(k)[0] == "vtlab" for k in runner.calls)
+    assert res.runs_cached == 4
+    assert "4 of them from the stored ns-3 runs" in res.paths["report"].read_text()
+    # a changed ns-3 program does not reuse them
+    other = ns3mod.Ns3Binary(binary.path, "e" * 64, binary.ns3_version, binary.source, ())
+    runner = FakeRunner()
+    validate.validate(
+        grid, tmp_path / "clean2", runner=runner, binary=other, progress=False, stored=[store]
+    )
+    assert len(runner.calls) == 8
+
+
+def test_results_hash_ignores_paths(tmp_path):
+    src = tmp_path / "a" / "v2g.cc"
+    src.parent.mkdir()
+    src.write_text("int main() {}")
+    copy = tmp_path / "b.cc"
+    copy.write_text("int main() {}")
+    b1 = ns3mod.Ns3Binary(tmp_path / "x", "1" * 64, "3.44", src, ("g++", str(src)))
+    b2 = ns3mod.Ns3Binary(tmp_path / "y", "2" * 64, "3.44", copy, ("g++", str(copy)))
+    assert b1.results_hash == b2.results_hash and len(b1.results_hash) == 16
+    b3 = ns3mod.Ns3Binary(tmp_path / "y", "2" * 64, "3.45", copy, ("g++", str(copy)))
+    assert b3.results_hash != b1.results_hash
 
 
 # -- command line -------------------------------------------------------------------------
@@ -393,9 +561,13 @@ def test_make_grid_quick_defaults_and_overrides():
     g = validate.make_grid(None, ["0.25%", "0.01"], 1, "2MB", ["1"], quick=True)
     assert (g.losses, g.seeds, g.nbytes) == ([0.0025, 0.01], [1], 2_000_000)
     full = validate.make_grid(None, None, None, None, None, quick=False)
-    assert full.losses == [0.0, 0.0025, 0.01, 0.05] and full.seeds == [1, 2, 3, 4, 5, 6]
-    assert full.nbytes == 100_000_000
-    assert set(full.ccs) | set(full.skipped) == set(ns3mod.CC_TO_NS3)
+    assert full.losses == [0.0, 0.0025, 0.01, 0.05] and full.seeds == list(range(1, 11))
+    assert full.nbytes == 100_000_000 and full.qdisc == "stock" and g.qdisc == "stock"
+    has_bbr = "bbr" in {c["name"] for c in _core.congestion_controls()}
+    assert set(full.ccs) | set(full.skipped) == set(validate.DEFAULT_CCS) | (
+        {"bbr"} if has_bbr else set()
+    )
+    assert ns3mod.CC_TO_NS3["bbr"] == "TcpBbr" and "bbr" not in validate.DEFAULT_CCS
 
 
 def test_make_grid_skips_algorithms_missing_from_vtlab(monkeypatch):
@@ -542,6 +714,7 @@ def test_run_process_measures_the_child_alone():
 
 
 @requires_ns3
+@requires_preset_qdisc
 def test_quick_validation_end_to_end(app, tmp_path):
     r = invoke(
         app, "--quick", "--runs", "1", "--bytes", "2MB", "--jobs", "1", "-q", "--out", str(tmp_path)
@@ -813,6 +986,7 @@ def test_ns3_station_program_end_to_end():
 
 
 @requires_ns3
+@requires_preset_qdisc
 def test_quick_station_validation_end_to_end(app, tmp_path):
     r = invoke(
         app,

@@ -19,6 +19,16 @@
 // 0.1 s + i * --stagger. Each vehicle's loss: a BurstErrorModel of its own (fixed
 // RNG streams) as ReceiveErrorModel on ev i's access device.
 //
+// Paired replay (one vehicle): --traceLoss prints, on stderr after the run, the
+// positions (from 0) of the packets each PLC device's error model lost among all the
+// packets that reached it, IP fragments included: "lost toward_evcc 3 17 ..." and
+// "lost toward_secc ..." (vtlab's `replay` loss model takes them). --traceTcp prints
+// the sender's congestion-control timeline on stderr, one line per event:
+// "tcp <flow> <time ns> cwnd|ssthresh <old> <new>", "... state <old> <new>" (ns-3
+// TcpCongState names), "... rto_expiry <rto s>" (the timer doubled: a timeout) and
+// "... retx <seq>" (a retransmitted segment's first sequence number, relative).
+// Neither changes the simulation; `vtlab validate --replay` reads both.
+//
 // Written for vtlab against the public ns-3.44 API. Output: one JSON object per
 // flow on stdout (plus a "defaults" object with --printDefaults).
 
@@ -185,6 +195,72 @@ struct FlowStats
 static std::vector<FlowStats*> g_flows;
 static uint32_t g_flowsDone = 0;
 
+// --traceTcp: the sender's congestion-control events on stderr
+static bool g_traceTcp = false;
+
+// --traceLoss: per PLC device, packets that reached its error model and those lost
+struct LossTrace
+{
+    uint64_t seen = 0;
+    std::vector<uint64_t> lost;
+};
+
+static void
+CountDelivered(LossTrace* t, Ptr<const Packet>)
+{
+    ++t->seen;
+}
+
+static void
+CountLost(LossTrace* t, Ptr<const Packet>)
+{
+    t->lost.push_back(t->seen++);
+}
+
+static void
+TcpLine(const FlowStats* f, const char* what, const std::string& rest)
+{
+    std::cerr << "tcp " << f->id << " " << Simulator::Now().GetNanoSeconds() << " " << what
+              << " " << rest << "\n";
+}
+
+static void
+TraceWindow(FlowStats* f, const char* what, uint32_t oldV, uint32_t newV)
+{
+    TcpLine(f, what, std::to_string(oldV) + " " + std::to_string(newV));
+}
+
+static void
+TraceState(FlowStats* f, TcpSocketState::TcpCongState_t oldS, TcpSocketState::TcpCongState_t newS)
+{
+    TcpLine(f,
+            "state",
+            std::string(TcpSocketState::TcpCongStateName[oldS]) + " " +
+                TcpSocketState::TcpCongStateName[newS]);
+}
+
+static void
+TraceRto(FlowStats* f, Time oldV, Time newV)
+{
+    // as OnRto: a doubling of the timer is a timeout
+    if (oldV.IsStrictlyPositive() &&
+        (newV == oldV * 2 || (newV == Seconds(60) && oldV > Seconds(30) && oldV < newV)))
+    {
+        TcpLine(f, "rto_expiry", std::to_string(newV.GetSeconds()));
+    }
+}
+
+static void
+TraceRetx(FlowStats* f,
+          Ptr<const Packet>,
+          const TcpHeader& h,
+          const Address&,
+          const Address&,
+          Ptr<const TcpSocketBase>)
+{
+    TcpLine(f, "retx", std::to_string(h.GetSequenceNumber().GetValue()));
+}
+
 struct LinkCounters
 {
     uint64_t linkErrDrops{0};     // all BurstErrorModel drops (PhyRxDrop)
@@ -324,6 +400,16 @@ ConnectSenderTraces(FlowStats* f)
     s->TraceConnectWithoutContext("LastRTT", MakeBoundCallback(&OnLastRtt, f));
     s->TraceConnectWithoutContext("RTT", MakeBoundCallback(&OnSrtt, f));
     s->TraceConnectWithoutContext("CongestionWindow", MakeBoundCallback(&OnCwnd, f));
+    if (g_traceTcp)
+    {
+        s->TraceConnectWithoutContext("CongestionWindow",
+                                      MakeBoundCallback(&TraceWindow, f, "cwnd"));
+        s->TraceConnectWithoutContext("SlowStartThreshold",
+                                      MakeBoundCallback(&TraceWindow, f, "ssthresh"));
+        s->TraceConnectWithoutContext("CongState", MakeBoundCallback(&TraceState, f));
+        s->TraceConnectWithoutContext("RTO", MakeBoundCallback(&TraceRto, f));
+        s->TraceConnectWithoutContext("Retransmission", MakeBoundCallback(&TraceRetx, f));
+    }
 }
 
 static void
@@ -624,6 +710,9 @@ main(int argc, char* argv[])
     cmd.AddValue("stopTime", "simulation stop time (s)", stopTime);
     cmd.AddValue("vehicles", "number of vehicles (1: the V2G cable; >1: the charging station)", vehicles);
     cmd.AddValue("printDefaults", "print ns-3 defaults (and the default qdisc) and exit", printDefaults);
+    bool traceLoss = false;
+    cmd.AddValue("traceLoss", "one vehicle: print the positions of the packets each PLC error model lost on stderr", traceLoss);
+    cmd.AddValue("traceTcp", "print the senders' cwnd, ssthresh, congestion state, timeouts and retransmissions on stderr", g_traceTcp);
     cmd.AddValue("checkLossModel", "draw 10^7 packets through the error model, print loss stats, exit", checkLossModel);
     cmd.Parse(argc, argv);
 
@@ -917,6 +1006,19 @@ main(int argc, char* argv[])
         }
     }
 
+    // Every packet a device receives passes its error model (if it has one):
+    // PhyRxDrop if lost, PhyRxEnd if not (PointToPointNetDevice::Receive).
+    NS_ABORT_MSG_IF(traceLoss && station, "--traceLoss: one vehicle only");
+    LossTrace towardEvcc;
+    LossTrace towardSecc;
+    if (traceLoss)
+    {
+        plcDevs.Get(1)->TraceConnectWithoutContext("PhyRxEnd", MakeBoundCallback(&CountDelivered, &towardEvcc));
+        plcDevs.Get(1)->TraceConnectWithoutContext("PhyRxDrop", MakeBoundCallback(&CountLost, &towardEvcc));
+        plcDevs.Get(0)->TraceConnectWithoutContext("PhyRxEnd", MakeBoundCallback(&CountDelivered, &towardSecc));
+        plcDevs.Get(0)->TraceConnectWithoutContext("PhyRxDrop", MakeBoundCallback(&CountLost, &towardSecc));
+    }
+
     // ---------------- flows ----------------
     const uint16_t port = 50000;
     const double startTime = 0.1;
@@ -1078,6 +1180,18 @@ main(int argc, char* argv[])
         }
         o << "}";
         std::cout << o.str() << std::endl;
+    }
+    if (traceLoss)
+    {
+        for (auto [name, t] : {std::pair{"toward_evcc", &towardEvcc}, std::pair{"toward_secc", &towardSecc}})
+        {
+            std::cerr << "lost " << name;
+            for (uint64_t k : t->lost)
+            {
+                std::cerr << " " << k;
+            }
+            std::cerr << "\n";
+        }
     }
 
     Simulator::Destroy();
