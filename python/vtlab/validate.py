@@ -34,7 +34,6 @@ The module is registered on the CLI by :func:`register`.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import math
 import os
@@ -458,20 +457,6 @@ class Grid:
     only: str | None = None  #: ``ns3`` or ``vtlab``: run one side (:data:`ONLY`)
 
 
-@functools.cache
-def preset_takes_qdisc() -> bool:
-    """Whether this vtlab core's presets have the ``qdisc`` key.  Until they do,
-    ``qdisc = "none"`` (the only setting such a core can run) is left out of the
-    scenario; ``fq_codel`` is always written, so a core without the key refuses it."""
-    from vtlab import _core
-
-    try:
-        _core.expand(json.dumps({"preset": "v2g", "qdisc": "none"}))
-    except Exception:  # noqa: BLE001 - ScenarioError: unknown field
-        return False
-    return True
-
-
 def vtlab_spec(
     cc: str,
     loss: float,
@@ -483,16 +468,15 @@ def vtlab_spec(
     """The vtlab scenario of one grid cell (ns-3 profile by default): topology ``1`` is the
     single-vehicle V2G cable, ``N`` the charging station with N vehicles (the preset's
     defaults otherwise: 3 per segment, WAN 10 ms, flows 2 ms apart).  ``qdisc`` (a key of
-    :data:`QDISCS`) sets the preset's ``qdisc`` (``fq_codel`` or ``none``; ``none`` is
-    left out while the core lacks the key, :func:`preset_takes_qdisc`); ``None``
-    leaves the key out."""
+    :data:`QDISCS`) sets the preset's ``qdisc`` (``fq_codel`` or ``none``); ``None``
+    leaves the key out (the profile's default)."""
     spec: dict[str, Any] = {
         "preset": "v2g",
         "bytes": int(nbytes),
         "loss": {"mean_loss": float(loss)},
         "tcp": {"cc": cc, "profile": profile},
     }
-    if qdisc is not None and (qdisc != "none" or preset_takes_qdisc()):
+    if qdisc is not None:
         spec["qdisc"] = QDISCS[qdisc][1]
     if str(topology) != "1":
         spec = {
@@ -702,13 +686,19 @@ def plan(grid: Grid, vtlab_hash: str, binary: _ns3.Ns3Binary) -> list[Task]:
     for topology in grid.topologies:
         for cc in grid.ccs:
             for loss in grid.losses:
-                # The ns-3 arguments come from the scenario without the queue disc (the
-                # reference program takes --qdisc by itself).
+                # The ns-3 arguments come from the same scenario (ns3_args turns its
+                # queue disc into v2g.cc's --qdisc).
                 # An algorithm vtlab lacks (``--only ns3``) is resolved as newreno, then
                 # renamed: the ns-3 arguments do not depend on the algorithm otherwise.
                 known = cc in available
                 ns3_spec = json.dumps(
-                    vtlab_spec(cc if known else "newreno", loss, grid.nbytes, topology)
+                    vtlab_spec(
+                        cc if known else "newreno",
+                        loss,
+                        grid.nbytes,
+                        topology,
+                        qdisc=grid.qdisc,
+                    )
                 )
                 spec_json = json.dumps(
                     vtlab_spec(cc, loss, grid.nbytes, topology, grid.profile, grid.qdisc)
@@ -716,7 +706,6 @@ def plan(grid: Grid, vtlab_hash: str, binary: _ns3.Ns3Binary) -> list[Task]:
                 expanded = json.loads(_core.expand(ns3_spec))
                 for flow in expanded.get("flows", []):
                     flow["tcp"]["cc"] = cc
-                qdisc_arg = f"--qdisc={QDISCS[grid.qdisc][0]}"
                 for seed in grid.seeds:
                     vt_tasks.append(
                         Task(
@@ -742,7 +731,7 @@ def plan(grid: Grid, vtlab_hash: str, binary: _ns3.Ns3Binary) -> list[Task]:
                             grid.nbytes,
                             ns3_hash,
                             binary=str(binary.path),
-                            args=[*_ns3.ns3_args(expanded, seed), qdisc_arg],
+                            args=_ns3.ns3_args(expanded, seed),
                             topology=topology,
                             qdisc=grid.qdisc,
                         )
