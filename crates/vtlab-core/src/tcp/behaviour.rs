@@ -67,6 +67,18 @@ pub struct StackBehaviour {
     /// off and that acknowledges the peer's (re)transmitted data backs off
     /// from the minimum RTO again. Linux `tcp_send_ack` leaves `icsk_rto`.
     pub pure_ack_clears_backoff: bool,
+    /// The timestamp clock ticks in milliseconds and an RTT sample from a
+    /// timestamp echo is whole milliseconds: (⌊now⌋ − TSecr) ms, 1 µs when
+    /// that is 0 (ns-3.44 `TcpOptionTS::NowToTsValue`,
+    /// `ElapsedTimeFromTsValue`, `EstimateRtt`). Linux times segments with a
+    /// microsecond clock (`tcp_ack_update_rtt` uses the echo only when no
+    /// segment timing is available), as vtlab does otherwise.
+    pub ts_clock_ms: bool,
+    /// In SACK recovery only the first partial ACK restarts the
+    /// retransmission timer (ns-3 `ProcessAck` → `NewAck(ack,
+    /// m_isFirstPartialAck)`, RFC 6582's impatient variant); Linux re-arms it
+    /// on every ACK of new data (`tcp_set_xmit_timer`).
+    pub timer_restart_first_partial_ack_only: bool,
 }
 
 impl StackBehaviour {
@@ -87,6 +99,8 @@ impl StackBehaviour {
         early_retransmit: false,
         rto_from_head: false,
         pure_ack_clears_backoff: true,
+        ts_clock_ms: true,
+        timer_restart_first_partial_ack_only: true,
     };
 
     pub const LINUX: StackBehaviour = StackBehaviour {
@@ -106,6 +120,8 @@ impl StackBehaviour {
         early_retransmit: false,
         rto_from_head: true,
         pure_ack_clears_backoff: false,
+        ts_clock_ms: false,
+        timer_restart_first_partial_ack_only: false,
     };
 
     pub fn of(profile: Profile) -> Self {

@@ -293,6 +293,20 @@ impl Conn {
         }
     }
 
+    /// The RTT sample of an ACK echoing timestamp `ts_ecr` (a send time):
+    /// exact, or in whole milliseconds of a millisecond clock as ns-3
+    /// measures it ([`StackBehaviour::ts_clock_ms`]).
+    pub fn ts_rtt(&self, now: Time, ts_ecr: Time) -> Duration {
+        if !self.b.ts_clock_ms {
+            return now - ts_ecr;
+        }
+        const MS: u64 = 1_000_000;
+        match (now.0 / MS).saturating_sub(ts_ecr.0 / MS) {
+            0 => Duration(1_000), // ns-3 EstimateRtt: "approximating to 1us"
+            ms => Duration(ms * MS),
+        }
+    }
+
     pub fn packet(&self, now: Time, kind: PacketKind, seq: u64, len: u32) -> Packet {
         Packet {
             flow: self.flow,

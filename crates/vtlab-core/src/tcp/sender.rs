@@ -375,7 +375,7 @@ impl Sender {
             return;
         }
         let sample = if self.c.cfg.timestamps {
-            Some(now - p.ts_ecr)
+            Some(self.c.ts_rtt(now, p.ts_ecr))
         } else if !self.syn_retransmitted {
             Some(now - self.syn_sent_at)
         } else {
@@ -538,7 +538,7 @@ impl Sender {
     ) {
         let newly = ack - self.c.snd_una;
         let sample = if self.c.cfg.timestamps {
-            Some(now - p.ts_ecr)
+            Some(self.c.ts_rtt(now, p.ts_ecr))
         } else {
             match self.c.timed {
                 Some((end, sent)) if ack >= end => {

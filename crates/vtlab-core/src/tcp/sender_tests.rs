@@ -758,3 +758,69 @@ fn cwnd_grows_only_while_it_limits_sending_under_linux() {
     // roughly sqrt(2·200) + 4 ≈ 20 segments; certainly far above 5.
     assert!(rwnd_limited_cwnd(Profile::Ns3) > 15 * MSS);
 }
+
+#[test]
+fn ns3_measures_timestamp_rtts_in_whole_milliseconds() {
+    // ns-3 TcpOptionTS: TSval = ⌊now/1 ms⌋ and a sample is (⌊now⌋ − TSecr) ms,
+    // 1 µs when that is 0 (EstimateRtt). The handshake gives 10 ms (SYN at 0,
+    // SYN-ACK at 10 ms), the first SRTT.
+    let srtt_after = |profile: Profile, at_ns: u64, echo_ns: u64| {
+        let cfg = TcpConfig {
+            timestamps: true,
+            profile,
+            ..config()
+        };
+        let mut h = Harness::new(cfg, 1_000_000);
+        assert_eq!(h.s.srtt(), Some(Duration(10_000_000)));
+        let p = Packet {
+            ts_ecr: Time(echo_ns),
+            ..ack_packet(1000)
+        };
+        h.s.on_packet(Time(at_ns), &p, &mut h.out);
+        h.s.srtt().unwrap().0
+    };
+    // Echo of 20.4 ms at 23.7 ms: 23 − 20 = 3 ms (Linux: exactly 3.3 ms).
+    // SRTT = 7/8 · 10 ms + 1/8 · sample.
+    assert_eq!(srtt_after(Profile::Ns3, 23_700_000, 20_400_000), 9_125_000);
+    assert_eq!(
+        srtt_after(Profile::Linux, 23_700_000, 20_400_000),
+        9_162_500
+    );
+    // Within the same millisecond: 1 µs (7/8 · 10 ms + 125 ns).
+    assert_eq!(srtt_after(Profile::Ns3, 20_900_000, 20_400_000), 8_750_125);
+}
+
+#[test]
+fn ns3_sack_recovery_restarts_the_timer_on_the_first_partial_ack_only() {
+    // As sack_recovery_retransmits_every_hole_at_once: recovery from 24 ms,
+    // holes at 2 and 5. Partial ACKs at 30 ms (up to 3) and 35 ms (up to 5).
+    // ns-3 (NewAck(ack, m_isFirstPartialAck)): only the first restarts the
+    // timer, so it stays due an RTO after 30 ms.
+    let deadlines = |profile: Profile| {
+        let mut h = after_two_acks(TcpConfig {
+            profile,
+            ..with_recovery(Recovery::Sack, false)
+        });
+        h.sack(22, 2000, &[(3, 4)]);
+        h.sack(23, 2000, &[(3, 5)]);
+        h.sack(24, 2000, &[(6, 7), (3, 5)]);
+        assert_eq!(h.s.ca_state(), CaState::Recovery);
+        h.sack(30, 3000, &[(6, 7), (3, 5)]);
+        assert_eq!(h.s.ca_state(), CaState::Recovery);
+        let first = (h.s.timer_deadline().unwrap(), Time(30_000_000) + h.s.rto());
+        h.sack(35, 5000, &[(6, 7)]);
+        assert_eq!(h.s.ca_state(), CaState::Recovery);
+        let second = (h.s.timer_deadline().unwrap(), Time(35_000_000) + h.s.rto());
+        (first, second)
+    };
+    let ((t1, due1), (t2, _)) = deadlines(Profile::Ns3);
+    assert_eq!(t1, due1);
+    assert_eq!(t2, t1, "the second partial ACK leaves the timer");
+    // Linux (RACK, RTO re-armed from the head's transmission): the second
+    // partial ACK moves the timer again.
+    let ((t1, _), (t2, _)) = deadlines(Profile::Linux);
+    assert!(
+        t2 > t1,
+        "Linux re-arms on every ACK of new data: {t1:?} {t2:?}"
+    );
+}

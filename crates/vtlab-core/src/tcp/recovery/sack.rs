@@ -33,6 +33,9 @@ pub(crate) struct Sack {
     retx_acked: bool,
     /// RACK loss detection, when on (it replaces `IsLost`).
     rack: Option<Rack>,
+    /// A partial ACK has been seen in this recovery (ns-3's
+    /// `!m_isFirstPartialAck`).
+    partial_ack_seen: bool,
 }
 
 impl Sack {
@@ -42,6 +45,7 @@ impl Sack {
             prr: None,
             retx_acked: false,
             rack: None,
+            partial_ack_seen: false,
         }
     }
 
@@ -206,6 +210,7 @@ impl RecoveryOps for Sack {
     /// segment goes out whatever the window: the head, or with RACK the
     /// lowest segment RACK marked lost (Linux `tcp_xmit_retransmit_queue`).
     fn enter(&mut self, c: &mut Conn, now: Time, newly_sacked: u64, out: &mut Vec<Packet>) {
+        self.partial_ack_seen = false;
         let pipe = self.sb.pipe();
         enter_fast_recovery(c, now, pipe);
         if !c.cc_owns_cwnd {
@@ -269,7 +274,8 @@ impl RecoveryOps for Sack {
                 (None, None) => self.retransmit_head(c, now, out),
             }
         }
-        true
+        let first = !std::mem::replace(&mut self.partial_ack_seen, true);
+        first || !c.b.timer_restart_first_partial_ack_only
     }
 
     fn do_recovery(&mut self, c: &mut Conn, delivered: u64) {
