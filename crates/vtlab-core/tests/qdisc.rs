@@ -68,6 +68,36 @@ fn the_device_queue_stops_the_qdisc_and_the_qdisc_limit_drops_the_rest() {
 }
 
 #[test]
+fn byte_queue_limits_keep_the_device_queue_short() {
+    // The same burst with a 100-packet device queue, which alone would take
+    // it all, and byte queue limits (ns-3's DynamicQueueLimits, limit 0 at the
+    // start). Segment 0: queued 1502 B, Available = 0 − 1502 < 0: stopped; its
+    // dequeue completes 1502 B with nothing in progress (starved): limit
+    // 1502, Available 1502, woken. Segment 1 queued: Available 0, not
+    // stopped; segment 2 queued: −1502, stopped. So 1 and 2 wait in the
+    // device, 3 to 5 fill pfifo_fast (limit 3), and 6 to 9 are dropped by the
+    // queue disc, as with a 2-packet device queue.
+    let mut spec = bottleneck(json!({"kind": "pfifo_fast", "limit": 3}));
+    spec["links"][1]["queue_packets"] = json!(100);
+    spec["links"][1]["bql"] = json!(true); // the slow link only
+    let r = run_json(spec.clone(), 1, true);
+    let d = drops(&r, 4);
+    let expected: Vec<u64> = (6..10).map(|k| k * 1460).collect();
+    assert_eq!(d.iter().map(|x| x.0).collect::<Vec<_>>(), expected);
+    assert!(r.flows[0].completed);
+    // Without the limits the device queue takes the whole window: no drop.
+    spec["links"][1]["bql"] = json!(false);
+    let r = run_json(spec, 1, true);
+    assert_eq!(r.flows[0].drops_queue + r.flows[0].drops_aqm, 0);
+    // Limits without a queue disc are refused.
+    let e = resolve_value(json!({"preset": "v2g", "qdisc": "none", "bql": true})).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "bql: byte queue limits need a queue disc (qdisc is none)"
+    );
+}
+
+#[test]
 fn without_a_qdisc_the_same_burst_overflows_the_device_queue() {
     // The same burst into the 2-packet device queue alone: 3 to 9 are dropped.
     let r = run_json(bottleneck(json!("none")), 1, true);

@@ -26,6 +26,7 @@ use std::collections::VecDeque;
 
 use crate::engine::{Duration, RngStream, Time};
 use crate::net::cellular::schedule::{OpportunitySource, Server};
+use crate::net::qdisc::dql::{Dql, DqlParams};
 use crate::net::qdisc::{Item, Qdisc, QdiscConf, QueueDisc, Stats as QdiscStats};
 use crate::net::{LossModel, NodeId, Packet};
 
@@ -94,6 +95,20 @@ struct TrafficControl {
     /// The start of transmission already reported for a wake (at most one
     /// pending: the next one).
     watching: Option<Time>,
+    /// Byte queue limits (`QueueLimits` of the device queue), if installed.
+    dql: Option<Dql>,
+    /// Byte queue limits stopped the queue disc (`m_stoppedByQueueLimits`).
+    stopped_by_limits: bool,
+    /// Packets handed to the device queue, and of those reported to the
+    /// byte queue limits as transmitted (dequeued by the device).
+    handed: u64,
+    completed: u64,
+}
+
+impl TrafficControl {
+    fn is_stopped(&self) -> bool {
+        self.stopped || self.stopped_by_limits
+    }
 }
 
 /// What a pass through the traffic-control layer did; the caller acts on it
@@ -158,6 +173,8 @@ pub struct LinkDir {
     server: Option<ScheduleServer>,
     /// The root queue disc in front of the device queue, if any.
     tc: Option<Box<TrafficControl>>,
+    /// Packets that have left the FIFO (reached the far end).
+    popped: u64,
     pub stats: LinkDirStats,
 }
 
@@ -181,6 +198,7 @@ impl LinkDir {
             popped_bytes: 0,
             server: None,
             tc: None,
+            popped: 0,
             stats: LinkDirStats::default(),
         }
     }
@@ -196,8 +214,28 @@ impl LinkDir {
             name: conf.name(),
             stopped: false,
             watching: None,
+            dql: None,
+            stopped_by_limits: false,
+            handed: 0,
+            completed: 0,
         }));
         self
+    }
+
+    /// Add byte queue limits to the flow control of the queue disc
+    /// ([`LinkDir::with_qdisc`] first): ns-3's `DynamicQueueLimits`, fed the
+    /// bytes (framing included) the device queue takes and hands to the
+    /// transmitter; while they are over the limit the queue disc is stopped.
+    pub fn with_bql(mut self, params: &DqlParams) -> Self {
+        if let Some(tc) = self.tc.as_mut() {
+            tc.dql = Some(Dql::new(params.clone(), Time::ZERO));
+        }
+        self
+    }
+
+    /// The current byte queue limit, if the direction has one.
+    pub fn bql_limit(&self) -> Option<u32> {
+        self.tc.as_ref()?.dql.as_ref().map(Dql::limit)
     }
 
     /// The queue disc's name and counters, if the direction has one.
@@ -231,12 +269,45 @@ impl LinkDir {
         if tc.watching == Some(now) {
             tc.watching = None;
         }
+        let tc: &mut TrafficControl = tc;
+        if let Some(dql) = tc.dql.as_mut() {
+            // NotifyTransmittedBytes for the packet that started now, then
+            // Wake through the queue limits if they had stopped the queue disc.
+            while tc.completed < tc.handed {
+                let idx = (tc.completed - self.popped) as usize;
+                let Some(slot) = self.fifo.get(idx).filter(|s| s.tx_start <= now) else {
+                    break;
+                };
+                dql.completed(now, slot.packet.ip_bytes + self.params.framing_bytes);
+                tc.completed += 1;
+            }
+            if dql.available() >= 0 && std::mem::replace(&mut tc.stopped_by_limits, false) {
+                self.tc_run(now, out);
+            }
+            self.watch_next_completion(out);
+        }
         if self.device_full(now) {
             return;
         }
         let tc = self.tc.as_mut().expect("checked above");
         if std::mem::replace(&mut tc.stopped, false) {
             self.tc_run(now, out);
+        }
+    }
+
+    /// With byte queue limits every device dequeue is reported: ask for an
+    /// event at the start of the next packet not yet reported.
+    fn watch_next_completion(&mut self, out: &mut TcOut) {
+        let Some(tc) = self.tc.as_mut() else {
+            return;
+        };
+        if tc.dql.is_none() || tc.watching.is_some() || tc.completed >= tc.handed {
+            return;
+        }
+        let idx = (tc.completed - self.popped) as usize;
+        if let Some(t) = self.fifo.get(idx).map(|s| s.tx_start) {
+            tc.watching = Some(t);
+            out.tx_start = Some(t);
         }
     }
 
@@ -258,7 +329,7 @@ impl LinkDir {
             return;
         };
         let mut quota = QDISC_QUOTA;
-        while !tc.stopped {
+        while !tc.is_stopped() {
             let item = tc.qdisc.dequeue(now);
             for d in tc.qdisc.drain_drops() {
                 out.dropped.push((d.item.payload, d.reason.is_aqm()));
@@ -271,6 +342,12 @@ impl LinkDir {
                 Enqueued::Accepted(arrival) => {
                     out.arrival = out.arrival.or(arrival);
                     out.sent.push(packet);
+                    tc.handed += 1;
+                    // NotifyQueuedBytes.
+                    if let Some(dql) = tc.dql.as_mut() {
+                        dql.queued(packet.ip_bytes + self.params.framing_bytes);
+                        tc.stopped_by_limits |= dql.available() < 0;
+                    }
                 }
                 // Cannot happen: the device stops the queue disc before it is full.
                 Enqueued::QueueFull => out.dropped.push((packet, false)),
@@ -279,13 +356,13 @@ impl LinkDir {
                 tc.stopped = true;
                 let first = self.first_queued(now);
                 let next = self.fifo.get(first).map(|s| s.tx_start);
-                if let Some(t) = next.filter(|&t| tc.watching != Some(t)) {
+                if let Some(t) = next.filter(|&t| tc.watching != Some(t) && tc.dql.is_none()) {
                     tc.watching = Some(t);
                     out.tx_start = Some(t);
                 }
             }
             // `Transmit` returns false when the queue disc is empty or stopped.
-            if tc.qdisc.is_empty() || tc.stopped {
+            if tc.qdisc.is_empty() || tc.is_stopped() {
                 break;
             }
             quota -= 1;
@@ -294,6 +371,7 @@ impl LinkDir {
             }
         }
         self.tc = Some(tc);
+        self.watch_next_completion(out);
     }
 
     /// Serve this direction from a capacity schedule instead of its rate.
@@ -374,6 +452,7 @@ impl LinkDir {
                 let slot = self.fifo.pop_front();
                 slot.map(|s| {
                     self.popped_bytes = s.cum_bytes;
+                    self.popped += 1;
                     let p = s.packet;
                     if s.harq_lost || self.loss.drops(now) {
                         self.stats.drops_harq += u64::from(s.harq_lost);

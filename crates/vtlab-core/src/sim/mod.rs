@@ -188,6 +188,9 @@ impl Simulation {
             } else if let Some(q) = &l.qdisc {
                 let label = format!("qdisc/{}/{}->{}", l.name, from_name, to_name);
                 dir = dir.with_qdisc(q, RngStream::for_component(seed, &label));
+                if let Some(b) = &l.bql {
+                    dir = dir.with_bql(b);
+                }
             }
             links.push(dir);
             link_names.push((l.name.clone(), format!("{from_name}->{to_name}")));

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::{Duration, Time};
 use crate::net::cellular::CapacityConf;
+use crate::net::qdisc::dql::DqlParams;
 use crate::net::qdisc::QdiscConf;
 use crate::net::wifi::MediumConf;
 use crate::net::{LinkParams, LossConf, NodeId};
@@ -32,6 +33,8 @@ pub struct PlannedLink {
     pub(crate) capacity_ba: Option<CapacityConf>,
     /// Root queue disc of each constant-rate direction.
     pub(crate) qdisc: Option<QdiscConf>,
+    /// Byte queue limits with it.
+    pub(crate) bql: Option<DqlParams>,
 }
 
 /// A shared 802.11 medium with its stations' nodes.

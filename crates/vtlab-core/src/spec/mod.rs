@@ -26,6 +26,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use crate::net::cellular::CapacityConf;
+use crate::net::qdisc::dql::DqlParams;
 use crate::net::qdisc::QdiscConf;
 use crate::net::wifi::MediumConf;
 use crate::net::LossConf;
@@ -36,7 +37,7 @@ pub use plan::{
     plan, DEFAULT_HORIZON_NS, DEFAULT_MAX_EVENTS, MAX_EVENTS, MAX_STOP_NS, MAX_TIME_NS,
     RATE_RANGE_BPS,
 };
-pub use qdisc::{QdiscField, QdiscKind, QdiscSpec};
+pub use qdisc::{BqlField, QdiscField, QdiscKind, QdiscSpec};
 pub use session::{SessionConf, SessionSpec, StepConf};
 pub use tcp::TcpSpec;
 use units::{Bytes, Dur, Rate};
@@ -201,6 +202,9 @@ pub struct LinkConf {
     /// queue (`None`: packets go straight to the drop-tail device queue).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qdisc: Option<QdiscConf>,
+    /// Byte queue limits on each such direction's device queue (needs a qdisc).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bql: Option<DqlParams>,
 }
 
 /// A bulk transfer from `src` to `dst`.
@@ -418,6 +422,8 @@ struct LinkSpec {
     capacity_ba: Option<cellular::CapacitySpec>,
     /// This link's queue disc (default: the top-level `qdisc`).
     qdisc: Option<QdiscField>,
+    /// This link's byte queue limits (default: the top-level `bql`).
+    bql: Option<BqlField>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -448,6 +454,8 @@ struct CustomSpec {
     /// Queue disc of every link (default: the TCP profile's, see
     /// [`qdisc::default_for_profile`]).
     qdisc: Option<QdiscField>,
+    /// Byte queue limits of every link (default: off).
+    bql: Option<BqlField>,
     stop: Option<Dur>,
     trace_interval: Option<Dur>,
     max_events: Option<u64>,
@@ -481,6 +489,23 @@ pub(crate) struct LinkTemplate {
     framing_bytes: u32,
     mtu_bytes: u32,
     qdisc: Option<QdiscConf>,
+    bql: Option<DqlParams>,
+}
+
+/// Byte queue limits live in the device queue's flow control with a queue
+/// disc, as ns-3 installs them (`TrafficControlHelper::SetQueueLimits`).
+fn check_bql(
+    bql: Option<DqlParams>,
+    qdisc: &Option<QdiscConf>,
+    path: &str,
+) -> Result<Option<DqlParams>, SpecError> {
+    if bql.is_some() && qdisc.is_none() {
+        return Err(SpecError::new(
+            path,
+            "byte queue limits need a queue disc (qdisc is none)".into(),
+        ));
+    }
+    Ok(bql)
 }
 
 /// The queue disc a preset's `qdisc` field names, or its TCP profile's default.
@@ -503,6 +528,7 @@ impl LinkTemplate {
             framing_bytes: framing.unwrap_or(DEFAULT_FRAMING_BYTES),
             mtu_bytes: check_mtu("mtu", mtu)?,
             qdisc: None,
+            bql: None,
         })
     }
 
@@ -514,6 +540,17 @@ impl LinkTemplate {
         tcp: Option<&TcpSpec>,
     ) -> Result<Self, SpecError> {
         self.qdisc = qdisc_or_default(field, tcp).resolve("qdisc", self.mtu_bytes)?;
+        Ok(self)
+    }
+
+    /// Byte queue limits (`bql`) on every link of the template; after
+    /// [`LinkTemplate::with_qdisc`].
+    pub(crate) fn with_bql(mut self, field: Option<&BqlField>) -> Result<Self, SpecError> {
+        let bql = match field {
+            Some(b) => b.resolve("bql")?,
+            None => None,
+        };
+        self.bql = check_bql(bql, &self.qdisc, "bql")?;
         Ok(self)
     }
 
@@ -541,6 +578,7 @@ impl LinkTemplate {
             capacity_ab: None,
             capacity_ba: None,
             qdisc: self.qdisc.clone(),
+            bql: self.bql.clone(),
         }
     }
 }
@@ -631,6 +669,10 @@ pub(crate) fn check_queue(path: &str, q: u32) -> Result<u32, SpecError> {
 impl CustomSpec {
     fn resolve(self) -> Result<Scenario, SpecError> {
         let default_qdisc = qdisc_or_default(self.qdisc.as_ref(), self.tcp.as_ref());
+        let default_bql = match &self.bql {
+            Some(b) => b.resolve("bql")?,
+            None => None,
+        };
         let links = self
             .links
             .iter()
@@ -651,6 +693,12 @@ impl CustomSpec {
                         q.0.resolve(&format!("{p}.qdisc"), mtu_bytes)?
                     }
                     None => default_qdisc.resolve("qdisc", mtu_bytes)?,
+                };
+                let bql = match &l.bql {
+                    Some(b) => {
+                        check_bql(b.resolve(&format!("{p}.bql"))?, &qdisc, &format!("{p}.bql"))?
+                    }
+                    None => check_bql(default_bql.clone(), &qdisc, "bql")?,
                 };
                 Ok(LinkConf {
                     name: l.name.clone().unwrap_or_else(|| format!("link{i}")),
@@ -695,6 +743,7 @@ impl CustomSpec {
                         &format!("{p}.capacity_ba"),
                     )?,
                     qdisc,
+                    bql,
                 })
             })
             .collect::<Result<Vec<_>, SpecError>>()?;

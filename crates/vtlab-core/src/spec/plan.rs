@@ -161,6 +161,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, SpecError> {
             capacity_ab: l.capacity_ab.clone(),
             capacity_ba: l.capacity_ba.clone(),
             qdisc: l.qdisc.clone(),
+            bql: l.bql.clone(),
         });
     }
     let mut dirs: Vec<(NodeId, NodeId)> = links

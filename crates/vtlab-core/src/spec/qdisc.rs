@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::units::{Bytes, Dur, Fraction, Rate};
 use super::SpecError;
 use crate::engine::Duration;
+use crate::net::qdisc::dql::{DqlParams, DQL_MAX_LIMIT};
 use crate::net::qdisc::{
     CoDelParams, FqCoDelParams, Limit, PfifoFastParams, PieParams, QdiscConf, RedParams,
 };
@@ -481,6 +482,80 @@ impl QdiscSpec {
     }
 }
 
+/// Byte queue limits as written: `bql = true` (ns-3's `DynamicQueueLimits`
+/// defaults) or a table `{hold_time = "1s", min_limit = 0, max_limit = ...}`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct BqlField(pub Option<BqlSpec>);
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BqlSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold_time: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_limit: Option<Bytes>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_limit: Option<Bytes>,
+}
+
+impl<'de> Deserialize<'de> for BqlField {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Option<BqlSpec>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(
+                    f,
+                    "true, false, or a table of hold_time, min_limit, max_limit"
+                )
+            }
+            fn visit_bool<E: de::Error>(self, b: bool) -> Result<Self::Value, E> {
+                Ok(b.then(BqlSpec::default))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                BqlSpec::deserialize(de::value::MapAccessDeserializer::new(map)).map(Some)
+            }
+        }
+        d.deserialize_any(V).map(BqlField)
+    }
+}
+
+impl BqlField {
+    /// Check and fill in ns-3's defaults; `None` when off.
+    pub fn resolve(&self, path: &str) -> Result<Option<DqlParams>, SpecError> {
+        let Some(b) = &self.0 else {
+            return Ok(None);
+        };
+        let d = DqlParams::default();
+        let limit = |name: &str, v: Option<Bytes>, default: u32| {
+            let x = v.map_or(u64::from(default), |b| b.0);
+            if x > u64::from(DQL_MAX_LIMIT) {
+                return Err(SpecError::new(
+                    format!("{path}.{name}"),
+                    format!("must be at most {DQL_MAX_LIMIT} bytes (got {x})"),
+                ));
+            }
+            Ok(x as u32)
+        };
+        let params = DqlParams {
+            hold_time: b.hold_time.map_or(d.hold_time, |t| Duration(t.0)),
+            min_limit: limit("min_limit", b.min_limit, d.min_limit)?,
+            max_limit: limit("max_limit", b.max_limit, d.max_limit)?,
+        };
+        if params.min_limit > params.max_limit {
+            return Err(SpecError::new(
+                format!("{path}.max_limit"),
+                format!(
+                    "must be at least min_limit ({} bytes; got {})",
+                    params.min_limit, params.max_limit
+                ),
+            ));
+        }
+        Ok(Some(params))
+    }
+}
+
 /// The queue disc a profile installs when the scenario names none: what
 /// stock ns-3.44 puts on every point-to-point device
 /// (`Ipv4AddressHelper::Assign` → `TrafficControlHelper::Default`: FQ-CoDel)
@@ -577,6 +652,26 @@ mod tests {
             let back: QdiscConf = serde_json::from_value(v).unwrap();
             assert_eq!(back, conf);
         }
+    }
+
+    #[test]
+    fn byte_queue_limits_are_a_switch_or_a_table() {
+        let b = |v| {
+            serde_json::from_value::<BqlField>(v)
+                .unwrap()
+                .resolve("bql")
+        };
+        assert_eq!(b(json!(false)).unwrap(), None);
+        assert_eq!(b(json!(true)).unwrap(), Some(DqlParams::default()));
+        let p = b(json!({"hold_time": "2s", "min_limit": 3000}))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (p.hold_time.0, p.min_limit, p.max_limit),
+            (2_000_000_000, 3000, DQL_MAX_LIMIT)
+        );
+        let e = b(json!({"min_limit": 5000, "max_limit": 4000})).unwrap_err();
+        assert_eq!(e.path, "bql.max_limit");
     }
 
     #[test]

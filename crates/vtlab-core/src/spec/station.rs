@@ -18,7 +18,7 @@
 use serde::Deserialize;
 
 use super::units::{Bytes, Dur, Rate};
-use super::{transfer_size, FlowConf, LinkTemplate, QdiscField, Scenario, SpecError};
+use super::{transfer_size, BqlField, FlowConf, LinkTemplate, QdiscField, Scenario, SpecError};
 use super::{LossKind, LossSpec, SessionSpec, TcpSpec};
 
 /// Rate of the access hop between a segment and a vehicle: fast enough never
@@ -47,6 +47,8 @@ pub struct StationSpec {
     /// fq_codel, codel, red, pie) or a table of attributes (default: the TCP
     /// profile's; fq_codel for ns3, as stock ns-3.44 installs).
     pub qdisc: Option<QdiscField>,
+    /// Byte queue limits on every device queue (needs a qdisc; default off).
+    pub bql: Option<BqlField>,
     pub mtu: Option<Bytes>,
     /// Loss toward each vehicle on its PLC path, each with its own stream
     /// (default model: burst).
@@ -80,7 +82,8 @@ impl StationSpec {
             ));
         }
         let t = LinkTemplate::new(self.queue_packets, self.framing_bytes, self.mtu)?
-            .with_qdisc(self.qdisc.as_ref(), self.tcp.as_ref())?;
+            .with_qdisc(self.qdisc.as_ref(), self.tcp.as_ref())?
+            .with_bql(self.bql.as_ref())?;
         let loss = self
             .loss
             .unwrap_or_default()

@@ -12,7 +12,7 @@
 use serde::Deserialize;
 
 use super::units::{Bytes, Dur, Rate};
-use super::{transfer_size, FlowConf, LinkTemplate, QdiscField, Scenario, SpecError};
+use super::{transfer_size, BqlField, FlowConf, LinkTemplate, QdiscField, Scenario, SpecError};
 use super::{LossKind, LossSpec, SessionSpec, TcpSpec};
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -33,6 +33,8 @@ pub struct V2gSpec {
     /// fq_codel, codel, red, pie) or a table of attributes (default: the TCP
     /// profile's; fq_codel for ns3, as stock ns-3.44 installs).
     pub qdisc: Option<QdiscField>,
+    /// Byte queue limits on every device queue (needs a qdisc; default off).
+    pub bql: Option<BqlField>,
     /// IP MTU of every link (default 1500).
     pub mtu: Option<Bytes>,
     /// Loss on the PLC link toward the vehicle (default model: burst).
@@ -51,7 +53,8 @@ pub struct V2gSpec {
 impl V2gSpec {
     pub fn resolve(self) -> Result<Scenario, SpecError> {
         let t = LinkTemplate::new(self.queue_packets, self.framing_bytes, self.mtu)?
-            .with_qdisc(self.qdisc.as_ref(), self.tcp.as_ref())?;
+            .with_qdisc(self.qdisc.as_ref(), self.tcp.as_ref())?
+            .with_bql(self.bql.as_ref())?;
         let wan = t.link(
             "wan",
             "sa",

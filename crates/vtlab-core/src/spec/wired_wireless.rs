@@ -17,7 +17,9 @@
 use serde::Deserialize;
 
 use super::units::{Bytes, Dur, Rate};
-use super::{merge_tcp, transfer_size, FlowConf, LinkTemplate, QdiscField, Scenario, SpecError};
+use super::{
+    merge_tcp, transfer_size, BqlField, FlowConf, LinkTemplate, QdiscField, Scenario, SpecError,
+};
 use super::{LossKind, LossSpec, TcpSpec};
 
 /// A group of identical flows.
@@ -54,6 +56,8 @@ pub struct WiredWirelessSpec {
     /// fq_codel, codel, red, pie) or a table of attributes (default: the TCP
     /// profile's; fq_codel for ns3, as stock ns-3.44 installs).
     pub qdisc: Option<QdiscField>,
+    /// Byte queue limits on every device queue (needs a qdisc; default off).
+    pub bql: Option<BqlField>,
     pub mtu: Option<Bytes>,
     /// Loss on the wireless link toward D (default model: bernoulli).
     pub loss: Option<LossSpec>,
@@ -89,7 +93,8 @@ impl WiredWirelessSpec {
             self.framing_bytes,
             self.mtu,
         )?
-        .with_qdisc(self.qdisc.as_ref(), self.tcp.as_ref())?;
+        .with_qdisc(self.qdisc.as_ref(), self.tcp.as_ref())?
+        .with_bql(self.bql.as_ref())?;
         let wired = t.link("wired", "s", "n", wired_rate, wired_delay);
         let mut wireless = t.link("wireless", "n", "d", wireless_rate, wireless_delay);
         wireless.loss_ab = self

@@ -28,6 +28,7 @@ use std::collections::VecDeque;
 use crate::engine::{RngStream, Time};
 
 pub mod codel;
+pub mod dql;
 pub mod fq_codel;
 pub mod hash;
 pub mod pfifo_fast;
