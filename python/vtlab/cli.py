@@ -855,14 +855,9 @@ def sweep_command(
     except ValueError as e:
         raise CliError("--axis", str(e)) from None
     if on_cluster:
-        from vtlab.cluster import connect
-
-        with connect(scheduler, cluster, connect_timeout=connect_timeout) as client:
-            if not quiet:
-                _console(stderr=True).print(
-                    describe_client(client, scheduler, cluster), markup=False
-                )
-            res = sweep.run(store, progress=not quiet, scheduler=client, task_runs=task_runs)
+        res = _sweep_on_cluster(
+            sweep, store, scheduler, cluster, connect_timeout, task_runs, quiet=quiet
+        )
     else:
         res = sweep.run(store, jobs=jobs, progress=not quiet)
     wall = time.perf_counter() - started
@@ -871,6 +866,25 @@ def sweep_command(
     sets_cc = any(path == "tcp.cc" for a in axes for _, sets in a.levels for path, _ in sets)
     by = [*(a.name for a in axes), *([] if sets_cc else ["cc"]), "flow"]
     _print_table(res, runs, seeds, wall, quiet, by=by)
+
+
+def _sweep_on_cluster(
+    sweep: Any,
+    store: Path | None,
+    scheduler: str | None,
+    cluster: str | None,
+    connect_timeout: float,
+    task_runs: int | None,
+    *,
+    quiet: bool,
+) -> Any:
+    """Run ``sweep`` on the Dask cluster the options name."""
+    from vtlab.cluster import connect
+
+    with connect(scheduler, cluster, connect_timeout=connect_timeout) as client:
+        if not quiet:
+            _console(stderr=True).print(describe_client(client, scheduler, cluster), markup=False)
+        return sweep.run(store, progress=not quiet, scheduler=client, task_runs=task_runs)
 
 
 @app.command("bench")

@@ -1420,6 +1420,24 @@ class ValidateResult:
     wall_s: float
 
 
+def _connect(
+    stack: contextlib.ExitStack,
+    scheduler: Any,
+    cluster: str | None,
+    connect_timeout: float | None,
+    log: Callable[[str], None] | None,
+) -> Any:
+    """A Dask client for the vtlab runs, closed with ``stack``."""
+    from vtlab import cluster as dask_cluster
+    from vtlab.cluster_options import describe_client
+
+    timeout = connect_timeout or dask_cluster.DEFAULT_CONNECT_TIMEOUT
+    client = stack.enter_context(dask_cluster.connect(scheduler, cluster, connect_timeout=timeout))
+    if log is not None:
+        log(describe_client(client, scheduler if isinstance(scheduler, str) else None, cluster))
+    return client
+
+
 def validate(
     grid: Grid,
     out: Path,
@@ -1466,19 +1484,7 @@ def validate(
     with contextlib.ExitStack() as stack:
         client = None
         if scheduler is not None or cluster is not None:
-            from vtlab import cluster as dask_cluster
-            from vtlab.cluster_options import describe_client
-
-            timeout = connect_timeout or dask_cluster.DEFAULT_CONNECT_TIMEOUT
-            client = stack.enter_context(
-                dask_cluster.connect(scheduler, cluster, connect_timeout=timeout)
-            )
-            if log is not None:
-                log(
-                    describe_client(
-                        client, scheduler if isinstance(scheduler, str) else None, cluster
-                    )
-                )
+            client = _connect(stack, scheduler, cluster, connect_timeout, log)
         done, errors = run_grid(
             tasks,
             cache,

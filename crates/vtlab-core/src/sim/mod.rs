@@ -790,7 +790,7 @@ impl Simulation {
         if let Some(t) = out.tx_start.take() {
             self.sched.schedule(t, Event::DeviceDequeue(d));
         }
-        for (p, aqm) in std::mem::take(&mut out.dropped) {
+        for (p, aqm) in out.dropped.drain(..) {
             let cause = if aqm {
                 LossCause::Aqm
             } else {

@@ -30,8 +30,44 @@ struct Partial {
     missing: u16,
 }
 
+impl Partial {
+    fn new(count: u16) -> Self {
+        Partial {
+            got: vec![0; usize::from(count).div_ceil(64)],
+            missing: count,
+        }
+    }
+
+    /// Record fragment `index`; false for a duplicate or an index beyond the
+    /// datagram's count (not ours).
+    fn add(&mut self, index: u16) -> bool {
+        let (word, bit) = (usize::from(index / 64), index % 64);
+        let Some(w) = self.got.get_mut(word) else {
+            return false;
+        };
+        if *w & (1 << bit) != 0 {
+            return false;
+        }
+        *w |= 1 << bit;
+        self.missing -= 1;
+        true
+    }
+}
+
+/// The datagram whose fragments have so far come in order (0..`next`), kept
+/// out of the map: the common case, every fragment in order, costs no map
+/// operation.
+#[derive(Clone, Copy, Debug)]
+struct InOrder {
+    id: DatagramId,
+    next: u16,
+    count: u16,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Reassembly {
+    in_order: Option<InOrder>,
+    /// Datagrams whose fragments came out of order.
     partial: BTreeMap<DatagramId, Partial>,
     /// Datagrams by the arrival of their first fragment, for expiry.
     started: VecDeque<(Time, DatagramId)>,
@@ -50,26 +86,42 @@ impl Reassembly {
             }
             self.started.pop_front();
             self.partial.remove(&id);
+            if self.in_order.is_some_and(|r| r.id == id) {
+                self.in_order = None;
+            }
         }
         let id = (p.seq, p.ts_val);
+        match self.in_order {
+            Some(r) if r.id == id && r.count == p.frag_count && r.next == p.frag_index => {
+                if r.next + 1 == r.count {
+                    self.in_order = None;
+                    return true;
+                }
+                self.in_order = Some(InOrder {
+                    next: r.next + 1,
+                    ..r
+                });
+                return false;
+            }
+            Some(r) if r.id == id => self.spill(),
+            _ if p.frag_index == 0 && !self.partial.contains_key(&id) => {
+                self.spill();
+                self.started.push_back((now, id));
+                self.in_order = Some(InOrder {
+                    id,
+                    next: 1,
+                    count: p.frag_count,
+                });
+                return false;
+            }
+            _ => {}
+        }
         let started = &mut self.started;
         let d = self.partial.entry(id).or_insert_with(|| {
             started.push_back((now, id));
-            Partial {
-                got: vec![0; usize::from(p.frag_count).div_ceil(64)],
-                missing: p.frag_count,
-            }
+            Partial::new(p.frag_count)
         });
-        let (word, bit) = (usize::from(p.frag_index / 64), p.frag_index % 64);
-        let Some(w) = d.got.get_mut(word) else {
-            return false; // inconsistent fragment count: not ours
-        };
-        if *w & (1 << bit) != 0 {
-            return false; // duplicate
-        }
-        *w |= 1 << bit;
-        d.missing -= 1;
-        if d.missing > 0 {
+        if !d.add(p.frag_index) || d.missing > 0 {
             return false;
         }
         self.partial.remove(&id);
@@ -77,10 +129,22 @@ impl Reassembly {
         true
     }
 
+    /// Move the in-order datagram, if any, into the map (its expiry entry is
+    /// already queued).
+    fn spill(&mut self) {
+        if let Some(r) = self.in_order.take() {
+            let mut d = Partial::new(r.count);
+            for i in 0..r.next {
+                d.add(i);
+            }
+            self.partial.insert(r.id, d);
+        }
+    }
+
     /// Datagrams waiting for fragments.
     #[cfg(test)]
     fn pending(&self) -> usize {
-        self.partial.len()
+        self.partial.len() + usize::from(self.in_order.is_some())
     }
 }
 

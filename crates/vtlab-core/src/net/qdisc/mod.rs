@@ -297,8 +297,11 @@ pub trait QueueDisc<T> {
 
     fn stats(&self) -> &Stats;
 
-    /// Items dropped after they had been stored, oldest first, since the last call.
-    fn drain_drops(&mut self) -> Vec<Dropped<T>>;
+    /// Items dropped after they had been stored, oldest first, since the last
+    /// call (none for disciplines that decide only at enqueue).
+    fn drain_drops(&mut self) -> Vec<Dropped<T>> {
+        Vec::new()
+    }
 
     /// The next time the queue disc has work of its own (PIE's periodic
     /// drop-probability update), if any. Such work is also caught up at the

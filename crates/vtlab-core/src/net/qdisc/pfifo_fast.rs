@@ -114,10 +114,6 @@ impl<T> QueueDisc<T> for PfifoFast<T> {
     fn stats(&self) -> &Stats {
         &self.stats
     }
-
-    fn drain_drops(&mut self) -> Vec<Dropped<T>> {
-        Vec::new()
-    }
 }
 
 #[cfg(test)]

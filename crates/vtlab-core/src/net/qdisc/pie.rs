@@ -437,10 +437,6 @@ impl<T> QueueDisc<T> for Pie<T> {
         &self.stats
     }
 
-    fn drain_drops(&mut self) -> Vec<Dropped<T>> {
-        Vec::new()
-    }
-
     fn next_timer(&self) -> Option<Time> {
         Some(self.next_update)
     }

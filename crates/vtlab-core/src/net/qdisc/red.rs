@@ -426,10 +426,6 @@ impl<T> QueueDisc<T> for Red<T> {
     fn stats(&self) -> &Stats {
         &self.stats
     }
-
-    fn drain_drops(&mut self) -> Vec<Dropped<T>> {
-        Vec::new()
-    }
 }
 
 #[cfg(test)]
