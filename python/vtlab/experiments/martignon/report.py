@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from vtlab.experiments import common
-from vtlab.experiments.martignon.analysis import _row
+from vtlab.experiments.martignon.analysis import _row, verdict_words
+from vtlab.experiments.martignon.deviations import deviations
 from vtlab.experiments.martignon.findings import pct, per_label
 from vtlab.experiments.martignon.plan import (
     BUFFER,
@@ -34,6 +35,7 @@ from vtlab.experiments.martignon.plan import (
     _friend_base,
     _long,
     other_profile,
+    timers,
 )
 from vtlab.experiments.pipeline import Context, Section
 from vtlab.scenario import Scenario
@@ -78,12 +80,6 @@ def _fill(plan: Plan, rate_mbps: float) -> int:
     n = _setup_numbers(plan)
     pipe = rate_mbps * 1e6 * float(n["rtt"].split()[0]) / 1e3 / (8 * n["packet"])
     return round(pipe + math.ceil(pipe))
-
-
-def _timers(plan: Plan) -> tuple[float, float]:
-    """SYN timeout and minimum RTO (s) of the ns3 profile on the study's path."""
-    tcp = Scenario(_long(plan)).expanded()["flows"][0]["tcp"]
-    return tcp["syn_timeout_ns"] / 1e9, tcp["rto_min_ns"] / 1e9
 
 
 def _setup_section(plan: Plan, paper_transfers: int) -> str:
@@ -343,7 +339,7 @@ def _rtt_short_section(s: Mapping[str, Any], plan: Plan) -> str:
         f"{plan.short_bytes / 1000:g} kB transfer is {math.ceil(plan.short_bytes / MSS)} "
         f"segments: with {plan.short_loss:.0%} loss most transfers see no loss, and the mean "
         "is set by the few that wait for a retransmission timeout (the SYN's "
-        f"{_timers(plan)[0]:g} s timer, or the {_timers(plan)[1]:g} s minimum RTO), where LP "
+        f"{timers(plan)[0]:g} s timer, or the {timers(plan)[1]:g} s minimum RTO), where LP "
         "and NewReno behave identically (cwnd = 1 "
         "segment after a timeout). A loss that triple duplicate ACKs can detect needs "
         "more segments in flight than a 7-segment transfer usually has.\n"
@@ -511,8 +507,6 @@ def paper_numbers(ctx: Context) -> str:
 
 
 def claims(ctx: Context) -> str:
-    from vtlab.experiments.martignon.analysis import verdict_words
-
     held = sum(1 for f in ctx.findings if f.holds is True)
     return (
         "## The study's claims, checked on our data\n\n"
@@ -559,8 +553,6 @@ def files(ctx: Context) -> str:
 
 
 def sections() -> list[Section]:
-    from vtlab.experiments.martignon.deviations import deviations
-
     def alt(ctx: Context) -> str:
         return other_profile(ctx.config.profile)
 
