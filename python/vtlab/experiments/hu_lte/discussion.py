@@ -11,6 +11,7 @@ import pandas as pd
 
 from vtlab.experiments import common
 from vtlab.experiments.hu_lte.analysis import best_lambda, gain_ci, pct, row
+from vtlab.experiments.hu_lte.assumptions import bullets, large_deviations
 from vtlab.experiments.hu_lte.plan import (
     ADAPTIVE,
     CUBIC,
@@ -21,9 +22,9 @@ from vtlab.experiments.hu_lte.plan import (
     bbr_available,
     cc_names,
     lte_link,
+    setup_numbers,
     size_label,
 )
-from vtlab.experiments.hu_lte.report import setup_numbers
 from vtlab.experiments.pipeline import Context
 
 SCHEMES = (CUBIC, ADAPTIVE, CUBIC_6M)
@@ -318,8 +319,6 @@ def not_run(ctx: Context) -> str:
 
 
 def deviations(ctx: Context) -> str:
-    from vtlab.experiments.hu_lte.assumptions import bullets, large_deviations
-
     return (
         "## Assumptions and deviations\n\n"
         + "\n".join([*bullets(ctx), *large_deviations(ctx)])

@@ -5,12 +5,16 @@ read from the resolved ``lte-cabin`` scenarios or the core's registry, or read f
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from vtlab import _core
 from vtlab.experiments import common
-from vtlab.experiments.hu_lte.analysis import gain_ci, pct, row, verdict_words
+from vtlab.experiments.hu_lte import discussion
+from vtlab.experiments.hu_lte.analysis import (
+    gain_ci,
+    pct,
+    row,
+    table1_frame,
+    table1_markdown,
+    verdict_words,
+)
 from vtlab.experiments.hu_lte.plan import (
     ACK_PATH_MBPS,
     ADAPTIVE,
@@ -18,55 +22,16 @@ from vtlab.experiments.hu_lte.plan import (
     CUBIC_6M,
     GOOD_RSRP,
     POOR_RSRP,
-    PRESET,
     PROFILE,
     STATIC_RSRP,
     Plan,
     preset_lambda,
+    setup_numbers,
     size_label,
 )
 from vtlab.experiments.pipeline import Context, Section
 
 TITLE = "Reproduction: Hu, Lin, Bai & Tonguz — LTE Internet access in moving vehicles"
-
-
-def resolved(**spec: Any) -> dict[str, Any]:
-    """The resolved ``lte-cabin`` scenario of ``spec``."""
-    return json.loads(_core.expand(json.dumps({"preset": PRESET, **spec})))
-
-
-def setup_numbers() -> dict[str, Any]:
-    """The preset's numbers the report quotes, from the resolved scenarios."""
-    cubic = resolved(rsrp_dbm=STATIC_RSRP)
-    adaptive = resolved(rsrp_dbm=STATIC_RSRP, adaptive=True)
-    links = {x["name"]: x for x in cubic["links"]}
-    core, lte, cabin = links["core"], links["lte"], links["cabin"]
-    dl, ul = lte["capacity_ab"]["channel"], lte["capacity_ba"]["channel"]
-    tcp, atcp = cubic["flows"][0]["tcp"], adaptive["flows"][0]["tcp"]
-    base_rtt_ms = 2 * sum(x["delay_ns"] for x in (core, lte, cabin)) / 1e6
-    params = next(c for c in _core.congestion_controls() if c["name"] == "acwnd")["params"]
-    return {
-        "core": f"{core['rate_bps'] / 1e9:g} Gbit/s, {core['delay_ns'] / 1e6:g} ms",
-        "radio_delay": f"{lte['delay_ns'] / 1e6:g} ms",
-        "cabin": f"{cabin['rate_bps'] / 1e6:g} Mbit/s, {cabin['delay_ns'] / 1e6:g} ms",
-        "base_rtt_ms": base_rtt_ms,
-        "buffer": size_label(int(lte["queue_bytes"])),
-        "rb": dl["bandwidth_rb"],
-        "mhz": dl["bandwidth_rb"] / 5,
-        "share": dl["share"],
-        "bler": dl["bler"],
-        "harq": dl["harq_max_tx"],
-        "interference": (dl["interference_dbm"], ul["interference_dbm"]),
-        "shadowing": (dl["shadowing_sigma_db"], dl["shadowing_decorrelation_m"]),
-        "itbs": (dl["max_itbs"], ul["max_itbs"]),
-        "recv_buffer": size_label(int(tcp["recv_buffer"])),
-        "recv_buffer_bytes": int(tcp["recv_buffer"]),
-        "send_buffer": size_label(int(tcp["send_buffer"])),
-        "arwnd_buffer": size_label(int(atcp["recv_buffer"])),
-        "rwnd": atcp["rwnd"],
-        "acwnd": {p["name"]: p["default_linux"] for p in params[:5]},
-        "mss": tcp["mss"],
-    }
 
 
 def header(ctx: Context) -> str:
@@ -150,8 +115,6 @@ def setup(ctx: Context) -> str:
 
 
 def table1_section(ctx: Context) -> str:
-    from vtlab.experiments.hu_lte.analysis import table1_frame, table1_markdown
-
     t = ctx.s["table1"]
     frame = table1_frame(ctx)
     rows = []
@@ -220,8 +183,6 @@ def claims(ctx: Context) -> str:
 
 
 def sections() -> list[Section]:
-    from vtlab.experiments.hu_lte import discussion
-
     return [
         Section("header", header),
         Section("setup", setup),
