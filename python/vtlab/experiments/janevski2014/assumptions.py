@@ -23,8 +23,8 @@ from vtlab.experiments.janevski2014.plan import (
     REFERENCE,
     ROUTING,
     VEGAS_PARAMS,
+    setup_numbers,
 )
-from vtlab.experiments.janevski2014.report import setup_numbers
 from vtlab.experiments.pipeline import Context
 
 

@@ -6,13 +6,12 @@ deviations and sensitivity sections are in :mod:`.assumptions`."""
 
 from __future__ import annotations
 
-import functools
-import math
-from typing import Any
-
 from vtlab.experiments import common
+from vtlab.experiments.janevski2014 import assumptions
 from vtlab.experiments.janevski2014.analysis import (
     figure_keys,
+    maxima_markdown,
+    maxima_table,
     paper_figures,
     select,
     verdict_words,
@@ -23,64 +22,11 @@ from vtlab.experiments.janevski2014.plan import (
     ERROR_20,
     LOSSY,
     ROUTING,
-    VEGAS_PARAMS,
-    Plan,
-    base,
+    setup_numbers,
 )
 from vtlab.experiments.pipeline import Context, Section
-from vtlab.scenario import Scenario
 
 TITLE = "Reproduction: Janevski & Petrov — TCP over 802.11 between vehicles"
-
-
-def _two_ray_range_m(w: dict[str, Any], threshold_dbm: float) -> float:
-    """Distance at which two-ray ground (beyond its crossover) falls to a threshold."""
-    p = w["propagation"]
-    pt_w = 10 ** (w["tx_power_dbm"] / 10) / 1e3
-    pr_w = 10 ** (threshold_dbm / 10) / 1e3
-    return (pt_w * p["height_m"] ** 4 / (pr_w * p["system_loss"])) ** 0.25
-
-
-@functools.cache
-def setup_numbers(plan: Plan) -> dict[str, Any]:
-    """The resolved scenario's numbers the report quotes (8-hop chain, Vegas, DelAck 2)."""
-    tcp = {**base(plan)["tcp"], "cc": "vegas", "cc_params": dict(VEGAS_PARAMS)}
-    spec = Scenario({**base(plan), "hops": max(plan.hops), "delack": 2, "tcp": tcp}).expanded()
-    w = spec["media"][0]["wifi"]
-    tcp = spec["flows"][0]["tcp"]
-    mob = spec["media"][0]["mobility"]
-    return {
-        "nodes": len(spec["media"][0]["nodes"]),
-        "spacing_m": mob[1]["x_m"] - mob[0]["x_m"],
-        "speed_kmh": mob[0]["vx_mps"] * 3.6,
-        "standard": w["standard"],
-        "rate_kbps": w["data_rate_kbps"],
-        "control_kbps": w["control_rate_kbps"],
-        "preamble": "short" if w["short_preamble"] else "long",
-        "slot_us": w["slot_ns"] / 1e3,
-        "sifs_us": w["sifs_ns"] / 1e3,
-        "cw": (w["cw_min"], w["cw_max"]),
-        "rts_threshold": w["rts_threshold_bytes"],
-        "retries": (w["short_retry_limit"], w["long_retry_limit"]),
-        "mac_overhead": w["mac_overhead_bytes"],
-        "tx_dbm": w["tx_power_dbm"],
-        "rx_range_m": _two_ray_range_m(w, w["rx_sensitivity_dbm"]),
-        "cs_range_m": _two_ray_range_m(w, w["cca_threshold_dbm"]),
-        "sinr_db": w["reception"].get("sinr_db", math.nan),
-        "propagation": w["propagation"]["model"],
-        "mss": tcp["mss"],
-        "header": tcp["header_bytes"],
-        "window_pkts": tcp["recv_buffer"] // tcp["mss"],
-        "initial_cwnd": tcp["initial_cwnd"],
-        "rto_min_ms": tcp["rto_min_ns"] / 1e6,
-        "rto_initial_ms": tcp["rto_initial_ns"] / 1e6,
-        "delack_ms": tcp["delayed_ack_timeout_ns"] / 1e6,
-        "limited_transmit": tcp["limited_transmit"],
-        "timestamps": tcp["timestamps"],
-        "vegas": tcp["cc_params"],
-        "vegas_recovery": tcp["recovery"],
-        "profile": tcp["profile"],
-    }
 
 
 def header(ctx: Context) -> str:
@@ -235,8 +181,6 @@ def _fig_table(ctx: Context, number: int, reading: str) -> str:
 
 
 def results(ctx: Context) -> str:
-    from vtlab.experiments.janevski2014.analysis import maxima_markdown, maxima_table
-
     text = [
         "## Results\n",
         "**Highest mean throughput (kbit/s) per TCP version**, over DelAck, IFQ and DupAck "
@@ -287,8 +231,6 @@ def claims(ctx: Context) -> str:
 
 
 def sections() -> list[Section]:
-    from vtlab.experiments.janevski2014 import assumptions
-
     return [
         Section("header", header),
         Section("setup", setup),
@@ -301,4 +243,4 @@ def sections() -> list[Section]:
     ]
 
 
-__all__ = ["TITLE", "sections", "setup_numbers"]
+__all__ = ["TITLE", "sections"]
