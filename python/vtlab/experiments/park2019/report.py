@@ -11,8 +11,14 @@ from typing import Any
 import numpy as np
 
 from vtlab.experiments import common
-from vtlab.experiments.park2019.analysis import _lookup, ns3_reference, quoted, table2_paper
-from vtlab.experiments.park2019.findings import verdict_words
+from vtlab.experiments.park2019.analysis import (
+    _lookup,
+    ns3_reference,
+    quoted,
+    table2_paper,
+    verdict_words,
+)
+from vtlab.experiments.park2019.deviations import deviations, station_validation
 from vtlab.experiments.park2019.plan import (
     FULL,
     QDISC,
@@ -88,8 +94,6 @@ def header(ctx: Context) -> str:
 
 
 def setup(ctx: Context) -> str:
-    from vtlab.experiments.park2019.deviations import station_validation
-
     plan, v2g = ctx.plan, expanded("v2g", qdisc=QDISC)
     station = expanded("station", vehicles=plan.vehicles, qdisc=QDISC)
     flow, plc = v2g["flows"][0], link(v2g, "plc")
@@ -365,8 +369,6 @@ def figures(ctx: Context) -> str:
 
 
 def sections() -> list[Section]:
-    from vtlab.experiments.park2019.deviations import deviations
-
     return [
         Section("header", header),
         Section("setup", setup),
