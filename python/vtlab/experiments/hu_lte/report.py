@@ -5,7 +5,7 @@ read from the resolved ``lte-cabin`` scenarios or the core's registry, or read f
 
 from __future__ import annotations
 
-from vtlab.experiments import common
+from vtlab.experiments import common, pipeline
 from vtlab.experiments.hu_lte import discussion
 from vtlab.experiments.hu_lte.analysis import (
     gain_ci,
@@ -34,27 +34,24 @@ from vtlab.experiments.pipeline import Context, Section
 TITLE = "Reproduction: Hu, Lin, Bai & Tonguz — LTE Internet access in moving vehicles"
 
 
-def header(ctx: Context) -> str:
-    cfg, plan, runs = ctx.config, ctx.plan, ctx.runs
+def header_rows(ctx: Context) -> list[list[str]]:
+    cfg, runs = ctx.config, ctx.runs
     profile_note = f"`{PROFILE}` for every run (the paper's stack)" + (
         "" if cfg.profile == PROFILE else f"; `--profile {cfg.profile}` is not used"
     )
-    rows = [
-        ["command", f"`{cfg.command(ctx.study.name)}`"],
-        ["vtlab version", f"{common.version()} (core build {common.core_build()})"],
+    return [
         ["TCP profile", profile_note],
         ["runs per point", f"{runs} (seeds 1–{runs}; seed k gives every scheme the same channel)"],
-        ["simulated time per run", f"{plan.stop_s:g} s"],
-        *common.session_rows(ctx.campaign_wall_s, ctx.wall_s, ctx.simulated, ctx.loaded),
+        ["simulated time per run", f"{ctx.plan.stop_s:g} s"],
     ]
-    text = [f"# {TITLE}\n", f"{ctx.study.citation}.\n", common.md_table(["", ""], rows, align="ll")]
-    if cfg.quick:
-        text.append(
-            f"> **Quick version** (CI): {runs} runs of {plan.stop_s:g} s, fewer RSRP levels, "
-            "speeds and sensitivity points. The numbers are noisy; run without `--quick` "
-            "for the reproduction.\n"
-        )
-    return "\n".join(text)
+
+
+def quick_note(ctx: Context) -> str:
+    return (
+        f"> **Quick version** (CI): {ctx.runs} runs of {ctx.plan.stop_s:g} s, fewer RSRP "
+        "levels, speeds and sensitivity points. The numbers are noisy; run without "
+        "`--quick` for the reproduction.\n"
+    )
 
 
 def setup(ctx: Context) -> str:
@@ -142,15 +139,12 @@ def table1_section(ctx: Context) -> str:
     )
 
 
-def paper_numbers(ctx: Context) -> str:
+def disagreement(ctx: Context) -> str:
+    """Where the paper's own numbers disagree with each other."""
     p = ctx.paper
     dl, ul = p.value("table1/DL/ratio") - 1, p.value("table1/UL/ratio") - 1
-    big = common.LARGE_DEVIATION * 100
     return (
-        "## The paper's numbers beside vtlab's\n\n"
-        f"Relative differences beyond {big:g} % are in bold; gains are in per cent.\n\n"
-        + common.comparison_table(ctx.comparisons, digits=3)
-        + "\n**The paper's numbers disagree with each other.** Table I gives a DL gain "
+        "\n**The paper's numbers disagree with each other.** Table I gives a DL gain "
         f"of {pct(dl)} ({p.value('table1/DL/ARWND+ACWND'):g} / "
         f"{p.value('table1/DL/CUBIC'):g} − 1) and a UL gain of {pct(ul)}. The text's "
         f"“up to {p.value('text/DL/gain') * 100:.0f}%” and "
@@ -168,31 +162,22 @@ def paper_numbers(ctx: Context) -> str:
     )
 
 
-def claims(ctx: Context) -> str:
-    held = sum(1 for f in ctx.findings if f.holds is True)
-    return (
-        "## The paper's claims, checked on our data\n\n"
-        f"{held} of {len(ctx.findings)} claims hold in full on this campaign; the verdict "
-        "column marks the others (n/a: no data in this campaign).\n\n"
-        + common.md_table(
-            ["where", "paper", "vtlab", "verdict"],
-            [[f.where, f.claim, f.evidence, verdict_words(f.holds)] for f in ctx.findings],
-            align="llll",
-        )
-    )
-
-
 def sections() -> list[Section]:
     return [
-        Section("header", header),
+        pipeline.header_section(TITLE, header_rows, quick_note),
         Section("setup", setup),
         Section("table1", table1_section),
-        Section("paper numbers", paper_numbers),
-        Section("claims", claims),
+        pipeline.comparison_section(3, note="; gains are in per cent", after=disagreement),
+        pipeline.findings_section(
+            "The paper's claims, checked on our data",
+            "{held} of {total} claims hold in full on this campaign; the verdict column "
+            "marks the others (n/a: no data in this campaign).",
+            verdict=verdict_words,
+        ),
         Section("rtt", discussion.rtt_section),
         Section("lambda", discussion.lambda_section),
         Section("sensitivity", discussion.sensitivity_section),
         Section("not run", discussion.not_run),
         Section("deviations", discussion.deviations),
-        Section("files", discussion.files),
+        pipeline.files_section(discussion.FILES),
     ]

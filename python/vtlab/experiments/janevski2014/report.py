@@ -6,7 +6,7 @@ deviations and sensitivity sections are in :mod:`.assumptions`."""
 
 from __future__ import annotations
 
-from vtlab.experiments import common
+from vtlab.experiments import common, pipeline
 from vtlab.experiments.janevski2014 import assumptions
 from vtlab.experiments.janevski2014.analysis import (
     figure_keys,
@@ -29,12 +29,10 @@ from vtlab.experiments.pipeline import Context, Section
 TITLE = "Reproduction: Janevski & Petrov — TCP over 802.11 between vehicles"
 
 
-def header(ctx: Context) -> str:
+def header_rows(ctx: Context) -> list[list[str]]:
     cfg, plan, runs = ctx.config, ctx.plan, ctx.runs
     n_points = len(ctx.s["points"])
-    rows = [
-        ["command", f"`{cfg.command(ctx.study.name)}`"],
-        ["vtlab version", f"{common.version()} (core build {common.core_build()})"],
+    return [
         ["TCP profile", f"`{cfg.profile}` (ns-2's agents emulated by the preset's settings)"],
         [
             "runs per point",
@@ -49,16 +47,15 @@ def header(ctx: Context) -> str:
             f"{n_points} points: hops × DelAck × errors × TCP × IFQ × DupAck "
             f"{', '.join(map(str, plan.dupacks))}",
         ],
-        *common.session_rows(ctx.campaign_wall_s, ctx.wall_s, ctx.simulated, ctx.loaded),
     ]
-    text = [f"# {TITLE}\n", f"{ctx.study.citation}.\n", common.md_table(["", ""], rows, align="ll")]
-    if cfg.quick:
-        text.append(
-            f"> **Quick version** (CI): {runs} runs of {plan.duration_s:g} s, DupAck "
-            f"{', '.join(map(str, plan.dupacks))} only, fewer error readings. The numbers are "
-            "noisy; run without `--quick` for the reproduction.\n"
-        )
-    return "\n".join(text)
+
+
+def quick_note(ctx: Context) -> str:
+    return (
+        f"> **Quick version** (CI): {ctx.runs} runs of {ctx.plan.duration_s:g} s, DupAck "
+        f"{', '.join(map(str, ctx.plan.dupacks))} only, fewer error readings. The numbers "
+        "are noisy; run without `--quick` for the reproduction.\n"
+    )
 
 
 def _setup_net(ctx: Context) -> list[list[str]]:
@@ -202,44 +199,33 @@ def results(ctx: Context) -> str:
     return "\n".join(text)
 
 
-def paper_numbers(ctx: Context) -> str:
-    big = common.LARGE_DEVIATION * 100
+def readings_note(ctx: Context) -> str:
+    """The claims' note on the two readings of the error model."""
     return (
-        "## The paper's numbers beside vtlab's\n\n"
-        f"Relative differences beyond {big:g} % are in bold; degradations in per cent.\n\n"
-        + common.comparison_table(ctx.comparisons, digits=1)
-    )
-
-
-def claims(ctx: Context) -> str:
-    held = sum(1 for f in ctx.findings if f.holds is True)
-    return (
-        "## The paper's claims, checked on our data\n\n"
-        f"{held} of {len(ctx.findings)} checks hold in full; the verdict column marks the "
-        "others (n/a: nothing to decide it, e.g. no traffic). A claim about the figures "
-        "with errors is checked under both readings of the error model: "
-        f"[{TAGS[ERROR_20]}] is the paper's {ctx.paper.value('setup/error') * 100:g} % read "
-        f"as the preset does; [{TAGS[CALIBRATED]}] is the reading that costs single-hop "
+        " A claim about the figures with errors is checked under both readings of the error "
+        f"model: [{TAGS[ERROR_20]}] is the paper's {ctx.paper.value('setup/error') * 100:g} % "
+        f"read as the preset does; [{TAGS[CALIBRATED]}] is the reading that costs single-hop "
         f"NewReno about {ctx.paper.value('results/degradation') * 100:g} % of its "
-        "throughput.\n\n"
-        + common.md_table(
-            ["where", "paper", "vtlab", "verdict"],
-            [[f.where, f.claim, f.evidence, verdict_words(f.holds)] for f in ctx.findings],
-            align="llll",
-        )
+        "throughput."
     )
 
 
 def sections() -> list[Section]:
     return [
-        Section("header", header),
+        pipeline.header_section(TITLE, header_rows, quick_note),
         Section("setup", setup),
         Section("results", results),
-        Section("paper numbers", paper_numbers),
-        Section("claims", claims),
+        pipeline.comparison_section(1, note="; degradations in per cent"),
+        pipeline.findings_section(
+            "The paper's claims, checked on our data",
+            "{held} of {total} checks hold in full; the verdict column marks the others (n/a: "
+            "nothing to decide it, e.g. no traffic).",
+            note=readings_note,
+            verdict=verdict_words,
+        ),
         Section("assumptions", assumptions.assumptions),
         Section("deviations", assumptions.deviations),
-        Section("files", assumptions.files),
+        pipeline.files_section(assumptions.FILES),
     ]
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from vtlab.experiments import common
+from vtlab.experiments import common, pipeline
 from vtlab.experiments.martignon.analysis import _row, verdict_words
 from vtlab.experiments.martignon.deviations import deviations
 from vtlab.experiments.martignon.findings import pct, per_label
@@ -465,65 +465,39 @@ def _profile_section(s: Mapping[str, Any], profile: str, alt: str, plan: Plan) -
 # -- the sections ----------------------------------------------------------------------
 
 
-def header(ctx: Context) -> str:
-    cfg, plan, runs = ctx.config, ctx.plan, ctx.runs
+def header_rows(ctx: Context) -> list[list[str]]:
+    cfg, runs = ctx.config, ctx.runs
     alt = other_profile(cfg.profile)
-    rows = [
-        ["command", f"`{cfg.command(ctx.study.name)}`"],
-        ["vtlab version", f"{common.version()} (core build {common.core_build()})"],
+    return [
         [
             "TCP profile",
             f'`{cfg.profile}` with `recovery = "newreno"` and `timestamps = false` '
             f"for every sender; the predictor's RTT signal is also run under `{alt}`",
         ],
         ["runs per point", f"{runs} (seeds 1–{runs}; common random numbers)"],
-        *common.session_rows(ctx.campaign_wall_s, ctx.wall_s, ctx.simulated, ctx.loaded),
     ]
-    text = [
-        f"# {TITLE}\n",
-        f"{ctx.study.citation}.\n",
-        common.md_table(["", ""], rows, align="ll"),
-    ]
-    if cfg.quick:
-        text.append(
-            f"> **Quick version** (CI): {runs} runs of {plan.duration_s:g} s, PER "
-            f"{', '.join(per_label(p) for p in plan.pers)}, Bad-state PER "
-            f"{', '.join(per_label(p) for p in plan.bad_pers)}, RTT "
-            f"{', '.join(f'{r:g}' for r in plan.rtts_ms)} ms, {plan.short_flows} short "
-            "transfers per run. The numbers are noisy; run without `--quick` for the "
-            "reproduction.\n"
-        )
-    return "\n".join(text)
 
 
-def paper_numbers(ctx: Context) -> str:
-    big = common.LARGE_DEVIATION * 100
+def quick_note(ctx: Context) -> str:
+    plan, runs = ctx.plan, ctx.runs
     return (
-        "## The paper's numbers beside vtlab's\n\n"
-        f"The text quotes {len(ctx.comparisons)} numbers; the figures' data are not in it. "
-        f"Relative differences beyond {big:g} % are in bold.\n\n"
-        + common.comparison_table(ctx.comparisons, digits=4)
+        f"> **Quick version** (CI): {runs} runs of {plan.duration_s:g} s, PER "
+        f"{', '.join(per_label(p) for p in plan.pers)}, Bad-state PER "
+        f"{', '.join(per_label(p) for p in plan.bad_pers)}, RTT "
+        f"{', '.join(f'{r:g}' for r in plan.rtts_ms)} ms, {plan.short_flows} short "
+        "transfers per run. The numbers are noisy; run without `--quick` for the "
+        "reproduction.\n"
     )
 
 
-def claims(ctx: Context) -> str:
-    held = sum(1 for f in ctx.findings if f.holds is True)
-    return (
-        "## The study's claims, checked on our data\n\n"
-        f"{held} of {len(ctx.findings)} claims hold in full on this campaign; the "
-        "verdict column marks the others.\n\n"
-        + common.md_table(
-            ["where", "paper", "vtlab", "verdict"],
-            [[f.where, f.claim, f.evidence, verdict_words(f.holds)] for f in ctx.findings],
-            align="llll",
-        )
-    )
+def quoted(ctx: Context) -> str:
+    return f"The text quotes {len(ctx.comparisons)} numbers; the figures' data are not in it. "
 
 
-def files(ctx: Context) -> str:
+def files(ctx: Context) -> list[list[str]]:
     plan, profile = ctx.plan, ctx.config.profile
     rates = ", ".join(f"{r}" for r in plan.rates_mbps)
-    rows = [
+    return [
         [
             "`fig2.png/.svg`",
             "Fig. 2a/b: accuracy vs PER (independent) and Bad-state PER (correlated); "
@@ -547,9 +521,7 @@ def files(ctx: Context) -> str:
         ["`profiles.*`", f"goodput, RTOs and queue drops, {profile} vs {other_profile(profile)}"],
         ["`westwood.*`, `vp.*`, `buffers.*`", "the sensitivity runs"],
         ["`findings.*`, `comparison.*`", "the tables above"],
-        ["`runs/`, `campaign.json`", "the run store and the session log"],
     ]
-    return "## Files\n\n" + common.md_table(["file", "content"], rows, align="ll")
 
 
 def sections() -> list[Section]:
@@ -557,10 +529,15 @@ def sections() -> list[Section]:
         return other_profile(ctx.config.profile)
 
     return [
-        Section("header", header),
+        pipeline.header_section(TITLE, header_rows, quick_note),
         Section("setup", lambda c: _setup_section(c.plan, int(c.paper.value("short_transfers")))),
-        Section("paper numbers", paper_numbers),
-        Section("claims", claims),
+        pipeline.comparison_section(4, lead=quoted),
+        pipeline.findings_section(
+            "The study's claims, checked on our data",
+            "{held} of {total} claims hold in full on this campaign; the verdict column "
+            "marks the others.",
+            verdict=verdict_words,
+        ),
         Section("accuracy", lambda c: _accuracy_section(c.s, c.config.profile, alt(c), c.plan)),
         Section("goodput", lambda c: _goodput_section(c.s, c.plan)),
         Section("rtt and short", lambda c: _rtt_short_section(c.s, c.plan)),
@@ -568,5 +545,5 @@ def sections() -> list[Section]:
         Section("westwood", lambda c: _westwood_section(c.s, c.plan)),
         Section("profiles", lambda c: _profile_section(c.s, c.config.profile, alt(c), c.plan)),
         Section("deviations", deviations),
-        Section("files", files),
+        pipeline.files_section(files),
     ]
