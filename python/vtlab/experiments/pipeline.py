@@ -15,6 +15,10 @@ and the report as a list of :class:`Section` renderers. :func:`run` does the res
    does not hold is reported as such;
 5. render the report from the sections, each of which reads only the context
    (data, paper values, comparisons, findings), never a number typed into prose.
+
+The sections every report shares are built here from what is the study's own
+(:func:`header_section`, :func:`comparison_section`, :func:`findings_section`,
+:func:`files_section`); a study's ``report.py`` lists them among its own sections.
 """
 
 from __future__ import annotations
@@ -277,6 +281,7 @@ class Study:
 
     name: str
     description: str
+    #: The paper (or what the study is), printed as is under the report's title.
     citation: str
     package: str
     plan_for: Callable[[Config], Any]

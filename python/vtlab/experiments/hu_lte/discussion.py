@@ -1,5 +1,5 @@
 """Hu et al.: the report's later sections — RTT, λ, the sensitivity runs, what was
-not run, the deviations and assumptions, and the files. Every number is computed from
+not run, the deviations and assumptions, and the file list. Every number is computed from
 the runs, the resolved scenarios, the core's registry or ``paper.toml``."""
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""Hu et al.: the report's first sections — header, the testbed against vtlab's model,
-Table I, the paper's numbers and its claims. Every number is computed from the runs,
-read from the resolved ``lte-cabin`` scenarios or the core's registry, or read from
-``paper.toml``. The other sections are in :mod:`.discussion`."""
+"""Hu et al.: the report, as a list of sections — the header's own rows, the testbed
+against vtlab's model, Table I and where the paper's numbers disagree with each other;
+the pipeline's shared sections (header, the paper's numbers, the claims, the files)
+around them. Every number is computed from the runs, read from the resolved
+``lte-cabin`` scenarios or the core's registry, or read from ``paper.toml``. The later
+sections are in :mod:`.discussion`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Janevski & Petrov: the report's "Assumptions", "Deviations and sensitivity" and
-"Files" sections — every choice where the paper is silent, with the plan's parameter
-that holds it, and where vtlab's numbers and the paper's part, with the runs'
-numbers that show why."""
+"""Janevski & Petrov: the report's "Assumptions" and "Deviations and sensitivity"
+sections and its file list — every choice where the paper is silent, with the plan's
+parameter that holds it, and where vtlab's numbers and the paper's part, with the
+runs' numbers that show why."""
 
 from __future__ import annotations
 

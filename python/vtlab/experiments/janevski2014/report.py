@@ -1,8 +1,10 @@
-"""Janevski & Petrov: the report's first sections — header, the paper's setup against
-vtlab's, the results (maxima and one table per figure), the paper's numbers and its
-claims. Every number is computed from the runs, read from the resolved
-``vanet-chain`` scenarios or the plan, or read from ``paper.toml``. The assumptions,
-deviations and sensitivity sections are in :mod:`.assumptions`."""
+"""Janevski & Petrov: the report, as a list of sections — the header's own rows, the
+paper's setup against vtlab's, the results (maxima and one table per figure) and the
+claims' note on the error model; the pipeline's shared sections (header, the paper's
+numbers, the claims, the files) around them. Every number is computed from the runs,
+read from the resolved ``vanet-chain`` scenarios or the plan, or read from
+``paper.toml``. The assumptions, deviations and sensitivity sections and the file list
+are in :mod:`.assumptions`."""
 
 from __future__ import annotations
 
