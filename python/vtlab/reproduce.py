@@ -39,6 +39,7 @@ from vtlab.cluster_options import (
     describe_client,
 )
 from vtlab.errors import EXIT_INTERRUPTED, CliError, cli_errors
+from vtlab.outputs import check_output_dir
 
 __all__ = ["register"]
 
@@ -185,8 +186,6 @@ def run_study(
         for exp_name, description in experiments.describe(kind):
             typer.echo(f"{exp_name:<12} {description}")
         return
-    from vtlab.outputs import check_output_dir
-
     console = Console(stderr=True, highlight=False)
     study = _load_study(kind, name, profile, runs)
     on_cluster = check_cluster_options(scheduler, cluster, jobs, task_runs, connect_timeout)
