@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -39,6 +39,7 @@ from vtlab.cluster_options import (
     describe_client,
 )
 from vtlab.errors import EXIT_INTERRUPTED, CliError, cli_errors
+from vtlab.outputs import check_output_dir
 
 __all__ = ["register"]
 
@@ -185,20 +186,8 @@ def run_study(
         for exp_name, description in experiments.describe(kind):
             typer.echo(f"{exp_name:<12} {description}")
         return
-    from vtlab.outputs import check_output_dir
-
     console = Console(stderr=True, highlight=False)
-    argument = "EXPERIMENT" if kind == "reproduce" else "STUDY"
-    if name is None:
-        raise CliError(argument, f"give one of: {', '.join(experiments.names(kind))} (or --list)")
-    if profile not in ("ns3", "linux"):
-        raise CliError("--profile", f"{profile!r} is not one of 'ns3', 'linux'")
-    if kind == "study" and runs is not None and runs < 1:  # (reproduce: Config says so)
-        raise CliError("--seeds", f"must be at least 1, got {runs}")
-    try:
-        study = experiments.load_study(name, kind)
-    except KeyError as exc:
-        raise CliError(argument, exc.args[0]) from None
+    study = _load_study(kind, name, profile, runs)
     on_cluster = check_cluster_options(scheduler, cluster, jobs, task_runs, connect_timeout)
     folder = out if out is not None else default_out(name, quick)
     check_output_dir("--out", folder)
@@ -238,6 +227,26 @@ def run_study(
                 soft_wrap=True,
             )
             raise typer.Exit(EXIT_INTERRUPTED) from None
+    _print_outcome(name, outcome)
+
+
+def _load_study(kind: str, name: str | None, profile: str, runs: int | None) -> Any:
+    """The study ``name`` of ``kind``, after checking the options only the CLI checks."""
+    argument = "EXPERIMENT" if kind == "reproduce" else "STUDY"
+    if name is None:
+        raise CliError(argument, f"give one of: {', '.join(experiments.names(kind))} (or --list)")
+    if profile not in ("ns3", "linux"):
+        raise CliError("--profile", f"{profile!r} is not one of 'ns3', 'linux'")
+    if kind == "study" and runs is not None and runs < 1:  # (reproduce: Config says so)
+        raise CliError("--seeds", f"must be at least 1, got {runs}")
+    try:
+        return experiments.load_study(name, kind)
+    except KeyError as exc:
+        raise CliError(argument, exc.args[0]) from None
+
+
+def _print_outcome(name: str | None, outcome: Any) -> None:
+    """What a finished study wrote, and how long it took."""
     typer.echo(
         f"{name}: wrote {len(outcome.files)} files to {outcome.out} "
         f"(report: {outcome.out / 'report.md'})"

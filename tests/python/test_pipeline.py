@@ -20,6 +20,7 @@ from vtlab.experiments.pipeline import (
     Claim,
     Context,
     FigureSpec,
+    Finding,
     PaperValues,
     Section,
     Study,
@@ -158,6 +159,53 @@ def test_a_claim_without_data_is_kept_and_marked(study, tmp_path):
     assert "no data" in found[0].evidence
 
 
+def test_the_report_sections_every_study_shares(study, tmp_path):
+    ctx = Context(
+        study,
+        Config(out=tmp_path, quick=True),
+        None,
+        {},
+        {},
+        PaperValues([]),
+        runs=2,
+        comparisons=[Comparison("Table 1", "goodput", 9.0, 12.0, ci=0.5, n=2)],
+        findings=[
+            Finding("Fig. 1", "first", "1.0", True),
+            Finding("Fig. 2", "second", "0.5", False),
+            Finding("Fig. 3", "third", "no data", None),
+        ],
+        wall_s=1.0,
+        campaign_wall_s=3.0,
+        simulated=2,
+    )
+    header = pipeline.header_section(
+        "A title", lambda c: [["runs per point", str(c.runs)]], lambda c: "> quick\n"
+    ).render(ctx)
+    assert header.startswith("# A title\n\nnobody\n\n")
+    rows = [line.split(" | ")[0] for line in header.splitlines() if line.startswith("| ")]
+    assert rows[1:] == [
+        "| command",
+        "| vtlab version",
+        "| runs per point",
+        "| campaign wall time",
+        "| this invocation",
+        "| generated",
+    ]
+    assert "`vtlab reproduce fake --quick`" in header and header.endswith("> quick\n")
+    paper = pipeline.comparison_section(1, note="; gains in per cent").render(ctx)
+    assert "beyond 25 % are in bold; gains in per cent.\n\n" in paper
+    assert "| goodput | 9.0 Mbit/s | 12.0 ± 0.5 | **+33.3 %** |" in paper
+    found = pipeline.findings_section("Claims", "{held} of {total} hold.").render(ctx)
+    assert found.startswith("## Claims\n\n1 of 3 hold.\n\n| where | paper | vtlab | verdict |")
+    assert "| Fig. 2 | second | 0.5 | does not hold |" in found
+    assert "| Fig. 3 | third | no data | n/a |" in found
+    files = pipeline.files_section([["`fig1.png`", "the figure"]]).render(ctx)
+    assert files.splitlines()[-2:] == [
+        "| `fig1.png` | the figure |",
+        "| `runs/`, `campaign.json` | the run store and the session log |",
+    ]
+
+
 def test_paper_values_parse_ratios_and_refuse_entries_without_location():
     paper = PaperValues.parse(PAPER_TOML)
     assert list(paper) == ["goodput", "link", "share"]
@@ -198,6 +246,58 @@ def test_reproduce_command_imports_no_study_and_no_matplotlib():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
     )
     assert res.stdout.strip() == "[]"
+
+
+def _study_imports() -> tuple[dict[str, set[str]], list[str]]:
+    """The import graph of ``vtlab.experiments`` (imports inside functions included)
+    and the imports of vtlab's own modules that sit inside a function."""
+    import ast
+
+    root = Path(experiments.__file__).parent
+    names = {}
+    for path in root.rglob("*.py"):
+        parts = path.relative_to(root.parents[1]).with_suffix("").parts
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {}
+    inner = []
+    for name, path in names.items():
+        tree = ast.parse(path.read_text())
+        nested = {
+            id(node)
+            for fn in ast.walk(tree)
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+            for node in ast.walk(fn)
+        }
+        graph[name] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                subs = [f"{node.module}.{a.name}" for a in node.names]
+                # ``from package import module`` depends on the module, not the package
+                targets = subs if all(t in names for t in subs) else [node.module, *subs]
+            else:
+                continue
+            if id(node) in nested and any(t.startswith("vtlab") for t in targets):
+                inner.append(f"{path.name}:{node.lineno}")
+            graph[name] |= {t for t in targets if t in names and t != name}
+    return graph, inner
+
+
+def test_studies_import_without_cycles_and_at_the_top():
+    graph, inner = _study_imports()
+    assert inner == []
+    done: set[str] = set()
+
+    def visit(name: str, path: tuple[str, ...]) -> None:
+        assert name not in path, f"import cycle: {' -> '.join([*path, name])}"
+        if name not in done:
+            for dep in sorted(graph[name]):
+                visit(dep, (*path, name))
+            done.add(name)
+
+    for name in sorted(graph):
+        visit(name, ())
 
 
 def test_no_function_in_a_study_exceeds_80_lines():

@@ -15,6 +15,10 @@ and the report as a list of :class:`Section` renderers. :func:`run` does the res
    does not hold is reported as such;
 5. render the report from the sections, each of which reads only the context
    (data, paper values, comparisons, findings), never a number typed into prose.
+
+The sections every report shares are built here from what is the study's own
+(:func:`header_section`, :func:`comparison_section`, :func:`findings_section`,
+:func:`files_section`); a study's ``report.py`` lists them among its own sections.
 """
 
 from __future__ import annotations
@@ -47,7 +51,12 @@ __all__ = [
     "Section",
     "Study",
     "TableSpec",
+    "comparison_section",
     "evaluate_claims",
+    "files_section",
+    "findings_section",
+    "header_section",
+    "held",
     "run",
 ]
 
@@ -272,6 +281,7 @@ class Study:
 
     name: str
     description: str
+    #: The paper (or what the study is), printed as is under the report's title.
     citation: str
     package: str
     plan_for: Callable[[Config], Any]
@@ -353,6 +363,105 @@ class Study:
 
     def reproduce(self, config: Config) -> Outcome:
         return run(self, config)
+
+
+# -- the report's common sections ------------------------------------------------------
+
+#: The last row of every report's file list.
+STORE_FILES = ("`runs/`, `campaign.json`", "the run store and the session log")
+
+#: A study's own rows of a report table, from the context.
+Rows = Callable[[Context], Sequence[Sequence[str]]]
+
+
+def held(findings: Sequence[Finding]) -> int:
+    """How many findings hold in full."""
+    return sum(1 for f in findings if f.holds is True)
+
+
+def header_section(title: str, rows: Rows, quick: Callable[[Context], str]) -> Section:
+    """The report's head: ``# title``, the study's citation, the setup table — the
+    command, the vtlab version, the study's own ``rows``, the campaign's and this
+    invocation's wall times — and with ``--quick`` the study's ``quick`` note."""
+
+    def render(ctx: Context) -> str:
+        cfg = ctx.config
+        table = [
+            ["command", f"`{cfg.command(ctx.study.name)}`"],
+            ["vtlab version", f"{common.version()} (core build {common.core_build()})"],
+            *rows(ctx),
+            *common.session_rows(ctx.campaign_wall_s, ctx.wall_s, ctx.simulated, ctx.loaded),
+        ]
+        text = [
+            f"# {title}\n",
+            f"{ctx.study.citation}\n",
+            common.md_table(["", ""], table, align="ll"),
+        ]
+        if cfg.quick:
+            text.append(quick(ctx))
+        return "\n".join(text)
+
+    return Section("header", render)
+
+
+def comparison_section(
+    digits: int,
+    *,
+    note: str = "",
+    lead: Callable[[Context], str] | None = None,
+    after: Callable[[Context], str] | None = None,
+) -> Section:
+    """The section "The paper's numbers beside vtlab's": every comparison (``digits`` decimals),
+    relative differences beyond :data:`~vtlab.experiments.common.LARGE_DEVIATION` in
+    bold. ``lead`` opens the paragraph, ``note`` ends its sentence on the bold
+    differences (e.g. ``"; gains are in per cent"``), ``after`` follows the table."""
+
+    def render(ctx: Context) -> str:
+        big = common.LARGE_DEVIATION * 100
+        return (
+            "## The paper's numbers beside vtlab's\n\n"
+            + (lead(ctx) if lead is not None else "")
+            + f"Relative differences beyond {big:g} % are in bold{note}.\n\n"
+            + common.comparison_table(ctx.comparisons, digits=digits)
+            + (after(ctx) if after is not None else "")
+        )
+
+    return Section("paper numbers", render)
+
+
+def findings_section(
+    heading: str,
+    intro: str = "",
+    *,
+    note: Callable[[Context], str] | None = None,
+    headers: Sequence[str] = ("where", "paper", "vtlab", "verdict"),
+    verdict: Callable[[bool | str | None], str] = verdict_word,
+) -> Section:
+    """The findings as a table (where, claim, evidence, ``verdict`` word) under
+    ``## heading``. ``intro`` is formatted with ``held`` (the findings that hold in
+    full) and ``total``; ``note`` adds to it."""
+
+    def render(ctx: Context) -> str:
+        text = f"## {heading}\n\n"
+        if intro:
+            text += intro.format(held=held(ctx.findings), total=len(ctx.findings))
+            text += (note(ctx) if note is not None else "") + "\n\n"
+        rows = [[f.where, f.claim, f.evidence, verdict(f.holds)] for f in ctx.findings]
+        return text + common.md_table(list(headers), rows, align="llll")
+
+    return Section("findings", render)
+
+
+def files_section(rows: Sequence[Sequence[str]] | Rows) -> Section:
+    """``## Files``: the study's output files and what each holds (``rows``, or a
+    function of the context giving them), then the run store and the session log."""
+
+    def render(ctx: Context) -> str:
+        own = rows(ctx) if callable(rows) else rows
+        table = [*own, list(STORE_FILES)]
+        return "## Files\n\n" + common.md_table(["file", "content"], table, align="ll")
+
+    return Section("files", render)
 
 
 # -- the pipeline ----------------------------------------------------------------------

@@ -40,7 +40,7 @@ DESCRIPTION = (
 CITATION = (
     "Hu, Lin, Bai & Tonguz, *Performance Enhancement of LTE Internet Access Network in "
     "Moving Vehicles* (testbed: laptop in a car, LTE hotspot, LTE Rel-8 10 MHz, modified "
-    "Linux CUBIC)"
+    "Linux CUBIC)."
 )
 
 STUDY = Study.of_modules(

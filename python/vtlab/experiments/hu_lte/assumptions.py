@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from vtlab.experiments.common import LARGE_DEVIATION
 from vtlab.experiments.hu_lte.analysis import pct, row
 from vtlab.experiments.hu_lte.plan import (
     ACK_PATH_MBPS,
@@ -17,9 +18,9 @@ from vtlab.experiments.hu_lte.plan import (
     PROFILE,
     STATIC_RSRP,
     preset_lambda,
+    setup_numbers,
     size_label,
 )
-from vtlab.experiments.hu_lte.report import setup_numbers
 from vtlab.experiments.pipeline import Context
 
 #: Two capacities within this relative distance count as "the same" (saturated).
@@ -180,8 +181,6 @@ def _cause(ctx: Context, key: str) -> str:
 
 def large_deviations(ctx: Context) -> list[str]:
     """One bullet per comparison beyond the large-deviation margin, with its cause."""
-    from vtlab.experiments.common import LARGE_DEVIATION
-
     ids = {e.label: e.id for e in ctx.paper.values()}
     out = []
     for c in ctx.comparisons:

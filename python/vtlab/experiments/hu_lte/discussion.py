@@ -1,5 +1,5 @@
 """Hu et al.: the report's later sections — RTT, λ, the sensitivity runs, what was
-not run, the deviations and assumptions, and the files. Every number is computed from
+not run, the deviations and assumptions, and the file list. Every number is computed from
 the runs, the resolved scenarios, the core's registry or ``paper.toml``."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import pandas as pd
 
 from vtlab.experiments import common
 from vtlab.experiments.hu_lte.analysis import best_lambda, gain_ci, pct, row
+from vtlab.experiments.hu_lte.assumptions import bullets, large_deviations
 from vtlab.experiments.hu_lte.plan import (
     ADAPTIVE,
     CUBIC,
@@ -21,9 +22,9 @@ from vtlab.experiments.hu_lte.plan import (
     bbr_available,
     cc_names,
     lte_link,
+    setup_numbers,
     size_label,
 )
-from vtlab.experiments.hu_lte.report import setup_numbers
 from vtlab.experiments.pipeline import Context
 
 SCHEMES = (CUBIC, ADAPTIVE, CUBIC_6M)
@@ -318,8 +319,6 @@ def not_run(ctx: Context) -> str:
 
 
 def deviations(ctx: Context) -> str:
-    from vtlab.experiments.hu_lte.assumptions import bullets, large_deviations
-
     return (
         "## Assumptions and deviations\n\n"
         + "\n".join([*bullets(ctx), *large_deviations(ctx)])
@@ -327,34 +326,32 @@ def deviations(ctx: Context) -> str:
     )
 
 
-def files(ctx: Context) -> str:
-    rows = [
-        ["`table1.png/.svg`, `table1.csv/.md`", "Table I beside the paper, with gains"],
-        ["`gain_rsrp.png/.svg`, `table1_rsrp.*`", "Table I's schemes by RSRP, UL and DL"],
-        ["`rtt_time.png/.svg`", "sender's SRTT over time, DL, one seed per scheme"],
-        ["`rtt_dist.png/.svg`, `rtt.*`", "RTT p50/p95/p99 per scheme"],
-        ["`lambda_rsrp.png/.svg`, `lambda_rsrp.*`", "Fig. 9: λ at −81 and −110 dBm"],
-        ["`lambda_speed.png/.svg`, `lambda_speed.*`", "Fig. 10: λ by speed"],
-        ["`lambda_pairs_rsrp.*`, `lambda_pairs_speed.*`", "paired differences between λ values"],
-        ["`ack_path.*`", "the fixed ACK path against the model's uplink"],
-        [
-            "`sensitivity.png/.svg`, `sensitivity.*`, `decomposition.*`",
-            "ARWND+ACWND's unstated parameters; ARWND and ACWND alone",
-        ],
-        [
-            "`windows_buffers.png/.svg`, `rwnd.*`, `buffer.*`",
-            "CUBIC's receive window; the eNB buffer",
-        ],
-        ["`findings.*`, `comparison.*`", "the claims and the paper's numbers"],
-        ["`runs/`, `campaign.json`", "the run store and the session log"],
-    ]
-    return "## Files\n\n" + common.md_table(["file", "content"], rows, align="ll")
+#: The report's file list (the run store's row follows it).
+FILES = [
+    ["`table1.png/.svg`, `table1.csv/.md`", "Table I beside the paper, with gains"],
+    ["`gain_rsrp.png/.svg`, `table1_rsrp.*`", "Table I's schemes by RSRP, UL and DL"],
+    ["`rtt_time.png/.svg`", "sender's SRTT over time, DL, one seed per scheme"],
+    ["`rtt_dist.png/.svg`, `rtt.*`", "RTT p50/p95/p99 per scheme"],
+    ["`lambda_rsrp.png/.svg`, `lambda_rsrp.*`", "Fig. 9: λ at −81 and −110 dBm"],
+    ["`lambda_speed.png/.svg`, `lambda_speed.*`", "Fig. 10: λ by speed"],
+    ["`lambda_pairs_rsrp.*`, `lambda_pairs_speed.*`", "paired differences between λ values"],
+    ["`ack_path.*`", "the fixed ACK path against the model's uplink"],
+    [
+        "`sensitivity.png/.svg`, `sensitivity.*`, `decomposition.*`",
+        "ARWND+ACWND's unstated parameters; ARWND and ACWND alone",
+    ],
+    [
+        "`windows_buffers.png/.svg`, `rwnd.*`, `buffer.*`",
+        "CUBIC's receive window; the eNB buffer",
+    ],
+    ["`findings.*`, `comparison.*`", "the claims and the paper's numbers"],
+]
 
 
 __all__ = [
     "best_lambda",
+    "FILES",
     "deviations",
-    "files",
     "lambda_section",
     "not_run",
     "rtt_section",

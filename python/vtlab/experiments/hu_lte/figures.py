@@ -17,6 +17,7 @@ from vtlab.experiments.hu_lte.plan import (
     CUBIC,
     CUBIC_6M,
     STATIC_RSRP,
+    setup_numbers,
     size_label,
 )
 from vtlab.experiments.pipeline import Context, FigureSpec
@@ -194,8 +195,6 @@ def _sens_rows(s: pd.DataFrame, p: str, v: float, default: Any) -> pd.DataFrame:
 
 
 def _sensitivity(ctx: Context) -> Any:
-    from vtlab.experiments.hu_lte.report import setup_numbers
-
     r = setup_numbers()["rwnd"]
     defaults = {
         "gamma_high": float(r["gamma_high"]),

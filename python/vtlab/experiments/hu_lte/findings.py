@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from vtlab.experiments.common import LARGE_DEVIATION
 from vtlab.experiments.hu_lte.analysis import best_lambda, need, pct, row
 from vtlab.experiments.hu_lte.plan import (
     ADAPTIVE,
@@ -86,8 +87,6 @@ def _up_to(ctx: Context, key: str) -> tuple[str, bool | str]:
         f"{top['rsrp']:g} dBm); the gain is the capacity's headroom over the fixed "
         "window's rate, not a property of the scheme"
     )
-    from vtlab.experiments.common import LARGE_DEVIATION
-
     return evidence, bool(abs(top["gain"] / paper - 1) <= LARGE_DEVIATION)
 
 

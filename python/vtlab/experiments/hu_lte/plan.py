@@ -29,6 +29,7 @@ Choices where the paper is silent or where vtlab differs (also stated in the rep
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -148,10 +149,7 @@ def bbr_available() -> bool:
 
 def lte_link(spec: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The resolved LTE link of a ``lte-cabin`` scenario."""
-    import json
-
-    full = json.loads(_core.expand(json.dumps({"preset": PRESET, **(spec or {})})))
-    return next(x for x in full["links"] if x["name"] == "lte")
+    return next(x for x in resolved(**(spec or {}))["links"] if x["name"] == "lte")
 
 
 def aqm_available() -> bool:
@@ -241,6 +239,45 @@ def size_label(n: int) -> str:
     if n % KiB == 0:
         return f"{n // KiB} KiB"
     return f"{n} B"
+
+
+def resolved(**spec: Any) -> dict[str, Any]:
+    """The resolved ``lte-cabin`` scenario of ``spec``."""
+    return json.loads(_core.expand(json.dumps({"preset": PRESET, **spec})))
+
+
+def setup_numbers() -> dict[str, Any]:
+    """The preset's numbers the report quotes, from the resolved scenarios."""
+    cubic = resolved(rsrp_dbm=STATIC_RSRP)
+    adaptive = resolved(rsrp_dbm=STATIC_RSRP, adaptive=True)
+    links = {x["name"]: x for x in cubic["links"]}
+    core, lte, cabin = links["core"], links["lte"], links["cabin"]
+    dl, ul = lte["capacity_ab"]["channel"], lte["capacity_ba"]["channel"]
+    tcp, atcp = cubic["flows"][0]["tcp"], adaptive["flows"][0]["tcp"]
+    base_rtt_ms = 2 * sum(x["delay_ns"] for x in (core, lte, cabin)) / 1e6
+    params = next(c for c in _core.congestion_controls() if c["name"] == "acwnd")["params"]
+    return {
+        "core": f"{core['rate_bps'] / 1e9:g} Gbit/s, {core['delay_ns'] / 1e6:g} ms",
+        "radio_delay": f"{lte['delay_ns'] / 1e6:g} ms",
+        "cabin": f"{cabin['rate_bps'] / 1e6:g} Mbit/s, {cabin['delay_ns'] / 1e6:g} ms",
+        "base_rtt_ms": base_rtt_ms,
+        "buffer": size_label(int(lte["queue_bytes"])),
+        "rb": dl["bandwidth_rb"],
+        "mhz": dl["bandwidth_rb"] / 5,
+        "share": dl["share"],
+        "bler": dl["bler"],
+        "harq": dl["harq_max_tx"],
+        "interference": (dl["interference_dbm"], ul["interference_dbm"]),
+        "shadowing": (dl["shadowing_sigma_db"], dl["shadowing_decorrelation_m"]),
+        "itbs": (dl["max_itbs"], ul["max_itbs"]),
+        "recv_buffer": size_label(int(tcp["recv_buffer"])),
+        "recv_buffer_bytes": int(tcp["recv_buffer"]),
+        "send_buffer": size_label(int(tcp["send_buffer"])),
+        "arwnd_buffer": size_label(int(atcp["recv_buffer"])),
+        "rwnd": atcp["rwnd"],
+        "acwnd": {p["name"]: p["default_linux"] for p in params[:5]},
+        "mss": tcp["mss"],
+    }
 
 
 # -- grids -----------------------------------------------------------------------------

@@ -1,16 +1,22 @@
-"""Hu et al.: the report's first sections — header, the testbed against vtlab's model,
-Table I, the paper's numbers and its claims. Every number is computed from the runs,
-read from the resolved ``lte-cabin`` scenarios or the core's registry, or read from
-``paper.toml``. The other sections are in :mod:`.discussion`."""
+"""Hu et al.: the report, as a list of sections — the header's own rows, the testbed
+against vtlab's model, Table I and where the paper's numbers disagree with each other;
+the pipeline's shared sections (header, the paper's numbers, the claims, the files)
+around them. Every number is computed from the runs, read from the resolved
+``lte-cabin`` scenarios or the core's registry, or read from ``paper.toml``. The later
+sections are in :mod:`.discussion`."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
-from vtlab import _core
-from vtlab.experiments import common
-from vtlab.experiments.hu_lte.analysis import gain_ci, pct, row, verdict_words
+from vtlab.experiments import common, pipeline
+from vtlab.experiments.hu_lte import discussion
+from vtlab.experiments.hu_lte.analysis import (
+    gain_ci,
+    pct,
+    row,
+    table1_frame,
+    table1_markdown,
+    verdict_words,
+)
 from vtlab.experiments.hu_lte.plan import (
     ACK_PATH_MBPS,
     ADAPTIVE,
@@ -18,11 +24,11 @@ from vtlab.experiments.hu_lte.plan import (
     CUBIC_6M,
     GOOD_RSRP,
     POOR_RSRP,
-    PRESET,
     PROFILE,
     STATIC_RSRP,
     Plan,
     preset_lambda,
+    setup_numbers,
     size_label,
 )
 from vtlab.experiments.pipeline import Context, Section
@@ -30,66 +36,24 @@ from vtlab.experiments.pipeline import Context, Section
 TITLE = "Reproduction: Hu, Lin, Bai & Tonguz — LTE Internet access in moving vehicles"
 
 
-def resolved(**spec: Any) -> dict[str, Any]:
-    """The resolved ``lte-cabin`` scenario of ``spec``."""
-    return json.loads(_core.expand(json.dumps({"preset": PRESET, **spec})))
-
-
-def setup_numbers() -> dict[str, Any]:
-    """The preset's numbers the report quotes, from the resolved scenarios."""
-    cubic = resolved(rsrp_dbm=STATIC_RSRP)
-    adaptive = resolved(rsrp_dbm=STATIC_RSRP, adaptive=True)
-    links = {x["name"]: x for x in cubic["links"]}
-    core, lte, cabin = links["core"], links["lte"], links["cabin"]
-    dl, ul = lte["capacity_ab"]["channel"], lte["capacity_ba"]["channel"]
-    tcp, atcp = cubic["flows"][0]["tcp"], adaptive["flows"][0]["tcp"]
-    base_rtt_ms = 2 * sum(x["delay_ns"] for x in (core, lte, cabin)) / 1e6
-    params = next(c for c in _core.congestion_controls() if c["name"] == "acwnd")["params"]
-    return {
-        "core": f"{core['rate_bps'] / 1e9:g} Gbit/s, {core['delay_ns'] / 1e6:g} ms",
-        "radio_delay": f"{lte['delay_ns'] / 1e6:g} ms",
-        "cabin": f"{cabin['rate_bps'] / 1e6:g} Mbit/s, {cabin['delay_ns'] / 1e6:g} ms",
-        "base_rtt_ms": base_rtt_ms,
-        "buffer": size_label(int(lte["queue_bytes"])),
-        "rb": dl["bandwidth_rb"],
-        "mhz": dl["bandwidth_rb"] / 5,
-        "share": dl["share"],
-        "bler": dl["bler"],
-        "harq": dl["harq_max_tx"],
-        "interference": (dl["interference_dbm"], ul["interference_dbm"]),
-        "shadowing": (dl["shadowing_sigma_db"], dl["shadowing_decorrelation_m"]),
-        "itbs": (dl["max_itbs"], ul["max_itbs"]),
-        "recv_buffer": size_label(int(tcp["recv_buffer"])),
-        "recv_buffer_bytes": int(tcp["recv_buffer"]),
-        "send_buffer": size_label(int(tcp["send_buffer"])),
-        "arwnd_buffer": size_label(int(atcp["recv_buffer"])),
-        "rwnd": atcp["rwnd"],
-        "acwnd": {p["name"]: p["default_linux"] for p in params[:5]},
-        "mss": tcp["mss"],
-    }
-
-
-def header(ctx: Context) -> str:
-    cfg, plan, runs = ctx.config, ctx.plan, ctx.runs
+def header_rows(ctx: Context) -> list[list[str]]:
+    cfg, runs = ctx.config, ctx.runs
     profile_note = f"`{PROFILE}` for every run (the paper's stack)" + (
         "" if cfg.profile == PROFILE else f"; `--profile {cfg.profile}` is not used"
     )
-    rows = [
-        ["command", f"`{cfg.command(ctx.study.name)}`"],
-        ["vtlab version", f"{common.version()} (core build {common.core_build()})"],
+    return [
         ["TCP profile", profile_note],
         ["runs per point", f"{runs} (seeds 1–{runs}; seed k gives every scheme the same channel)"],
-        ["simulated time per run", f"{plan.stop_s:g} s"],
-        *common.session_rows(ctx.campaign_wall_s, ctx.wall_s, ctx.simulated, ctx.loaded),
+        ["simulated time per run", f"{ctx.plan.stop_s:g} s"],
     ]
-    text = [f"# {TITLE}\n", f"{ctx.study.citation}.\n", common.md_table(["", ""], rows, align="ll")]
-    if cfg.quick:
-        text.append(
-            f"> **Quick version** (CI): {runs} runs of {plan.stop_s:g} s, fewer RSRP levels, "
-            "speeds and sensitivity points. The numbers are noisy; run without `--quick` "
-            "for the reproduction.\n"
-        )
-    return "\n".join(text)
+
+
+def quick_note(ctx: Context) -> str:
+    return (
+        f"> **Quick version** (CI): {ctx.runs} runs of {ctx.plan.stop_s:g} s, fewer RSRP "
+        "levels, speeds and sensitivity points. The numbers are noisy; run without "
+        "`--quick` for the reproduction.\n"
+    )
 
 
 def setup(ctx: Context) -> str:
@@ -150,8 +114,6 @@ def setup(ctx: Context) -> str:
 
 
 def table1_section(ctx: Context) -> str:
-    from vtlab.experiments.hu_lte.analysis import table1_frame, table1_markdown
-
     t = ctx.s["table1"]
     frame = table1_frame(ctx)
     rows = []
@@ -179,15 +141,12 @@ def table1_section(ctx: Context) -> str:
     )
 
 
-def paper_numbers(ctx: Context) -> str:
+def disagreement(ctx: Context) -> str:
+    """Where the paper's own numbers disagree with each other."""
     p = ctx.paper
     dl, ul = p.value("table1/DL/ratio") - 1, p.value("table1/UL/ratio") - 1
-    big = common.LARGE_DEVIATION * 100
     return (
-        "## The paper's numbers beside vtlab's\n\n"
-        f"Relative differences beyond {big:g} % are in bold; gains are in per cent.\n\n"
-        + common.comparison_table(ctx.comparisons, digits=3)
-        + "\n**The paper's numbers disagree with each other.** Table I gives a DL gain "
+        "\n**The paper's numbers disagree with each other.** Table I gives a DL gain "
         f"of {pct(dl)} ({p.value('table1/DL/ARWND+ACWND'):g} / "
         f"{p.value('table1/DL/CUBIC'):g} − 1) and a UL gain of {pct(ul)}. The text's "
         f"“up to {p.value('text/DL/gain') * 100:.0f}%” and "
@@ -205,33 +164,22 @@ def paper_numbers(ctx: Context) -> str:
     )
 
 
-def claims(ctx: Context) -> str:
-    held = sum(1 for f in ctx.findings if f.holds is True)
-    return (
-        "## The paper's claims, checked on our data\n\n"
-        f"{held} of {len(ctx.findings)} claims hold in full on this campaign; the verdict "
-        "column marks the others (n/a: no data in this campaign).\n\n"
-        + common.md_table(
-            ["where", "paper", "vtlab", "verdict"],
-            [[f.where, f.claim, f.evidence, verdict_words(f.holds)] for f in ctx.findings],
-            align="llll",
-        )
-    )
-
-
 def sections() -> list[Section]:
-    from vtlab.experiments.hu_lte import discussion
-
     return [
-        Section("header", header),
+        pipeline.header_section(TITLE, header_rows, quick_note),
         Section("setup", setup),
         Section("table1", table1_section),
-        Section("paper numbers", paper_numbers),
-        Section("claims", claims),
+        pipeline.comparison_section(3, note="; gains are in per cent", after=disagreement),
+        pipeline.findings_section(
+            "The paper's claims, checked on our data",
+            "{held} of {total} claims hold in full on this campaign; the verdict column "
+            "marks the others (n/a: no data in this campaign).",
+            verdict=verdict_words,
+        ),
         Section("rtt", discussion.rtt_section),
         Section("lambda", discussion.lambda_section),
         Section("sensitivity", discussion.sensitivity_section),
         Section("not run", discussion.not_run),
         Section("deviations", discussion.deviations),
-        Section("files", discussion.files),
+        pipeline.files_section(discussion.FILES),
     ]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from vtlab.experiments import common
+from vtlab.experiments import common, pipeline
 from vtlab.experiments.iso15118.analysis import LOOP, best_lower_bound, fmt_ms, fmt_p
 from vtlab.experiments.iso15118.plan import (
     BURSTS,
@@ -24,7 +24,7 @@ from vtlab.experiments.iso15118.plan import (
     loss_label,
     setup_numbers,
 )
-from vtlab.experiments.pipeline import Context, Section, verdict_word
+from vtlab.experiments.pipeline import Context, Section
 
 TITLE = "Study: ISO 15118-2 charging sessions over a lossy power-line link"
 #: The burst size and congestion control of the report's per-loss tables (the full
@@ -42,12 +42,10 @@ def _minutes(plan: Any) -> str:
     return f"{plan.duration_s / 60:g}-minute"
 
 
-def header(ctx: Context) -> str:
-    cfg, plan, n = ctx.config, ctx.plan, setup_numbers(ctx.plan)
+def header_rows(ctx: Context) -> list[list[str]]:
+    plan, n = ctx.plan, setup_numbers(ctx.plan)
     stacks = ", ".join(f"`{k}` = `{STACKS[k]}`" for k in plan.stacks)
-    rows = [
-        ["command", f"`{cfg.command(ctx.study.name)}`"],
-        ["vtlab version", f"{common.version()} (core build {common.core_build()})"],
+    return [
         [
             "session",
             f"`{PROFILE}`, a {_minutes(plan)} charging loop: {n['exchanges']} exchanges, "
@@ -71,16 +69,15 @@ def header(ctx: Context) -> str:
             "runs per cell",
             f"{ctx.runs} (seeds 1–{ctx.runs}; seed k: the same losses for every stack and cc)",
         ],
-        *common.session_rows(ctx.campaign_wall_s, ctx.wall_s, ctx.simulated, ctx.loaded),
     ]
-    text = [f"# {TITLE}\n", f"{ctx.study.citation}\n", common.md_table(["", ""], rows, align="ll")]
-    if cfg.quick:
-        text.append(
-            f"> **Quick version** (CI): {ctx.runs} runs of {_minutes(plan)} sessions per "
-            "cell, a reduced grid. With so few runs no cell can show a survival of "
-            f"{SURVIVAL_TARGET:g} (below); run without `--quick` for the study.\n"
-        )
-    return "\n".join(text)
+
+
+def quick_note(ctx: Context) -> str:
+    return (
+        f"> **Quick version** (CI): {ctx.runs} runs of {_minutes(ctx.plan)} sessions per "
+        "cell, a reduced grid. With so few runs no cell can show a survival of "
+        f"{SURVIVAL_TARGET:g} (below); run without `--quick` for the study.\n"
+    )
 
 
 def _headline_line(r: pd.Series, runs_word: str) -> str:
@@ -214,13 +211,6 @@ def station(ctx: Context) -> str:
     return "\n".join(lines)
 
 
-def findings(ctx: Context) -> str:
-    rows = [[f.where, f.claim, f.evidence, verdict_word(f.holds)] for f in ctx.findings]
-    return "## Findings\n\n" + common.md_table(
-        ["where", "statement", "vtlab", "verdict"], rows, align="llll"
-    )
-
-
 def method(ctx: Context) -> str:
     z = Z95
     return "\n".join(
@@ -254,12 +244,12 @@ def _runs_needed() -> int:
 
 def sections() -> list[Section]:
     return [
-        Section("header", header),
+        pipeline.header_section(TITLE, header_rows, quick_note),
         Section("headline", headline),
         Section("survival", survival),
         Section("tail", tail_and_energy),
         Section("station", station),
-        Section("findings", findings),
+        pipeline.findings_section("Findings", headers=("where", "statement", "vtlab", "verdict")),
         Section("method", method),
     ]
 

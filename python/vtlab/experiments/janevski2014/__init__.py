@@ -41,7 +41,7 @@ CITATION = (
     "T. Janevski and I. Petrov, *Cross-layer TCP Performance Analysis in IEEE 802.11 "
     "Vehicular Environments* (2014; ns-2: Tahoe, Reno, NewReno, Vegas and Sack between "
     "vehicles over 802.11, single hop and an 8-hop chain; the figures' data are not in "
-    "the text, only the numbers and claims quoted below)"
+    "the text, only the numbers and claims quoted below)."
 )
 
 STUDY = Study.of_modules(

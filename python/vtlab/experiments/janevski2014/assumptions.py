@@ -1,7 +1,7 @@
-"""Janevski & Petrov: the report's "Assumptions", "Deviations and sensitivity" and
-"Files" sections — every choice where the paper is silent, with the plan's parameter
-that holds it, and where vtlab's numbers and the paper's part, with the runs'
-numbers that show why."""
+"""Janevski & Petrov: the report's "Assumptions" and "Deviations and sensitivity"
+sections and its file list — every choice where the paper is silent, with the plan's
+parameter that holds it, and where vtlab's numbers and the paper's part, with the
+runs' numbers that show why."""
 
 from __future__ import annotations
 
@@ -23,8 +23,8 @@ from vtlab.experiments.janevski2014.plan import (
     REFERENCE,
     ROUTING,
     VEGAS_PARAMS,
+    setup_numbers,
 )
-from vtlab.experiments.janevski2014.report import setup_numbers
 from vtlab.experiments.pipeline import Context
 
 
@@ -278,32 +278,30 @@ def deviations(ctx: Context) -> str:
     return "## Deviations and sensitivity\n\n" + "\n".join(bullets) + "\n"
 
 
-def files(ctx: Context) -> str:
-    rows = [
-        [
-            "`fig3.png` … `fig10.png` (+ `.svg`)",
-            "the paper's Figs. 3–10: throughput against DupAck per IFQ, one line per TCP, and "
-            "the IFQ curves (errors: 20 % on-off)",
-        ],
-        [
-            "`fig4_calibrated.png`, `fig6_…`, `fig8_…`, `fig10_calibrated.png`",
-            "the figures with errors under the calibrated reading",
-        ],
-        ["`maxima.png`, `maxima.csv/.md`", "highest throughput per TCP, topology and error level"],
-        [
-            "`points.*`, `by_ifq.*`, `by_tcp.*`",
-            "every grid point; averages over DupAck; averages over IFQ and DupAck (with the "
-            "figure number)",
-        ],
-        ["`dupack_spread.*`", "each curve's spread over DupAck (≥ 3 and all)"],
-        ["`delack_gain.png`, `delack_gain.*`", "DelAck 2 − DelAck 1, paired by seed"],
-        ["`rts.png`, `rts.*`", "RTS/CTS on and off"],
-        [
-            "`error_readings.png`, `error_readings.*`",
-            "the error model's readings and the throughput they cost",
-        ],
-        ["`persistence.*`", "ns-2's persistence against vtlab's SYN and RTO limits"],
-        ["`findings.*`, `comparison.*`", "the claims and the paper's numbers"],
-        ["`runs/`, `campaign.json`", "the run store and the session log"],
-    ]
-    return "## Files\n\n" + common.md_table(["file", "content"], rows, align="ll")
+#: The report's file list (the run store's row follows it).
+FILES = [
+    [
+        "`fig3.png` … `fig10.png` (+ `.svg`)",
+        "the paper's Figs. 3–10: throughput against DupAck per IFQ, one line per TCP, and "
+        "the IFQ curves (errors: 20 % on-off)",
+    ],
+    [
+        "`fig4_calibrated.png`, `fig6_…`, `fig8_…`, `fig10_calibrated.png`",
+        "the figures with errors under the calibrated reading",
+    ],
+    ["`maxima.png`, `maxima.csv/.md`", "highest throughput per TCP, topology and error level"],
+    [
+        "`points.*`, `by_ifq.*`, `by_tcp.*`",
+        "every grid point; averages over DupAck; averages over IFQ and DupAck (with the "
+        "figure number)",
+    ],
+    ["`dupack_spread.*`", "each curve's spread over DupAck (≥ 3 and all)"],
+    ["`delack_gain.png`, `delack_gain.*`", "DelAck 2 − DelAck 1, paired by seed"],
+    ["`rts.png`, `rts.*`", "RTS/CTS on and off"],
+    [
+        "`error_readings.png`, `error_readings.*`",
+        "the error model's readings and the throughput they cost",
+    ],
+    ["`persistence.*`", "ns-2's persistence against vtlab's SYN and RTO limits"],
+    ["`findings.*`, `comparison.*`", "the claims and the paper's numbers"],
+]

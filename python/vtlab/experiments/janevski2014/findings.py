@@ -33,6 +33,7 @@ from vtlab.experiments.janevski2014.plan import (
     LOSSY,
     SACK,
     VEGAS,
+    setup_numbers,
 )
 from vtlab.experiments.pipeline import Claim, Context
 
@@ -132,8 +133,6 @@ def timeout(ctx: Context) -> Result:
     paper_ms = ctx.paper.value("text/ten_packets_ms")
     n = ctx.paper.value("text/packets")
     t = n * ctx.plan.segment * 8 / (r["mean"] * 1e3) * 1e3
-    from vtlab.experiments.janevski2014.report import setup_numbers
-
     rto_min = setup_numbers(ctx.plan)["rto_min_ms"]
     p = need(
         ctx.s["points"], **{k: r[k] for k in ("hops", "delack", "error", "tcp", "ifq", "dupack")}

@@ -38,11 +38,14 @@ them with their values):
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from vtlab.experiments.common import Config, Grid
+from vtlab.scenario import Scenario
 from vtlab.sweep import Axis
 
 PRESET = "vanet-chain"
@@ -218,6 +221,56 @@ def base(plan: Plan) -> dict[str, Any]:
 def figure_of(hops: int, delack: int, lossy: bool) -> int:
     """The paper's figure number of a (topology, DelAck, error) case."""
     return 3 + 4 * (hops > 1) + 2 * (delack == 2) + int(lossy)
+
+
+def _two_ray_range_m(w: dict[str, Any], threshold_dbm: float) -> float:
+    """Distance at which two-ray ground (beyond its crossover) falls to a threshold."""
+    p = w["propagation"]
+    pt_w = 10 ** (w["tx_power_dbm"] / 10) / 1e3
+    pr_w = 10 ** (threshold_dbm / 10) / 1e3
+    return (pt_w * p["height_m"] ** 4 / (pr_w * p["system_loss"])) ** 0.25
+
+
+@functools.cache
+def setup_numbers(plan: Plan) -> dict[str, Any]:
+    """The resolved scenario's numbers the report quotes (8-hop chain, Vegas, DelAck 2)."""
+    tcp = {**base(plan)["tcp"], "cc": "vegas", "cc_params": dict(VEGAS_PARAMS)}
+    spec = Scenario({**base(plan), "hops": max(plan.hops), "delack": 2, "tcp": tcp}).expanded()
+    w = spec["media"][0]["wifi"]
+    tcp = spec["flows"][0]["tcp"]
+    mob = spec["media"][0]["mobility"]
+    return {
+        "nodes": len(spec["media"][0]["nodes"]),
+        "spacing_m": mob[1]["x_m"] - mob[0]["x_m"],
+        "speed_kmh": mob[0]["vx_mps"] * 3.6,
+        "standard": w["standard"],
+        "rate_kbps": w["data_rate_kbps"],
+        "control_kbps": w["control_rate_kbps"],
+        "preamble": "short" if w["short_preamble"] else "long",
+        "slot_us": w["slot_ns"] / 1e3,
+        "sifs_us": w["sifs_ns"] / 1e3,
+        "cw": (w["cw_min"], w["cw_max"]),
+        "rts_threshold": w["rts_threshold_bytes"],
+        "retries": (w["short_retry_limit"], w["long_retry_limit"]),
+        "mac_overhead": w["mac_overhead_bytes"],
+        "tx_dbm": w["tx_power_dbm"],
+        "rx_range_m": _two_ray_range_m(w, w["rx_sensitivity_dbm"]),
+        "cs_range_m": _two_ray_range_m(w, w["cca_threshold_dbm"]),
+        "sinr_db": w["reception"].get("sinr_db", math.nan),
+        "propagation": w["propagation"]["model"],
+        "mss": tcp["mss"],
+        "header": tcp["header_bytes"],
+        "window_pkts": tcp["recv_buffer"] // tcp["mss"],
+        "initial_cwnd": tcp["initial_cwnd"],
+        "rto_min_ms": tcp["rto_min_ns"] / 1e6,
+        "rto_initial_ms": tcp["rto_initial_ns"] / 1e6,
+        "delack_ms": tcp["delayed_ack_timeout_ns"] / 1e6,
+        "limited_transmit": tcp["limited_transmit"],
+        "timestamps": tcp["timestamps"],
+        "vegas": tcp["cc_params"],
+        "vegas_recovery": tcp["recovery"],
+        "profile": tcp["profile"],
+    }
 
 
 # -- grids -----------------------------------------------------------------------------

@@ -1,18 +1,19 @@
-"""Janevski & Petrov: the report's first sections — header, the paper's setup against
-vtlab's, the results (maxima and one table per figure), the paper's numbers and its
-claims. Every number is computed from the runs, read from the resolved
-``vanet-chain`` scenarios or the plan, or read from ``paper.toml``. The assumptions,
-deviations and sensitivity sections are in :mod:`.assumptions`."""
+"""Janevski & Petrov: the report, as a list of sections — the header's own rows, the
+paper's setup against vtlab's, the results (maxima and one table per figure) and the
+claims' note on the error model; the pipeline's shared sections (header, the paper's
+numbers, the claims, the files) around them. Every number is computed from the runs,
+read from the resolved ``vanet-chain`` scenarios or the plan, or read from
+``paper.toml``. The assumptions, deviations and sensitivity sections and the file list
+are in :mod:`.assumptions`."""
 
 from __future__ import annotations
 
-import functools
-import math
-from typing import Any
-
-from vtlab.experiments import common
+from vtlab.experiments import common, pipeline
+from vtlab.experiments.janevski2014 import assumptions
 from vtlab.experiments.janevski2014.analysis import (
     figure_keys,
+    maxima_markdown,
+    maxima_table,
     paper_figures,
     select,
     verdict_words,
@@ -23,72 +24,17 @@ from vtlab.experiments.janevski2014.plan import (
     ERROR_20,
     LOSSY,
     ROUTING,
-    VEGAS_PARAMS,
-    Plan,
-    base,
+    setup_numbers,
 )
 from vtlab.experiments.pipeline import Context, Section
-from vtlab.scenario import Scenario
 
 TITLE = "Reproduction: Janevski & Petrov — TCP over 802.11 between vehicles"
 
 
-def _two_ray_range_m(w: dict[str, Any], threshold_dbm: float) -> float:
-    """Distance at which two-ray ground (beyond its crossover) falls to a threshold."""
-    p = w["propagation"]
-    pt_w = 10 ** (w["tx_power_dbm"] / 10) / 1e3
-    pr_w = 10 ** (threshold_dbm / 10) / 1e3
-    return (pt_w * p["height_m"] ** 4 / (pr_w * p["system_loss"])) ** 0.25
-
-
-@functools.cache
-def setup_numbers(plan: Plan) -> dict[str, Any]:
-    """The resolved scenario's numbers the report quotes (8-hop chain, Vegas, DelAck 2)."""
-    tcp = {**base(plan)["tcp"], "cc": "vegas", "cc_params": dict(VEGAS_PARAMS)}
-    spec = Scenario({**base(plan), "hops": max(plan.hops), "delack": 2, "tcp": tcp}).expanded()
-    w = spec["media"][0]["wifi"]
-    tcp = spec["flows"][0]["tcp"]
-    mob = spec["media"][0]["mobility"]
-    return {
-        "nodes": len(spec["media"][0]["nodes"]),
-        "spacing_m": mob[1]["x_m"] - mob[0]["x_m"],
-        "speed_kmh": mob[0]["vx_mps"] * 3.6,
-        "standard": w["standard"],
-        "rate_kbps": w["data_rate_kbps"],
-        "control_kbps": w["control_rate_kbps"],
-        "preamble": "short" if w["short_preamble"] else "long",
-        "slot_us": w["slot_ns"] / 1e3,
-        "sifs_us": w["sifs_ns"] / 1e3,
-        "cw": (w["cw_min"], w["cw_max"]),
-        "rts_threshold": w["rts_threshold_bytes"],
-        "retries": (w["short_retry_limit"], w["long_retry_limit"]),
-        "mac_overhead": w["mac_overhead_bytes"],
-        "tx_dbm": w["tx_power_dbm"],
-        "rx_range_m": _two_ray_range_m(w, w["rx_sensitivity_dbm"]),
-        "cs_range_m": _two_ray_range_m(w, w["cca_threshold_dbm"]),
-        "sinr_db": w["reception"].get("sinr_db", math.nan),
-        "propagation": w["propagation"]["model"],
-        "mss": tcp["mss"],
-        "header": tcp["header_bytes"],
-        "window_pkts": tcp["recv_buffer"] // tcp["mss"],
-        "initial_cwnd": tcp["initial_cwnd"],
-        "rto_min_ms": tcp["rto_min_ns"] / 1e6,
-        "rto_initial_ms": tcp["rto_initial_ns"] / 1e6,
-        "delack_ms": tcp["delayed_ack_timeout_ns"] / 1e6,
-        "limited_transmit": tcp["limited_transmit"],
-        "timestamps": tcp["timestamps"],
-        "vegas": tcp["cc_params"],
-        "vegas_recovery": tcp["recovery"],
-        "profile": tcp["profile"],
-    }
-
-
-def header(ctx: Context) -> str:
+def header_rows(ctx: Context) -> list[list[str]]:
     cfg, plan, runs = ctx.config, ctx.plan, ctx.runs
     n_points = len(ctx.s["points"])
-    rows = [
-        ["command", f"`{cfg.command(ctx.study.name)}`"],
-        ["vtlab version", f"{common.version()} (core build {common.core_build()})"],
+    return [
         ["TCP profile", f"`{cfg.profile}` (ns-2's agents emulated by the preset's settings)"],
         [
             "runs per point",
@@ -103,16 +49,15 @@ def header(ctx: Context) -> str:
             f"{n_points} points: hops × DelAck × errors × TCP × IFQ × DupAck "
             f"{', '.join(map(str, plan.dupacks))}",
         ],
-        *common.session_rows(ctx.campaign_wall_s, ctx.wall_s, ctx.simulated, ctx.loaded),
     ]
-    text = [f"# {TITLE}\n", f"{ctx.study.citation}.\n", common.md_table(["", ""], rows, align="ll")]
-    if cfg.quick:
-        text.append(
-            f"> **Quick version** (CI): {runs} runs of {plan.duration_s:g} s, DupAck "
-            f"{', '.join(map(str, plan.dupacks))} only, fewer error readings. The numbers are "
-            "noisy; run without `--quick` for the reproduction.\n"
-        )
-    return "\n".join(text)
+
+
+def quick_note(ctx: Context) -> str:
+    return (
+        f"> **Quick version** (CI): {ctx.runs} runs of {ctx.plan.duration_s:g} s, DupAck "
+        f"{', '.join(map(str, ctx.plan.dupacks))} only, fewer error readings. The numbers "
+        "are noisy; run without `--quick` for the reproduction.\n"
+    )
 
 
 def _setup_net(ctx: Context) -> list[list[str]]:
@@ -235,8 +180,6 @@ def _fig_table(ctx: Context, number: int, reading: str) -> str:
 
 
 def results(ctx: Context) -> str:
-    from vtlab.experiments.janevski2014.analysis import maxima_markdown, maxima_table
-
     text = [
         "## Results\n",
         "**Highest mean throughput (kbit/s) per TCP version**, over DelAck, IFQ and DupAck "
@@ -258,47 +201,34 @@ def results(ctx: Context) -> str:
     return "\n".join(text)
 
 
-def paper_numbers(ctx: Context) -> str:
-    big = common.LARGE_DEVIATION * 100
+def readings_note(ctx: Context) -> str:
+    """The claims' note on the two readings of the error model."""
     return (
-        "## The paper's numbers beside vtlab's\n\n"
-        f"Relative differences beyond {big:g} % are in bold; degradations in per cent.\n\n"
-        + common.comparison_table(ctx.comparisons, digits=1)
-    )
-
-
-def claims(ctx: Context) -> str:
-    held = sum(1 for f in ctx.findings if f.holds is True)
-    return (
-        "## The paper's claims, checked on our data\n\n"
-        f"{held} of {len(ctx.findings)} checks hold in full; the verdict column marks the "
-        "others (n/a: nothing to decide it, e.g. no traffic). A claim about the figures "
-        "with errors is checked under both readings of the error model: "
-        f"[{TAGS[ERROR_20]}] is the paper's {ctx.paper.value('setup/error') * 100:g} % read "
-        f"as the preset does; [{TAGS[CALIBRATED]}] is the reading that costs single-hop "
+        " A claim about the figures with errors is checked under both readings of the error "
+        f"model: [{TAGS[ERROR_20]}] is the paper's {ctx.paper.value('setup/error') * 100:g} % "
+        f"read as the preset does; [{TAGS[CALIBRATED]}] is the reading that costs single-hop "
         f"NewReno about {ctx.paper.value('results/degradation') * 100:g} % of its "
-        "throughput.\n\n"
-        + common.md_table(
-            ["where", "paper", "vtlab", "verdict"],
-            [[f.where, f.claim, f.evidence, verdict_words(f.holds)] for f in ctx.findings],
-            align="llll",
-        )
+        "throughput."
     )
 
 
 def sections() -> list[Section]:
-    from vtlab.experiments.janevski2014 import assumptions
-
     return [
-        Section("header", header),
+        pipeline.header_section(TITLE, header_rows, quick_note),
         Section("setup", setup),
         Section("results", results),
-        Section("paper numbers", paper_numbers),
-        Section("claims", claims),
+        pipeline.comparison_section(1, note="; degradations in per cent"),
+        pipeline.findings_section(
+            "The paper's claims, checked on our data",
+            "{held} of {total} checks hold in full; the verdict column marks the others (n/a: "
+            "nothing to decide it, e.g. no traffic).",
+            note=readings_note,
+            verdict=verdict_words,
+        ),
         Section("assumptions", assumptions.assumptions),
         Section("deviations", assumptions.deviations),
-        Section("files", assumptions.files),
+        pipeline.files_section(assumptions.FILES),
     ]
 
 
-__all__ = ["TITLE", "sections", "setup_numbers"]
+__all__ = ["TITLE", "sections"]

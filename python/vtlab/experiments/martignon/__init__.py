@@ -47,7 +47,7 @@ DESCRIPTION = (
 CITATION = (
     "F. Martignon, *TCP NewReno enhanced with the Vegas loss predictor (TCP NewReno-LP)*, "
     "ns-2 study of loss differentiation over heterogeneous wired/wireless networks (the "
-    "figures' data are not in the text, only the numbers and claims quoted below)"
+    "figures' data are not in the text, only the numbers and claims quoted below)."
 )
 
 STUDY = Study.of_modules(

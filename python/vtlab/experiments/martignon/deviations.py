@@ -26,8 +26,8 @@ from vtlab.experiments.martignon.plan import (
     WO,
     Plan,
     other_profile,
+    timers,
 )
-from vtlab.experiments.martignon.report import _timers
 from vtlab.experiments.pipeline import Context
 
 #: Accuracy is compared with the paper's floor above this PER (the window rarely
@@ -209,7 +209,7 @@ def _short(s: Mapping[str, Any], plan: Plan, paper: Any) -> list[str]:
     short = s["short"]
     iw = max(plan.short_iws)
     lp10, nr10 = (_row(short, variant=v, iw=iw) for v in (LP, NR))
-    syn, rto = _timers(plan)
+    syn, rto = timers(plan)
     segments = math.ceil(plan.short_bytes / MSS)
     lp2, nr2 = (_row(short, variant=v, iw=INITIAL_CWND) for v in (LP, NR))
     if lp2 is not None and nr2 is not None:

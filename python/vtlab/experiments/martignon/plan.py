@@ -31,6 +31,7 @@ import numpy as np
 
 from vtlab.experiments import common
 from vtlab.experiments.common import Config, Grid
+from vtlab.scenario import Scenario
 from vtlab.sweep import Axis
 
 # -- the algorithms --------------------------------------------------------------------
@@ -182,6 +183,12 @@ def _long(plan: Plan, **extra: Any) -> dict[str, Any]:
         "tcp": dict(TCP),
         **extra,
     }
+
+
+def timers(plan: Plan) -> tuple[float, float]:
+    """SYN timeout and minimum RTO (s) of the ns3 profile on the study's path."""
+    tcp = Scenario(_long(plan)).expanded()["flows"][0]["tcp"]
+    return tcp["syn_timeout_ns"] / 1e9, tcp["rto_min_ns"] / 1e9
 
 
 def _start_offsets(replica: int, flows: int) -> list[float]:

@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from vtlab.experiments import common
-from vtlab.experiments.martignon.analysis import _row
+from vtlab.experiments import common, pipeline
+from vtlab.experiments.martignon.analysis import _row, verdict_words
+from vtlab.experiments.martignon.deviations import deviations
 from vtlab.experiments.martignon.findings import pct, per_label
 from vtlab.experiments.martignon.plan import (
     BUFFER,
@@ -34,6 +35,7 @@ from vtlab.experiments.martignon.plan import (
     _friend_base,
     _long,
     other_profile,
+    timers,
 )
 from vtlab.experiments.pipeline import Context, Section
 from vtlab.scenario import Scenario
@@ -78,12 +80,6 @@ def _fill(plan: Plan, rate_mbps: float) -> int:
     n = _setup_numbers(plan)
     pipe = rate_mbps * 1e6 * float(n["rtt"].split()[0]) / 1e3 / (8 * n["packet"])
     return round(pipe + math.ceil(pipe))
-
-
-def _timers(plan: Plan) -> tuple[float, float]:
-    """SYN timeout and minimum RTO (s) of the ns3 profile on the study's path."""
-    tcp = Scenario(_long(plan)).expanded()["flows"][0]["tcp"]
-    return tcp["syn_timeout_ns"] / 1e9, tcp["rto_min_ns"] / 1e9
 
 
 def _setup_section(plan: Plan, paper_transfers: int) -> str:
@@ -343,7 +339,7 @@ def _rtt_short_section(s: Mapping[str, Any], plan: Plan) -> str:
         f"{plan.short_bytes / 1000:g} kB transfer is {math.ceil(plan.short_bytes / MSS)} "
         f"segments: with {plan.short_loss:.0%} loss most transfers see no loss, and the mean "
         "is set by the few that wait for a retransmission timeout (the SYN's "
-        f"{_timers(plan)[0]:g} s timer, or the {_timers(plan)[1]:g} s minimum RTO), where LP "
+        f"{timers(plan)[0]:g} s timer, or the {timers(plan)[1]:g} s minimum RTO), where LP "
         "and NewReno behave identically (cwnd = 1 "
         "segment after a timeout). A loss that triple duplicate ACKs can detect needs "
         "more segments in flight than a 7-segment transfer usually has.\n"
@@ -469,67 +465,39 @@ def _profile_section(s: Mapping[str, Any], profile: str, alt: str, plan: Plan) -
 # -- the sections ----------------------------------------------------------------------
 
 
-def header(ctx: Context) -> str:
-    cfg, plan, runs = ctx.config, ctx.plan, ctx.runs
+def header_rows(ctx: Context) -> list[list[str]]:
+    cfg, runs = ctx.config, ctx.runs
     alt = other_profile(cfg.profile)
-    rows = [
-        ["command", f"`{cfg.command(ctx.study.name)}`"],
-        ["vtlab version", f"{common.version()} (core build {common.core_build()})"],
+    return [
         [
             "TCP profile",
             f'`{cfg.profile}` with `recovery = "newreno"` and `timestamps = false` '
             f"for every sender; the predictor's RTT signal is also run under `{alt}`",
         ],
         ["runs per point", f"{runs} (seeds 1–{runs}; common random numbers)"],
-        *common.session_rows(ctx.campaign_wall_s, ctx.wall_s, ctx.simulated, ctx.loaded),
     ]
-    text = [
-        f"# {TITLE}\n",
-        f"{ctx.study.citation}.\n",
-        common.md_table(["", ""], rows, align="ll"),
-    ]
-    if cfg.quick:
-        text.append(
-            f"> **Quick version** (CI): {runs} runs of {plan.duration_s:g} s, PER "
-            f"{', '.join(per_label(p) for p in plan.pers)}, Bad-state PER "
-            f"{', '.join(per_label(p) for p in plan.bad_pers)}, RTT "
-            f"{', '.join(f'{r:g}' for r in plan.rtts_ms)} ms, {plan.short_flows} short "
-            "transfers per run. The numbers are noisy; run without `--quick` for the "
-            "reproduction.\n"
-        )
-    return "\n".join(text)
 
 
-def paper_numbers(ctx: Context) -> str:
-    big = common.LARGE_DEVIATION * 100
+def quick_note(ctx: Context) -> str:
+    plan, runs = ctx.plan, ctx.runs
     return (
-        "## The paper's numbers beside vtlab's\n\n"
-        f"The text quotes {len(ctx.comparisons)} numbers; the figures' data are not in it. "
-        f"Relative differences beyond {big:g} % are in bold.\n\n"
-        + common.comparison_table(ctx.comparisons, digits=4)
+        f"> **Quick version** (CI): {runs} runs of {plan.duration_s:g} s, PER "
+        f"{', '.join(per_label(p) for p in plan.pers)}, Bad-state PER "
+        f"{', '.join(per_label(p) for p in plan.bad_pers)}, RTT "
+        f"{', '.join(f'{r:g}' for r in plan.rtts_ms)} ms, {plan.short_flows} short "
+        "transfers per run. The numbers are noisy; run without `--quick` for the "
+        "reproduction.\n"
     )
 
 
-def claims(ctx: Context) -> str:
-    from vtlab.experiments.martignon.analysis import verdict_words
-
-    held = sum(1 for f in ctx.findings if f.holds is True)
-    return (
-        "## The study's claims, checked on our data\n\n"
-        f"{held} of {len(ctx.findings)} claims hold in full on this campaign; the "
-        "verdict column marks the others.\n\n"
-        + common.md_table(
-            ["where", "paper", "vtlab", "verdict"],
-            [[f.where, f.claim, f.evidence, verdict_words(f.holds)] for f in ctx.findings],
-            align="llll",
-        )
-    )
+def quoted(ctx: Context) -> str:
+    return f"The text quotes {len(ctx.comparisons)} numbers; the figures' data are not in it. "
 
 
-def files(ctx: Context) -> str:
+def files(ctx: Context) -> list[list[str]]:
     plan, profile = ctx.plan, ctx.config.profile
     rates = ", ".join(f"{r}" for r in plan.rates_mbps)
-    rows = [
+    return [
         [
             "`fig2.png/.svg`",
             "Fig. 2a/b: accuracy vs PER (independent) and Bad-state PER (correlated); "
@@ -553,22 +521,23 @@ def files(ctx: Context) -> str:
         ["`profiles.*`", f"goodput, RTOs and queue drops, {profile} vs {other_profile(profile)}"],
         ["`westwood.*`, `vp.*`, `buffers.*`", "the sensitivity runs"],
         ["`findings.*`, `comparison.*`", "the tables above"],
-        ["`runs/`, `campaign.json`", "the run store and the session log"],
     ]
-    return "## Files\n\n" + common.md_table(["file", "content"], rows, align="ll")
 
 
 def sections() -> list[Section]:
-    from vtlab.experiments.martignon.deviations import deviations
-
     def alt(ctx: Context) -> str:
         return other_profile(ctx.config.profile)
 
     return [
-        Section("header", header),
+        pipeline.header_section(TITLE, header_rows, quick_note),
         Section("setup", lambda c: _setup_section(c.plan, int(c.paper.value("short_transfers")))),
-        Section("paper numbers", paper_numbers),
-        Section("claims", claims),
+        pipeline.comparison_section(4, lead=quoted),
+        pipeline.findings_section(
+            "The study's claims, checked on our data",
+            "{held} of {total} claims hold in full on this campaign; the verdict column "
+            "marks the others.",
+            verdict=verdict_words,
+        ),
         Section("accuracy", lambda c: _accuracy_section(c.s, c.config.profile, alt(c), c.plan)),
         Section("goodput", lambda c: _goodput_section(c.s, c.plan)),
         Section("rtt and short", lambda c: _rtt_short_section(c.s, c.plan)),
@@ -576,5 +545,5 @@ def sections() -> list[Section]:
         Section("westwood", lambda c: _westwood_section(c.s, c.plan)),
         Section("profiles", lambda c: _profile_section(c.s, c.config.profile, alt(c), c.plan)),
         Section("deviations", deviations),
-        Section("files", files),
+        pipeline.files_section(files),
     ]

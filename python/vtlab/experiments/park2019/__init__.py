@@ -39,7 +39,7 @@ DESCRIPTION = (
 )
 CITATION = (
     "J. Park, H. Kim, J.-Y. Choi, *Improving TCP Performance in Vehicle-To-Grid (V2G) "
-    "Communication*, Electronics 8(11):1206, 2019, doi:10.3390/electronics8111206"
+    "Communication*, Electronics 8(11):1206, 2019, doi:10.3390/electronics8111206."
 )
 
 STUDY = Study(

@@ -22,7 +22,7 @@ from vtlab.experiments.park2019.plan import (
     VARIANTS,
     Plan,
 )
-from vtlab.experiments.pipeline import Context, PaperValues
+from vtlab.experiments.pipeline import Context, PaperValues, verdict_word
 
 # -- summaries -------------------------------------------------------------------------
 
@@ -69,6 +69,21 @@ def _lookup(summary: pd.DataFrame, **labels: Any) -> pd.Series | None:
 def _mean(summary: pd.DataFrame, **labels: Any) -> float:
     row = _lookup(summary, **labels)
     return math.nan if row is None else float(row["mean"])
+
+
+def pct(x: float) -> str:
+    return f"{x * 100:g} %"
+
+
+def verdict_words(holds: bool | str | None) -> str:
+    return verdict_word(holds, yes="yes", no="**no**")
+
+
+def count_verdict(count: int, n: int) -> bool | str:
+    """Holds at (nearly) every level: yes; at least at half of them: partly."""
+    if count >= n - 1:
+        return True
+    return "partly" if 2 * count >= n else False
 
 
 def table2_paper(paper: PaperValues) -> dict[int, dict[str, float]]:

@@ -17,6 +17,7 @@ from vtlab.experiments.common import Comparison
 from vtlab.experiments.park2019.analysis import (
     _mean,
     ns3_reference,
+    pct,
     station_agreement,
     table2_paper,
 )
@@ -27,10 +28,6 @@ from vtlab.experiments.pipeline import Context
 NS3_TOLERANCE = 0.10
 
 Ref = Mapping[tuple[str, float, str], float]
-
-
-def _pct(x: float) -> str:
-    return f"{x * 100:g} %"
 
 
 def _with_reference(ref: Ref, tag: str, loss: float) -> list[str]:
@@ -150,7 +147,7 @@ def _ns3_vs_paper(ctx: Context, ref: Ref) -> list[str]:
     close = [v for v, r in vs_ns3.items() if abs(r) <= NS3_TOLERANCE]
     apart = [v for v, r in vs_ns3.items() if abs(r) > NS3_TOLERANCE]
     tol, big = f"±{NS3_TOLERANCE * 100:.0f} %", f"{common.LARGE_DEVIATION * 100:g} %"
-    head = [f"{_pct(loss)}, {REFERENCE_MB} MB", "paper", "ns-3.44", "ns-3.44 vs paper"]
+    head = [f"{pct(loss)}, {REFERENCE_MB} MB", "paper", "ns-3.44", "ns-3.44 vs paper"]
     head += ["ns-3.44, timestamps off", "vtlab ns3", "vtlab vs ns-3.44"]
     out = [
         "* *The paper's ns-3 vs ns-3.44.* The paper does not name its ns-3 version. "
@@ -170,7 +167,7 @@ def _ns3_vs_paper(ctx: Context, ref: Ref) -> list[str]:
     if apart:
         out.append(
             f"* *vtlab's ns3 profile vs ns-3.44.* vtlab differs from ns-3.44 by more than {tol} "
-            f"at {_pct(loss)} for "
+            f"at {pct(loss)} for "
             + ", ".join(f"{v} ({vs_ns3[v] * 100:+.0f} %)" for v in apart)
             + "; for these, part of the deviation from the paper is vtlab's own, and "
             "docs/validation.md lists the open differences at high loss.\n"
@@ -193,7 +190,7 @@ def _newreno_low_loss(ctx: Context, ref: Ref) -> str:
         )
         rows.append(
             [
-                _pct(x),
+                pct(x),
                 common.fmt(quoted.get(x, math.nan)),
                 common.fmt(on),
                 common.fmt(ours),
@@ -204,14 +201,14 @@ def _newreno_low_loss(ctx: Context, ref: Ref) -> str:
     ours_zero = _mean(ctx.s["fig11a"], variant="NewReno", loss=0.0)
     ratio = ctx.paper["ratio/fig4/Illinois/0.25/NewReno"].value
     return (
-        f"* *NewReno at {_pct(low)}.* The paper's {e.value:.3f} Mbit/s is "
+        f"* *NewReno at {pct(low)}.* The paper's {e.value:.3f} Mbit/s is "
         f"{common.rel_diff(e.value, ns3_zero) * 100:+.0f} % from ns-3.44's loss-free goodput "
         f"({ns3_zero:.3f} Mbit/s; vtlab {ours_zero:.3f}):\n\n"
         + common.md_table(
             ["NewReno, 1 connection", "paper", "ns-3.44", "vtlab ns3", "vtlab vs ns-3.44"], rows
         )
         + "\n  The cause of the paper's lower value is unexplained; it also makes the "
-        f"paper's Illinois/NewReno ratio at {_pct(low)} ({ratio:.2f}) larger than ours.\n"
+        f"paper's Illinois/NewReno ratio at {pct(low)} ({ratio:.2f}) larger than ours.\n"
     )
 
 
@@ -230,7 +227,7 @@ def _fragmentation(ctx: Context, ref: Ref) -> list[str]:
         "* *IP fragmentation.* With ns-3's defaults each segment is two packets on the "
         "PLC, each facing the loss model, so a segment is lost more often than the "
         "nominal rate; the paper's setup and vtlab's ns3 profile both have it. Turning "
-        f"timestamps off in ns-3.44 (no fragmentation) changes the {_pct(loss)} goodputs "
+        f"timestamps off in ns-3.44 (no fragmentation) changes the {pct(loss)} goodputs "
         "(table above): toward the paper for "
         + (", ".join(toward) or "none")
         + ", away from it for "
@@ -274,7 +271,7 @@ def _westwood_cause(ctx: Context) -> list[str]:
     return [
         "* *Westwood or Westwood+.* The Westwood column runs Westwood+, but a 2019 ns-3 "
         "`TcpWestwood` with default attributes ran the original Westwood (section “Which "
-        f"Westwood?”). vtlab's original Westwood gives {orig:.3f} Mbit/s at {_pct(loss)}, "
+        f"Westwood?”). vtlab's original Westwood gives {orig:.3f} Mbit/s at {pct(loss)}, "
         f"100 MB, against Westwood+ {plus:.3f} and the paper's {paper:.3f}: the variant "
         f"choice accounts for {_share(plus, orig, paper)} of the gap.\n"
     ]
@@ -294,7 +291,7 @@ def station_validation(vehicles: int, root: Any = None) -> str:
         )
     agree = int((st["verdict"] == "agree").sum())
     ccs = ", ".join(dict.fromkeys(st["cc"]))
-    losses = ", ".join(_pct(x) for x in sorted(set(st["loss"])))
+    losses = ", ".join(pct(x) for x in sorted(set(st["loss"])))
     return (
         f"the repository's validation against ns-3.44 (`{st['source'].iloc[0]}`: "
         f"{ccs} at {losses} mean loss, {int(st['ns3_n'].min())} seeds per cell) agrees in "

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from vtlab.experiments.park2019.analysis import _mean, table2_paper
+from vtlab.experiments.park2019.analysis import _mean, count_verdict, pct, table2_paper
+from vtlab.experiments.park2019.fig11 import fig11_claims
 from vtlab.experiments.park2019.plan import (
     FIG8_VARIANTS,
     FIG11_VARIANTS,
@@ -24,32 +25,15 @@ from vtlab.experiments.park2019.plan import (
     MSS,
     VARIANTS,
 )
-from vtlab.experiments.pipeline import Claim, Context, verdict_word
+from vtlab.experiments.pipeline import Claim, Context
 
 #: Table 2's "no major difference" holds if no variant's spread over sizes exceeds this.
 SIZE_SPREAD = 0.25
 #: Fig. 6 capacity claim: one connection / one of N vehicles must lie in this range
 #: around the paper's vehicles per segment.
 CAPACITY_RATIO = (2.0, 4.5)
-#: "No worse than NewReno" at 0 % loss, within this tolerance.
-ZERO_LOSS_TOLERANCE = 0.03
 #: Fig. 12 windows are compared after the start-up (seconds).
 FIG12_FROM_S = 5.0
-
-
-def pct(x: float) -> str:
-    return f"{x * 100:g} %"
-
-
-def verdict_words(holds: bool | str | None) -> str:
-    return verdict_word(holds, yes="yes", no="**no**")
-
-
-def count_verdict(count: int, n: int) -> bool | str:
-    """Holds at (nearly) every level: yes; at least at half of them: partly."""
-    if count >= n - 1:
-        return True
-    return "partly" if 2 * count >= n else False
 
 
 def rank(summary: pd.DataFrame, loss: float, variants: Sequence[str]) -> list[str]:
@@ -410,8 +394,6 @@ def fig12_claims(ctx: Context) -> list[Claim]:
 
 def claims(ctx: Context) -> list[Claim]:
     """Every claim of the paper that the reproduction checks, in the paper's order."""
-    from vtlab.experiments.park2019.fig11 import fig11_claims
-
     return [
         *table2_claims(ctx),
         *goodput_claims(ctx),
@@ -423,4 +405,4 @@ def claims(ctx: Context) -> list[Claim]:
     ]
 
 
-__all__ = ["FIG11_VARIANTS", "claims", "count_verdict", "pct", "verdict_words"]
+__all__ = ["FIG11_VARIANTS", "claims"]

@@ -10,9 +10,15 @@ from typing import Any
 
 import numpy as np
 
-from vtlab.experiments import common
-from vtlab.experiments.park2019.analysis import _lookup, ns3_reference, quoted, table2_paper
-from vtlab.experiments.park2019.findings import verdict_words
+from vtlab.experiments import common, pipeline
+from vtlab.experiments.park2019.analysis import (
+    _lookup,
+    ns3_reference,
+    quoted,
+    table2_paper,
+    verdict_words,
+)
+from vtlab.experiments.park2019.deviations import deviations, station_validation
 from vtlab.experiments.park2019.plan import (
     FULL,
     QDISC,
@@ -54,42 +60,37 @@ def _burst_starts(losses: Sequence[float]) -> list[tuple[float, float]]:
 # -- header and setup ------------------------------------------------------------------
 
 
-def header(ctx: Context) -> str:
+def header_rows(ctx: Context) -> list[list[str]]:
     cfg, runs, paper_runs = ctx.config, ctx.runs, int(ctx.paper.value("runs"))
     profile = f"`{cfg.profile}`" + (
         " (mirrors ns-3.44, the study's simulator family)"
         if cfg.profile == "ns3"
         else " (Linux stack defaults)"
     )
-    rows = [
-        ["command", f"`{cfg.command(ctx.study.name)}`"],
-        ["vtlab version", f"{common.version()} (core build {common.core_build()})"],
+    return [
         ["TCP profile", profile],
         [
             "runs per point",
             f"{runs} (seeds 1–{runs}; the paper: {paper_runs})"
             + ("" if runs == paper_runs else f" — not the paper's {paper_runs}"),
         ],
-        *common.session_rows(ctx.campaign_wall_s, ctx.wall_s, ctx.simulated, ctx.loaded),
     ]
-    text = [f"# {TITLE}\n", f"{ctx.study.citation}.\n", common.md_table(["", ""], rows, align="ll")]
-    if cfg.quick:
-        plan = ctx.plan
-        text.append(
-            f"> **Quick version** (CI): {plan.size} transfers instead of "
-            f"{FULL.size}, {runs} runs, loss levels "
-            f"{', '.join(f'{x * 100:g} %' for x in plan.losses)}, Table 2 sizes "
-            f"{', '.join(f'{mb} MB' for mb in plan.sizes_mb)}, traces over the first "
-            f"{plan.trace_window}. Short transfers are dominated by start-up, so the numbers "
-            "below are not comparable with the paper's; run without `--quick` for the "
-            "reproduction.\n"
-        )
-    return "\n".join(text)
+
+
+def quick_note(ctx: Context) -> str:
+    plan = ctx.plan
+    return (
+        f"> **Quick version** (CI): {plan.size} transfers instead of "
+        f"{FULL.size}, {ctx.runs} runs, loss levels "
+        f"{', '.join(f'{x * 100:g} %' for x in plan.losses)}, Table 2 sizes "
+        f"{', '.join(f'{mb} MB' for mb in plan.sizes_mb)}, traces over the first "
+        f"{plan.trace_window}. Short transfers are dominated by start-up, so the numbers "
+        "below are not comparable with the paper's; run without `--quick` for the "
+        "reproduction.\n"
+    )
 
 
 def setup(ctx: Context) -> str:
-    from vtlab.experiments.park2019.deviations import station_validation
-
     plan, v2g = ctx.plan, expanded("v2g", qdisc=QDISC)
     station = expanded("station", vehicles=plan.vehicles, qdisc=QDISC)
     flow, plc = v2g["flows"][0], link(v2g, "plc")
@@ -303,20 +304,6 @@ def westwood(ctx: Context) -> str:
     )
 
 
-def findings(ctx: Context) -> str:
-    held = sum(1 for f in ctx.findings if f.holds is True)
-    return (
-        "## Qualitative findings\n\n"
-        f"{held} of {len(ctx.findings)} checked claims hold in full on this campaign; "
-        "the others are marked.\n\n"
-        + common.md_table(
-            ["figure", "the paper's finding", "vtlab", "holds?"],
-            [[f.where, f.claim, f.evidence, verdict_words(f.holds)] for f in ctx.findings],
-            align="llll",
-        )
-    )
-
-
 def figures(ctx: Context) -> str:
     plan = ctx.plan
     floor = ctx.paper.value("ssthresh_floor_mss")
@@ -365,17 +352,21 @@ def figures(ctx: Context) -> str:
 
 
 def sections() -> list[Section]:
-    from vtlab.experiments.park2019.deviations import deviations
-
     return [
-        Section("header", header),
+        pipeline.header_section(TITLE, header_rows, quick_note),
         Section("setup", setup),
         Section("loss rate", loss_rate),
         Section("algorithms", algorithms),
         Section("table 2", table2),
         Section("quoted numbers", quoted_numbers),
         Section("westwood", westwood),
-        Section("findings", findings),
+        pipeline.findings_section(
+            "Qualitative findings",
+            "{held} of {total} checked claims hold in full on this campaign; the others are "
+            "marked.",
+            headers=("figure", "the paper's finding", "vtlab", "holds?"),
+            verdict=verdict_words,
+        ),
         Section("deviations", deviations),
         Section("figures", figures),
     ]
