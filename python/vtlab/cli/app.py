@@ -11,7 +11,7 @@ from typer.core import TyperGroup
 from vtlab.cli import bench, cc, expand, listings, lte_trace, reproduce, run, sweep
 from vtlab.errors import EXIT_USAGE, fail, one_line, usage_error_line
 
-__all__ = ["VtlabGroup", "app"]
+__all__ = ["VtlabGroup", "app", "main"]
 
 
 try:  # typer ≥ 0.26 vendors click and names its exception base TyperException
