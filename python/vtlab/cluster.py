@@ -33,13 +33,13 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from vtlab import _core
-from vtlab.cluster_options import DEFAULT_CONNECT_TIMEOUT
 from vtlab.errors import CliError
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
     "RETRIES",
     "connect",
+    "describe_client",
     "parse_cluster",
     "run_calls",
     "run_points",
@@ -52,6 +52,9 @@ RETRIES = 2
 
 #: Wall time a task aims at when its size is chosen automatically.
 TARGET_TASK_S = 1.0
+
+#: Seconds to wait for a scheduler before giving up.
+DEFAULT_CONNECT_TIMEOUT = 10.0
 
 #: Seconds to wait for the workers of ``--cluster local:N`` to start.
 LOCAL_START_TIMEOUT = 120.0
@@ -73,6 +76,20 @@ def parse_cluster(text: str) -> int:
     if kind == "local" and n.strip().isdigit() and int(n) >= 1:
         return int(n)
     raise CliError("--cluster", f"expected local:N (N worker processes, N >= 1), got {text!r}")
+
+
+def describe_client(client: Any, scheduler: str | None, cluster: str | None) -> str:
+    """One status line about the cluster the runs go to."""
+    try:
+        info = client.scheduler_info()
+        workers = info.get("workers", {})
+        threads = sum(int(w.get("nthreads", 0)) for w in workers.values())
+        address = info.get("address", scheduler)
+    except Exception:  # noqa: BLE001 - only a status line
+        workers, threads, address = {}, 0, scheduler
+    where = f"local cluster {cluster} at {address}" if cluster else f"scheduler {address}"
+    text = f"running on the {where}: {len(workers)} workers, {threads} threads"
+    return text + ("" if workers else " (waiting for workers to join)")
 
 
 def _distributed(field: str) -> Any:

@@ -51,13 +51,8 @@ import typer
 
 from vtlab import ns3 as _ns3
 from vtlab.api import core_build
-from vtlab.cluster_options import (
-    DEFAULT_CONNECT_TIMEOUT,
-    ClusterOpt,
-    ConnectTimeoutOpt,
-    SchedulerOpt,
-    check_cluster_options,
-)
+from vtlab.cli.options import ClusterOpt, ConnectTimeoutOpt, SchedulerOpt, check_cluster_options
+from vtlab.cluster import DEFAULT_CONNECT_TIMEOUT
 from vtlab.errors import fail, user_errors
 from vtlab.outputs import check_output_dir
 
@@ -1429,12 +1424,15 @@ def _connect(
 ) -> Any:
     """A Dask client for the vtlab runs, closed with ``stack``."""
     from vtlab import cluster as dask_cluster
-    from vtlab.cluster_options import describe_client
 
     timeout = connect_timeout or dask_cluster.DEFAULT_CONNECT_TIMEOUT
     client = stack.enter_context(dask_cluster.connect(scheduler, cluster, connect_timeout=timeout))
     if log is not None:
-        log(describe_client(client, scheduler if isinstance(scheduler, str) else None, cluster))
+        log(
+            dask_cluster.describe_client(
+                client, scheduler if isinstance(scheduler, str) else None, cluster
+            )
+        )
     return client
 
 

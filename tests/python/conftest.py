@@ -11,7 +11,7 @@ import pytest
 from hypothesis import settings
 from typer.testing import CliRunner, Result
 
-from vtlab.cli import app
+from vtlab.cli.app import app
 
 # Property tests draw the same examples on every run, so the suite (and CI) is
 # reproducible; `pytest --hypothesis-profile=explore` draws new ones.

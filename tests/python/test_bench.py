@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from vtlab import Scenario
 from vtlab.bench import bench
-from vtlab.cli import app
+from vtlab.cli.app import app
 
 runner = CliRunner()
 

@@ -14,7 +14,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from vtlab import _core, experiments, reproduce
+from vtlab import _core, experiments
+from vtlab.cli import reproduce
 from vtlab.experiments import hu_lte
 from vtlab.experiments.hu_lte import plan as P
 

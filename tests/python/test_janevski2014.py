@@ -14,7 +14,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from vtlab import experiments, reproduce
+from vtlab import experiments
+from vtlab.cli import reproduce
 from vtlab.experiments import janevski2014 as J
 from vtlab.experiments.common import Config
 from vtlab.experiments.janevski2014 import findings
@@ -114,7 +115,7 @@ def test_scenarios_carry_the_study_settings():
 
 @pytest.fixture(scope="module")
 def invoke():
-    from vtlab.cli import app as main_app
+    from vtlab.cli.app import app as main_app
 
     app = main_app
     if not any(c.name == "reproduce" for c in main_app.registered_commands):

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 import vtlab
-from vtlab import reproduce
+from vtlab.cli import reproduce
 from vtlab.experiments import common, martignon
 from vtlab.experiments.common import Config
 

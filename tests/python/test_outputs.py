@@ -13,8 +13,8 @@ import pytest
 from typer.testing import Result
 
 from conftest import assert_usage_error
-from vtlab import cli as cli_module
 from vtlab import outputs
+from vtlab.cli import run as run_module
 from vtlab.sweep import Axis, Sweep
 
 Cli = Callable[..., Result]
@@ -29,7 +29,7 @@ def no_simulation(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
         calls.append(args)
         raise AssertionError("a simulation started although the outputs are invalid")
 
-    monkeypatch.setattr(cli_module, "run_many", refuse)
+    monkeypatch.setattr(run_module, "run_many", refuse)
     monkeypatch.setattr(Sweep, "run", refuse)
     import vtlab.cctable
 

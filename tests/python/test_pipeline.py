@@ -234,7 +234,7 @@ def test_reproduce_command_imports_no_study_and_no_matplotlib():
     code = textwrap.dedent(
         """
         import sys
-        import vtlab.reproduce
+        import vtlab.cli.reproduce
         heavy = [m for m in sys.modules if m.startswith(("matplotlib", "vtlab.experiments."))]
         print(heavy)
         """

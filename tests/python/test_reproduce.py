@@ -16,7 +16,7 @@ import typer
 from typer.testing import CliRunner
 
 from conftest import assert_usage_error
-from vtlab import reproduce
+from vtlab.cli import reproduce
 from vtlab.experiments import common, park2019
 from vtlab.experiments.common import Comparison, Config
 
@@ -27,7 +27,7 @@ def _paper():
 
 def _app() -> typer.Typer:
     """The real CLI if ``reproduce`` is registered there, else an app with just it."""
-    from vtlab.cli import app as main_app
+    from vtlab.cli.app import app as main_app
 
     if any(c.name == "reproduce" for c in main_app.registered_commands):
         return main_app

@@ -37,7 +37,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 def test_importing_the_cli_imports_no_heavy_library() -> None:
     code = (
         "import json, sys\n"
-        "import vtlab.cli\n"
+        "import vtlab.cli.app\n"
         f"print(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))\n"
     )
     proc = _run("-c", code)

@@ -176,7 +176,7 @@ def quick(tmp_path_factory, monkeypatch_module):
     0 and 2 %, the stacks the core accepts, a station of 3 vehicles)."""
     from typer.testing import CliRunner
 
-    from vtlab.cli import app
+    from vtlab.cli.app import app
 
     monkeypatch_module.setattr(P, "QUICK", _tiny())
     out = tmp_path_factory.mktemp("iso15118-quick")

@@ -122,7 +122,7 @@ def test_bad_axes_fail_before_running():
 def test_sweep_cli_groups_by_axes_and_resumes(tmp_path: Path):
     from typer.testing import CliRunner
 
-    from vtlab.cli import app
+    from vtlab.cli.app import app
 
     runner = CliRunner()
     args = [
@@ -158,7 +158,7 @@ def test_sweep_cli_groups_by_axes_and_resumes(tmp_path: Path):
 def test_sweep_cli_bad_axis_exits_2():
     from typer.testing import CliRunner
 
-    from vtlab.cli import app
+    from vtlab.cli.app import app
 
     runner = CliRunner()
     for bad in ("tcp.cc", "tcp.cc=", "cc:tcp.cc=newreno"):
@@ -170,7 +170,7 @@ def test_sweep_cli_bad_axis_exits_2():
 def test_cc_table_markdown(tmp_path: Path):
     from typer.testing import CliRunner
 
-    from vtlab.cli import app
+    from vtlab.cli.app import app
 
     out = tmp_path / "table.md"
     r = CliRunner().invoke(

@@ -1,0 +1,318 @@
+"""``vtlab run``: run a scenario RUNS times and print mean ± 95 % CI per flow (and per
+session), or one JSON object per row; optionally write the rows, a TCP trace, typed
+events and packet captures."""
+
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from vtlab import _core
+from vtlab.api import Interrupted, pcap_dir, run_many
+from vtlab.cli.display import console, print_json_rows, print_sessions_table, print_table
+from vtlab.cli.options import (
+    BytesOpt,
+    CcOpt,
+    CcParamOpt,
+    ForceOpt,
+    LossOpt,
+    PresetArg,
+    ProfileOpt,
+    QdiscOpt,
+    ScenarioOpt,
+    SetOpt,
+    check_runs_seed,
+    has_sessions,
+    json_option,
+    out_option,
+    quiet_option,
+    runs_option,
+    scenario_from_cli,
+    seed_option,
+)
+from vtlab.errors import EXIT_INTERRUPTED, CliError, cli_errors
+from vtlab.outputs import Output, check_output_dir, check_outputs, table_outputs
+from vtlab.scenario import Scenario
+
+if TYPE_CHECKING:  # pandas-backed: imported when a run has finished
+    from vtlab.api import Result
+
+__all__ = ["register", "run_command"]
+
+JsonOpt = Annotated[
+    bool,
+    json_option(
+        "Print one JSON object per flow per run instead of a table (then one per "
+        'session per run, marked "table": "sessions").'
+    ),
+]
+SessionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--session",
+        metavar="PROFILE",
+        help="Run a request/response charging session (v2g and station presets): "
+        "iso15118-2-dc, iso15118-2-ac, din70121-dc (sets session.profile; more with "
+        "--set session.FIELD=VALUE, e.g. session.duration=5min).",
+        show_default=False,
+    ),
+]
+RunOutOpt = Annotated[
+    Path | None,
+    out_option("Write the flow rows to this .parquet file (links beside it, *.links.parquet)."),
+]
+TraceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--trace",
+        help="Record TCP state over time and write it here (.parquet or .csv).",
+        show_default=False,
+    ),
+]
+TraceModeOpt = Annotated[
+    str,
+    typer.Option(
+        "--trace-mode",
+        help="With --trace: 'sampled' (every trace_interval) or 'changes' (a row at "
+        "every change of cwnd, ssthresh or state; exact).",
+    ),
+]
+EventsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--events",
+        help="Record typed events (state, window, rto, spurious_rto, tlp, retransmit, drop) "
+        "and write them here: .parquet, or .qlog/.json (qlog, for qlog viewers).",
+        show_default=False,
+    ),
+]
+PcapOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--pcap",
+        help="Write packet captures (pcap, for Wireshark) into this directory; "
+        "one subdirectory seed-N per run when --runs > 1. See docs/captures.md.",
+        show_default=False,
+    ),
+]
+PcapPointsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--pcap-points",
+        metavar="NAME,...",
+        help="Nodes and links to capture (default: every node): NODE.pcap per "
+        "node, LINK-NODE.pcap per end of a link.",
+        show_default=False,
+    ),
+]
+PcapHeadersOpt = Annotated[
+    bool,
+    typer.Option(
+        "--pcap-headers-only",
+        help="Capture headers only (frames keep their true original length).",
+    ),
+]
+RunsOpt = Annotated[int, runs_option("Number of runs.")]
+SeedOpt = Annotated[int, seed_option("First seed; runs use SEED..SEED+RUNS-1.")]
+QuietOpt = Annotated[
+    bool, quiet_option("No progress bar, status lines or summary line; table only.")
+]
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``vtlab run``."""
+    app.command("run")(run_command)
+
+
+@cli_errors
+def run_command(
+    preset: PresetArg = None,
+    scenario: ScenarioOpt = None,
+    cc: CcOpt = None,
+    cc_param: CcParamOpt = None,
+    profile: ProfileOpt = None,
+    qdisc: QdiscOpt = None,
+    loss: LossOpt = None,
+    bytes_: BytesOpt = None,
+    session: SessionOpt = None,
+    runs: RunsOpt = 1,
+    seed: SeedOpt = 1,
+    set_: SetOpt = None,
+    json_out: JsonOpt = False,
+    out: RunOutOpt = None,
+    trace: TraceOpt = None,
+    trace_mode: TraceModeOpt = "sampled",
+    events: EventsOpt = None,
+    pcap: PcapOpt = None,
+    pcap_points: PcapPointsOpt = None,
+    pcap_headers_only: PcapHeadersOpt = False,
+    force: ForceOpt = False,
+    quiet: QuietOpt = False,
+) -> None:
+    """Run a scenario RUNS times and report mean ± 95 % confidence interval per flow
+    (and per request/response session)."""
+    if trace_mode not in ("sampled", "changes"):
+        raise CliError("--trace-mode", f"{trace_mode!r} is not one of 'sampled', 'changes'")
+    check_runs_seed(runs, seed)
+    check_outputs(_run_outputs(out, trace, events), force=force)
+    sc = scenario_from_cli(
+        preset,
+        scenario,
+        cc=cc,
+        cc_params=cc_param,
+        loss=loss,
+        bytes_=bytes_,
+        sets=set_,
+        profile=profile,
+        qdisc=qdisc,
+        session=session,
+    )
+    if out is not None and has_sessions(sc):  # the session files beside --out too
+        check_outputs(_run_outputs(out, trace, events, sessions=True), force=force)
+    seeds = list(range(seed, seed + runs))
+    points = _check_pcap(sc, pcap, pcap_points, seeds, force)
+    from vtlab.tracefile import TraceWriter
+
+    started = time.perf_counter()
+    writer = TraceWriter(trace) if trace is not None else None
+    try:
+        res, interrupted = _run_keeping_completed(
+            sc,
+            seeds,
+            progress=not (quiet or json_out),
+            trace=trace_mode if trace is not None else False,
+            events=events is not None,
+            trace_to=writer.write if writer is not None else None,
+            on_result=print_json_rows if json_out else None,
+            pcap=pcap,
+            pcap_points=points,
+            pcap_payload=not pcap_headers_only,
+        )
+    finally:
+        if writer is not None:
+            writer.close()
+    wall = time.perf_counter() - started
+    seeds = seeds[: len(res.meta.get("seeds", [res.meta.get("seed")]))]
+    _write_files(
+        res, out=out, trace=trace, writer=writer, events=events, pcap=pcap, runs=runs, quiet=quiet
+    )
+    if not json_out:
+        print_table(res, len(seeds), seeds, wall, quiet)
+        if res.has_sessions():
+            print_sessions_table(res, len(seeds))
+    if interrupted:
+        print(f"interrupted after {len(seeds)} completed run(s); they were kept", file=sys.stderr)
+        raise typer.Exit(EXIT_INTERRUPTED)
+
+
+def _run_outputs(
+    out: Path | None, trace: Path | None, events: Path | None, *, sessions: bool = False
+) -> list[Output]:
+    """The files ``vtlab run`` will write (checked before anything runs)."""
+    outputs: list[Output] = []
+    if out is not None:
+        outputs += table_outputs("--out", out, sessions=sessions)
+    if trace is not None:
+        outputs.append(Output("--trace", trace, "", (".parquet", ".csv")))
+    if events is not None:
+        outputs.append(Output("--events", events, "", (".parquet", ".qlog", ".json")))
+    return outputs
+
+
+def _run_keeping_completed(sc: Scenario, seeds: list[int], **kwargs: Any) -> tuple[Any, bool]:
+    """``run_many``; on Ctrl-C the completed runs and ``True`` (exit 130 if none)."""
+    try:
+        return run_many(sc, seeds, **kwargs), False
+    except Interrupted as stop:
+        if stop.partial is None:
+            print("interrupted: no run completed", file=sys.stderr)
+            raise typer.Exit(EXIT_INTERRUPTED) from None
+        return stop.partial, True
+
+
+def _write_files(
+    res: "Result",
+    *,
+    out: Path | None,
+    trace: Path | None,
+    writer: Any,
+    events: Path | None,
+    pcap: Path | None,
+    runs: int,
+    quiet: bool,
+) -> None:
+    """Write ``--out`` and ``--events`` (the trace and the captures are written while
+    the runs go) and, unless ``quiet``, say on stderr what was written."""
+    writes = any(x is not None for x in (out, trace, events, pcap))
+    status = console(stderr=True) if writes and not quiet else None
+    if pcap is not None and status is not None:
+        _report_captures(res, pcap if runs == 1 else pcap / "seed-*", status)
+    if out is not None:
+        written = res.to_parquet(out, traces=False)
+        if status is not None:
+            status.print(
+                "wrote " + ", ".join(f"{path} ({name})" for name, path in written.items()),
+                markup=False,
+            )
+    if writer is not None and status is not None:
+        status.print(f"wrote {trace} ({writer.rows} trace rows)", markup=False)
+    if events is not None:
+        _write_events(res, events, status)
+
+
+def _report_captures(res: "Result", where: Path, status: Any) -> None:
+    files = [f for m in res.meta.get("runs", [res.meta]) for f in m.get("pcap", [])]
+    status.print(
+        f"wrote {len(files)} capture file{'s' if len(files) != 1 else ''} in {where} "
+        f"({sum(f['packets'] for f in files):,} packets)",
+        markup=False,
+    )
+
+
+def _write_events(res: "Result", path: Path, status: Any) -> None:
+    """Write the events of ``res`` as Parquet or qlog (by the file's ending)."""
+    if res.events is None:
+        raise CliError("--events", "the simulator returned no events")
+    if path.name.lower().endswith(".parquet"):
+        res.events.to_parquet(path, index=False)
+    else:
+        from vtlab.qlog import write_qlog
+
+        write_qlog(res.events.to_dict(orient="records"), path)
+    if status is not None:
+        status.print(f"wrote {path} ({len(res.events)} events)", markup=False)
+
+
+def _check_pcap(
+    sc: Scenario, pcap: Path | None, points_text: str | None, seeds: list[int], force: bool
+) -> list[str] | None:
+    """Check --pcap and --pcap-points before the first run: the names exist, the
+    directory can be made, and no capture file would be overwritten without --force.
+    Returns the capture points."""
+    if pcap is None:
+        if points_text is not None:
+            raise CliError("--pcap-points", "needs --pcap DIR")
+        return None
+    points = None
+    if points_text is not None:
+        points = [p.strip() for p in points_text.split(",") if p.strip()]
+        if not points:
+            raise CliError("--pcap-points", "expected NAME,... (node or link names)")
+    check_output_dir("--pcap", pcap)
+    try:
+        names = _core.pcap_files(sc.to_json(), points)
+    except _core.ScenarioError as e:
+        message = str(e).removeprefix("pcap: ")
+        raise CliError("--pcap-points", message) from None
+    for s in seeds:
+        where = pcap_dir(pcap, s, len(seeds))
+        if where.exists() and not where.is_dir():
+            raise CliError("--pcap", f"'{where}' exists and is not a directory")
+        for name in names:
+            if (where / name).exists() and not force:
+                raise CliError(
+                    "--pcap", f"'{where / name}' already exists; add --force to overwrite it"
+                )
+    return points
