@@ -949,7 +949,7 @@ def bench_command(
         qdisc=qdisc,
     )
     if vs_ns3:
-        from vtlab.ns3 import bench_vs_ns3_command
+        from vtlab.cli_validate import bench_vs_ns3_command
 
         bench_vs_ns3_command(sc, seed=seed, repeat=repeat, json_out=json_out)
         return
@@ -1198,9 +1198,9 @@ def version_command() -> None:
     typer.echo(f"vtlab {_core.version()}")
 
 
-from vtlab import validate  # noqa: E402  (registers `vtlab validate`)
+from vtlab import cli_validate  # noqa: E402  (registers `vtlab validate FAMILY`)
 
-validate.register(app)
+cli_validate.register(app)
 
 from vtlab import validate_lte  # noqa: E402  (registers `vtlab validate-lte`)
 

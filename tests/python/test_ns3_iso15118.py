@@ -36,15 +36,14 @@ import subprocess
 import pytest
 
 from conftest import requires_ns3
-from vtlab import ns3 as ns3mod
-from vtlab.ns3 import (
-    ISO15118_PROGRAM,
-    Ns3Error,
+from vtlab.ns3 import program as ns3mod
+from vtlab.ns3.iso15118 import (
     iso15118_args,
     iso15118_schedule,
     parse_iso15118_output,
     run_iso15118_reference,
 )
+from vtlab.ns3.program import ISO15118_PROGRAM, Ns3Error
 
 US = 1e-6
 WIRE_US_PER_BYTE = 0.8  # 10 Mbit/s

@@ -21,7 +21,9 @@ import json
 import sys
 from pathlib import Path
 
-from vtlab.ns3 import ISO15118_PROGRAM, build_program, iso15118_args, run_process
+from vtlab.ns3.iso15118 import iso15118_args
+from vtlab.ns3.process import run_process
+from vtlab.ns3.program import ISO15118_PROGRAM, build_program
 
 SCHEDULE = [("CurrentDemand", 60, 70, 0.25, 2400, 0.25)]
 LOSSES = [(0.01, 0.01), (0.05, 0.05)]
