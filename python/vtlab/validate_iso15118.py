@@ -38,7 +38,7 @@ import typer
 from vtlab.cli_validate_options import QuietLinesOpt, RerunNs3Opt
 from vtlab.errors import fail, user_errors
 from vtlab.ns3 import program as _ns3
-from vtlab.ns3.iso15118 import iso15118_args, parse_iso15118_output
+from vtlab.ns3.iso15118 import burst_starts, iso15118_args, parse_iso15118_output
 from vtlab.ns3.process import run_process
 from vtlab.outputs import check_output_dir
 from vtlab.validation.report import typed_command
@@ -141,11 +141,14 @@ def traced_reference(
 ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, list[int]]]:
     """One run of the reference program for a cell with ``--traceLoss``: its message
     rows, its summary and the positions of the packets its error models lost."""
+    from vtlab import _core
+
+    start, reverse_start = burst_starts(json.loads(_core.expand(json.dumps(vtlab_spec(loss)))))
     args = iso15118_args(
         schedule=[STEP],
         seed=seed,
-        loss=loss,
-        reverse_loss=loss,
+        burst_start=start,
+        reverse_burst_start=reverse_start,
         timestamps=False,
         abort_on_miss=False,
     )

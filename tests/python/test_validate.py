@@ -631,7 +631,7 @@ def test_ns3_args_of_the_v2g_scenario():
     sc = Scenario({"preset": "v2g", "tcp": {"cc": "westwood-plus", "recovery": "newreno"}})
     args = ns3v2g.ns3_args(sc.expanded(), seed=1)
     assert "--cc=TcpWestwoodPlus" in args and "--sack=false" in args
-    assert "--recovery=classic" in args and "--meanLoss=0" in args
+    assert "--recovery=classic" in args and "--burstRate=0" in args
 
 
 @pytest.mark.parametrize(
@@ -826,7 +826,7 @@ def test_ns3_args_of_the_station_scenario():
     args = ns3v2g.ns3_args(sc.expanded(), seed=1)
     for a in ("--vehicles=5", "--perSegment=2", "--stagger=0.005", "--wanDelay=2"):
         assert a in args, a
-    assert "--cc=TcpIllinois" in args and "--meanLoss=0" in args
+    assert "--cc=TcpIllinois" in args and "--burstRate=0" in args
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from vtlab.ns3.program import ISO15118_PROGRAM, Ns3Error, build_program
 
 __all__ = [
     "SessionStep",
+    "burst_starts",
     "iso15118_args",
     "iso15118_schedule",
     "parse_iso15118_output",
@@ -52,12 +53,32 @@ def iso15118_schedule(schedule: Sequence[SessionStep]) -> str:
     return ";".join(items)
 
 
+def burst_starts(expanded: Mapping[str, Any]) -> tuple[float, float]:
+    """The burst-start probabilities toward the EVCC and toward the SECC of a resolved
+    single-vehicle scenario (preset ``v2g``: its ``plc`` link's ``loss_ab`` and
+    ``loss_ba``), as :func:`iso15118_args` takes them.  Raises :class:`ValueError`
+    for a loss model the program does not have (burst, sizes 1..4, or none)."""
+    links = {link["name"]: link for link in expanded.get("links", [])}
+    if "plc" not in links:
+        raise ValueError("links: the ISO 15118 program models the v2g preset's plc link")
+    starts = []
+    for side in ("loss_ab", "loss_ba"):
+        model = links["plc"][side]
+        if model.get("model") == "none":
+            starts.append(0.0)
+        elif model.get("model") == "burst" and (model["burst_min"], model["burst_max"]) == (1, 4):
+            starts.append(float(model["burst_start"]))
+        else:
+            raise ValueError(f"links.plc.{side}: the program has the burst model (1..4) only")
+    return starts[0], starts[1]
+
+
 def iso15118_args(
     *,
     schedule: Sequence[SessionStep],
     seed: int,
-    loss: float = 0.0,
-    reverse_loss: float = 0.0,
+    burst_start: float = 0.0,
+    reverse_burst_start: float = 0.0,
     cc: str = "newreno",
     timestamps: bool = True,
     abort_on_miss: bool = False,
@@ -65,22 +86,28 @@ def iso15118_args(
     loss_start_s: float = 0.0,
 ) -> list[str]:
     """The command line of the ISO 15118 session program (without the binary):
-    ``seed`` is ns-3's RngRun (RngSeed stays 1, as for v2g.cc), ``loss`` the mean
-    loss toward the EVCC, ``reverse_loss`` toward the SECC, ``cc`` a vtlab name
+    ``seed`` is ns-3's RngRun (RngSeed stays 1, as for v2g.cc), ``burst_start`` the
+    burst model's start probability toward the EVCC, ``reverse_burst_start`` toward
+    the SECC (the resolved scenario's, :func:`burst_starts`), ``cc`` a vtlab name
     (:func:`~vtlab.ns3.cc.ns3_type_id`) or an ns-3 TypeId suffix; ``loss_start_s`` > 0 keeps both
     error models off until that simulated time (``--lossStart``, for tests that
     need the handshake through)."""
     ns3_cc = ns3_type_id(cc) or cc
     if ns3_cc not in {ns3_type_id(c) for c in ns3_ccs()}:
         raise ValueError(f"cc: '{cc}' has no ns-3 counterpart (ns-3 has: {', '.join(ns3_ccs())})")
-    for label, value in (("loss", loss), ("reverse_loss", reverse_loss)):
+    for label, value in (
+        ("burst_start", burst_start),
+        ("reverse_burst_start", reverse_burst_start),
+    ):
         if not 0.0 <= float(value) <= 1.0:
             raise ValueError(f"{label}: {value!r} is not in [0, 1]")
     args = [
         f"--schedule={iso15118_schedule(schedule)}",
         f"--run={int(seed)}",
-        f"--loss={num(loss)}",
-        f"--reverseLoss={num(reverse_loss)}",
+        # full precision (repr round-trips a double): both simulators draw against
+        # the same p
+        f"--burstRate={float(burst_start)!r}",
+        f"--reverseBurstRate={float(reverse_burst_start)!r}",
         f"--cc={ns3_cc}",
         f"--timestamps={'true' if timestamps else 'false'}",
         f"--abortOnMiss={'true' if abort_on_miss else 'false'}",
@@ -118,8 +145,8 @@ def run_iso15118_reference(
     *,
     schedule: Sequence[SessionStep],
     seed: int,
-    loss: float = 0.0,
-    reverse_loss: float = 0.0,
+    burst_start: float = 0.0,
+    reverse_burst_start: float = 0.0,
     cc: str = "newreno",
     timestamps: bool = True,
     abort_on_miss: bool = False,
@@ -145,8 +172,8 @@ def run_iso15118_reference(
     args = iso15118_args(
         schedule=schedule,
         seed=seed,
-        loss=loss,
-        reverse_loss=reverse_loss,
+        burst_start=burst_start,
+        reverse_burst_start=reverse_burst_start,
         cc=cc,
         timestamps=timestamps,
         abort_on_miss=abort_on_miss,

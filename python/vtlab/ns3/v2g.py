@@ -113,12 +113,12 @@ def _qdisc_args(link: Mapping[str, Any]) -> list[str]:
 
 def _loss_args(where: str, loss: Mapping[str, Any]) -> list[str]:
     if loss.get("model") == "none":
-        return ["--meanLoss=0"]
+        return ["--burstRate=0"]
     if loss.get("model") == "burst" and (loss.get("burst_min"), loss.get("burst_max")) == (1, 4):
         # The resolved burst-start probability itself, at full precision (repr
         # round-trips a double), so both simulators draw against the same p.
         if loss["burst_start"] == 0:
-            return ["--meanLoss=0"]
+            return ["--burstRate=0"]
         return [f"--burstRate={float(loss['burst_start'])!r}"]
     raise ValueError(f"links.{where}: ns-3 reference supports the burst model with bursts of 1..4")
 
