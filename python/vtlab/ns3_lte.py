@@ -1,5 +1,5 @@
 """The ns-3 LTE reference for vtlab's trace-driven cellular link: compile
-``validation/ns3/lte.cc`` on demand (like :func:`vtlab.ns3.ensure_binary`, with the
+``validation/ns3/lte.cc`` on demand (like :func:`vtlab.ns3.program.ensure_binary`, with the
 LTE module list), run it (:func:`run_lte`), and turn its per-millisecond transport
 blocks into a mahimahi delivery trace (:func:`to_mahimahi`, :func:`write_mahimahi`).
 
@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from vtlab.cellular import MAHIMAHI_PACKET_BYTES, to_mahimahi, write_mahimahi
-from vtlab.ns3 import (
-    CC_TO_NS3,
+from vtlab.ns3.cc import ns3_type_id
+from vtlab.ns3.program import (
     Ns3Binary,
     Ns3Error,
     Ns3Install,
@@ -114,9 +114,9 @@ def ensure_lte_binary(
     output: Path | None = None,
 ) -> Ns3Binary:
     """Compile ``lte.cc`` unless the cached binary is current
-    (:func:`vtlab.ns3.build_program`): ``<cache>/ns3-lte/<build hash>/lte`` by
-    default. Raises :class:`vtlab.ns3.Ns3NotInstalled` (no ``ns3`` wheel) or
-    :class:`vtlab.ns3.Ns3Error` (no compiler, build failure)."""
+    (:func:`vtlab.ns3.program.build_program`): ``<cache>/ns3-lte/<build hash>/lte`` by
+    default. Raises :class:`vtlab.ns3.program.Ns3NotInstalled` (no ``ns3`` wheel) or
+    :class:`vtlab.ns3.program.Ns3Error` (no compiler, build failure)."""
     return build_program(
         LTE_PROGRAM, source=source, cache=cache, rebuild=rebuild, log=log, output=output
     )
@@ -164,7 +164,7 @@ def lte_args(
         raise ValueError("distance_m must be positive and speed_mps non-negative")
     if int(rlc_buffer_bytes) < 0:
         raise ValueError(f"rlc_buffer_bytes must be >= 0, got {rlc_buffer_bytes}")
-    ns3_cc = cc if cc.startswith("Tcp") else CC_TO_NS3.get(cc.lower())
+    ns3_cc = cc if cc.startswith("Tcp") else ns3_type_id(cc.lower())
     if ns3_cc is None:
         raise ValueError(f"unknown congestion control {cc!r} (vtlab name or ns-3 TcpXxx)")
     args = [
@@ -197,7 +197,7 @@ def parse_lte_output(stdout: str) -> dict[str, Any]:
     top level, plus ``config``, ``ping_rtt_ms``, ``chan`` (``t_s``, ``dist_m``,
     ``rsrp_dbm``, ``sinr_db``), ``tb_ms``/``tb_bytes``/``tb_mcs``,
     ``rlc_ms``/``rlc_bytes`` and, with ``--rttSeries``, ``rtt_t_ms``/``rtt_ms``.
-    Raises :class:`vtlab.ns3.Ns3Error` when a line is missing."""
+    Raises :class:`vtlab.ns3.program.Ns3Error` when a line is missing."""
     lines: dict[str, dict[str, Any]] = {}
     for line in stdout.splitlines():
         if line.startswith("{"):
@@ -244,7 +244,7 @@ def run_lte(
 
     ``tb_ms`` are milliseconds since the flow start (only those with bytes) and
     ``tb_bytes`` the bytes of correctly decoded transport blocks in that ms.
-    Raises :class:`vtlab.ns3.Ns3Error` when ns-3, g++, the build or the run fails.
+    Raises :class:`vtlab.ns3.program.Ns3Error` when ns-3, g++, the build or the run fails.
     """
     args = lte_args(*case, **options)
     if binary is None:

@@ -11,7 +11,7 @@ if TYPE_CHECKING:  # numpy and pandas are imported when a function needs them
     import numpy as np
     import pandas as pd
 
-__all__ = ["DEFAULT_METRICS", "ci95_halfwidth", "jain_index", "summarize"]
+__all__ = ["DEFAULT_METRICS", "ci95_halfwidth", "jain_index", "summarize", "t975"]
 
 #: Metrics summarised by default (all are flow-table columns).
 DEFAULT_METRICS: tuple[str, ...] = (
@@ -25,6 +25,18 @@ DEFAULT_METRICS: tuple[str, ...] = (
 )
 
 
+def t975(df: float) -> float:
+    """Student's t quantile 0.975 (two-sided 95 %) for ``df`` degrees of freedom, which
+    may be fractional (Welch–Satterthwaite).
+
+    >>> round(t975(2), 6), round(t975(4), 6)
+    (4.302653, 2.776445)
+    """
+    from scipy import stats  # imported here: scipy.stats takes ~0.5 s to import
+
+    return float(stats.t.ppf(0.975, df))
+
+
 def ci95_halfwidth(sd: float, n: int) -> float:
     """Half-width of the two-sided 95 % confidence interval of a mean.
 
@@ -35,9 +47,7 @@ def ci95_halfwidth(sd: float, n: int) -> float:
     """
     if n < 2 or not math.isfinite(sd):
         return math.nan
-    from scipy import stats  # imported here: scipy.stats takes ~0.5 s to import
-
-    return float(stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n))
+    return t975(n - 1) * sd / math.sqrt(n)
 
 
 def summarize(

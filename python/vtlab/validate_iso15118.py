@@ -35,10 +35,13 @@ from typing import Annotated, Any
 
 import typer
 
-from vtlab import ns3 as _ns3
+from vtlab.cli_validate_options import QuietLinesOpt, RerunNs3Opt
 from vtlab.errors import fail, user_errors
+from vtlab.ns3 import program as _ns3
+from vtlab.ns3.iso15118 import burst_starts, iso15118_args, parse_iso15118_output
+from vtlab.ns3.process import run_process
 from vtlab.outputs import check_output_dir
-from vtlab.validate import QuietLinesOpt, RerunNs3Opt, typed_command
+from vtlab.validation.report import typed_command
 
 #: Tolerance of each percentile: the issue's ±10 %.
 TOLERANCE = 0.10
@@ -138,20 +141,23 @@ def traced_reference(
 ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, list[int]]]:
     """One run of the reference program for a cell with ``--traceLoss``: its message
     rows, its summary and the positions of the packets its error models lost."""
-    args = _ns3.iso15118_args(
+    from vtlab import _core
+
+    start, reverse_start = burst_starts(json.loads(_core.expand(json.dumps(vtlab_spec(loss)))))
+    args = iso15118_args(
         schedule=[STEP],
         seed=seed,
-        loss=loss,
-        reverse_loss=loss,
+        burst_start=start,
+        reverse_burst_start=reverse_start,
         timestamps=False,
         abort_on_miss=False,
     )
     binary = _ns3.build_program(_ns3.ISO15118_PROGRAM, cache=cache, log=log)
     cmd = [str(binary.path), *args, "--traceLoss=true"]
-    proc = _ns3.run_process(cmd)
+    proc = run_process(cmd)
     if proc.returncode != 0:
         raise _ns3.Ns3Error(f"{' '.join(cmd)} exited with {proc.returncode}")
-    rows, summary = _ns3.parse_iso15118_output(proc.stdout)
+    rows, summary = parse_iso15118_output(proc.stdout)
     return rows, summary, _loss_positions(proc.stderr)
 
 

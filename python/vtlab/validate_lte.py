@@ -50,11 +50,11 @@ from typing import Annotated, Any
 
 import typer
 
-from vtlab import ns3 as _ns3
 from vtlab import ns3_lte as _lte
 from vtlab.errors import EXIT_INTERRUPTED, fail, user_errors
+from vtlab.ns3 import program as _ns3
 from vtlab.outputs import check_output_dir
-from vtlab.validate import typed_command
+from vtlab.validation.report import typed_command
 
 __all__ = [
     "CASES",
@@ -518,7 +518,7 @@ def ns3_result(
     it is written to ``<out>/ns3-runs/<stem>-<build>.json``.  Either way the cache
     records the run with its own wall times.  Without a binary: the cached result of
     any build, else a stored file with the same arguments (unverified); raises
-    :class:`vtlab.ns3.Ns3Error` when there is neither."""
+    :class:`vtlab.ns3.program.Ns3Error` when there is neither."""
     ns3_hash = source.ns3_hash
     if source.binary is None:
         rec = cache.lookup(run, None)
@@ -1304,7 +1304,7 @@ def validate_lte(
     defaults are the validation's); ``diagnostic`` adds the :data:`DIAGNOSTIC`
     table.  ns-3 runs one case at a time; without ns-3 (or g++), cached results are
     used.  Raises :class:`LteValidateError` on bad input and
-    :class:`vtlab.ns3.Ns3Error` when a needed ns-3 result is neither cached nor
+    :class:`vtlab.ns3.program.Ns3Error` when a needed ns-3 result is neither cached nor
     computable."""
     started = time.perf_counter()
     chosen = parse_cases(cases)

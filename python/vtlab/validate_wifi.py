@@ -27,10 +27,12 @@ from typing import Annotated, Any
 
 import typer
 
-from vtlab import ns3 as _ns3
+from vtlab.cli_validate_options import QuietLinesOpt, RerunNs3Opt
 from vtlab.errors import fail, user_errors
+from vtlab.ns3 import program as _ns3
+from vtlab.ns3.process import run_process
 from vtlab.outputs import check_output_dir
-from vtlab.validate import QuietLinesOpt, RerunNs3Opt, typed_command
+from vtlab.validation.report import typed_command
 
 #: Goodput tolerance of a cell: the issue's ±10 %.
 TOLERANCE = 0.10
@@ -207,7 +209,7 @@ def run_ns3(
     directory.mkdir(parents=True, exist_ok=True)
     out = []
     for run in runs:
-        proc = _ns3.run_process([str(binary.path), *ns3_args(case, run, duration_s)])
+        proc = run_process([str(binary.path), *ns3_args(case, run, duration_s)])
         if proc.returncode != 0:
             tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
             raise _ns3.Ns3Error(f"the ns-3 Wi-Fi program failed ({case.name}, run {run}): {tail}")

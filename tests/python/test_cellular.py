@@ -134,7 +134,8 @@ def test_lte_trace_exports_the_model_capacity_as_mahimahi(cli, tmp_path: Path):
 def test_bench_vs_ns3_of_lte_cabin_runs_the_lte_validation_bench(cli, monkeypatch):
     """`vtlab bench lte-cabin --vs-ns3` times the LTE validation's cases (faked here:
     the real comparison runs in test_validate_lte.py); a broken ns-3 is one error."""
-    from vtlab import ns3, validate_lte
+    from vtlab import validate_lte
+    from vtlab.ns3 import program as ns3
 
     seen = {}
 

@@ -16,9 +16,10 @@ from typer.testing import Result
 
 import vtlab
 from conftest import assert_usage_error
-from vtlab import errors, validate
+from vtlab import errors
 from vtlab.bench import DEFAULT_BENCH_SPEC
 from vtlab.errors import CliError, usage_error_line
+from vtlab.validation import v2g as validate
 
 Cli = Callable[..., Result]
 
@@ -113,6 +114,16 @@ def test_usage_error_line_fallbacks() -> None:
         (["cc", "table", "--runs", "0"], "error: --runs: must be at least 1, got 0"),
         (["validate", "--runs", "0"], "error: --runs: must be at least 1, got 0"),
         (["validate", "--jobs", "0"], "error: --jobs: must be at least 1, got 0"),
+        (["validate", "v2g", "--runs", "0"], "error: --runs: must be at least 1, got 0"),
+        (["validate", "station", "--jobs", "0"], "error: --jobs: must be at least 1, got 0"),
+        (
+            ["validate", "v2g", "--topology", "21"],
+            "error: --topology: no such option (did you mean --only?)",
+        ),
+        (
+            ["validate", "station", "--vehicles", "1001"],
+            "error: --vehicles: 1001 vehicles is outside [1, 1000]",
+        ),
     ],
 )
 def test_command_errors_have_field_and_problem(

@@ -499,7 +499,8 @@ def test_validate_runs_the_vtlab_side_on_the_cluster(shared: LoopbackCluster, tm
     (a fake ns-3 runner: this test is about where runs go, not about ns-3), and every
     vtlab record equals the one the local child-process path gives."""
     from test_validate import FakeRunner, _fake_binary
-    from vtlab import validate
+    from vtlab.api import core_build
+    from vtlab.validation import v2g as validate
 
     grid = validate.Grid(["newreno", "cubic"], [0.0, 0.05], [1, 2], 300_000)
     ns3_side = FakeRunner()
@@ -521,9 +522,9 @@ def test_validate_runs_the_vtlab_side_on_the_cluster(shared: LoopbackCluster, tm
     )
     assert len(ns3_side.calls) == 2 * 2 * 2 and res.errors == []
     records = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
-    assert len(records) == 16 and len({validate._record_key(r) for r in records}) == 16
-    vt = {validate._record_key(r): r for r in records if r["side"] == "vtlab"}
-    vt_hash = validate.vtlab_source_hash()
+    assert len(records) == 16 and len({validate.record_key(r) for r in records}) == 16
+    vt = {validate.record_key(r): r for r in records if r["side"] == "vtlab"}
+    vt_hash = core_build()
     tasks = [t for t in validate.plan(grid, vt_hash, _fake_binary(tmp_path)) if t.side == "vtlab"]
     assert sorted(vt) == sorted(t.key for t in tasks)
     for task in tasks:

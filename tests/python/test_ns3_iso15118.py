@@ -36,15 +36,16 @@ import subprocess
 import pytest
 
 from conftest import requires_ns3
-from vtlab import ns3 as ns3mod
-from vtlab.ns3 import (
-    ISO15118_PROGRAM,
-    Ns3Error,
+from vtlab import _core
+from vtlab.ns3 import program as ns3mod
+from vtlab.ns3.iso15118 import (
+    burst_starts,
     iso15118_args,
     iso15118_schedule,
     parse_iso15118_output,
     run_iso15118_reference,
 )
+from vtlab.ns3.program import ISO15118_PROGRAM, Ns3Error
 
 US = 1e-6
 WIRE_US_PER_BYTE = 0.8  # 10 Mbit/s
@@ -101,8 +102,8 @@ def test_args():
     args = iso15118_args(
         schedule=[("A", 100, 100, 1, 2, 0.5)],
         seed=3,
-        loss=0.05,
-        reverse_loss=0.01,
+        burst_start=0.020412432150076765,
+        reverse_burst_start=0.0040160966706053736,
         cc="cubic",
         timestamps=False,
         abort_on_miss=True,
@@ -111,8 +112,8 @@ def test_args():
     assert args == [
         "--schedule=A:100:100:1:2:0.5",
         "--run=3",
-        "--loss=0.05",
-        "--reverseLoss=0.01",
+        "--burstRate=0.020412432150076765",
+        "--reverseBurstRate=0.0040160966706053736",
         "--cc=TcpCubic",
         "--timestamps=false",
         "--abortOnMiss=true",
@@ -121,8 +122,24 @@ def test_args():
     assert "--cc=TcpNewReno" in iso15118_args(schedule=[("A", 1, 1, 1, 1, 0)], seed=1)
     with pytest.raises(ValueError, match="no ns-3 counterpart"):
         iso15118_args(schedule=[("A", 1, 1, 1, 1, 0)], seed=1, cc="reno")
-    with pytest.raises(ValueError, match="reverse_loss"):
-        iso15118_args(schedule=[("A", 1, 1, 1, 1, 0)], seed=1, reverse_loss=1.5)
+    with pytest.raises(ValueError, match="reverse_burst_start"):
+        iso15118_args(schedule=[("A", 1, 1, 1, 1, 0)], seed=1, reverse_burst_start=1.5)
+
+
+def test_burst_starts_come_from_the_resolved_scenario():
+    spec = {
+        "preset": "v2g",
+        "loss": {"model": "burst", "mean_loss": 0.05},
+        "reverse_loss": {"model": "burst", "mean_loss": 0.01},
+    }
+    expanded = json.loads(_core.expand(json.dumps(spec)))
+    start, reverse = burst_starts(expanded)
+    assert start == _core.burst_start_for_mean_loss(0.05)
+    assert reverse == _core.burst_start_for_mean_loss(0.01)
+    assert burst_starts(json.loads(_core.expand('{"preset": "v2g"}'))) == (0.0, 0.0)
+    bernoulli = {"preset": "v2g", "loss": {"model": "bernoulli", "mean_loss": 0.01}}
+    with pytest.raises(ValueError, match="links.plc.loss_ab"):
+        burst_starts(json.loads(_core.expand(json.dumps(bernoulli))))
 
 
 def test_parse_output():
@@ -227,14 +244,19 @@ def test_total_reverse_loss_nothing_gets_through(iso_cache):
     # retries of the SYN, ConnTimeout 3 s doubling: 0.1 + 3 + 6 + 12 + 24 + 48 + 96 s
     for abort in (False, True):
         messages, summary = run(
-            iso_cache, [("Req", 100, 100, 1.0, 2, 0.0)], reverse_loss=1.0, abort_on_miss=abort
+            iso_cache,
+            [("Req", 100, 100, 1.0, 2, 0.0)],
+            reverse_burst_start=1.0,
+            abort_on_miss=abort,
         )
         assert messages == []
         assert summary["completed"] is False and summary["messages"] == 0
         assert summary["connected_s"] is None
         assert summary["end"] == "connection_failed"
         assert summary["end_s"] == pytest.approx(189.1, abs=1e-9)
-    _, summary = run(iso_cache, [("Req", 100, 100, 1.0, 2, 0.0)], reverse_loss=1.0, stop_s=10)
+    _, summary = run(
+        iso_cache, [("Req", 100, 100, 1.0, 2, 0.0)], reverse_burst_start=1.0, stop_s=10
+    )
     assert summary["end"] == "stop" and summary["end_s"] == pytest.approx(10.0)
 
 
@@ -244,7 +266,7 @@ def test_abort_on_miss_ends_the_session(iso_cache):
     # the third request (at 0.1018928 + 1.0 s) never gets a response
     sched = [("Req", 100, 100, 0.3, 4, 0.5)]
     messages, summary = run(
-        iso_cache, sched, reverse_loss=1.0, loss_start_s=0.9, abort_on_miss=True
+        iso_cache, sched, reverse_burst_start=1.0, loss_start_s=0.9, abort_on_miss=True
     )
     assert len(messages) == 3
     assert [m["missed"] for m in messages] == [False, False, True]
@@ -256,7 +278,7 @@ def test_abort_on_miss_ends_the_session(iso_cache):
     # the client gives up at t_req + timeout
     assert summary["end_s"] == pytest.approx(last["request_s"] + 0.3, abs=1e-9)
     # without abort on miss the session waits (here: until the stop time)
-    messages, summary = run(iso_cache, sched, reverse_loss=1.0, loss_start_s=0.9, stop_s=5)
+    messages, summary = run(iso_cache, sched, reverse_burst_start=1.0, loss_start_s=0.9, stop_s=5)
     assert len(messages) == 3 and messages[-1]["missed"] is True
     assert summary["aborted"] is False and summary["end"] == "stop"
 
@@ -266,7 +288,8 @@ def test_abort_on_miss_ends_the_session(iso_cache):
 def test_json_lines_and_message_count(iso_cache, loss):
     sched = [("SessionSetup", 40, 60, 2.0, 1, 0.0), ("CurrentDemand", 60, 70, 0.25, 40, 0.25)]
     binary = ns3mod.build_program(ISO15118_PROGRAM, cache=iso_cache)
-    args = iso15118_args(schedule=sched, seed=2, loss=loss, reverse_loss=loss)
+    p = _core.burst_start_for_mean_loss(loss)
+    args = iso15118_args(schedule=sched, seed=2, burst_start=p, reverse_burst_start=p)
     out = subprocess.run(
         [str(binary.path), *args], capture_output=True, text=True, check=True
     ).stdout

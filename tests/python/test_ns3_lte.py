@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import requires_ns3
-from vtlab import ns3 as ns3mod
 from vtlab import ns3_lte
+from vtlab.ns3 import program as ns3mod
 from vtlab.ns3_lte import lte_args, parse_lte_output, run_lte, to_mahimahi, write_mahimahi
 
 # -- to_mahimahi -----------------------------------------------------------------------

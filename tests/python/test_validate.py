@@ -1,4 +1,5 @@
-"""Cross-validation against ns-3 (vtlab.validate, vtlab.ns3): statistics, verdicts,
+"""Cross-validation against ns-3, the bulk-transfer family (vtlab.validation.v2g,
+vtlab.validation.station, vtlab.ns3, vtlab.cli.validate): statistics, verdicts,
 rankings, the report, the run cache, the scenario translation and the on-demand
 build.  The end-to-end test runs only when the ns3 wheel and g++ are installed."""
 
@@ -19,20 +20,17 @@ import typer
 from typer.testing import CliRunner
 
 from conftest import requires_ns3, requires_preset_qdisc
-from vtlab import Scenario, _core, validate
-from vtlab import ns3 as ns3mod
-from vtlab.validate import (
-    Grid,
-    RunCache,
-    Task,
-    agreement_table,
-    mean_ci,
-    rankings,
-    ratio_ci,
-    spearman,
-    verdict,
-    write_report,
-)
+from vtlab import Scenario, _core
+from vtlab.cli import validate as cli_validate
+from vtlab.ns3 import process as ns3proc
+from vtlab.ns3 import program as ns3prog
+from vtlab.ns3 import v2g as ns3v2g
+from vtlab.ns3.cc import ns3_type_id
+from vtlab.validation import speed, v2g
+from vtlab.validation.cache import RunCache, store_runs
+from vtlab.validation.v2g import Grid, Task, agreement_table, rankings
+from vtlab.validation.v2g_report import write_report
+from vtlab.validation.verdict import mean_ci, ratio_ci, spearman, verdict
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +41,7 @@ def app() -> typer.Typer:
     def noop() -> None:  # a second command keeps `validate` a subcommand
         pass
 
-    validate.register(a)
+    cli_validate.register(a)
     return a
 
 
@@ -302,8 +300,8 @@ def test_write_report_on_a_tiny_fake_grid(tmp_path):
 # -- the run cache and resuming -----------------------------------------------------------
 
 
-def _fake_binary(tmp_path: Path) -> ns3mod.Ns3Binary:
-    return ns3mod.Ns3Binary(
+def _fake_binary(tmp_path: Path) -> ns3prog.Ns3Binary:
+    return ns3prog.Ns3Binary(
         path=tmp_path / "v2g",
         build_hash="f" * 64,
         ns3_version="3.44.post0",
@@ -324,7 +322,7 @@ class FakeRunner:
             raise KeyboardInterrupt
         self.calls.append(task.key)
         g = 9.4e6 if task.loss == 0 else (0.8e6 if task.side == "vtlab" else 0.6e6)
-        return validate._record(
+        return v2g.record(
             task,
             {
                 "completed": True,
@@ -347,7 +345,7 @@ GRID = Grid(["newreno", "cubic"], [0.0, 0.05], [1, 2], 1_000_000)
 def test_second_invocation_runs_nothing_new(tmp_path):
     binary = _fake_binary(tmp_path)
     first = FakeRunner()
-    res = validate.validate(GRID, tmp_path, runner=first, binary=binary, progress=False)
+    res = v2g.validate(GRID, tmp_path, runner=first, binary=binary, progress=False)
     n_tasks = 2 * 2 * 2 * 2  # cc x loss x seed x side
     assert len(first.calls) == n_tasks and res.runs_done == n_tasks
     assert len((tmp_path / "runs.jsonl").read_text().splitlines()) == n_tasks
@@ -355,7 +353,7 @@ def test_second_invocation_runs_nothing_new(tmp_path):
     assert [r["verdict"] for r in res.table] == ["agree", "differs", "agree", "differs"]
 
     second = FakeRunner()
-    res2 = validate.validate(GRID, tmp_path, runner=second, binary=binary, progress=False)
+    res2 = v2g.validate(GRID, tmp_path, runner=second, binary=binary, progress=False)
     assert second.calls == []
     assert (res2.runs_done, res2.runs_cached) == (0, n_tasks)
     assert res2.table == res.table
@@ -363,14 +361,14 @@ def test_second_invocation_runs_nothing_new(tmp_path):
     # a larger grid reuses the finished cells and runs only the new seed
     third = FakeRunner()
     bigger = Grid(GRID.ccs, GRID.losses, [1, 2, 3], GRID.nbytes)
-    validate.validate(bigger, tmp_path, runner=third, binary=binary, progress=False)
+    v2g.validate(bigger, tmp_path, runner=third, binary=binary, progress=False)
     assert len(third.calls) == 2 * 2 * 2 and all(json.loads(k)[3] == 3 for k in third.calls)
 
 
 def test_interrupted_run_resumes_where_it_stopped(tmp_path):
     binary = _fake_binary(tmp_path)
     with pytest.raises(KeyboardInterrupt):
-        validate.validate(
+        v2g.validate(
             GRID, tmp_path, runner=FakeRunner(interrupt_after=5), binary=binary, progress=False
         )
     lines = (tmp_path / "runs.jsonl").read_text().splitlines()
@@ -380,57 +378,57 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path):
     with (tmp_path / "runs.jsonl").open("a") as fh:
         fh.write('{"side": "vtlab", "cc": "newr')
     rest = FakeRunner()
-    validate.validate(GRID, tmp_path, runner=rest, binary=binary, progress=False)
+    v2g.validate(GRID, tmp_path, runner=rest, binary=binary, progress=False)
     assert len(rest.calls) == 16 - 5
-    assert len(RunCache(tmp_path / "runs.jsonl").records) == 16
+    assert len(RunCache(tmp_path / "runs.jsonl", v2g.record_key).records) == 16
 
 
 def test_cache_key_includes_the_source_hashes(tmp_path):
     binary = _fake_binary(tmp_path)
-    validate.validate(GRID, tmp_path, runner=FakeRunner(), binary=binary, progress=False)
-    rebuilt = ns3mod.Ns3Binary(
+    v2g.validate(GRID, tmp_path, runner=FakeRunner(), binary=binary, progress=False)
+    rebuilt = ns3prog.Ns3Binary(
         binary.path, "e" * 64, binary.ns3_version, binary.source, binary.command
     )
     again = FakeRunner()
-    validate.validate(GRID, tmp_path, runner=again, binary=rebuilt, progress=False)
+    v2g.validate(GRID, tmp_path, runner=again, binary=rebuilt, progress=False)
     assert len(again.calls) == 8 and all(json.loads(k)[0] == "ns-3" for k in again.calls)
 
 
 def test_qdisc_is_part_of_the_key_the_spec_and_the_ns3_arguments(tmp_path):
     binary = _fake_binary(tmp_path)
     stock = Grid(["newreno"], [0.05], [1], 1_000_000, qdisc="stock")
-    tasks = validate.plan(stock, "vt", binary)
+    tasks = v2g.plan(stock, "vt", binary)
     ns = [t for t in tasks if t.side == "ns-3"]
     vt = [t for t in tasks if t.side == "vtlab"]
     assert "--qdisc=default" in ns[0].args and "--qdisc=none" not in ns[0].args
     assert json.loads(vt[0].spec_json)["qdisc"] == "fq_codel"
     assert json.loads(ns[0].key)[-2:] == ["qdisc", "stock"]
-    none = validate.plan(Grid(["newreno"], [0.05], [1], 1_000_000, qdisc="none"), "vt", binary)
+    none = v2g.plan(Grid(["newreno"], [0.05], [1], 1_000_000, qdisc="none"), "vt", binary)
     assert "--qdisc=none" in none[0].args and "--qdisc=default" not in none[0].args
     assert json.loads(none[1].spec_json).get("qdisc") == "none"
     assert "qdisc" not in json.loads(none[0].key)  # the key of runs made before --qdisc
-    assert validate.vtlab_spec("cubic", 0.0, 1000).get("qdisc") is None
+    assert v2g.vtlab_spec("cubic", 0.0, 1000).get("qdisc") is None
     # records carry their qdisc, so a stock run never answers for a no-qdisc cell
-    res = validate.validate(stock, tmp_path, runner=FakeRunner(), binary=binary, progress=False)
+    res = v2g.validate(stock, tmp_path, runner=FakeRunner(), binary=binary, progress=False)
     assert "ns-3's stock traffic control" in res.paths["report"].read_text()
     again = FakeRunner()
     nq = Grid(["newreno"], [0.05], [1], 1_000_000, qdisc="none")
-    res = validate.validate(nq, tmp_path, runner=again, binary=binary, progress=False)
+    res = v2g.validate(nq, tmp_path, runner=again, binary=binary, progress=False)
     assert len(again.calls) == 2
     assert "drop-tail 100 packets on every device, no qdisc" in res.paths["report"].read_text()
 
 
 def test_only_ns3_runs_one_side_and_knows_algorithms_vtlab_lacks(tmp_path):
-    g = validate.make_grid(["bbr", "newreno"], ["5%"], 2, "1MB", None, False, only="ns3")
+    g = v2g.make_grid(["bbr", "newreno"], ["5%"], 2, "1MB", None, False, only="ns3")
     assert g.ccs == ["bbr", "newreno"] and g.skipped == {} and g.only == "ns3"
     binary = _fake_binary(tmp_path)
-    tasks = validate.plan(g, "vt", binary)
+    tasks = v2g.plan(g, "vt", binary)
     assert {t.side for t in tasks} == {"ns-3"} and len(tasks) == 4
     assert "--cc=TcpBbr" in tasks[0].args
     runner = FakeRunner()
-    res = validate.validate(g, tmp_path, runner=runner, binary=binary, progress=False, stored=[])
+    res = v2g.validate(g, tmp_path, runner=runner, binary=binary, progress=False, stored=[])
     assert len(runner.calls) == 4 and res.paths == {} and not (tmp_path / "report.md").exists()
-    assert "--only ns3" in validate.explicit_command(g, tmp_path, 1)
+    assert "--only ns3" in v2g.explicit_command(g, tmp_path, 1)
 
 
 def test_stored_ns3_runs_are_reused_and_merged(tmp_path):
@@ -438,7 +436,7 @@ def test_stored_ns3_runs_are_reused_and_merged(tmp_path):
     grid = Grid(["newreno"], [0.0, 0.05], [1, 2], 1_000_000, qdisc="stock")
     store = tmp_path / "store" / "runs.jsonl.gz"
     first = tmp_path / "first"
-    validate.validate(
+    v2g.validate(
         Grid(grid.ccs, grid.losses, grid.seeds, grid.nbytes, qdisc="stock", only="ns3"),
         first,
         runner=FakeRunner(),
@@ -447,22 +445,22 @@ def test_stored_ns3_runs_are_reused_and_merged(tmp_path):
         stored=[],
         store_ns3=store,
     )
-    assert validate.store_runs(store, []) == 4
+    assert store_runs(store, [], v2g.record_key) == 4
     data = store.read_bytes()
-    validate.store_runs(store, [])
+    store_runs(store, [], v2g.record_key)
     assert store.read_bytes() == data  # reproducible bytes
     # a clean output directory: only vtlab runs, the ns-3 ones come from the store
     runner = FakeRunner()
-    res = validate.validate(
+    res = v2g.validate(
         grid, tmp_path / "clean", runner=runner, binary=binary, progress=False, stored=[store]
     )
     assert len(runner.calls) == 4 and all(json.loads(k)[0] == "vtlab" for k in runner.calls)
     assert res.runs_cached == 4
     assert "4 of them from the stored ns-3 runs" in res.paths["report"].read_text()
     # a changed ns-3 program does not reuse them
-    other = ns3mod.Ns3Binary(binary.path, "e" * 64, binary.ns3_version, binary.source, ())
+    other = ns3prog.Ns3Binary(binary.path, "e" * 64, binary.ns3_version, binary.source, ())
     runner = FakeRunner()
-    validate.validate(
+    v2g.validate(
         grid, tmp_path / "clean2", runner=runner, binary=other, progress=False, stored=[store]
     )
     assert len(runner.calls) == 8
@@ -474,10 +472,10 @@ def test_results_hash_ignores_paths(tmp_path):
     src.write_text("int main() {}")
     copy = tmp_path / "b.cc"
     copy.write_text("int main() {}")
-    b1 = ns3mod.Ns3Binary(tmp_path / "x", "1" * 64, "3.44", src, ("g++", str(src)))
-    b2 = ns3mod.Ns3Binary(tmp_path / "y", "2" * 64, "3.44", copy, ("g++", str(copy)))
+    b1 = ns3prog.Ns3Binary(tmp_path / "x", "1" * 64, "3.44", src, ("g++", str(src)))
+    b2 = ns3prog.Ns3Binary(tmp_path / "y", "2" * 64, "3.44", copy, ("g++", str(copy)))
     assert b1.results_hash == b2.results_hash and len(b1.results_hash) == 16
-    b3 = ns3mod.Ns3Binary(tmp_path / "y", "2" * 64, "3.45", copy, ("g++", str(copy)))
+    b3 = ns3prog.Ns3Binary(tmp_path / "y", "2" * 64, "3.45", copy, ("g++", str(copy)))
     assert b3.results_hash != b1.results_hash
 
 
@@ -509,7 +507,7 @@ def test_bench_vs_ns3_command_without_ns3(monkeypatch, capsys):
 
     monkeypatch.setattr(metadata, "distribution", missing)
     with pytest.raises(typer.Exit) as info:
-        ns3mod.bench_vs_ns3_command({"preset": "v2g", "bytes": "1MB"}, repeat=1)
+        cli_validate.bench_vs_ns3_command({"preset": "v2g", "bytes": "1MB"}, repeat=1)
     assert info.value.exit_code == 2
     assert capsys.readouterr().err == "error: ns-3 is not installed: pip install 'vtlab[ns3]'\n"
 
@@ -523,12 +521,12 @@ def test_cli_bad_topology(app, tmp_path, value, needle):
 
 
 def test_make_grid_topologies():
-    g = validate.make_grid(["newreno"], ["0"], 1, "1MB", ["21", "1", "021"], quick=False)
+    g = v2g.make_grid(["newreno"], ["0"], 1, "1MB", ["21", "1", "021"], quick=False)
     assert g.topologies == ["21", "1"]
-    assert validate.make_grid(["newreno"], None, 1, None, None, quick=False).topologies == ["1"]
-    cmd = validate.explicit_command(g, Path("/tmp/x"), 1)
-    assert "--topology 21 --topology 1" in cmd
-    assert "--topology" not in validate.explicit_command(
+    assert v2g.make_grid(["newreno"], None, 1, None, None, quick=False).topologies == ["1"]
+    cmd = v2g.explicit_command(g, Path("/tmp/x"), 1)
+    assert "--vehicles 21 --vehicles 1" in cmd
+    assert "--vehicles" not in v2g.explicit_command(
         Grid(["newreno"], [0.0], [1], 1000), Path("/tmp/x"), 1
     )
 
@@ -546,26 +544,48 @@ def test_make_grid_topologies():
 )
 def test_cli_bad_options(app, tmp_path, args, needle):
     _one_error_line(invoke(app, *args, "--out", str(tmp_path)), needle)
+    _one_error_line(invoke(app, "v2g", *args, "--out", str(tmp_path)), needle)
+    _one_error_line(invoke(app, "station", *args, "--out", str(tmp_path)), needle)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["station", "--vehicles", "0"], "--vehicles: 0 vehicles is outside [1, 1000]"),
+        (["station", "--vehicles", "x"], "--vehicles: 'x' is not a number of vehicles"),
+        (["--quick", "v2g"], "--quick: give it after the family: vtlab validate v2g"),
+        (["--topology", "21", "station"], "--topology: give it after the family"),
+        (["v2g", "--replay", "cubic:5%:0"], "--replay: seed 0 is outside"),
+    ],
+)
+def test_cli_family_errors(app, tmp_path, args, needle):
+    _one_error_line(invoke(app, *args, "--out", str(tmp_path)), needle)
+
+
+def test_cli_help_lists_the_families_and_hides_the_old_spelling(app):
+    r = invoke(app, "--help")
+    assert r.exit_code == 0
+    assert "v2g" in r.stdout and "station" in r.stdout and "--topology" not in r.stdout
 
 
 def test_make_grid_quick_defaults_and_overrides():
-    g = validate.make_grid(None, None, None, None, None, quick=True)
+    g = v2g.make_grid(None, None, None, None, None, quick=True)
     assert (g.ccs, g.losses, g.seeds, g.nbytes) == (
         ["newreno", "illinois", "cubic"],
         [0.0, 0.05],
         [1, 2],
         5_000_000,
     )
-    g = validate.make_grid(None, ["0.25%", "0.01"], 1, "2MB", ["1"], quick=True)
+    g = v2g.make_grid(None, ["0.25%", "0.01"], 1, "2MB", ["1"], quick=True)
     assert (g.losses, g.seeds, g.nbytes) == ([0.0025, 0.01], [1], 2_000_000)
-    full = validate.make_grid(None, None, None, None, None, quick=False)
+    full = v2g.make_grid(None, None, None, None, None, quick=False)
     assert full.losses == [0.0, 0.0025, 0.01, 0.05] and full.seeds == list(range(1, 11))
     assert full.nbytes == 100_000_000 and full.qdisc == "stock" and g.qdisc == "stock"
     has_bbr = "bbr" in {c["name"] for c in _core.congestion_controls()}
-    assert set(full.ccs) | set(full.skipped) == set(validate.DEFAULT_CCS) | (
+    assert set(full.ccs) | set(full.skipped) == set(v2g.DEFAULT_CCS) | (
         {"bbr"} if has_bbr else set()
     )
-    assert ns3mod.CC_TO_NS3["bbr"] == "TcpBbr" and "bbr" not in validate.DEFAULT_CCS
+    assert ns3_type_id("bbr") == "TcpBbr" and "bbr" not in v2g.DEFAULT_CCS
 
 
 def test_make_grid_skips_algorithms_missing_from_vtlab(monkeypatch):
@@ -575,7 +595,7 @@ def test_make_grid_skips_algorithms_missing_from_vtlab(monkeypatch):
     monkeypatch.setattr(
         _core, "congestion_controls", lambda: [c for c in real if c["name"] != "cubic"]
     )
-    g = validate.make_grid(["newreno", "cubic"], None, 1, None, None, quick=False)
+    g = v2g.make_grid(["newreno", "cubic"], None, 1, None, None, quick=False)
     assert g.ccs == ["newreno"] and "cubic" in g.skipped
 
 
@@ -584,7 +604,7 @@ def test_make_grid_skips_algorithms_missing_from_vtlab(monkeypatch):
 
 def test_ns3_args_of_the_v2g_scenario():
     sc = Scenario({"preset": "v2g", "bytes": "2MB", "loss": {"mean_loss": "5%"}})
-    args = ns3mod.ns3_args(sc.expanded(), seed=4)
+    args = ns3v2g.ns3_args(sc.expanded(), seed=4)
     # The program gets the resolved burst-start probability, not the mean loss again.
     p = sc.expanded()["links"][1]["loss_ab"]["burst_start"]
     assert abs(_core.burst_mean_loss(p) - 0.05) < 1e-12
@@ -610,9 +630,9 @@ def test_ns3_args_of_the_v2g_scenario():
     ):
         assert a in args, a
     sc = Scenario({"preset": "v2g", "tcp": {"cc": "westwood-plus", "recovery": "newreno"}})
-    args = ns3mod.ns3_args(sc.expanded(), seed=1)
+    args = ns3v2g.ns3_args(sc.expanded(), seed=1)
     assert "--cc=TcpWestwoodPlus" in args and "--sack=false" in args
-    assert "--recovery=classic" in args and "--meanLoss=0" in args
+    assert "--recovery=classic" in args and "--burstRate=0" in args
 
 
 @pytest.mark.parametrize(
@@ -633,16 +653,16 @@ def test_ns3_args_rejects_what_ns3_cannot_reproduce(spec, needle):
     except ValueError:
         pytest.skip("vtlab itself rejects this spec")
     with pytest.raises(ValueError, match=needle):
-        ns3mod.ns3_args(expanded, seed=1)
+        ns3v2g.ns3_args(expanded, seed=1)
 
 
 def test_compile_command_links_modules_without_as_needed(tmp_path):
-    inst = ns3mod.Ns3Install(root=tmp_path / "ns3", version="3.44.post0")
+    inst = ns3prog.Ns3Install(root=tmp_path / "ns3", version="3.44.post0")
     (tmp_path / "ns3" / "lib64").mkdir(parents=True)
-    cmd = ns3mod.compile_command(inst, Path("v2g.cc"), Path("out/v2g"))
+    cmd = ns3prog.compile_command(inst, Path("v2g.cc"), Path("out/v2g"))
     assert cmd[1:3] == ["-std=c++20", "-O2"]
     i, j = cmd.index("-Wl,--no-as-needed"), cmd.index("-Wl,--as-needed")
-    assert cmd[i + 1 : j] == [f"-lns3.44-{m}" for m in ns3mod.NS3_MODULES]
+    assert cmd[i + 1 : j] == [f"-lns3.44-{m}" for m in ns3prog.NS3_MODULES]
     assert cmd[-1] == f"-Wl,-rpath,{tmp_path / 'ns3' / 'lib64'}"
 
 
@@ -650,7 +670,7 @@ def test_ensure_binary_compiles_once_per_source_hash(tmp_path, monkeypatch):
     root = tmp_path / "site" / "ns3"
     (root / "include" / "ns3").mkdir(parents=True)
     (root / "lib64").mkdir()
-    monkeypatch.setattr(ns3mod, "find_ns3", lambda: ns3mod.Ns3Install(root, "3.44.post0"))
+    monkeypatch.setattr(ns3prog, "find_ns3", lambda: ns3prog.Ns3Install(root, "3.44.post0"))
     log = tmp_path / "compiles.log"
     fake_cxx = tmp_path / "fake-g++"
     fake_cxx.write_text(
@@ -667,46 +687,46 @@ def test_ensure_binary_compiles_once_per_source_hash(tmp_path, monkeypatch):
     src = tmp_path / "v2g.cc"
     src.write_text("int main() {}\n")
 
-    b1 = ns3mod.ensure_binary(source=src)
-    b2 = ns3mod.ensure_binary(source=src)
+    b1 = ns3prog.ensure_binary(source=src)
+    b2 = ns3prog.ensure_binary(source=src)
     assert b1 == b2 and len(log.read_text().splitlines()) == 1
     assert b1.path == tmp_path / "cache" / "ns3" / b1.build_hash / "v2g"
     assert os.access(b1.path, os.X_OK)
     src.write_text("int main() { return 0; }\n")
-    b3 = ns3mod.ensure_binary(source=src)
+    b3 = ns3prog.ensure_binary(source=src)
     assert b3.build_hash != b1.build_hash and len(log.read_text().splitlines()) == 2
     # an explicit output directory (build.sh) is rebuilt only when its stamp is stale
     out = tmp_path / "build" / "v2g"
-    ns3mod.ensure_binary(source=src, output=out)
-    ns3mod.ensure_binary(source=src, output=out)
+    ns3prog.ensure_binary(source=src, output=out)
+    ns3prog.ensure_binary(source=src, output=out)
     assert len(log.read_text().splitlines()) == 3
 
 
 def test_ensure_binary_reports_a_failed_compile(tmp_path, monkeypatch):
     root = tmp_path / "ns3"
     (root / "include" / "ns3").mkdir(parents=True)
-    monkeypatch.setattr(ns3mod, "find_ns3", lambda: ns3mod.Ns3Install(root, "3.44.post0"))
+    monkeypatch.setattr(ns3prog, "find_ns3", lambda: ns3prog.Ns3Install(root, "3.44.post0"))
     monkeypatch.setenv("CXX", "false")
     src = tmp_path / "v2g.cc"
     src.write_text("x")
-    with pytest.raises(ns3mod.Ns3Error, match="failed"):
-        ns3mod.ensure_binary(source=src, cache=tmp_path / "c")
-    with pytest.raises(ns3mod.Ns3Error, match="cannot read"):
-        ns3mod.ensure_binary(source=tmp_path / "missing.cc", cache=tmp_path / "c")
+    with pytest.raises(ns3prog.Ns3Error, match="failed"):
+        ns3prog.ensure_binary(source=src, cache=tmp_path / "c")
+    with pytest.raises(ns3prog.Ns3Error, match="cannot read"):
+        ns3prog.ensure_binary(source=tmp_path / "missing.cc", cache=tmp_path / "c")
 
 
 def test_run_process_measures_the_child_alone():
     # the parent (pytest with pandas) is far larger than the child; the child's peak
     # RSS must not inherit it
-    small = ns3mod.run_process([sys.executable, "-S", "-c", "pass"])
-    big = ns3mod.run_process(
+    small = ns3proc.run_process([sys.executable, "-S", "-c", "pass"])
+    big = ns3proc.run_process(
         [sys.executable, "-S", "-c", "x = bytearray(80_000_000); x[::4096] = b'1' * len(x[::4096])"]
     )
     assert small.returncode == 0 and big.returncode == 0
     assert small.max_rss_mib < 40
     assert big.max_rss_mib > small.max_rss_mib + 60
     assert small.wall_s > 0
-    failed = ns3mod.run_process([sys.executable, "-S", "-c", "import sys; sys.exit(3)"])
+    failed = ns3proc.run_process([sys.executable, "-S", "-c", "import sys; sys.exit(3)"])
     assert failed.returncode == 3
 
 
@@ -715,9 +735,12 @@ def test_run_process_measures_the_child_alone():
 
 @requires_ns3
 @requires_preset_qdisc
-def test_quick_validation_end_to_end(app, tmp_path):
+@pytest.mark.parametrize("family", [[], ["v2g"]], ids=["old-spelling", "v2g"])
+def test_quick_validation_end_to_end(app, tmp_path, family):
     r = invoke(
-        app, "--quick", "--runs", "1", "--bytes", "2MB", "--jobs", "1", "-q", "--out", str(tmp_path)
+        app,
+        *family,
+        *("--quick", "--runs", "1", "--bytes", "2MB", "--jobs", "1", "-q", "--out", str(tmp_path)),
     )
     assert r.exit_code == 0, (r.output, r.stderr)
     # The CI subset runs with ns-3's stock queue disc on both sides.
@@ -734,7 +757,7 @@ def test_quick_validation_end_to_end(app, tmp_path):
 
 @requires_ns3
 def test_bench_vs_ns3_small():
-    res = ns3mod.bench_vs_ns3(
+    res = speed.bench_vs_ns3(
         {"preset": "v2g", "bytes": "1MB", "loss": {"mean_loss": "1%"}}, repeat=1
     )
     assert len(res.vtlab.wall_s) == 1 and len(res.ns3.wall_s) == 1
@@ -751,8 +774,8 @@ def test_bench_vs_ns3_small():
 
 
 def test_vtlab_spec_of_a_station_cell():
-    assert validate.vtlab_spec("cubic", 0.05, 1000)["preset"] == "v2g"
-    spec = validate.vtlab_spec("cubic", 0.05, 1000, "21")
+    assert v2g.vtlab_spec("cubic", 0.05, 1000)["preset"] == "v2g"
+    spec = v2g.vtlab_spec("cubic", 0.05, 1000, "21")
     assert spec == {
         "preset": "station",
         "vehicles": 21,
@@ -765,7 +788,7 @@ def test_vtlab_spec_of_a_station_cell():
 
 def test_ns3_args_of_the_station_scenario():
     sc = Scenario({"preset": "station", "bytes": "2MB", "loss": {"mean_loss": "5%"}})
-    args = ns3mod.ns3_args(sc.expanded(), seed=3)
+    args = ns3v2g.ns3_args(sc.expanded(), seed=3)
     p = _core.burst_start_for_mean_loss(0.05)
     for a in (
         "--cc=TcpNewReno",
@@ -789,8 +812,8 @@ def test_ns3_args_of_the_station_scenario():
         assert a in args, a
     # the single-vehicle flags are a prefix: the same translation of TCP and links
     lossy = {"preset": "v2g", "bytes": "2MB", "loss": {"mean_loss": "5%"}}
-    v2g = ns3mod.ns3_args(Scenario(lossy).expanded(), seed=3)
-    assert [a.split("=")[0] for a in args[: len(v2g)]] == [a.split("=")[0] for a in v2g]
+    single = ns3v2g.ns3_args(Scenario(lossy).expanded(), seed=3)
+    assert [a.split("=")[0] for a in args[: len(single)]] == [a.split("=")[0] for a in single]
     sc = Scenario(
         {
             "preset": "station",
@@ -801,10 +824,10 @@ def test_ns3_args_of_the_station_scenario():
             "tcp": {"cc": "illinois"},
         }
     )
-    args = ns3mod.ns3_args(sc.expanded(), seed=1)
+    args = ns3v2g.ns3_args(sc.expanded(), seed=1)
     for a in ("--vehicles=5", "--perSegment=2", "--stagger=0.005", "--wanDelay=2"):
         assert a in args, a
-    assert "--cc=TcpIllinois" in args and "--meanLoss=0" in args
+    assert "--cc=TcpIllinois" in args and "--burstRate=0" in args
 
 
 @pytest.mark.parametrize(
@@ -822,7 +845,7 @@ def test_ns3_args_rejects_stations_ns3_cannot_build(spec, needle):
     except ValueError:
         pytest.skip("vtlab itself rejects this spec")
     with pytest.raises(ValueError, match=needle):
-        ns3mod.ns3_args(expanded, seed=1)
+        ns3v2g.ns3_args(expanded, seed=1)
 
 
 def test_vehicle_summary_mean_aggregate_and_fairness():
@@ -830,16 +853,16 @@ def test_vehicle_summary_mean_aggregate_and_fairness():
         {"goodput_bps": 4.0, "completion_s": 2.0, "start_s": 0.0},
         {"goodput_bps": 2.0, "completion_s": 3.0, "start_s": 1.0},
     ]
-    s = ns3mod.vehicle_summary(rows)
+    s = ns3v2g.vehicle_summary(rows)
     assert s["vehicles"] == 2 and s["goodput_bps"] == 3.0
     # 8 + 6 bits over [0, 4] s
     assert s["aggregate_goodput_bps"] == pytest.approx(3.5)
     assert (s["goodput_min_bps"], s["goodput_max_bps"]) == (2.0, 4.0)
     assert s["jain"] == pytest.approx(36 / (2 * 20))
-    one = ns3mod.vehicle_summary([{"goodput_bps": 5.0, "completion_s": 1.0}])
+    one = ns3v2g.vehicle_summary([{"goodput_bps": 5.0, "completion_s": 1.0}])
     assert one["aggregate_goodput_bps"] == 5.0 and one["jain"] == 1.0
     with pytest.raises(ValueError):
-        ns3mod.vehicle_summary([])
+        ns3v2g.vehicle_summary([])
 
 
 def test_station_record_from_flow_rows_of_either_side():
@@ -859,7 +882,7 @@ def test_station_record_from_flow_rows_of_either_side():
         }
         for i, g in ((1, 4.0), (2, 2.0), (3, 2.0))
     ]
-    row = validate._row("vtlab", vt_flows, "3")
+    row = v2g.flow_row("vtlab", vt_flows, "3")
     assert row["vehicles"] == 3 and row["completed"]
     assert row["goodput_bps"] == pytest.approx(8 / 3)
     assert row["rto_expiries"] == pytest.approx(4.0) and row["retransmissions"] == 2.0
@@ -881,11 +904,11 @@ def test_station_record_from_flow_rows_of_either_side():
         }
         for i in range(1, 4)
     ]
-    row = validate._row("ns-3", ns_flows, "3")
+    row = v2g.flow_row("ns-3", ns_flows, "3")
     assert not row["completed"] and row["rto_expiries"] == 6 and row["rto_episodes"] == 3
     with pytest.raises(RuntimeError, match="expected 21"):
-        validate._row("ns-3", ns_flows, "21")
-    single = validate._row("ns-3", ns_flows[:1], "1")
+        v2g.flow_row("ns-3", ns_flows, "21")
+    single = v2g.flow_row("ns-3", ns_flows[:1], "1")
     assert set(single) == {
         "completed",
         "goodput_bps",
@@ -901,16 +924,16 @@ def test_station_record_from_flow_rows_of_either_side():
 
 def test_run_key_of_single_vehicle_runs_is_unchanged():
     old = json.dumps(["ns-3", "newreno", 0.05, 1, 1000, "abc"])
-    assert validate.run_key("ns-3", "newreno", 0.05, 1, 1000, "abc") == old
-    assert validate.run_key("ns-3", "newreno", 0.05, 1, 1000, "abc", "1") == old
-    assert validate.run_key("ns-3", "newreno", 0.05, 1, 1000, "abc", "21") != old
+    assert v2g.run_key("ns-3", "newreno", 0.05, 1, 1000, "abc") == old
+    assert v2g.run_key("ns-3", "newreno", 0.05, 1, 1000, "abc", "1") == old
+    assert v2g.run_key("ns-3", "newreno", 0.05, 1, 1000, "abc", "21") != old
 
 
 def test_station_grid_with_a_fake_runner(tmp_path):
     binary = _fake_binary(tmp_path)
     grid = Grid(["newreno", "cubic"], [0.0, 0.05], [1, 2], 1_000_000, ["1", "21"])
     runner = FakeRunner()
-    res = validate.validate(grid, tmp_path, runner=runner, binary=binary, progress=False)
+    res = v2g.validate(grid, tmp_path, runner=runner, binary=binary, progress=False)
     assert len(runner.calls) == 2 * 2 * 2 * 2 * 2  # topology x cc x loss x seed x side
     assert [(r["topology"], r["cc"], r["loss"]) for r in res.table][:5] == [
         ("1", "newreno", 0.0),
@@ -919,22 +942,24 @@ def test_station_grid_with_a_fake_runner(tmp_path):
         ("1", "cubic", 0.05),
         ("21", "newreno", 0.0),
     ]
-    assert {r["topology"] for r in res.ranks} == {"1", "21"} and len(res.ranks) == 4
+    ranks = rankings(res.table)
+    assert {r["topology"] for r in ranks} == {"1", "21"} and len(ranks) == 4
     text = (tmp_path / "report.md").read_text()
     for needle in (
         "topology 1 vehicle, 21 vehicles",
         "* 21 vehicles (charging station, 3 per PLC segment, 7 segments)",
         "## Charging station: aggregate goodput",
         "| newreno | 5 % | 21 | 0.800 ± ",
-        "--topology 1 --topology 21",
+        "vtlab validate station",
+        "--vehicles 1 --vehicles 21",
     ):
         assert needle in text, needle
     # runs of each topology are cached under their own key
     again = FakeRunner()
-    validate.validate(grid, tmp_path, runner=again, binary=binary, progress=False)
+    v2g.validate(grid, tmp_path, runner=again, binary=binary, progress=False)
     assert again.calls == []
     only_station = Grid(grid.ccs, grid.losses, grid.seeds, grid.nbytes, ["21"])
-    res21 = validate.validate(only_station, tmp_path, runner=again, binary=binary, progress=False)
+    res21 = v2g.validate(only_station, tmp_path, runner=again, binary=binary, progress=False)
     assert again.calls == [] and {r["topology"] for r in res21.table} == {"21"}
 
 
@@ -966,23 +991,23 @@ def test_agreement_table_station_aggregate_columns():
 
 @requires_ns3
 def test_ns3_station_program_end_to_end():
-    binary = ns3mod.ensure_binary()
+    binary = ns3prog.ensure_binary()
     sc = Scenario({"preset": "station", "vehicles": 6, "bytes": "500KB", "qdisc": "none"})
-    args = ns3mod.ns3_args(sc.expanded(), seed=1)
+    args = ns3v2g.ns3_args(sc.expanded(), seed=1)
     assert "--qdisc=none" in args
-    rows, _ = ns3mod.run_v2g_flows(binary, args)
+    rows, _ = ns3v2g.run_v2g_flows(binary, args)
     assert [r["flow"] for r in rows] == [f"ev{i}" for i in range(1, 7)]
     assert [r["segment"] for r in rows] == [1, 1, 1, 2, 2, 2]
     assert [r["start_s"] for r in rows] == pytest.approx([0.1 + 0.002 * i for i in range(6)])
     assert all(r["complete"] and r["bytes_received"] == 500_000 for r in rows)
     # 10 ms WAN + 0.9 ms PLC each way
     assert rows[0]["rtt_handshake_s"] == pytest.approx(0.0218, abs=0.002)
-    s = ns3mod.vehicle_summary(rows)
+    s = ns3v2g.vehicle_summary(rows)
     assert 2 * 8.0e6 < s["aggregate_goodput_bps"] < 2 * 9.505e6
     # the single vehicle keeps its numeric flow id and no station keys
-    row, _ = ns3mod.run_v2g(binary, ["--bytes=200000"])
+    row, _ = ns3v2g.run_v2g(binary, ["--bytes=200000"])
     assert row["flow"] == 0 and "vehicles" not in row
-    row1, _ = ns3mod.run_v2g(binary, ["--bytes=200000", "--vehicles=1", "--wanDelay=0.9"])
+    row1, _ = ns3v2g.run_v2g(binary, ["--bytes=200000", "--vehicles=1", "--wanDelay=0.9"])
     drop = ("wall_s", "max_rss_mib")
     assert {k: v for k, v in row1.items() if k not in drop} == {
         k: v for k, v in row.items() if k not in drop
@@ -991,10 +1016,14 @@ def test_ns3_station_program_end_to_end():
 
 @requires_ns3
 @requires_preset_qdisc
-def test_quick_station_validation_end_to_end(app, tmp_path):
+@pytest.mark.parametrize(
+    "family", [["--topology", "6"], ["station", "--vehicles", "6"]], ids=["old-spelling", "station"]
+)
+def test_quick_station_validation_end_to_end(app, tmp_path, family):
     r = invoke(
         app,
-        *("--cc", "newreno", "--loss", "0", "--topology", "6", "--runs", "1"),
+        *family,
+        *("--cc", "newreno", "--loss", "0", "--runs", "1"),
         *("--bytes", "1MB", "--jobs", "1", "-q", "--out", str(tmp_path)),
         # Drop-tail queues alone: two saturated segments give 2 × 9.4 Mbit/s.
         *("--qdisc", "none"),
@@ -1012,7 +1041,7 @@ def test_quick_station_validation_end_to_end(app, tmp_path):
 
 @requires_ns3
 def test_bench_vs_ns3_station_small():
-    res = ns3mod.bench_vs_ns3(
+    res = speed.bench_vs_ns3(
         {"preset": "station", "vehicles": 4, "bytes": "300KB", "loss": {"mean_loss": "1%"}},
         repeat=1,
     )

@@ -19,8 +19,8 @@ from typer.testing import Result
 
 from conftest import assert_usage_error, requires_ns3
 from vtlab import _core, ns3_lte
-from vtlab import ns3 as ns3mod
 from vtlab import validate_lte as vl
+from vtlab.ns3 import program as ns3mod
 from vtlab.validate_lte import (
     CASES,
     DIAGNOSTIC,

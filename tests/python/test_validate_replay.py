@@ -15,8 +15,9 @@ from typer.testing import CliRunner
 
 import vtlab
 from conftest import requires_ns3
-from vtlab import validate
-from vtlab import validate_replay as vr
+from vtlab.cli import validate as cli_validate
+from vtlab.validation import replay as vr
+from vtlab.validation.errors import ValidateError
 
 NS3_TRACE = """\
 note: something else on stderr
@@ -46,7 +47,7 @@ def test_parse_cell():
         ("cubic:5%:x", "not a number"),
         ("cubic:5%:0", "outside"),
     ):
-        with pytest.raises(vr.ReplayError, match=needle):
+        with pytest.raises(ValidateError, match=needle):
             vr.parse_cell(bad)
 
 
@@ -201,7 +202,7 @@ def app() -> typer.Typer:
     def noop() -> None:
         pass
 
-    validate.register(a)
+    cli_validate.register(a)
     return a
 
 

@@ -16,8 +16,9 @@ from typer.testing import Result
 
 from conftest import assert_usage_error, requires_ns3
 from vtlab import _core
-from vtlab import ns3 as ns3mod
 from vtlab import validate_wifi as vw
+from vtlab.ns3 import program as ns3mod
+from vtlab.ns3.process import run_process
 
 Cli = Callable[..., Result]
 
@@ -130,7 +131,7 @@ def test_the_reference_program_reproduces_its_stored_run(tmp_path: Path):
     # matches byte for byte apart from the wall time.
     case = next(c for c in vw.CASES if c.name == "h1-rts1-tcpnewreno-d2")
     binary = ns3mod.build_program(ns3mod.WIFI_PROGRAM, cache=tmp_path / "cache")
-    proc = ns3mod.run_process([str(binary.path), *vw.ns3_args(case, 1)])
+    proc = run_process([str(binary.path), *vw.ns3_args(case, 1)])
     assert proc.returncode == 0, proc.stderr
     stored = (vw.stored_dir() / f"{case.name}-r1.jsonl").read_text()
 

@@ -21,7 +21,10 @@ import json
 import sys
 from pathlib import Path
 
-from vtlab.ns3 import ISO15118_PROGRAM, build_program, iso15118_args, run_process
+from vtlab import _core
+from vtlab.ns3.iso15118 import burst_starts, iso15118_args
+from vtlab.ns3.process import run_process
+from vtlab.ns3.program import ISO15118_PROGRAM, build_program
 
 SCHEDULE = [("CurrentDemand", 60, 70, 0.25, 2400, 0.25)]
 LOSSES = [(0.01, 0.01), (0.05, 0.05)]
@@ -50,6 +53,16 @@ def stats(rows: list[dict]) -> dict:
     }
 
 
+def resolved(loss: float, reverse_loss: float) -> dict:
+    """The resolved v2g scenario with burst loss of these means in each direction."""
+    spec = {
+        "preset": "v2g",
+        "loss": {"model": "burst", "mean_loss": loss},
+        "reverse_loss": {"model": "burst", "mean_loss": reverse_loss},
+    }
+    return json.loads(_core.expand(json.dumps(spec)))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=Path("validation/iso15118/ns3"))
@@ -61,8 +74,13 @@ def main() -> int:
         for loss, rev in LOSSES:
             pooled: list[dict] = []
             for seed in SEEDS:
+                start, reverse_start = burst_starts(resolved(loss, rev))
                 args = iso15118_args(
-                    schedule=SCHEDULE, seed=seed, loss=loss, reverse_loss=rev, timestamps=timestamps
+                    schedule=SCHEDULE,
+                    seed=seed,
+                    burst_start=start,
+                    reverse_burst_start=reverse_start,
+                    timestamps=timestamps,
                 )
                 proc = run_process([str(binary.path), *args])
                 if proc.returncode != 0:
@@ -103,7 +121,7 @@ def main() -> int:
             )
     (a.out / "summary.json").write_text(
         json.dumps(
-            {"binary": binary.short_hash, "ns3": binary.ns3_version, "cells": cells}, indent=1
+            {"binary": binary.results_hash, "ns3": binary.ns3_version, "cells": cells}, indent=1
         )
         + "\n"
     )

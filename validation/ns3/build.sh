@@ -2,7 +2,7 @@
 # Build the ns-3 V2G reference program against the ns3==3.44 PyPI wheel.
 # Usage: validation/ns3/build.sh [BUILD_DIR]   (default: validation/ns3/build)
 #
-# The compile command lives in python/vtlab/ns3.py, shared with `vtlab validate` and
+# The compile command lives in python/vtlab/ns3/program.py, shared with `vtlab validate` and
 # `vtlab bench --vs-ns3` (which compile into ~/.cache/vtlab/ns3/<hash>/v2g on demand).
 # That module imports only the standard library, so it runs here as a plain script
 # with $PYTHON (default python3), which must have the ns3 wheel installed.
@@ -12,4 +12,4 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 OUT="${1:-$HERE/build}"
 PY="${PYTHON:-python3}"
-exec "$PY" "$HERE/../../python/vtlab/ns3.py" build --out "$OUT" --source "$HERE/v2g.cc"
+exec "$PY" "$HERE/../../python/vtlab/ns3/program.py" build --out "$OUT" --source "$HERE/v2g.cc"

@@ -8,6 +8,9 @@ Example:
   validation/ns3/run_matrix.py --cc TcpNewReno --loss 0 0.0025 0.01 0.05 \
       --runs 1-6 --out validation/ns3/results/newreno.jsonl -- --timestamps=false
 Everything after "--" is passed to v2g unchanged. --summary prints a table.
+The program takes the burst-start probability p (--burstRate); a mean loss L is
+resolved to p by vtlab's core (so vtlab must be importable: PYTHONPATH=python),
+unless --burst-rate says the --loss values are p already.
 """
 import argparse, json, os, re, statistics, subprocess, sys
 
@@ -25,8 +28,15 @@ def parse_runs(s):
     return out
 
 
-def run_one(binary, cc, loss, run, extra, loss_flag):
-    cmd = ["/usr/bin/time", "-v", binary, f"--cc={cc}", f"--{loss_flag}={loss}", f"--run={run}"] + extra
+def burst_rate(mean_loss):
+    """The burst-start probability of a mean loss, as vtlab resolves it (bursts 1..4)."""
+    from vtlab import _core
+
+    return _core.burst_start_for_mean_loss(mean_loss)
+
+
+def run_one(binary, cc, p, run, extra):
+    cmd = ["/usr/bin/time", "-v", binary, f"--cc={cc}", f"--burstRate={p!r}", f"--run={run}"] + extra
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError(f"{cmd} failed: {p.stderr[-2000:]}")
@@ -90,7 +100,8 @@ def main():
     for cc in a.cc:
         for loss in a.loss:
             for r in parse_runs(a.runs):
-                for d in run_one(a.bin, cc, loss, r, extra, "burstRate" if a.burst_rate else "meanLoss"):
+                p = loss if a.burst_rate else burst_rate(loss)
+                for d in run_one(a.bin, cc, p, r, extra):
                     d["tag"] = a.tag
                     rows.append(d)
                     if out:

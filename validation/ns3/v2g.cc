@@ -116,39 +116,13 @@ NS_OBJECT_ENSURE_REGISTERED(V2gNewRenoSc);
 // Mean loss of ns-3's BurstErrorModel with burst-start probability p and burst
 // size S ~ U{1..4}: a new burst may (re)start on every packet, so a packet is
 // lost iff the most recent burst start was j packets ago (j = 0..3) and S > j.
+// Reported in the output only: the program receives p itself (--burstRate, the
+// resolved scenario's burst_start), never a mean loss to invert.
 static double
 MeanLossFromBurstRate(double p)
 {
     double q = 1.0 - p;
     return p * (1.0 + 0.75 * q + 0.5 * q * q + 0.25 * q * q * q);
-}
-
-static double
-BurstRateFromMeanLoss(double L)
-{
-    if (L <= 0)
-    {
-        return 0.0;
-    }
-    if (L >= 1)
-    {
-        return 1.0;
-    }
-    double lo = 0.0;
-    double hi = 1.0;
-    for (int i = 0; i < 200; ++i)
-    {
-        double mid = 0.5 * (lo + hi);
-        if (MeanLossFromBurstRate(mid) < L)
-        {
-            lo = mid;
-        }
-        else
-        {
-            hi = mid;
-        }
-    }
-    return 0.5 * (lo + hi);
 }
 
 // ---------------------------------------------------------------------------
@@ -638,8 +612,7 @@ main(int argc, char* argv[])
     }
 
     std::string cc = "TcpNewReno";
-    double meanLoss = -1;
-    double burstRate = -1;
+    double burstRate = 0;
     uint64_t bytes = 100000000ULL;
     uint32_t run = 1;
     uint32_t seed = 1;
@@ -676,8 +649,7 @@ main(int argc, char* argv[])
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("cc", "congestion control TypeId suffix (TcpNewReno, TcpIllinois, ..., V2gNewRenoSc)", cc);
-    cmd.AddValue("meanLoss", "mean PLC packet loss rate L (converted to BurstErrorModel burst rate)", meanLoss);
-    cmd.AddValue("burstRate", "BurstErrorModel ErrorRate p (burst-start probability) directly", burstRate);
+    cmd.AddValue("burstRate", "BurstErrorModel ErrorRate p (burst-start probability; 0: no loss)", burstRate);
     cmd.AddValue("bytes", "bytes to transfer per flow", bytes);
     cmd.AddValue("run", "RngRun (seed fixed by --seed)", run);
     cmd.AddValue("seed", "RngSeed", seed);
@@ -724,7 +696,7 @@ main(int argc, char* argv[])
     {
         wanDelayMs = station ? 10.0 : 0.9;
     }
-    NS_ABORT_MSG_IF(meanLoss >= 0 && burstRate >= 0, "give --meanLoss or --burstRate, not both");
+    NS_ABORT_MSG_IF(!(burstRate >= 0 && burstRate <= 1), "--burstRate must be in [0, 1]");
     int sack = -1;
     int ts = -1;
     if (!ParseTriBool(sackStr, "sack", sack) || !ParseTriBool(tsStr, "timestamps", ts))
@@ -732,15 +704,7 @@ main(int argc, char* argv[])
         return 2;
     }
 
-    double p = 0;
-    if (burstRate >= 0)
-    {
-        p = burstRate;
-    }
-    else if (meanLoss >= 0)
-    {
-        p = BurstRateFromMeanLoss(meanLoss);
-    }
+    const double p = burstRate;
     double L = MeanLossFromBurstRate(p);
 
     RngSeedManager::SetSeed(seed);

@@ -18,8 +18,9 @@ import tempfile
 from pathlib import Path
 
 import vtlab
-from vtlab import ns3
-from vtlab import validate_replay as vr
+from vtlab.ns3 import program as ns3
+from vtlab.ns3.process import run_process
+from vtlab.validation import replay as vr
 
 SUBCLASS = r"""
 class V2gWwDbg : public TcpWestwoodPlus
@@ -94,7 +95,7 @@ def main(argv: list[str]) -> int:
         binary = ns3.build_program(ns3.V2G_PROGRAM, source=path, log=print)
     cmd = vr._ns3_command("westwood-plus", loss, seed, nbytes, "none", binary)
     cmd = [c.replace("--cc=TcpWestwoodPlus", "--cc=V2gWwDbg") for c in cmd]
-    proc = ns3.run_process(cmd)
+    proc = run_process(cmd)
     lines = [ln.split() for ln in proc.stderr.splitlines() if ln.startswith("ww ")]
     _, drops = vr.ns3_timeline(proc.stderr)
     res = vtlab.run(vr.replay_spec("westwood-plus", nbytes, drops, "none"), seed=seed)

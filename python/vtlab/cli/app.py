@@ -91,10 +91,11 @@ def _root(
 
 
 # -- validation against ns-3: its commands and `vtlab bench --vs-ns3` ---------------------
-from vtlab import ns3, validate, validate_iso15118, validate_lte, validate_wifi  # noqa: E402
+from vtlab import validate_iso15118, validate_lte, validate_wifi  # noqa: E402
+from vtlab.cli import validate  # noqa: E402
 
 VALIDATION_COMMANDS = (validate, validate_lte, validate_wifi, validate_iso15118)
-BENCH_VS_NS3 = ns3.bench_vs_ns3_command
+BENCH_VS_NS3 = validate.bench_vs_ns3_command
 # -------------------------------------------------------------------------------------------
 
 run.register(app)

@@ -1,4 +1,4 @@
-"""Paired replay of one bulk-transfer cell: ``vtlab validate --replay ALG:LOSS:SEED``.
+"""Paired replay of one bulk-transfer cell: ``vtlab validate v2g --replay ALG:LOSS:SEED``.
 
 ns-3 runs the cell (``validation/ns3/v2g.cc``, one vehicle) with ``--traceLoss`` (the
 positions of the packets each PLC error model lost among every packet that reached
@@ -27,13 +27,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from vtlab import ns3 as _ns3
+from vtlab.ns3.cc import ns3_ccs, ns3_type_id
+from vtlab.ns3.process import parse_flow_lines, parse_loss_positions, run_process
+from vtlab.ns3.program import Ns3Binary, Ns3Error, ensure_binary
+from vtlab.ns3.v2g import ns3_args
+from vtlab.validation.errors import ValidateError
+from vtlab.validation.units import parse_loss
+from vtlab.validation.v2g import QDISCS, vtlab_spec
 
 __all__ = [
     "KEY_KINDS",
     "Event",
     "Replay",
-    "ReplayError",
     "first_divergence",
     "format_replay",
     "key_events",
@@ -58,10 +63,6 @@ NS3_STATES = {
     "CA_RECOVERY": "recovery",
     "CA_LOSS": "loss",
 }
-
-
-class ReplayError(ValueError):
-    """Bad ``--replay`` input: one ``error:`` line, exit status 2."""
 
 
 @dataclass(frozen=True)
@@ -89,28 +90,23 @@ class Event:
 
 def parse_cell(text: str) -> tuple[str, float, int]:
     """``westwood-plus:5%:3`` -> ("westwood-plus", 0.05, 3)."""
-    from vtlab.validate import ValidateError, parse_loss
-
     parts = str(text).split(":")
     if len(parts) != 3:
-        raise ReplayError(
-            f"--replay: {text!r} is not ALGORITHM:LOSS:SEED (e.g. westwood-plus:5%:3)"
+        raise ValidateError(
+            "--replay", f"{text!r} is not ALGORITHM:LOSS:SEED (e.g. westwood-plus:5%:3)"
         )
     cc, loss_text, seed_text = (p.strip() for p in parts)
-    if cc not in _ns3.CC_TO_NS3:
-        raise ReplayError(
-            f"--replay: no ns-3 counterpart for {cc} (allowed: {', '.join(_ns3.CC_TO_NS3)})"
+    if ns3_type_id(cc) is None:
+        raise ValidateError(
+            "--replay", f"no ns-3 counterpart for {cc} (allowed: {', '.join(ns3_ccs())})"
         )
-    try:
-        loss = parse_loss(loss_text)
-    except ValidateError as exc:
-        raise ReplayError(str(exc).replace("--loss", "--replay")) from None
+    loss = parse_loss(loss_text, "--replay")
     try:
         seed = int(seed_text)
     except ValueError:
-        raise ReplayError(f"--replay: seed {seed_text!r} is not a number") from None
+        raise ValidateError("--replay", f"seed {seed_text!r} is not a number") from None
     if not 1 <= seed <= 2**31 - 1:
-        raise ReplayError(f"--replay: seed {seed} is outside [1, {2**31 - 1}]")
+        raise ValidateError("--replay", f"seed {seed} is outside [1, {2**31 - 1}]")
     return cc, loss, seed
 
 
@@ -121,13 +117,9 @@ def ns3_timeline(stderr: str, flow: int = 0) -> tuple[list[Event], dict[str, lis
     """The sender timeline of ``flow`` and the lost positions from v2g.cc's stderr
     (``--traceTcp``, ``--traceLoss``)."""
     events: list[Event] = []
-    drops: dict[str, list[int]] = {}
     cwnd, ssthresh, state = 0, math.inf, "open"
     for line in stderr.splitlines():
         parts = line.split()
-        if len(parts) >= 2 and parts[0] == "lost":
-            drops[parts[1]] = [int(x) for x in parts[2:]]
-            continue
         if len(parts) < 4 or parts[0] != "tcp" or parts[1] != str(flow):
             continue
         t = int(parts[2]) - NS3_START_NS
@@ -149,7 +141,7 @@ def ns3_timeline(stderr: str, flow: int = 0) -> tuple[list[Event], dict[str, lis
         elif what == "retx":
             # ns-3's relative sequence numbers count the SYN: byte offset = seq - 1
             events.append(Event(t, "retx", str(int(parts[4]) - 1), cwnd, ssthresh, state))
-    return _fix_order(events), drops
+    return _fix_order(events), parse_loss_positions(stderr)
 
 
 def _ss(ssthresh: float) -> str:
@@ -311,10 +303,9 @@ class Replay:
 
 
 def _ns3_command(
-    cc: str, loss: float, seed: int, nbytes: int, qdisc: str, binary: _ns3.Ns3Binary
+    cc: str, loss: float, seed: int, nbytes: int, qdisc: str, binary: Ns3Binary
 ) -> list[str]:
     from vtlab import _core
-    from vtlab.validate import QDISCS, vtlab_spec
 
     known = cc in {c["name"] for c in _core.congestion_controls()}
     expanded = json.loads(
@@ -324,7 +315,7 @@ def _ns3_command(
         flow["tcp"]["cc"] = cc
     return [
         str(binary.path),
-        *_ns3.ns3_args(expanded, seed),
+        *ns3_args(expanded, seed),
         f"--qdisc={QDISCS[qdisc][0]}",
         "--traceLoss=true",
         "--traceTcp=true",
@@ -355,8 +346,6 @@ def replay_spec(
 ) -> dict[str, Any]:
     """vtlab's scenario of the cell with ns-3's lost positions as ``replay`` models
     (toward the EVCC translated by :func:`vtlab_positions`)."""
-    from vtlab.validate import vtlab_spec
-
     spec = vtlab_spec(cc, 0.0, nbytes, "1", profile, qdisc)
     spec["loss"] = {
         "model": "replay",
@@ -386,7 +375,7 @@ def paired_replay(
     qdisc: str = "stock",
     profile: str = "ns3",
     tolerance_s: float = DEFAULT_TOLERANCE_S,
-    binary: _ns3.Ns3Binary | None = None,
+    binary: Ns3Binary | None = None,
     log: Callable[[str], None] | None = None,
 ) -> Replay:
     """Run ns-3 on the cell with its loss and TCP traces, vtlab with ns-3's losses,
@@ -397,16 +386,16 @@ def paired_replay(
     # vtlab's side must be runnable before ns-3 spends its time (ScenarioError)
     _core.expand(json.dumps(replay_spec(cc, nbytes, {}, qdisc, profile)))
     if binary is None:
-        binary = _ns3.ensure_binary(log=log)
+        binary = ensure_binary(log=log)
     cmd = _ns3_command(cc, loss, seed, nbytes, qdisc, binary)
-    proc = _ns3.run_process(cmd)
+    proc = run_process(cmd)
     if proc.returncode != 0:
         tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
-        raise _ns3.Ns3Error(f"the ns-3 run exited with {proc.returncode}: {tail}")
+        raise Ns3Error(f"the ns-3 run exited with {proc.returncode}: {tail}")
     ns_events, drops = ns3_timeline(proc.stderr)
     if set(drops) != {"toward_evcc", "toward_secc"}:
-        raise _ns3.Ns3Error("the ns-3 program printed no loss positions (--traceLoss)")
-    (ns_flow,) = _ns3.parse_flow_lines(proc.stdout)
+        raise Ns3Error("the ns-3 program printed no loss positions (--traceLoss)")
+    (ns_flow,) = parse_flow_lines(proc.stdout)
     res = vtlab.run(replay_spec(cc, nbytes, drops, qdisc, profile), seed=seed, events=True)
     assert res.events is not None
     vt_events = vtlab_timeline(res.events.to_dict("records"))
