@@ -1200,11 +1200,11 @@ def version_command() -> None:
 
 from vtlab import cli_validate  # noqa: E402  (registers `vtlab validate FAMILY`)
 
-cli_validate.register(app)
+validate_group = cli_validate.register(app)
 
-from vtlab import validate_lte  # noqa: E402  (registers `vtlab validate-lte`)
+from vtlab import cli_validate_lte  # noqa: E402  (registers `vtlab validate lte`)
 
-validate_lte.register(app)
+cli_validate_lte.register_lte(validate_group, app)
 
 from vtlab import validate_wifi  # noqa: E402  (registers `vtlab validate-wifi`)
 
