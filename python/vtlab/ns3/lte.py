@@ -216,6 +216,8 @@ def lte_args(
         raise ValueError("the ns-3 LTE program runs preset lte-cabin with one flow")
     flow, lte = flows[0], links["lte"]
     channel = _channel(lte)
+    if lte.get("queue_bytes") is None:
+        raise ValueError("buffer: the ns-3 LTE program needs the RLC buffer in bytes")
     duration_s = int(expanded["stop_ns"]) / 1e9
     if duration_s <= 0:
         raise ValueError(f"stop: the duration must be positive, got {duration_s:g} s")
@@ -230,7 +232,7 @@ def lte_args(
         f"--app={app}",
         f"--cc={type_id}",
         f"--rlc={rlc}",
-        f"--rlcBuffer={int(lte.get('queue_bytes') or 0)}",
+        f"--rlcBuffer={int(lte['queue_bytes'])}",
         f"--duration={num(duration_s)}",
         f"--distance={num(channel['distance_m'])}",
         f"--speed={num(channel['speed_mps'])}",
