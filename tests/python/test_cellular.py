@@ -134,8 +134,8 @@ def test_lte_trace_exports_the_model_capacity_as_mahimahi(cli, tmp_path: Path):
 def test_bench_vs_ns3_of_lte_cabin_runs_the_lte_validation_bench(cli, monkeypatch):
     """`vtlab bench lte-cabin --vs-ns3` times the LTE validation's cases (faked here:
     the real comparison runs in test_validate_lte.py); a broken ns-3 is one error."""
-    from vtlab import validate_lte
     from vtlab.ns3 import program as ns3
+    from vtlab.validation import lte
 
     seen = {}
 
@@ -148,9 +148,9 @@ def test_bench_vs_ns3_of_lte_cabin_runs_the_lte_validation_bench(cli, monkeypatc
             "speedup_whole": 200.0,
             "simulated_s": 12,
         }
-        return validate_lte.LteValidation([], [], [row], {})
+        return lte.LteValidation([], [], [row], {})
 
-    monkeypatch.setattr(validate_lte, "validate_lte", fake)
+    monkeypatch.setattr(lte, "validate", fake)
     result = cli("bench", "lte-cabin", "--vs-ns3", "--repeat", "2")
     assert result.exit_code == 0, result.output
     assert "static_rlc2m" in result.output and "200× faster" in result.output
@@ -159,5 +159,5 @@ def test_bench_vs_ns3_of_lte_cabin_runs_the_lte_validation_bench(cli, monkeypatc
     def broken(out, **kw):
         raise ns3.Ns3Error("ns-3 is not installed: pip install 'vtlab[ns3]'")
 
-    monkeypatch.setattr(validate_lte, "validate_lte", broken)
+    monkeypatch.setattr(lte, "validate", broken)
     assert_usage_error(cli("bench", "lte-cabin", "--vs-ns3"), "--vs-ns3", "not installed")

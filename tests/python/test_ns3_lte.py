@@ -1,6 +1,6 @@
-"""The ns-3 LTE reference (vtlab.ns3_lte): the mahimahi conversion, the argument
-translation, the output parsing and the build errors; the end-to-end run needs the
-ns3 wheel and g++."""
+"""The ns-3 LTE reference (vtlab.ns3.lte): the mahimahi conversion, the argument
+translation from the resolved scenario, the output parsing and the build errors; the
+end-to-end run needs the ns3 wheel and g++."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from conftest import requires_ns3
-from vtlab import ns3_lte
+from vtlab import _core
+from vtlab.cellular import to_mahimahi, write_mahimahi
+from vtlab.ns3 import lte as ns3_lte
 from vtlab.ns3 import program as ns3mod
-from vtlab.ns3_lte import lte_args, parse_lte_output, run_lte, to_mahimahi, write_mahimahi
+from vtlab.ns3.lte import case_args, lte_args, parse_lte_output, reference_spec, run_lte
 
 # -- to_mahimahi -----------------------------------------------------------------------
 
@@ -74,19 +76,40 @@ def test_write_mahimahi(tmp_path: Path):
 
 
 def test_lte_args():
-    args = lte_args(16.7, 50, 2097152, "dl", 12, 3, "am", cc="cubic")
+    args = case_args(16.7, 50, 2097152, "dl", 12, 3, "am", cc="cubic")
     assert "--speed=16.7" in args and "--distance=50" in args
     assert "--rlcBuffer=2097152" in args and "--rlc=am" in args
     assert "--cc=TcpCubic" in args and "--run=3" in args and "--duration=12" in args
     assert "--direction=dl" in args and "--app=tcp" in args
     assert not any(a.startswith("--udpRate") for a in args)
-    assert "--udpRate=100" in lte_args(0, 50, 10240, app="udp")
-    assert "--cc=TcpNewReno" in lte_args(0, 50, 10240, cc="TcpNewReno")
+    assert "--udpRate=100" in case_args(0, 50, 10240, app="udp")
+    assert "--cc=TcpNewReno" in case_args(0, 50, 10240, cc="newreno")
     for bad in ({"direction": "up"}, {"rlc": "tm"}, {"app": "quic"}, {"cc": "nope"}):
         with pytest.raises(ValueError):
-            lte_args(0, 50, 10240, **bad)  # type: ignore[arg-type]
+            case_args(0, 50, 10240, **bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError):
-        lte_args(0, 50, 10240, duration_s=0)
+        case_args(0, 50, 10240, duration_s=0)
+
+
+def test_lte_args_read_the_resolved_scenario():
+    # The translator reads vtlab's resolved values: the horizon, the channel model's
+    # distance and speed (km/h in the scenario), the core delay, the LTE buffer.
+    spec = reference_spec(16.7, 50.0, 10240, "ul", 3.0)
+    assert spec["speed_kmh"] == pytest.approx(60.12) and spec["direction"] == "uplink"
+    expanded = json.loads(_core.expand(json.dumps(spec)))
+    args = lte_args(expanded, 2, rtt_series=True)
+    assert args[:2] == ["--direction=ul", "--app=tcp"]
+    assert "--duration=3" in args and "--speed=16.7" in args and "--coreDelay=32" in args
+    assert "--enbTxPower=30" in args and "--segmentSize=1448" in args
+    assert "--sndBuf=4194304" in args and "--rcvBuf=4194304" in args
+    assert args[-2:] == ["--run=2", "--rttSeries=1"]
+    no_model = json.loads(_core.expand(json.dumps({"preset": "lte-cabin", "rsrp_dbm": -90})))
+    with pytest.raises(ValueError, match="distance_m"):
+        lte_args(no_model, 1)
+    with pytest.raises(ValueError, match="tcp.cc"):
+        case_args(0, 50, 10240, cc="westwood")  # vtlab has it, ns-3 does not
+    with pytest.raises(ValueError, match="lte-cabin"):
+        lte_args(json.loads(_core.expand(json.dumps({"preset": "v2g"}))), 1)
 
 
 def test_parse_lte_output():
@@ -145,7 +168,7 @@ def test_missing_compiler_and_build_failure(tmp_path: Path, monkeypatch: pytest.
 @requires_ns3
 def test_lte_static_downlink_end_to_end():
     duration = 2.0
-    res = run_lte(0.0, 50.0, 2 * 1024 * 1024, "dl", duration, 1)
+    res = run_lte(case_args(0.0, 50.0, 2 * 1024 * 1024, "dl", duration, 1))
     # The flow's transport blocks bound TCP: every payload byte crossed the air in one.
     assert res["goodput_bps"] > 0
     assert res["tb_window_bps"] >= res["goodput_bps"]
@@ -166,6 +189,6 @@ def test_lte_static_downlink_end_to_end():
 
     # ns-3's default 10240-byte RLC buffer holds fewer packets than one window burst:
     # TCP stalls far below the channel's capacity.
-    small = run_lte(0.0, 50.0, 10240, "dl", duration, 1)
+    small = run_lte(case_args(0.0, 50.0, 10240, "dl", duration, 1))
     assert 0 < small["goodput_bps"] < 0.5 * res["goodput_bps"]
     assert small["rlc_tx_drops"] > 0

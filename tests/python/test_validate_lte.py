@@ -1,4 +1,4 @@
-"""LTE trace replay against ns-3 (vtlab.validate_lte): the scenario translation
+"""LTE trace replay against ns-3 (vtlab.validation.lte): the scenario translation
 (base-RTT arithmetic, buffer mapping, trace), ns-3's per-ACK RTT reconstruction, the
 comparison and verdicts on fake numbers, the report, the ns-3 result cache, the
 command's errors, a replay of the stored ns-3 results (no ns-3 needed) and an
@@ -18,32 +18,32 @@ import pytest
 from typer.testing import Result
 
 from conftest import assert_usage_error, requires_ns3
-from vtlab import _core, ns3_lte
-from vtlab import validate_lte as vl
+from vtlab import _core
 from vtlab.ns3 import program as ns3mod
-from vtlab.validate_lte import (
+from vtlab.validation import lte as vl
+from vtlab.validation import lte_cases, lte_ns3
+from vtlab.validation.errors import ValidateError
+from vtlab.validation.lte import compare, speed_row, validate, verdict
+from vtlab.validation.lte_cases import (
     CASES,
     DIAGNOSTIC,
     MAIN,
-    LteValidateError,
+    buffer_bytes_for,
+    capacity_trace_ms,
+    radio_delay_for,
+    replay_base_rtt_ms,
+    vtlab_spec,
+)
+from vtlab.validation.lte_ns3 import (
     Ns3Cache,
     Ns3Run,
     Ns3Source,
-    buffer_bytes_for,
-    capacity_trace_ms,
-    compare,
     ns3_goodput_bps,
     ns3_result,
     per_ack_rtt,
-    radio_delay_for,
-    replay_base_rtt_ms,
     same_output,
-    speed_row,
-    validate_lte,
-    verdict,
-    vtlab_spec,
-    write_report,
 )
+from vtlab.validation.lte_report import write_report
 
 Cli = Callable[..., Result]
 STORED = Path(__file__).resolve().parents[2] / "validation" / "lte" / "ns3"
@@ -60,7 +60,7 @@ def test_radio_delay_from_ns3_base_rtt():
     # (79.928784 ms − 2 × 32 ms core − 2 × 0.5 ms mean TTI alignment) / 2 = 7.464392 ms
     assert radio_delay_for(79.928784, 32.0) == pytest.approx(7.464392, abs=1e-9)
     assert radio_delay_for(100.0, 40.0, tti_ms=2.0) == pytest.approx(9.0)
-    with pytest.raises(LteValidateError, match="--radio-delay"):
+    with pytest.raises(ValidateError, match="--radio-delay"):
         radio_delay_for(60.0, 32.0)
 
 
@@ -97,7 +97,7 @@ def test_buffer_mapping_keeps_the_packet_count():
     assert buffer_bytes_for(2 * 1024 * 1024) == 2094359
     for rlc in (10240, 2 * 1024 * 1024, 1502, 1501, 0):
         assert buffer_bytes_for(rlc) // 1500 == rlc // 1502
-    with pytest.raises(LteValidateError):
+    with pytest.raises(ValidateError):
         buffer_bytes_for(-1)
 
 
@@ -130,14 +130,14 @@ def test_vtlab_spec_resolves_like_ns3():
         True,
     )
     # 1448 B + 40 B headers + 12 B timestamp option = ns-3's 1500-byte packets
-    assert tcp["mss"] + tcp["header_bytes"] + 12 == vl.IP_PACKET_BYTES
+    assert tcp["mss"] + tcp["header_bytes"] + 12 == lte_cases.IP_PACKET_BYTES
     assert tcp["send_buffer"] == tcp["recv_buffer"] == 4 * 1024 * 1024
     assert s["stop_ns"] == 12_000_000_000
     # a trace file instead of timestamps; the uplink period of a variant
     spec = vtlab_spec(STATIC_10K, "t.mahimahi", radio_delay_ms=4.5, uplink_period_ms=80)
     assert spec["capacity_down"] == {"trace": "t.mahimahi", "opportunity_bytes": 1500}
     assert spec["capacity_up"] == {"trace_ms": [80], "opportunity_bytes": 80 * 1500}
-    with pytest.raises(LteValidateError, match="--uplink-period"):
+    with pytest.raises(ValidateError, match="--uplink-period"):
         vtlab_spec(STATIC_10K, [1], radio_delay_ms=1.0, uplink_period_ms=0)
 
 
@@ -149,9 +149,9 @@ def test_capacity_trace_shift_packets_and_extension():
     # far too short: repeated whole, like mahimahi
     t = capacity_trace_ms([0, 1], [1504, 1504], 0.005)
     assert t[-1] >= 5 and t == sorted(t)
-    with pytest.raises(LteValidateError):
+    with pytest.raises(ValidateError):
         capacity_trace_ms([], [], 1.0)
-    with pytest.raises(LteValidateError):
+    with pytest.raises(ValidateError):
         capacity_trace_ms([3], [100], 1.0)
 
 
@@ -166,7 +166,7 @@ def test_capacity_trace_of_the_stored_run_has_ns3_capacity():
 
 def test_toml_scenario_round_trips():
     spec = vtlab_spec(STATIC_10K, "x.mahimahi", radio_delay_ms=7.464392)
-    text = vl.spec_toml(spec, "a header\nline two")
+    text = lte_cases.spec_toml(spec, "a header\nline two")
     assert text.startswith("# a header\n# line two\n")
     from vtlab.scenario import _tomllib
 
@@ -315,7 +315,7 @@ def test_write_report_on_fake_rows(tmp_path: Path):
     diag = compare(STATIC_10K, _fake_ns3(), _fake_vtlab(), variant=DIAGNOSTIC)
     speed = speed_row(STATIC_10K, _fake_ns3(), {"engine_wall_s": 0.01, "call_wall_s": 0.02}, 12.0)
     paths = write_report(
-        tmp_path, [main], [diag], [speed], {"command": "vtlab validate-lte", "radio_delay_ms": 7.46}
+        tmp_path, [main], [diag], [speed], {"command": "vtlab validate lte", "radio_delay_ms": 7.46}
     )
     text = paths["report"].read_text()
     assert "| static_rlc10k | 1.000 | 5.000 | 5.000 |" in text
@@ -351,7 +351,7 @@ def test_cache_lookup_needs_hash_args_and_unchanged_file(tmp_path: Path):
             "args": run.args,
             "ns3_hash": "h1",
             "file": "ns3-runs/r.json",
-            "sha256": vl._sha256(f),
+            "sha256": lte_ns3.sha256_of(f),
             "wall_s": 9.0,
             "process_wall_s": 9.5,
         }
@@ -368,7 +368,7 @@ def test_cache_lookup_needs_hash_args_and_unchanged_file(tmp_path: Path):
 
 
 def test_ns3_result_without_ns3_uses_stored_results(tmp_path: Path):
-    run = vl.capacity_run("static", 12.0)
+    run = lte_ns3.capacity_run("static", 12.0)
     with pytest.raises(ns3mod.Ns3Error, match="no cached ns-3 result"):
         ns3_result(run, Ns3Cache(tmp_path), Ns3Source(None, "no wheel"))
     (tmp_path / "ns3").mkdir()
@@ -377,16 +377,16 @@ def test_ns3_result_without_ns3_uses_stored_results(tmp_path: Path):
     assert src == "stored" and res["app"] == "udp"
     # other arguments (3 s) do not match the stored 12 s run
     with pytest.raises(ns3mod.Ns3Error):
-        ns3_result(vl.capacity_run("static", 3.0), Ns3Cache(tmp_path), Ns3Source(None, "x"))
+        ns3_result(lte_ns3.capacity_run("static", 3.0), Ns3Cache(tmp_path), Ns3Source(None, "x"))
 
 
 def test_stored_results_have_the_arguments_of_the_cases():
     for case in CASES:
         res = json.loads((STORED / f"{case.name}.json").read_text())
-        assert res["args"][1:] == vl.tcp_run(case, 12.0).args
+        assert res["args"][1:] == lte_ns3.tcp_run(case, 12.0).args
     for mobility in ("static", "moving"):
         res = json.loads((STORED / f"{mobility}_capacity.json").read_text())
-        assert res["args"][1:] == vl.capacity_run(mobility, 12.0).args
+        assert res["args"][1:] == lte_ns3.capacity_run(mobility, 12.0).args
 
 
 # -- the replay of the stored ns-3 results (no ns-3 needed) ---------------------------
@@ -397,7 +397,7 @@ def no_ns3(monkeypatch: pytest.MonkeyPatch) -> None:
     def missing(**_: Any) -> Any:
         raise ns3mod.Ns3NotInstalled()
 
-    monkeypatch.setattr(ns3_lte, "ensure_lte_binary", missing)
+    monkeypatch.setattr(vl, "ensure_lte_binary", missing)
 
 
 def _stored_copy(tmp_path: Path, *names: str) -> Path:
@@ -409,7 +409,7 @@ def _stored_copy(tmp_path: Path, *names: str) -> Path:
 
 def test_replay_of_the_stored_static_cases(tmp_path: Path, no_ns3: None):
     out = _stored_copy(tmp_path, "static_capacity", "static_rlc2m", "static_rlc10k")
-    res = validate_lte(out, cases=["static_rlc2m", "static_rlc10k"], seeds=2, progress=False)
+    res = validate(out, cases=["static_rlc2m", "static_rlc10k"], seeds=2, progress=False)
     assert res.ns3_runs == dict.fromkeys(
         ["static_capacity", "static_rlc10k", "static_rlc2m"], "stored"
     )
@@ -434,7 +434,8 @@ def test_replay_of_the_stored_static_cases(tmp_path: Path, no_ns3: None):
 def test_cli_with_stored_results(cli: Cli, tmp_path: Path, no_ns3: None):
     out = _stored_copy(tmp_path / "v", "static_capacity", "static_rlc2m")
     result = cli(
-        "validate-lte",
+        "validate",
+        "lte",
         "--case",
         "static_rlc2m",
         "--seeds",
@@ -456,7 +457,7 @@ def test_cli_with_stored_results(cli: Cli, tmp_path: Path, no_ns3: None):
 
 def test_cli_without_ns3_or_cache_fails_cleanly(cli: Cli, tmp_path: Path, no_ns3: None):
     line = assert_usage_error(
-        cli("validate-lte", "--case", "static_rlc2m", "--quiet", "--out", str(tmp_path / "v"))
+        cli("validate", "lte", "--case", "static_rlc2m", "--quiet", "--out", str(tmp_path / "v"))
     )
     assert line.startswith("error: no cached ns-3 result for static_capacity")
 
@@ -480,7 +481,7 @@ def test_cli_without_ns3_or_cache_fails_cleanly(cli: Cli, tmp_path: Path, no_ns3
     ],
 )
 def test_cli_errors_name_the_option(cli: Cli, tmp_path: Path, args: list[str], expected: str):
-    result = cli("validate-lte", *args, "--out", str(tmp_path / "v"))
+    result = cli("validate", "lte", *args, "--out", str(tmp_path / "v"))
     line = assert_usage_error(result)
     assert line.startswith(expected), line
     assert not (tmp_path / "v").exists()  # nothing written
@@ -489,15 +490,29 @@ def test_cli_errors_name_the_option(cli: Cli, tmp_path: Path, args: list[str], e
 def test_cli_out_must_be_a_directory(cli: Cli, tmp_path: Path):
     f = tmp_path / "file"
     f.write_text("x")
-    line = assert_usage_error(cli("validate-lte", "--out", str(f)))
+    line = assert_usage_error(cli("validate", "lte", "--out", str(f)))
     assert line.startswith("error: --out: ")
 
 
+def test_old_command_name_is_a_hidden_alias(cli: Cli, tmp_path: Path, no_ns3: None):
+    out = _stored_copy(tmp_path / "v", "static_capacity", "static_rlc2m")
+    args = ["--case", "static_rlc2m", "--seeds", "1", "--no-diagnostic", "--quiet"]
+    result = cli("validate-lte", *args, "--out", str(out))
+    assert result.exit_code == 0, result.output + result.stderr
+    with (out / "agreement.csv").open() as fh:
+        (row,) = list(csv.DictReader(fh))
+    assert row["case"] == "static_rlc2m" and row["verdict"] == "agree"
+    assert "validate-lte" not in cli("--help").stdout
+    assert "lte" in cli("validate", "--help").stdout
+    line = assert_usage_error(cli("validate-lte", "--seeds", "0", "--out", str(out)))
+    assert line.startswith("error: --seeds: must be at least 1, got 0")
+
+
 def test_python_api_errors(tmp_path: Path):
-    with pytest.raises(LteValidateError, match="--case"):
-        validate_lte(tmp_path, cases=["x"])
-    with pytest.raises(LteValidateError, match="--tolerance"):
-        validate_lte(tmp_path, tolerance=1.5)
+    with pytest.raises(ValidateError, match="--case"):
+        validate(tmp_path, cases=["x"])
+    with pytest.raises(ValidateError, match="--tolerance"):
+        validate(tmp_path, tolerance=1.5)
     assert vl.parse_tolerance("15%") == pytest.approx(0.15)
     assert vl.parse_tolerance("0.2") == pytest.approx(0.2)
     assert [c.name for c in vl.parse_cases(["moving_rlc2m", "static_rlc10k"])] == [
@@ -513,7 +528,7 @@ def test_python_api_errors(tmp_path: Path):
 def test_end_to_end_static_2mib_three_seconds(tmp_path: Path):
     """ns-3 (compiled on demand, then two 3 s runs) and vtlab agree within ±15 %; a
     second call takes ns-3's results from the cache."""
-    res = validate_lte(
+    res = validate(
         tmp_path,
         cases=["static_rlc2m"],
         duration_s=3.0,
@@ -526,7 +541,7 @@ def test_end_to_end_static_2mib_three_seconds(tmp_path: Path):
     for key in ("goodput_ratio", "rtt_mean_ratio", "rtt_p95_ratio"):
         assert abs(row[key] - 1) <= 0.15, (key, row[key])
     assert row["verdict"] == "agree"
-    again = validate_lte(
+    again = validate(
         tmp_path,
         cases=["static_rlc2m"],
         duration_s=3.0,

@@ -91,10 +91,10 @@ def _root(
 
 
 # -- validation against ns-3: its commands and `vtlab bench --vs-ns3` ---------------------
-from vtlab import validate_iso15118, validate_lte, validate_wifi  # noqa: E402
-from vtlab.cli import validate  # noqa: E402
+from vtlab import validate_iso15118, validate_wifi  # noqa: E402
+from vtlab.cli import validate, validate_lte  # noqa: E402
 
-VALIDATION_COMMANDS = (validate, validate_lte, validate_wifi, validate_iso15118)
+VALIDATION_COMMANDS = (validate_wifi, validate_iso15118)
 BENCH_VS_NS3 = validate.bench_vs_ns3_command
 # -------------------------------------------------------------------------------------------
 
@@ -104,6 +104,8 @@ bench.register(app, run_vs_ns3=BENCH_VS_NS3)
 expand.register(app)
 lte_trace.register(app)
 listings.register(app)
+validate_group = validate.register(app)
+validate_lte.register_lte(validate_group, app)
 for module in VALIDATION_COMMANDS:
     module.register(app)
 reproduce.register(app)

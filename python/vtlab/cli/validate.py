@@ -373,10 +373,10 @@ def _bench_lte_vs_ns3(repeat: int | None, json_out: bool, log: Callable[[str], N
     """``vtlab bench lte-cabin --vs-ns3``: the LTE validation's four cases (ns-3's LTE
     module, and vtlab replaying its channel on the same scenario), timed; ns-3's
     results are cached under the vtlab cache directory (docs/validation.md)."""
-    from vtlab.validate_lte import validate_lte
+    from vtlab.validation import lte
 
     try:
-        res = validate_lte(
+        res = lte.validate(
             cache_root() / "bench-lte",
             bench=True,
             repeat=5 if repeat is None else repeat,
