@@ -35,7 +35,7 @@ from typing import Annotated, Any
 
 import typer
 
-from vtlab.cli_validate_options import QuietLinesOpt, RerunNs3Opt
+from vtlab.cli.validate_options import QuietLinesOpt, RerunNs3Opt
 from vtlab.errors import fail, user_errors
 from vtlab.ns3 import program as _ns3
 from vtlab.ns3.iso15118 import burst_starts, iso15118_args, parse_iso15118_output

@@ -27,7 +27,7 @@ from typing import Annotated, Any
 
 import typer
 
-from vtlab.cli_validate_options import QuietLinesOpt, RerunNs3Opt
+from vtlab.cli.validate_options import QuietLinesOpt, RerunNs3Opt
 from vtlab.errors import fail, user_errors
 from vtlab.ns3 import program as _ns3
 from vtlab.ns3.process import run_process

@@ -25,7 +25,7 @@ from vtlab.cli.options import (
     SchedulerOpt,
     check_cluster_options,
 )
-from vtlab.cli_validate_options import (
+from vtlab.cli.validate_options import (
     BytesOpt,
     CcOpt,
     JobsOpt,

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from vtlab.cli_validate_options import QuietOpt, RerunNs3Opt
+from vtlab.cli.validate_options import QuietOpt, RerunNs3Opt
 from vtlab.errors import EXIT_INTERRUPTED, fail, user_errors
 from vtlab.outputs import check_output_dir
 from vtlab.validation import lte
