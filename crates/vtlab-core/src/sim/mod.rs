@@ -5,6 +5,8 @@
 //! timer that is pushed later (the RTO restarted on every ACK) is not
 //! rescheduled; when its stale event fires it re-arms at the new deadline.
 
+#[cfg(test)]
+mod bus_tests;
 pub mod capture;
 mod flow;
 mod observe;

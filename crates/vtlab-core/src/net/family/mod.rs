@@ -26,6 +26,9 @@
 //! [`AnyFamily`] (enum dispatch: no virtual call per event) and [`FamilyConf`]
 //! (what a plan holds for one medium).
 
+#[cfg(test)]
+pub(crate) mod bus;
+
 use crate::engine::Time;
 use crate::net::{NodeId, Packet};
 
@@ -119,7 +122,9 @@ pub trait LinkFamily: Sized {
 /// [`LinkFamily`] for both by enum dispatch.
 macro_rules! families {
     ($($(#[$attr:meta])* $variant:ident($ty:ty)),* $(,)?) => {
-        /// A medium of any family.
+        /// A medium of any family. A run has a few, built once: they are not
+        /// boxed, so that an event reaches its medium without an indirection.
+        #[allow(clippy::large_enum_variant)]
         pub enum AnyFamily {
             $($(#[$attr])* $variant($ty)),*
         }
@@ -187,4 +192,6 @@ macro_rules! families {
 
 families! {
     Wifi(crate::net::wifi::Medium),
+    #[cfg(test)]
+    Bus(bus::Bus),
 }
