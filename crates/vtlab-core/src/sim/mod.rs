@@ -1,9 +1,12 @@
-//! The simulation: wires links, routes and TCP endpoints to the scheduler.
+//! The simulation: wires links, shared media, routes and TCP endpoints to the
+//! scheduler.
 //!
 //! Pending events are bounded by the number of link directions plus two
-//! timers per flow: a link direction schedules only its head arrival, and a
-//! timer that is pushed later (the RTO restarted on every ACK) is not
-//! rescheduled; when its stale event fires it re-arms at the new deadline.
+//! timers per flow (and two per site of a shared medium): a link direction
+//! schedules only its head arrival, and a timer that is pushed later (the RTO
+//! restarted on every ACK) is not rescheduled; when its stale event fires it
+//! re-arms at the new deadline. Shared media of every link family are driven
+//! through [`crate::net::family::LinkFamily`] alone.
 
 #[cfg(test)]
 mod bus_tests;
