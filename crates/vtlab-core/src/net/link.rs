@@ -18,14 +18,14 @@
 //! the channel model, [`crate::net::cellular`]) fixes each packet's departure
 //! when it is enqueued, and its queue limit counts every packet not yet gone
 //! (mahimahi's semantics), in packets and optionally in bytes.
-//! Other media (an 802.11 DCF shared channel) are further implementations of
-//! the same role: accept a packet now, report when the next packet arrives at
-//! the far end. See docs/architecture.md.
+//! Shared media (an 802.11 DCF channel) cannot be a pair of FIFO directions:
+//! they are link families ([`crate::net::family`]). See docs/architecture.md.
 
 use std::collections::VecDeque;
 
 use crate::engine::{Duration, RngStream, Time};
 use crate::net::cellular::schedule::{OpportunitySource, Server};
+use crate::net::cellular::CapacityConf;
 use crate::net::qdisc::dql::{Dql, DqlParams};
 use crate::net::qdisc::{Item, Qdisc, QdiscConf, QueueDisc, Stats as QdiscStats};
 use crate::net::{LossModel, NodeId, Packet};
@@ -378,6 +378,12 @@ impl LinkDir {
     pub fn with_schedule(mut self, server: ScheduleServer) -> Self {
         self.server = Some(server);
         self
+    }
+
+    /// Serve this direction from a cellular capacity (a trace or the channel
+    /// model, which draws from `rng`) instead of its rate.
+    pub fn with_capacity(self, conf: &CapacityConf, rng: RngStream) -> Self {
+        self.with_schedule(Server::new(conf.source(rng)))
     }
 
     /// Index of the first packet still queued at `now`: for a constant rate,

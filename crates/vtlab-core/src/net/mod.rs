@@ -1,6 +1,7 @@
-//! Packets, loss models and links.
+//! Packets, loss models, links and link families.
 
 pub mod cellular;
+pub mod family;
 pub mod link;
 pub mod loss;
 mod packet;

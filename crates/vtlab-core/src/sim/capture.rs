@@ -40,6 +40,7 @@ use pcap_file::{DataLink, Endianness, TsResolution};
 
 use crate::engine::Time;
 use crate::metrics::CaptureReport;
+use crate::net::family::{AnyFamily, LinkFamily};
 use crate::net::{NodeId, Packet, PacketKind, IP_HEADER_BYTES};
 use crate::tcp::Recovery;
 
@@ -413,24 +414,32 @@ fn resolve_points(
     Ok(points)
 }
 
+/// Captures are written at link-direction ends only: a plan with a shared
+/// medium or with request/response sessions is refused.
+fn refuse_unsupported(plan: &Plan) -> Result<(), CaptureError> {
+    if let Some(m) = plan.media.first() {
+        return Err(CaptureError(format!(
+            "packet captures of {} media are not supported yet (medium '{}')",
+            AnyFamily::kind(&m.conf),
+            AnyFamily::conf_name(&m.conf)
+        )));
+    }
+    if let Some(c) = plan.sessions.first() {
+        // A session's two flows are one connection on the wire (ACKs riding
+        // on data), which the per-flow TCP headers here do not write yet.
+        return Err(CaptureError(format!(
+            "packet captures of request/response sessions are not supported yet (session '{}')",
+            c.name
+        )));
+    }
+    Ok(())
+}
+
 impl Capture {
     /// Check the request against the plan (every name a node or link, the
     /// directory writable) and open the files with their pcap headers.
     pub fn open(plan: &Plan, req: &CaptureRequest) -> Result<Self, CaptureError> {
-        if let Some(m) = plan.media.first() {
-            return Err(CaptureError(format!(
-                "packet captures of 802.11 media are not supported yet (medium '{}')",
-                m.conf.name
-            )));
-        }
-        if let Some(c) = plan.sessions.first() {
-            // A session's two flows are one connection on the wire (ACKs riding
-            // on data), which the per-flow TCP headers here do not write yet.
-            return Err(CaptureError(format!(
-                "packet captures of request/response sessions are not supported yet (session '{}')",
-                c.name
-            )));
-        }
+        refuse_unsupported(plan)?;
         let points = resolve_points(plan, &req.points)?;
         std::fs::create_dir_all(&req.dir).map_err(|e| {
             CaptureError(format!(

@@ -1,11 +1,17 @@
-//! The simulation: wires links, routes and TCP endpoints to the scheduler.
+//! The simulation: wires links, shared media, routes and TCP endpoints to the
+//! scheduler.
 //!
 //! Pending events are bounded by the number of link directions plus two
-//! timers per flow: a link direction schedules only its head arrival, and a
-//! timer that is pushed later (the RTO restarted on every ACK) is not
-//! rescheduled; when its stale event fires it re-arms at the new deadline.
+//! timers per flow (and two per site of a shared medium): a link direction
+//! schedules only its head arrival, and a timer that is pushed later (the RTO
+//! restarted on every ACK) is not rescheduled; when its stale event fires it
+//! re-arms at the new deadline. Shared media of every link family are driven
+//! through [`crate::net::family::LinkFamily`] alone.
 
+#[cfg(test)]
+mod bus_tests;
 pub mod capture;
+mod flow;
 mod observe;
 pub mod plan;
 mod reassembly;
@@ -14,21 +20,18 @@ mod session;
 use std::time::Instant;
 
 use crate::engine::{Duration, RngStream, Scheduler, Time};
-use crate::metrics::{EventLog, FlowResult, LinkResult, MessageLog, RunResult, Trace};
-use crate::net::cellular::schedule::Server;
+use crate::metrics::{EventLog, LinkResult, MessageLog, RunResult, Trace};
+use crate::net::family::{AnyFamily, DropCause, LinkFamily};
 use crate::net::link::{Arrival, Enqueued, TcOut};
 use crate::net::qdisc::hash::{FiveTuple, PROTO_TCP};
 use crate::net::qdisc::{DropReason, Item, Stats as QdiscStats};
-use crate::net::wifi::{DropCause, Medium};
 use crate::net::{LinkDir, LossModel, NodeId, Packet, PacketKind};
-use crate::tcp::cc::{CongestionOps, LossCause};
+use crate::tcp::cc::LossCause;
 use crate::tcp::option_bytes;
-use crate::tcp::{Receiver, Sender};
 pub use capture::{Capture, CaptureError, CaptureRequest};
-use observe::Seen;
+use flow::Flow;
 use plan::FlowRole;
 pub use plan::Plan;
-use reassembly::Reassembly;
 use session::{AppAction, SessionApp};
 
 /// How often (in events) an interruptible run asks whether to stop: about
@@ -55,10 +58,11 @@ enum Event {
     ReceiverTimer(u32),
     FlowStart(u32),
     TraceSample,
-    /// The transmission of 802.11 station `u32` (global index) ends.
-    WifiTxEnd(u32),
-    /// 802.11 station `u32`'s timer.
-    WifiTimer(u32),
+    /// The transmission that site `u32` of a shared medium (global index
+    /// over the media) started ends.
+    SiteTxEnd(u32),
+    /// Site `u32`'s timer.
+    SiteTimer(u32),
     /// Session `u32`'s application timer.
     SessionTimer(u32),
     /// Link direction `u32`'s device starts transmitting a packet while its
@@ -69,44 +73,12 @@ enum Event {
     QdiscWake(u32),
 }
 
-/// Where a packet was dropped: a link direction or an 802.11 station.
+/// Where a packet was dropped: a link direction or a site of a shared
+/// medium (global index).
 #[derive(Clone, Copy, Debug)]
 enum At {
     Dir(u32),
-    Station(u32),
-}
-
-struct Flow {
-    name: String,
-    cc: &'static str,
-    profile: &'static str,
-    recovery: &'static str,
-    src: NodeId,
-    dst: NodeId,
-    bytes: u64,
-    start: Time,
-    sender: Sender,
-    receiver: Receiver,
-    sender_timer_at: Option<Time>,
-    receiver_timer_at: Option<Time>,
-    drops_link_error: u64,
-    drops_queue: u64,
-    drops_aqm: u64,
-    /// FQ-CoDel flow hashes of this flow's packets toward the receiver and
-    /// toward the sender: [first fragment, later fragments] each.
-    hashes: [[u32; 2]; 2],
-    done: bool,
-    /// Smallest MTU on the path toward the receiver / toward the sender.
-    mtu_forward: u32,
-    mtu_reverse: u32,
-    /// IPv4 reassembly at the receiver's end (0) and the sender's end (1).
-    reassembly: [Reassembly; 2],
-    /// The sender's state after its previous input (events, change traces).
-    seen: Seen,
-    /// Why the flow ended early, when its sender gave up.
-    abort: Option<&'static str>,
-    timestamps: bool,
-    role: FlowRole,
+    Site(u32),
 }
 
 /// Options of one run that do not change its results' identity.
@@ -145,14 +117,15 @@ pub struct Simulation {
     seed: u64,
     /// Packet captures, when asked for ([`Simulation::with_capture`]).
     capture: Option<Box<Capture>>,
-    /// Shared 802.11 media; their stations are numbered globally in medium order.
-    media: Vec<Medium>,
-    /// Global station → (medium, station in it).
-    stations: Vec<(u32, u32)>,
-    /// Global index of each medium's first station.
-    station_base: Vec<u32>,
-    /// The timer event pending for each station (stale ones are ignored).
-    station_timer_at: Vec<Option<Time>>,
+    /// Shared media of any link family; their sites are numbered globally
+    /// in medium order.
+    media: Vec<AnyFamily>,
+    /// Global site → (medium, site in it).
+    sites: Vec<(u32, u32)>,
+    /// Global index of each medium's first site.
+    site_base: Vec<u32>,
+    /// The timer event pending for each site (stale ones are ignored).
+    site_timer_at: Vec<Option<Time>>,
     /// Link directions before the hops over media.
     p2p_dirs: u32,
     air: Vec<plan::AirHop>,
@@ -168,88 +141,22 @@ pub struct Simulation {
 impl Simulation {
     /// Build a run of a checked plan with `seed`.
     pub fn new(plan: &Plan, seed: u64, options: RunOptions) -> Self {
-        let mut links = Vec::with_capacity(plan.links.len() * 2);
-        let mut link_names = Vec::with_capacity(plan.links.len() * 2);
-        for (l, from, to) in plan.directions() {
-            let (from_name, to_name) = (&plan.nodes[from.0 as usize], &plan.nodes[to.0 as usize]);
-            let loss = if from == l.a { &l.loss_ab } else { &l.loss_ba };
-            let label = format!("loss/{}/{}->{}", l.name, from_name, to_name);
-            let model = LossModel::new(loss, RngStream::for_component(seed, &label));
-            let mut dir = LinkDir::new(l.name.clone(), from, to, l.params.clone(), model);
-            let capacity = if from == l.a {
-                &l.capacity_ab
-            } else {
-                &l.capacity_ba
-            };
-            if let Some(cap) = capacity {
-                let label = format!("capacity/{}/{}->{}", l.name, from_name, to_name);
-                let source = cap.source(RngStream::for_component(seed, &label));
-                dir = dir.with_schedule(Server::new(source));
-            } else if let Some(q) = &l.qdisc {
-                let label = format!("qdisc/{}/{}->{}", l.name, from_name, to_name);
-                dir = dir.with_qdisc(q, RngStream::for_component(seed, &label));
-                if let Some(b) = &l.bql {
-                    dir = dir.with_bql(b);
-                }
-            }
-            links.push(dir);
-            link_names.push((l.name.clone(), format!("{from_name}->{to_name}")));
-        }
-        let tuples = five_tuples(plan);
-        let flows = plan
-            .flows
-            .iter()
+        let (links, link_names) = link_dirs(plan, seed);
+        let flows: Vec<Flow> = five_tuples(plan)
+            .into_iter()
             .enumerate()
-            .map(|(i, f)| {
-                // A session's directions get their bytes as the application
-                // writes them, and never complete by byte count.
-                let (available, expected) = match f.role {
-                    FlowRole::Bulk => (f.bytes, f.bytes),
-                    _ => (0, u64::MAX),
-                };
-                let mut cc = f.cc.build(&f.tcp.cc_params, f.tcp.profile);
-                // The controller's own stream (BBR's gain-cycle phase).
-                cc.set_rng(RngStream::for_component(seed, &format!("cc/{}", f.name)));
-                let sender = Sender::new(f.tcp.clone(), cc, i as u32, f.dst, available);
-                let receiver = Receiver::new(&f.tcp, i as u32, f.src, expected);
-                Flow {
-                    name: f.name.clone(),
-                    cc: f.cc.name,
-                    profile: f.tcp.profile.as_str(),
-                    recovery: f.tcp.recovery_name(),
-                    src: f.src,
-                    dst: f.dst,
-                    bytes: f.bytes,
-                    start: f.start,
-                    receiver,
-                    sender_timer_at: None,
-                    receiver_timer_at: None,
-                    drops_link_error: 0,
-                    drops_queue: 0,
-                    drops_aqm: 0,
-                    hashes: flow_hashes(tuples[i]),
-                    done: false,
-                    mtu_forward: plan.path_mtu(f.src, f.dst),
-                    mtu_reverse: plan.path_mtu(f.dst, f.src),
-                    reassembly: Default::default(),
-                    seen: Seen::of(&sender),
-                    abort: None,
-                    timestamps: f.tcp.timestamps,
-                    role: f.role,
-                    sender,
-                }
-            })
-            .collect::<Vec<_>>();
-        let media: Vec<Medium> = plan
+            .map(|(i, tuple)| Flow::new(plan, i, tuple, seed))
+            .collect();
+        let media: Vec<AnyFamily> = plan
             .media
             .iter()
-            .map(|m| Medium::new(&m.conf, m.nodes.clone(), seed))
+            .map(|m| AnyFamily::build(&m.conf, m.nodes.clone(), seed))
             .collect();
-        let mut stations = Vec::new();
-        let mut station_base = Vec::with_capacity(media.len());
+        let mut sites = Vec::new();
+        let mut site_base = Vec::with_capacity(media.len());
         for (i, m) in media.iter().enumerate() {
-            station_base.push(stations.len() as u32);
-            stations.extend((0..m.len()).map(|k| (i as u32, k as u32)));
+            site_base.push(sites.len() as u32);
+            sites.extend((0..m.sites()).map(|k| (i as u32, k as u32)));
         }
         let sessions: Vec<SessionApp> = plan
             .sessions
@@ -263,10 +170,10 @@ impl Simulation {
             sessions,
             actions: Vec::new(),
             tc_out: TcOut::default(),
-            station_timer_at: vec![None; stations.len()],
+            site_timer_at: vec![None; sites.len()],
             media,
-            stations,
-            station_base,
+            sites,
+            site_base,
             p2p_dirs: (plan.links.len() * 2) as u32,
             air: plan.air.clone(),
             sched: Scheduler::new(),
@@ -372,24 +279,7 @@ impl Simulation {
 
     fn handle<const CAPTURE: bool>(&mut self, now: Time, event: Event) {
         match event {
-            Event::Arrival(d) => {
-                let (fate, next) = self.links[d as usize].arrive(now);
-                if let Some(t) = next {
-                    self.sched.schedule(t, Event::Arrival(d));
-                }
-                match fate {
-                    Some(Arrival::Delivered(p)) => {
-                        if let (true, Some(c)) = (CAPTURE, self.capture.as_mut()) {
-                            c.delivered(now, d, &p);
-                        }
-                        self.deliver::<CAPTURE>(now, self.links[d as usize].to, p)
-                    }
-                    Some(Arrival::Lost(p)) => {
-                        self.dropped::<CAPTURE>(now, At::Dir(d), p, LossCause::Link)
-                    }
-                    None => {}
-                }
-            }
+            Event::Arrival(d) => self.arrival::<CAPTURE>(now, d),
             Event::SenderTimer(f) => {
                 let flow = &mut self.flows[f as usize];
                 if flow.sender_timer_at != Some(now) {
@@ -421,8 +311,8 @@ impl Simulation {
                 self.sched
                     .schedule(now + self.trace_interval, Event::TraceSample);
             }
-            Event::WifiTxEnd(g) => {
-                let (m, k) = self.stations[g as usize];
+            Event::SiteTxEnd(g) => {
+                let (m, k) = self.sites[g as usize];
                 self.media[m as usize].on_tx_end(now, k as usize);
                 self.drain_medium::<CAPTURE>(now, m);
             }
@@ -441,27 +331,45 @@ impl Simulation {
                 self.links[d as usize].tc_wake(now, &mut out);
                 self.after_tc::<CAPTURE>(now, d, out);
             }
-            Event::WifiTimer(g) => {
-                if self.station_timer_at[g as usize] != Some(now) {
+            Event::SiteTimer(g) => {
+                if self.site_timer_at[g as usize] != Some(now) {
                     return; // superseded
                 }
-                self.station_timer_at[g as usize] = None;
-                let (m, k) = self.stations[g as usize];
+                self.site_timer_at[g as usize] = None;
+                let (m, k) = self.sites[g as usize];
                 self.media[m as usize].on_timer(now, k as usize);
-                self.arm_station(g);
+                self.arm_site(g);
                 self.drain_medium::<CAPTURE>(now, m);
             }
         }
     }
 
-    /// Keep station `g`'s timer event at its earliest deadline.
-    fn arm_station(&mut self, g: u32) {
-        let (m, k) = self.stations[g as usize];
+    /// The head packet of link direction `d` reaches the far end.
+    fn arrival<const CAPTURE: bool>(&mut self, now: Time, d: u32) {
+        let (fate, next) = self.links[d as usize].arrive(now);
+        if let Some(t) = next {
+            self.sched.schedule(t, Event::Arrival(d));
+        }
+        match fate {
+            Some(Arrival::Delivered(p)) => {
+                if let (true, Some(c)) = (CAPTURE, self.capture.as_mut()) {
+                    c.delivered(now, d, &p);
+                }
+                self.deliver::<CAPTURE>(now, self.links[d as usize].to, p)
+            }
+            Some(Arrival::Lost(p)) => self.dropped::<CAPTURE>(now, At::Dir(d), p, LossCause::Link),
+            None => {}
+        }
+    }
+
+    /// Keep site `g`'s timer event at its earliest deadline.
+    fn arm_site(&mut self, g: u32) {
+        let (m, k) = self.sites[g as usize];
         if let Some(d) = self.media[m as usize].deadline(k as usize) {
-            let armed = &mut self.station_timer_at[g as usize];
+            let armed = &mut self.site_timer_at[g as usize];
             if armed.is_none_or(|t| d < t) {
                 *armed = Some(d);
-                self.sched.schedule(d, Event::WifiTimer(g));
+                self.sched.schedule(d, Event::SiteTimer(g));
             }
         }
     }
@@ -469,33 +377,34 @@ impl Simulation {
     /// Act on what medium `m` left in its outbox, until it is empty
     /// (delivering a packet can enqueue another on the same medium).
     fn drain_medium<const CAPTURE: bool>(&mut self, now: Time, m: u32) {
-        let base = self.station_base[m as usize];
+        let base = self.site_base[m as usize];
         loop {
-            let mut out = std::mem::take(&mut self.media[m as usize].out);
+            let mut out = std::mem::take(self.media[m as usize].outbox());
             if out.is_empty() {
-                self.media[m as usize].out = out; // keep its buffers
+                *self.media[m as usize].outbox() = out; // keep its buffers
                 return;
             }
             for (k, end) in out.tx_end.drain(..) {
-                self.sched.schedule(end, Event::WifiTxEnd(base + k as u32));
+                self.sched.schedule(end, Event::SiteTxEnd(base + k as u32));
             }
             for k in out.timers.drain(..) {
-                self.arm_station(base + k as u32);
+                self.arm_site(base + k as u32);
             }
             for (k, p, cause) in out.dropped.drain(..) {
                 let cause = match cause {
                     DropCause::Queue => LossCause::Congestion,
-                    DropCause::RetryLimit | DropCause::ErrorModel => LossCause::Link,
+                    DropCause::Link => LossCause::Link,
                 };
-                self.dropped::<CAPTURE>(now, At::Station(base + k as u32), p, cause);
+                self.dropped::<CAPTURE>(now, At::Site(base + k as u32), p, cause);
             }
             for (k, p) in out.delivered.drain(..) {
-                let node = self.media[m as usize].nodes[k];
+                let node = self.media[m as usize].node(k);
                 self.deliver::<CAPTURE>(now, node, p);
             }
             // Hand the (now empty) buffers back unless delivering filled new ones.
-            if self.media[m as usize].out.is_empty() {
-                self.media[m as usize].out = out;
+            let outbox = self.media[m as usize].outbox();
+            if outbox.is_empty() {
+                *outbox = out;
             }
         }
     }
@@ -801,8 +710,8 @@ impl Simulation {
         self.tc_out = out;
     }
 
-    /// Count a drop on link direction `d` and, for data, tell the sender's
-    /// loss oracle its cause.
+    /// Count a drop at `at` and, for data, tell the sender's loss oracle its
+    /// cause.
     fn dropped<const CAPTURE: bool>(&mut self, now: Time, at: At, p: Packet, cause: LossCause) {
         if let (true, Some(c), At::Dir(d)) = (CAPTURE, self.capture.as_mut(), at) {
             c.dropped(d, &p, cause == LossCause::Link);
@@ -822,10 +731,10 @@ impl Simulation {
                     let (name, dir) = &self.link_names[d as usize];
                     format!("{name} {dir}")
                 }
-                At::Station(g) => {
-                    let (m, k) = self.stations[g as usize];
+                At::Site(g) => {
+                    let (m, k) = self.sites[g as usize];
                     let medium = &self.media[m as usize];
-                    format!("{} {}", medium.name, medium.node_names[k as usize])
+                    format!("{} {}", medium.name(), medium.site_name(k as usize))
                 }
             };
             let cause = match cause {
@@ -873,7 +782,6 @@ impl Simulation {
             .flows
             .iter()
             .map(|f| {
-                let st = f.sender.stats();
                 // A session's directions complete with their session.
                 let completed_at = match f.role {
                     FlowRole::Bulk => f.receiver.completed_at(),
@@ -881,109 +789,10 @@ impl Simulation {
                         self.sessions[k as usize].completed_at()
                     }
                 };
-                let (elapsed, received) = match completed_at {
-                    Some(t) => (t - f.start, f.bytes),
-                    None => (end.max(f.start) - f.start, f.receiver.bytes_received()),
-                };
-                let secs = elapsed.as_secs_f64();
-                FlowResult {
-                    flow: f.name.clone(),
-                    cc: f.cc.to_string(),
-                    profile: f.profile,
-                    recovery: f.recovery,
-                    bytes: f.bytes,
-                    completed: completed_at.is_some(),
-                    abort_reason: match (completed_at, f.abort) {
-                        (Some(_), _) => "",
-                        (None, Some(reason)) => reason,
-                        (None, None) => self.end_reason,
-                    },
-                    goodput_bps: if secs > 0.0 {
-                        received as f64 * 8.0 / secs
-                    } else {
-                        0.0
-                    },
-                    completion_s: completed_at.map_or(f64::NAN, |_| secs),
-                    segments_sent: st.segments_sent,
-                    retransmissions: st.retransmissions,
-                    rto_count: st.rto_count,
-                    fast_recoveries: st.fast_recoveries,
-                    slow_starts_after_loss: st.slow_starts_after_loss,
-                    drops_link_error: f.drops_link_error,
-                    drops_queue: f.drops_queue,
-                    drops_aqm: f.drops_aqm,
-                    rtt_min_s: st.rtt_min.map_or(f64::NAN, |d| d.as_secs_f64()),
-                    rtt_mean_s: if st.rtt_samples > 0 {
-                        st.rtt_sum_s / st.rtt_samples as f64
-                    } else {
-                        f64::NAN
-                    },
-                    rtt_max_s: st.rtt_max.map_or(f64::NAN, |d| d.as_secs_f64()),
-                    rtt_p50_s: st.rtt_hist.quantile_s(0.50),
-                    rtt_p95_s: st.rtt_hist.quantile_s(0.95),
-                    rtt_p99_s: st.rtt_hist.quantile_s(0.99),
-                    loss_events: st.loss_events,
-                    true_link_losses: st.true_link_losses,
-                    true_congestion_losses: st.true_congestion_losses,
-                    predicted_link_losses: st.predicted_link_losses,
-                    predicted_congestion_losses: st.predicted_congestion_losses,
-                    correct_predictions: st.correct_predictions,
-                    tlp_probes: st.tlp_probes,
-                    tlp_recoveries: st.tlp_recoveries,
-                    rack_losses: st.rack_losses,
-                    reorder_timeouts: st.reorder_timeouts,
-                    early_retransmits: st.early_retransmits,
-                }
+                f.result(end, completed_at, self.end_reason)
             })
             .collect();
-        let links = self
-            .links
-            .iter()
-            .zip(&self.link_names)
-            .map(|(l, (name, dir))| {
-                let (qdisc, qs) = l.qdisc().unwrap_or(("none", &EMPTY_QDISC_STATS));
-                let (limit, aqm) = qdisc_drops(qs);
-                LinkResult {
-                    link: name.clone(),
-                    direction: dir.clone(),
-                    packets_carried: l.stats.packets_carried,
-                    bytes_carried: l.stats.bytes_carried,
-                    drops_queue: l.stats.drops_queue + limit,
-                    qdisc,
-                    qdisc_enqueued: qs.enqueued_packets,
-                    qdisc_drops_limit: limit,
-                    qdisc_drops_aqm: aqm,
-                    drops_link_error: l.stats.drops_link_error,
-                    drops_harq: l.stats.drops_harq,
-                    mac_frames_sent: 0,
-                    mac_retries: 0,
-                    mac_retry_drops: 0,
-                    mac_rx_errors: 0,
-                }
-            })
-            .chain(self.media.iter().flat_map(|m| {
-                (0..m.len()).map(move |k| {
-                    let st = m.stats(k);
-                    LinkResult {
-                        link: m.name.clone(),
-                        direction: m.node_names[k].clone(),
-                        packets_carried: st.packets_carried,
-                        bytes_carried: st.bytes_carried,
-                        drops_queue: st.queue_drops,
-                        qdisc: "none",
-                        qdisc_enqueued: 0,
-                        qdisc_drops_limit: 0,
-                        qdisc_drops_aqm: 0,
-                        drops_link_error: st.link_drops,
-                        drops_harq: 0,
-                        mac_frames_sent: st.frames_sent,
-                        mac_retries: st.retries,
-                        mac_retry_drops: st.retry_drops,
-                        mac_rx_errors: st.rx_errors,
-                    }
-                })
-            }))
-            .collect();
+        let links = self.link_rows();
         RunResult {
             scenario_hash: self.hash,
             seed: self.seed,
@@ -1001,6 +810,95 @@ impl Simulation {
             wall_s,
         }
     }
+
+    /// One row per link direction, then one per site of each medium.
+    fn link_rows(&self) -> Vec<LinkResult> {
+        let dirs = self.links.iter().zip(&self.link_names);
+        let sites = self
+            .media
+            .iter()
+            .flat_map(|m| (0..m.sites()).map(move |k| site_row(m, k)));
+        dirs.map(|(l, (name, dir))| dir_row(l, name, dir))
+            .chain(sites)
+            .collect()
+    }
+}
+
+/// The row of link direction `l`.
+fn dir_row(l: &LinkDir, name: &str, dir: &str) -> LinkResult {
+    let (qdisc, qs) = l.qdisc().unwrap_or(("none", &EMPTY_QDISC_STATS));
+    let (limit, aqm) = qdisc_drops(qs);
+    LinkResult {
+        link: name.to_string(),
+        direction: dir.to_string(),
+        packets_carried: l.stats.packets_carried,
+        bytes_carried: l.stats.bytes_carried,
+        drops_queue: l.stats.drops_queue + limit,
+        qdisc,
+        qdisc_enqueued: qs.enqueued_packets,
+        qdisc_drops_limit: limit,
+        qdisc_drops_aqm: aqm,
+        drops_link_error: l.stats.drops_link_error,
+        drops_harq: l.stats.drops_harq,
+        mac_frames_sent: 0,
+        mac_retries: 0,
+        mac_retry_drops: 0,
+        mac_rx_errors: 0,
+    }
+}
+
+/// The row of site `k` of medium `m`.
+fn site_row(m: &AnyFamily, k: usize) -> LinkResult {
+    let st = m.stats(k);
+    LinkResult {
+        link: m.name().to_string(),
+        direction: m.site_name(k).to_string(),
+        packets_carried: st.packets_carried,
+        bytes_carried: st.bytes_carried,
+        drops_queue: st.queue_drops,
+        qdisc: "none",
+        qdisc_enqueued: 0,
+        qdisc_drops_limit: 0,
+        qdisc_drops_aqm: 0,
+        drops_link_error: st.link_drops,
+        drops_harq: 0,
+        mac_frames_sent: st.frames_sent,
+        mac_retries: st.retries,
+        mac_retry_drops: st.retry_drops,
+        mac_rx_errors: st.rx_errors,
+    }
+}
+
+/// The link directions of `plan` for a run with `seed`, with their (link,
+/// direction) names.
+fn link_dirs(plan: &Plan, seed: u64) -> (Vec<LinkDir>, Vec<(String, String)>) {
+    let mut links = Vec::with_capacity(plan.links.len() * 2);
+    let mut names = Vec::with_capacity(plan.links.len() * 2);
+    for (l, from, to) in plan.directions() {
+        let (from_name, to_name) = (&plan.nodes[from.0 as usize], &plan.nodes[to.0 as usize]);
+        let stream = |kind: &str| {
+            let label = format!("{kind}/{}/{}->{}", l.name, from_name, to_name);
+            RngStream::for_component(seed, &label)
+        };
+        let (loss, capacity) = if from == l.a {
+            (&l.loss_ab, &l.capacity_ab)
+        } else {
+            (&l.loss_ba, &l.capacity_ba)
+        };
+        let model = LossModel::new(loss, stream("loss"));
+        let mut dir = LinkDir::new(l.name.clone(), from, to, l.params.clone(), model);
+        if let Some(cap) = capacity {
+            dir = dir.with_capacity(cap, stream("capacity"));
+        } else if let Some(q) = &l.qdisc {
+            dir = dir.with_qdisc(q, stream("qdisc"));
+            if let Some(b) = &l.bql {
+                dir = dir.with_bql(b);
+            }
+        }
+        links.push(dir);
+        names.push((l.name.clone(), format!("{from_name}->{to_name}")));
+    }
+    (links, names)
 }
 
 static EMPTY_QDISC_STATS: QdiscStats = QdiscStats::EMPTY;
@@ -1064,14 +962,4 @@ fn five_tuples(plan: &Plan) -> Vec<FiveTuple> {
         tuples.push(tuple);
     }
     tuples
-}
-
-/// FQ-CoDel hashes of a flow's packets: toward the receiver and toward the
-/// sender, each for a first fragment (or whole packet) and a later fragment.
-fn flow_hashes(t: FiveTuple) -> [[u32; 2]; 2] {
-    let r = t.reversed();
-    [
-        [t.ns3_hash(true, 0), t.ns3_hash(false, 0)],
-        [r.ns3_hash(true, 0), r.ns3_hash(false, 0)],
-    ]
 }

@@ -11,9 +11,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::engine::{Duration, Time};
 use crate::net::cellular::CapacityConf;
+use crate::net::family::{AnyFamily, FamilyConf, LinkFamily};
 use crate::net::qdisc::dql::DqlParams;
 use crate::net::qdisc::QdiscConf;
-use crate::net::wifi::MediumConf;
 use crate::net::{LinkParams, LossConf, NodeId};
 use crate::tcp::cc::CcDescriptor;
 use crate::tcp::TcpConfig;
@@ -37,15 +37,15 @@ pub struct PlannedLink {
     pub(crate) bql: Option<DqlParams>,
 }
 
-/// A shared 802.11 medium with its stations' nodes.
+/// A shared medium of any link family with its sites' nodes.
 #[derive(Clone, Debug)]
 pub struct PlannedMedium {
-    pub(crate) conf: MediumConf,
+    pub(crate) conf: FamilyConf,
     pub(crate) nodes: Vec<NodeId>,
 }
 
-/// A hop over a medium: station `from` to its neighbour `to` (indices into
-/// the medium's stations).
+/// A hop over a medium: site `from` to its neighbour `to` (indices into the
+/// medium's sites).
 #[derive(Clone, Copy, Debug)]
 pub struct AirHop {
     pub(crate) medium: u32,
@@ -158,7 +158,7 @@ impl Plan {
     /// (routers do not refragment).
     pub(crate) fn path_mtu(&self, from: NodeId, to: NodeId) -> u32 {
         let mtu = |d: u32| match self.air_hop(d) {
-            Some(hop) => self.media[hop.medium as usize].conf.wifi.mtu_bytes,
+            Some(hop) => AnyFamily::mtu_bytes(&self.media[hop.medium as usize].conf),
             None => self.links[d as usize / 2].params.mtu_bytes,
         };
         path(&self.routes, &self.dirs, from, to)

@@ -197,7 +197,7 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, SpecError> {
             });
         }
         media.push(PlannedMedium {
-            conf: m.clone(),
+            conf: crate::net::family::FamilyConf::Wifi(m.clone()),
             nodes,
         });
     }

@@ -1,11 +1,13 @@
 //! The shared medium at run time: the PHY of every station (energy, the frame
 //! it is locked onto, SINR per constant-interference chunk) and its DCF MAC.
 //!
-//! Events. A medium needs two kinds: the end of a station's transmission
-//! (`on_tx_end`, at most one pending per station) and one timer per station
-//! (`on_timer`: backoff expiry, SIFS response, CTS/ACK timeout; the earliest
-//! is reported by `deadline`). Every method leaves what the simulation must do
-//! in [`Outbox`]: packets delivered to a node's IP layer, packets dropped,
+//! The medium is a link family ([`LinkFamily`]) whose sites are the stations.
+//! Its two kinds of events: the end of a station's transmission (`on_tx_end`,
+//! at most one pending per station) and one timer per station (`on_timer`:
+//! backoff expiry, SIFS response, CTS/ACK timeout; the earliest is reported by
+//! `deadline`). Every method leaves what the simulation must do in the
+//! [`Outbox`]: packets delivered to a node's IP layer, packets dropped (a full
+//! interface queue; the retry limit or the error model at IP as link losses),
 //! transmissions to end and stations whose deadline may have changed.
 //!
 //! Simplifications (docs/wifi.md): signals reach every station at once (the
@@ -18,6 +20,7 @@ use std::collections::VecDeque;
 use super::phy::{dbm_to_mw, frame_duration, header_duration, noise_dbm};
 use super::{ErrorFrames, ErrorPlacement, MediumConf, Mobility, Reception, WifiConf};
 use crate::engine::{Duration, RngStream, Time};
+use crate::net::family::{DropCause, LinkFamily, Outbox, SiteStats};
 use crate::net::{LossModel, NodeId, Packet};
 
 /// 802.11 control frame sizes, bytes (FCS included).
@@ -83,36 +86,6 @@ enum Exchange {
     DataAfterCts,
 }
 
-/// Why a medium dropped a packet.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DropCause {
-    /// The interface queue was full.
-    Queue,
-    /// The frame failed at every attempt (retry limit).
-    RetryLimit,
-    /// The error model hit it at IP (placement `ip`).
-    ErrorModel,
-}
-
-/// Counters of one station's MAC.
-#[derive(Clone, Debug, Default)]
-pub struct MacStats {
-    /// Data frames this station delivered to the next hop (duplicates not counted).
-    pub packets_carried: u64,
-    pub bytes_carried: u64,
-    pub queue_drops: u64,
-    /// Packets lost at this station: retry limit, or the error model at IP.
-    pub link_drops: u64,
-    pub retry_drops: u64,
-    /// Frames sent (data, RTS, CTS, ACK; retransmissions included).
-    pub frames_sent: u64,
-    /// Failed attempts (RTS without CTS, data without ACK).
-    pub retries: u64,
-    /// Frames this station locked onto that failed (interference, collision,
-    /// the error model at the MAC).
-    pub rx_errors: u64,
-}
-
 struct Station {
     queue: VecDeque<(Packet, u16, u32)>,
     next_seq: u32,
@@ -145,36 +118,14 @@ struct Station {
     error_out: LossModel,
     backoff_rng: RngStream,
     phy_rng: RngStream,
-    stats: MacStats,
-}
-
-/// What the simulation must act on after a call.
-#[derive(Default)]
-pub struct Outbox {
-    /// (station, packet) handed to the station's IP layer.
-    pub delivered: Vec<(usize, Packet)>,
-    /// (station, packet, cause) dropped at that station.
-    pub dropped: Vec<(usize, Packet, DropCause)>,
-    /// (station, end) of transmissions started.
-    pub tx_end: Vec<(usize, Time)>,
-    /// Stations whose [`Medium::deadline`] may have changed.
-    pub timers: Vec<usize>,
-}
-
-impl Outbox {
-    pub fn is_empty(&self) -> bool {
-        self.delivered.is_empty()
-            && self.dropped.is_empty()
-            && self.tx_end.is_empty()
-            && self.timers.is_empty()
-    }
+    stats: SiteStats,
 }
 
 pub struct Medium {
-    pub name: String,
+    name: String,
     /// Global node of each station.
-    pub nodes: Vec<NodeId>,
-    pub node_names: Vec<String>,
+    nodes: Vec<NodeId>,
+    node_names: Vec<String>,
     conf: WifiConf,
     mobility: Vec<Mobility>,
     slot: Duration,
@@ -204,13 +155,15 @@ pub struct Medium {
     power_known: Vec<bool>,
     /// Stations transmitting now, in station order.
     on_air: Vec<usize>,
-    pub out: Outbox,
+    out: Outbox,
 }
 
-impl Medium {
+impl LinkFamily for Medium {
+    type Conf = MediumConf;
+
     /// Build a medium for a run with `seed` (each station's backoff, PHY and
     /// error models get their own random streams).
-    pub fn new(conf: &MediumConf, nodes: Vec<NodeId>, seed: u64) -> Self {
+    fn build(conf: &MediumConf, nodes: Vec<NodeId>, seed: u64) -> Self {
         let w = &conf.wifi;
         let n = conf.nodes.len();
         let dur = |bytes, rate| frame_duration(w.standard, w.short_preamble, bytes, rate);
@@ -249,7 +202,7 @@ impl Medium {
                 error_out: LossModel::new(&w.error, stream("error-out", name)),
                 backoff_rng: stream("backoff", name),
                 phy_rng: stream("phy", name),
-                stats: MacStats::default(),
+                stats: SiteStats::default(),
             })
             .collect();
         Medium {
@@ -286,45 +239,44 @@ impl Medium {
         }
     }
 
-    /// Station pairs (from, to) that can receive each other at time 0, by
-    /// received power against the sensitivity: the routing graph.
-    pub fn neighbours(conf: &MediumConf) -> Vec<(usize, usize)> {
-        let w = &conf.wifi;
-        let n = conf.nodes.len();
-        let mut out = Vec::new();
-        for a in 0..n {
-            for b in 0..n {
-                if a != b {
-                    let d = conf.mobility[a].distance(&conf.mobility[b], Time::ZERO);
-                    if w.propagation.rx_power_dbm(w.tx_power_dbm, d) >= w.rx_sensitivity_dbm {
-                        out.push((a, b));
-                    }
-                }
-            }
-        }
-        out
+    fn kind(_: &MediumConf) -> &'static str {
+        "802.11"
     }
 
-    /// Give station `s` a backoff of `slots` from time 0 (tests).
-    #[cfg(test)]
-    pub(crate) fn force_backoff(&mut self, s: usize, slots: u32) {
-        self.stations[s].backoff = Some(slots);
+    fn conf_name(conf: &MediumConf) -> &str {
+        &conf.name
     }
 
-    pub fn stats(&self, station: usize) -> &MacStats {
-        &self.stations[station].stats
+    fn mtu_bytes(conf: &MediumConf) -> u32 {
+        conf.wifi.mtu_bytes
     }
 
-    pub fn len(&self) -> usize {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn sites(&self) -> usize {
         self.stations.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.stations.is_empty()
+    fn node(&self, station: usize) -> NodeId {
+        self.nodes[station]
+    }
+
+    fn site_name(&self, station: usize) -> &str {
+        &self.node_names[station]
+    }
+
+    fn stats(&self, station: usize) -> &SiteStats {
+        &self.stations[station].stats
+    }
+
+    fn outbox(&mut self) -> &mut Outbox {
+        &mut self.out
     }
 
     /// The station's earliest pending timer.
-    pub fn deadline(&self, s: usize) -> Option<Time> {
+    fn deadline(&self, s: usize) -> Option<Time> {
         let st = &self.stations[s];
         [st.access_at, st.timeout_at, st.respond.map(|(t, _)| t)]
             .into_iter()
@@ -335,12 +287,12 @@ impl Medium {
     // ---- the interface to IP --------------------------------------------------
 
     /// Offer an IP packet at station `s` for neighbour `next`.
-    pub fn enqueue(&mut self, now: Time, s: usize, next: usize, packet: Packet) {
+    fn enqueue(&mut self, now: Time, s: usize, next: usize, packet: Packet) {
         let w_ip = self.conf.error_placement == ErrorPlacement::Ip;
         let st = &mut self.stations[s];
         if w_ip && st.error_out.drops(now) {
             st.stats.link_drops += 1;
-            self.out.dropped.push((s, packet, DropCause::ErrorModel));
+            self.out.dropped.push((s, packet, DropCause::Link));
             return;
         }
         if st.queue.len() >= self.conf.ifq_packets as usize {
@@ -371,7 +323,7 @@ impl Medium {
     // ---- events ---------------------------------------------------------------
 
     /// Station `s`'s timer fired at `now` (stale calls do nothing).
-    pub fn on_timer(&mut self, now: Time, s: usize) {
+    fn on_timer(&mut self, now: Time, s: usize) {
         let st = &mut self.stations[s];
         if let Some((t, frame)) = st.respond {
             if t == now {
@@ -403,7 +355,7 @@ impl Medium {
     }
 
     /// Station `s`'s transmission ends at `now`.
-    pub fn on_tx_end(&mut self, now: Time, s: usize) {
+    fn on_tx_end(&mut self, now: Time, s: usize) {
         self.account_chunks(now);
         let Some(tx) = self.air[s].take() else {
             return;
@@ -431,6 +383,33 @@ impl Medium {
             self.out.timers.push(s);
         }
         self.update_carrier_sense(now);
+    }
+}
+
+impl Medium {
+    /// Station pairs (from, to) that can receive each other at time 0, by
+    /// received power against the sensitivity: the routing graph.
+    pub fn neighbours(conf: &MediumConf) -> Vec<(usize, usize)> {
+        let w = &conf.wifi;
+        let n = conf.nodes.len();
+        let mut out = Vec::new();
+        for a in 0..n {
+            for b in 0..n {
+                if a != b {
+                    let d = conf.mobility[a].distance(&conf.mobility[b], Time::ZERO);
+                    if w.propagation.rx_power_dbm(w.tx_power_dbm, d) >= w.rx_sensitivity_dbm {
+                        out.push((a, b));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Give station `s` a backoff of `slots` from time 0 (tests).
+    #[cfg(test)]
+    pub(crate) fn force_backoff(&mut self, s: usize, slots: u32) {
+        self.stations[s].backoff = Some(slots);
     }
 
     // ---- PHY ------------------------------------------------------------------
@@ -697,38 +676,7 @@ impl Medium {
             return;
         }
         match f.kind {
-            Kind::Data => {
-                // ACK a SIFS later whatever the medium (ns-3, 802.11 §10.3.2.9).
-                let ack = Frame {
-                    kind: Kind::Ack,
-                    src: r as u16,
-                    dst: f.src,
-                    bytes: ACK_BYTES,
-                    rate_kbps: self.conf.control_rate_kbps,
-                    nav: Duration::ZERO,
-                    seq: f.seq,
-                    packet: None,
-                };
-                if st.respond.is_none() {
-                    st.respond = Some((now + self.sifs, ack));
-                    self.out.timers.push(r);
-                }
-                let duplicate = st.last_seq[f.src as usize] == Some(f.seq);
-                st.last_seq[f.src as usize] = Some(f.seq);
-                if let (false, Some(p)) = (duplicate, f.packet) {
-                    let sender = &mut self.stations[f.src as usize].stats;
-                    sender.packets_carried += 1;
-                    sender.bytes_carried += u64::from(p.ip_bytes);
-                    let st = &mut self.stations[r];
-                    if self.conf.error_placement == ErrorPlacement::Ip && st.error_in.drops(now) {
-                        st.stats.link_drops += 1;
-                        self.out.dropped.push((r, p, DropCause::ErrorModel));
-                    } else {
-                        self.out.delivered.push((r, p));
-                    }
-                }
-                self.response_missed(now, r);
-            }
+            Kind::Data => self.received_data(now, r, f),
             Kind::Rts => {
                 // CTS only if the NAV is idle and nothing else is under way.
                 if st.nav_until <= now && st.respond.is_none() && st.exchange == Exchange::Idle {
@@ -771,6 +719,42 @@ impl Medium {
         }
     }
 
+    /// A data frame for station `r` that it received correctly: ACK it, and
+    /// hand its packet up unless it is a duplicate.
+    fn received_data(&mut self, now: Time, r: usize, f: Frame) {
+        let st = &mut self.stations[r];
+        // ACK a SIFS later whatever the medium (ns-3, 802.11 §10.3.2.9).
+        let ack = Frame {
+            kind: Kind::Ack,
+            src: r as u16,
+            dst: f.src,
+            bytes: ACK_BYTES,
+            rate_kbps: self.conf.control_rate_kbps,
+            nav: Duration::ZERO,
+            seq: f.seq,
+            packet: None,
+        };
+        if st.respond.is_none() {
+            st.respond = Some((now + self.sifs, ack));
+            self.out.timers.push(r);
+        }
+        let duplicate = st.last_seq[f.src as usize] == Some(f.seq);
+        st.last_seq[f.src as usize] = Some(f.seq);
+        if let (false, Some(p)) = (duplicate, f.packet) {
+            let sender = &mut self.stations[f.src as usize].stats;
+            sender.packets_carried += 1;
+            sender.bytes_carried += u64::from(p.ip_bytes);
+            let st = &mut self.stations[r];
+            if self.conf.error_placement == ErrorPlacement::Ip && st.error_in.drops(now) {
+                st.stats.link_drops += 1;
+                self.out.dropped.push((r, p, DropCause::Link));
+            } else {
+                self.out.delivered.push((r, p));
+            }
+        }
+        self.response_missed(now, r);
+    }
+
     /// A frame ended at station `r` that was not its awaited response: if
     /// the timeout has already passed, the exchange failed.
     fn response_missed(&mut self, now: Time, r: usize) {
@@ -801,7 +785,7 @@ impl Medium {
             if let Some((p, _, _)) = st.queue.pop_front() {
                 st.stats.retry_drops += 1;
                 st.stats.link_drops += 1;
-                self.out.dropped.push((s, p, DropCause::RetryLimit));
+                self.out.dropped.push((s, p, DropCause::Link));
             }
             st.short_retries = 0;
             st.long_retries = 0;

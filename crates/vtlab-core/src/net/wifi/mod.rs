@@ -4,8 +4,7 @@
 //! exponential backoff that freezes while the medium is busy, ACK and CTS
 //! timeouts, short and long retry limits, RTS/CTS with a threshold, NAV).
 //!
-//! The medium is the second family of link behind the simulation's link
-//! interface (point-to-point/cellular directions are the first): the
+//! The medium is a link family ([`crate::net::family::LinkFamily`]): the
 //! simulation hands it an IP packet and a next hop, and it reports packets
 //! delivered to a node's IP layer, packets dropped (queue, retry limit, error
 //! model) and the events it needs (the end of each transmission, one timer per
@@ -22,7 +21,7 @@ mod tests;
 use serde::{Deserialize, Serialize};
 
 use crate::net::LossConf;
-pub use medium::{DropCause, MacStats, Medium};
+pub use medium::Medium;
 pub use phy::{Reception, Standard};
 pub use propagation::{Mobility, Propagation};
 

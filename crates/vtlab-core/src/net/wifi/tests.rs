@@ -3,9 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use super::medium::{DropCause, Medium};
+use super::medium::Medium;
 use super::{MediumConf, Mobility, WifiConf};
 use crate::engine::Time;
+use crate::net::family::{DropCause, LinkFamily};
 use crate::net::{NodeId, Packet, PacketKind};
 
 const US: u64 = 1_000;
@@ -48,7 +49,7 @@ fn medium(xs: &[f64], edit: impl FnOnce(&mut WifiConf)) -> Medium {
         wifi,
     };
     let nodes = (0..xs.len() as u32).map(NodeId).collect();
-    Medium::new(&conf, nodes, 1)
+    Medium::build(&conf, nodes, 1)
 }
 
 /// Runs a medium: its transmission ends and station timers, in time order.
@@ -67,7 +68,7 @@ struct Driver {
 
 impl Driver {
     fn new(m: Medium) -> Self {
-        let n = m.len();
+        let n = m.sites();
         Driver {
             m,
             queue: BTreeSet::new(),
@@ -80,7 +81,7 @@ impl Driver {
     }
 
     fn drain(&mut self) {
-        let out = std::mem::take(&mut self.m.out);
+        let out = std::mem::take(self.m.outbox());
         for (s, end) in out.tx_end {
             self.starts.push((self.now, s));
             self.queue.insert((end, 0, s));
@@ -226,7 +227,7 @@ fn the_retry_limit_drops_the_frame() {
     let s = d.m.stats(0);
     assert_eq!((s.frames_sent, s.retries, s.retry_drops), (7, 7, 1));
     assert_eq!(d.dropped.len(), 1);
-    assert_eq!(d.dropped[0].2, DropCause::RetryLimit);
+    assert_eq!(d.dropped[0].2, DropCause::Link);
     // With RTS: 7 RTS attempts (short limit), no data frame at all.
     let mut d = Driver::new(medium(&[0.0, 1000.0], |_| {}));
     d.enqueue_at(Time::ZERO, 0, 1, packet(552, 1));
