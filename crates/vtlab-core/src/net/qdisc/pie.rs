@@ -134,6 +134,26 @@ fn from_seconds(x: f64) -> Duration {
     Duration((x * 1e9).round() as u64)
 }
 
+/// The adjustment `p` scaled down while the drop probability `dp` is small,
+/// so that `dp` moves in steps of its own order (ns-3 `CalculateP`).
+fn scale_adjustment(p: f64, dp: f64) -> f64 {
+    if dp < 0.000001 {
+        p / 2048.0
+    } else if dp < 0.00001 {
+        p / 512.0
+    } else if dp < 0.0001 {
+        p / 128.0
+    } else if dp < 0.001 {
+        p / 32.0
+    } else if dp < 0.01 {
+        p / 8.0
+    } else if dp < 0.1 {
+        p / 2.0
+    } else {
+        p
+    }
+}
+
 impl<T> Pie<T> {
     /// A PIE queue disc created at `now` (its first update is `Supdate` later).
     pub fn new(params: PieParams, now: Time, rng: RngStream) -> Self {
@@ -222,19 +242,7 @@ impl<T> Pie<T> {
         } else {
             p = self.params.a * (qd - qd_ref) + self.params.b * (qd - qd_old);
             let dp = self.drop_prob;
-            if dp < 0.000001 {
-                p /= 2048.0;
-            } else if dp < 0.00001 {
-                p /= 512.0;
-            } else if dp < 0.0001 {
-                p /= 128.0;
-            } else if dp < 0.001 {
-                p /= 32.0;
-            } else if dp < 0.01 {
-                p /= 8.0;
-            } else if dp < 0.1 {
-                p /= 2.0;
-            }
+            p = scale_adjustment(p, dp);
             // Cap Drop Adjustment (RFC 8033 section 5.5).
             if self.params.use_cap_drop_adjustment && dp >= 0.1 && p > 0.02 {
                 p = 0.02;
