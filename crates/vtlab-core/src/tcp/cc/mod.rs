@@ -90,6 +90,23 @@ impl Profile {
     }
 }
 
+/// Where a controller follows ns-3 or Linux: a struct of named switches and
+/// constants, one value per profile, built once with the controller and read
+/// instead of tests of the profile (as `StackBehaviour` in tcp/behaviour.rs
+/// for the sender and the recoveries). Each switch names the ns-3 and the
+/// Linux source it mirrors.
+pub trait ProfileBehaviour: Copy + 'static {
+    const NS3: Self;
+    const LINUX: Self;
+
+    fn of(profile: Profile) -> Self {
+        match profile {
+            Profile::Ns3 => Self::NS3,
+            Profile::Linux => Self::LINUX,
+        }
+    }
+}
+
 /// Why a packet was lost: a full queue (congestion), an active queue
 /// management decision (CoDel, RED or PIE dropping early, also a congestion
 /// signal), or a link error (noise on a wireless or power-line link).
