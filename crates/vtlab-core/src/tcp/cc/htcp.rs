@@ -496,22 +496,17 @@ impl CongestionOps for Htcp {
 
     fn congestion_state_set(&mut self, info: &ConnInfo, _w: &mut Window, new: CaState) {
         let now = jiffies(info.now);
-        match new {
-            CaState::Open if self.b.delta_from_state_changes => {
-                if self.undo_last_cong.take().is_some() {
-                    self.last_cong = now;
-                }
+        let entering = matches!(new, CaState::Recovery | CaState::Loss);
+        if self.b.delta_from_state_changes {
+            if entering {
+                self.undo_last_cong = Some(self.last_cong);
+                self.last_cong = now;
+            } else if new == CaState::Open && self.undo_last_cong.take().is_some() {
+                self.last_cong = now;
             }
-            CaState::Recovery | CaState::Loss => {
-                if self.b.delta_from_state_changes {
-                    self.undo_last_cong = Some(self.last_cong);
-                    self.last_cong = now;
-                }
-                if self.b.credit_cleared_on_recovery {
-                    self.cwnd_cnt = 0;
-                }
-            }
-            _ => {}
+        }
+        if self.b.credit_cleared_on_recovery && entering {
+            self.cwnd_cnt = 0;
         }
     }
 
