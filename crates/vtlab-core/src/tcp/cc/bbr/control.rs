@@ -18,7 +18,11 @@ impl Bbr {
         self.initial_cwnd = w.cwnd;
         // ns-3 reads m_srtt (the handshake's sample at the SYN-ACK), Linux
         // tcp_min_rtt (the same single sample).
-        self.min_rtt = if self.linux { info.min_rtt } else { info.srtt };
+        self.min_rtt = if self.b.initial_min_rtt_from_srtt {
+            info.srtt
+        } else {
+            info.min_rtt
+        };
         self.min_rtt_stamp = info.now;
         self.prior_cwnd = w.cwnd;
         self.target_cwnd = w.cwnd;
@@ -40,7 +44,7 @@ impl Bbr {
 
     /// ns-3 `InitPacingRate` / Linux `bbr_init_pacing_rate_from_rtt`.
     pub(super) fn init_pacing_rate(&mut self, info: &ConnInfo, w: &Window) {
-        if self.linux {
+        if self.b.pacing_init_from_srtt {
             let rtt = match info.srtt {
                 Some(s) => {
                     self.has_seen_rtt = true;
@@ -61,14 +65,15 @@ impl Bbr {
             };
             let bw = w.cwnd as f64 / (rtt_ms as f64 / 1000.0);
             self.pacing_rate = Some(self.pacing_gain * bw);
-            self.bw = MaxFilter::new(bw, 0, true);
+            self.bw = MaxFilter::new(bw, 0, !self.b.minmax_running_max);
         }
     }
 
     pub(super) fn set_pacing_rate(&mut self, info: &ConnInfo, w: &Window, gain: f64) {
         let rate = gain * self.control_bw() * (1.0 - PACING_MARGIN);
         let rate = rate.min(4e9 / 8.0);
-        if !self.has_seen_rtt && (info.min_rtt.is_some() && (!self.linux || info.srtt.is_some())) {
+        let needs_srtt = self.b.pacing_init_from_srtt;
+        if !self.has_seen_rtt && (info.min_rtt.is_some() && (!needs_srtt || info.srtt.is_some())) {
             self.init_pacing_rate(info, w);
         }
         if self.filled || self.pacing_rate.is_none_or(|r| rate > r) {
@@ -81,7 +86,7 @@ impl Bbr {
     }
 
     pub(super) fn save_cwnd(&mut self, ca_state: CaState, cwnd: u64) {
-        let in_recovery = if self.linux {
+        let in_recovery = if self.b.recovery_from_previous_state {
             matches!(self.prev_ca_state, CaState::Recovery | CaState::Loss)
         } else {
             ca_state == CaState::Recovery
@@ -101,7 +106,7 @@ impl Bbr {
         w: &mut Window,
         rs: &RateSample,
     ) -> bool {
-        if self.linux {
+        if self.b.recovery_from_previous_state {
             let state = info.ca_state;
             let mut cwnd = w.cwnd;
             if rs.lost > 0 {
@@ -143,19 +148,19 @@ impl Bbr {
         if rs.acked_sacked > 0 && !self.recover_or_restore(info, w, rs) {
             let aggregation = self.ack_aggregation_cwnd();
             self.target_cwnd = self.inflight_plus(self.control_bw(), self.cwnd_gain, aggregation);
-            let initial = if self.linux {
+            let initial = if self.b.startup_grows_until_ten_packets {
                 10 * self.mss
             } else {
                 self.initial_cwnd
             };
             if self.filled {
-                let grown = if self.linux {
-                    w.cwnd.saturating_add(rs.acked_sacked)
-                } else {
+                let grown = if self.b.cwnd_u32 {
                     // ns-3 adds in uint32_t: a cwnd left at an unset ssthresh
                     // (UINT32_MAX, `cwnd = ssthresh` on leaving recovery
                     // before STARTUP ended) wraps around to a few bytes.
                     (w.cwnd.min(u64::from(u32::MAX)) + rs.acked_sacked) & u64::from(u32::MAX)
+                } else {
+                    w.cwnd.saturating_add(rs.acked_sacked)
                 };
                 w.cwnd = grown.min(self.target_cwnd);
             } else if w.cwnd < self.target_cwnd || self.delivered < initial {

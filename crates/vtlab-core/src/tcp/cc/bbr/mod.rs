@@ -13,7 +13,7 @@
 //! aggregation); ns-3.44 `src/internet/model/tcp-bbr.cc` (`TcpBbr`).
 //!
 //! Profile differences (ns-3 / Linux), each kept as ns-3.44 and Linux have
-//! them:
+//! them (the switches of [`BbrBehaviour`]):
 //! * units: bytes / packets; Linux rounds the BDP up to whole packets, adds
 //!   3 × its TSO goal (2 segments below ~12 Mbit/s... at least
 //!   `bbr_min_tso_segs`) and rounds to an even count; ns-3 adds 3 MSS;
@@ -45,12 +45,13 @@
 //! mean a policer: BBR then uses their average as its bandwidth (pacing gain
 //! 1) for 48 rounds (`bbr_lt_bw_sampling`).
 //!
-//! Files: [`filter`] the windowed max filter, [`model`] the path model
+//! Files: [`behaviour`] the profile switches, [`filter`] the windowed max filter, [`model`] the path model
 //! (bandwidth, min RTT, ACK aggregation, BDP), [`modes`] the state machine
 //! (STARTUP, DRAIN, PROBE_BW, PROBE_RTT), [`control`] pacing and cwnd,
 //! [`long_term`] the Linux policer detection; the hooks below run them in
 //! the order of ns-3 `CongControl` / Linux `bbr_main`.
 
+mod behaviour;
 mod control;
 mod filter;
 mod long_term;
@@ -58,11 +59,12 @@ mod model;
 mod modes;
 
 use super::{
-    param, CcAction, CongestionOps, ConnInfo, CwndEvent, ParamSpec, Params, Profile, RateConn,
-    RateSample, Window,
+    param, CcAction, CongestionOps, ConnInfo, CwndEvent, ParamSpec, Params, Profile,
+    ProfileBehaviour, RateConn, RateSample, Window,
 };
 use crate::engine::{Duration, RngStream, Time};
 use crate::tcp::state::CaState;
+use behaviour::BbrBehaviour;
 use filter::MaxFilter;
 use long_term::LongTerm;
 
@@ -122,7 +124,7 @@ pub enum Mode {
 
 #[derive(Clone, Debug)]
 pub struct Bbr {
-    linux: bool,
+    b: BbrBehaviour,
     high_gain: f64,
     bw_rounds: u64,
     min_rtt_win: Duration,
@@ -173,9 +175,9 @@ pub struct Bbr {
 impl Bbr {
     pub fn new(params: &Params, profile: Profile) -> Self {
         let ms = |name| Duration::from_millis(param(PARAMS, params, name, profile) as u64);
-        let linux = profile == Profile::Linux;
+        let b = BbrBehaviour::of(profile);
         Bbr {
-            linux,
+            b,
             high_gain: param(PARAMS, params, "high_gain", profile),
             bw_rounds: param(PARAMS, params, "bw_rounds", profile) as u64,
             min_rtt_win: ms("min_rtt_win_ms"),
@@ -187,7 +189,7 @@ impl Bbr {
             mode: Mode::Startup,
             pacing_gain: 0.0,
             cwnd_gain: 0.0,
-            bw: MaxFilter::new(0.0, 0, !linux),
+            bw: MaxFilter::new(0.0, 0, !b.minmax_running_max),
             round_count: 0,
             round_start: false,
             next_round_delivered: 0,
@@ -264,20 +266,24 @@ impl CongestionOps for Bbr {
         }
         match new {
             CaState::Loss => {
-                if !self.linux {
+                if !self.b.recovery_from_previous_state {
                     // ns-3 SaveCwnd in CongestionStateSet(CA_LOSS); Linux saves
                     // only in bbr_ssthresh.
                     self.save_cwnd(info.ca_state, w.cwnd);
                 }
                 self.round_start = true;
-                if self.linux {
-                    // bbr_set_state(TCP_CA_Loss): a sample with one loss.
+                // Linux bbr_set_state(TCP_CA_Loss): a sample with one loss.
+                if self.b.recovery_from_previous_state {
                     self.prev_ca_state = CaState::Loss;
+                }
+                if self.b.timeout_clears_full_bw {
                     self.full_bw = 0.0;
+                }
+                if self.b.long_term_sampling {
                     self.lt_sampling(info.now, self.mss, false);
                 }
             }
-            CaState::Recovery if !self.linux => {
+            CaState::Recovery if !self.b.recovery_from_previous_state => {
                 self.save_cwnd(info.ca_state, w.cwnd);
                 w.cwnd = info.bytes_in_flight + self.last_acked_sacked.max(info.mss);
                 self.packet_conservation = true;
@@ -304,7 +310,7 @@ impl CongestionOps for Bbr {
                     self.exit_probe_rtt(info.now);
                 }
             }
-            CwndEvent::CompleteCwr if !self.linux => {
+            CwndEvent::CompleteCwr if !self.b.recovery_from_previous_state => {
                 self.packet_conservation = false;
                 w.cwnd = w.cwnd.max(self.prior_cwnd);
             }
@@ -336,7 +342,7 @@ impl CongestionOps for Bbr {
             self.last_rtt = Some(r);
         }
         // ns-3 UpdateModelAndState / Linux bbr_update_model.
-        if self.linux {
+        if self.b.long_term_sampling {
             self.lt.lost += rs.lost;
         }
         self.update_bw(info.now, rs);

@@ -18,7 +18,7 @@ impl Bbr {
     }
 
     pub(super) fn update_bw(&mut self, now: Time, rs: &RateSample) {
-        if self.linux {
+        if self.b.round_start_cleared_every_ack {
             self.round_start = false;
         }
         if !rs.valid() {
@@ -32,10 +32,10 @@ impl Bbr {
         } else {
             self.round_start = false;
         }
-        if self.linux {
+        if self.b.long_term_sampling {
             self.lt_sampling(now, rs.lost, rs.is_app_limited);
         }
-        let bw = if self.linux {
+        let bw = if self.b.bw_sample_from_interval {
             rs.delivered as f64 / rs.interval.as_secs_f64()
         } else {
             rs.delivery_rate
@@ -46,7 +46,8 @@ impl Bbr {
     }
 
     pub(super) fn update_ack_aggregation(&mut self, now: Time, w: &Window, rs: &RateSample) {
-        if rs.acked_sacked == 0 || rs.delivered < 0 || (self.linux && rs.interval.0 == 0) {
+        let us_epoch = self.b.aggregation_epoch_us;
+        if rs.acked_sacked == 0 || rs.delivered < 0 || (us_epoch && rs.interval.0 == 0) {
             return;
         }
         if self.round_start {
@@ -58,7 +59,7 @@ impl Bbr {
             }
         }
         let elapsed = now.since(self.ack_epoch_time).as_secs_f64();
-        let (elapsed, reset_thresh) = if self.linux {
+        let (elapsed, reset_thresh) = if us_epoch {
             (elapsed, (1u64 << 20) * self.mss)
         } else {
             // ns-3: uint32_t epochProp = Now().GetSeconds() − m_ackEpochTime.GetSeconds().
@@ -89,7 +90,11 @@ impl Bbr {
 
     pub(super) fn update_min_rtt(&mut self, now: Time, rs: &RateSample) {
         self.min_rtt_expired = now > self.min_rtt_stamp + self.min_rtt_win;
-        let sample = if self.linux { rs.rtt } else { self.last_rtt };
+        let sample = if self.b.min_rtt_from_ack_sample {
+            rs.rtt
+        } else {
+            self.last_rtt
+        };
         if let Some(r) = sample.filter(|r| r.0 > 0) {
             let better = self.min_rtt.is_none_or(|m| r <= m);
             if better || self.min_rtt_expired {
@@ -124,7 +129,7 @@ impl Bbr {
     /// budget (and its rounding to an even count), ns-3 after `InFlight`.
     pub(super) fn inflight_plus(&self, bw: f64, gain: f64, extra: u64) -> u64 {
         let cycle0 = self.mode == Mode::ProbeBw && self.cycle_idx == 0;
-        if self.linux {
+        if self.b.packet_units {
             // bbr_bdp: TCP_INIT_CWND without an RTT sample, else rounded up.
             let bdp = match self.min_rtt {
                 None => 10,

@@ -22,19 +22,14 @@ impl Bbr {
 
     pub(super) fn enter_drain(&mut self) {
         self.mode = Mode::Drain;
-        // Linux bbr_drain_gain = BBR_UNIT · 1000 / 2885 = 88/256; ns-3 1/HighGain.
-        self.pacing_gain = if self.linux {
-            88.0 / 256.0
-        } else {
-            1.0 / self.high_gain
-        };
+        self.pacing_gain = self.b.drain_gain.unwrap_or(1.0 / self.high_gain);
         self.cwnd_gain = self.high_gain;
     }
 
     pub(super) fn enter_probe_bw(&mut self, now: Time) {
         self.mode = Mode::ProbeBw;
         self.cwnd_gain = CWND_GAIN;
-        self.cycle_idx = if self.linux {
+        self.cycle_idx = if self.b.kernel_random_phase {
             // 7 − prandom_u32_max(7): 1..=7.
             7 - self.rng.uniform_int(0, 6) as usize
         } else {
@@ -126,7 +121,7 @@ impl Bbr {
             self.probe_rtt_done = None;
         }
         if self.mode == Mode::ProbeRtt {
-            if self.linux {
+            if self.b.probe_rtt_marks_app_limited {
                 act.mark_app_limited = true;
             } else {
                 self.app_limited = (self.delivered + info.bytes_in_flight).max(1);
@@ -146,7 +141,7 @@ impl Bbr {
                 }
             }
         }
-        let delivered_some = if self.linux {
+        let delivered_some = if self.b.idle_restart_needs_positive_delivery {
             rs.delivered > 0
         } else {
             rs.delivered != 0
