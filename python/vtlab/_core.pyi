@@ -19,6 +19,7 @@ class CongestionControl(TypedDict):
     name: str
     description: str
     source: str
+    ns3_type_id: str | None
     params: list[CcParam]
 
 class RunMeta(TypedDict):
@@ -51,7 +52,8 @@ def presets() -> list[str]:
     """Names of the scenario presets."""
 
 def congestion_controls() -> list[CongestionControl]:
-    """Every congestion control with its description, source and parameters."""
+    """Every congestion control with its description, source, ns-3 TypeId
+    (without ``ns3::``; None where ns-3 has none) and parameters."""
 
 def expand(spec_json: str) -> str:
     """Validate a spec (JSON) and return the fully resolved scenario as canonical JSON.

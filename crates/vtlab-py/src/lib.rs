@@ -49,7 +49,8 @@ fn presets() -> Vec<&'static str> {
     spec::PRESETS.to_vec()
 }
 
-/// Every congestion control: name, description, source and parameters.
+/// Every congestion control: name, description, source, the ns-3 TypeId it
+/// is validated against (None where ns-3 has none) and parameters.
 #[pyfunction]
 fn congestion_controls(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let list = PyList::empty(py);
@@ -58,6 +59,7 @@ fn congestion_controls(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         entry.set_item("name", d.name)?;
         entry.set_item("description", d.description)?;
         entry.set_item("source", d.source)?;
+        entry.set_item("ns3_type_id", d.ns3_type_id)?;
         let params = PyList::empty(py);
         for p in d.params {
             let pd = PyDict::new(py);

@@ -152,11 +152,8 @@ impl TcpConfig {
     /// The recovery as reported in results: `sack+prr` when PRR is on.
     pub fn recovery_name(&self) -> &'static str {
         match (self.recovery, self.prr) {
-            (Recovery::Tahoe, _) => "tahoe",
-            (Recovery::Reno, _) => "reno",
-            (Recovery::NewReno, _) => "newreno",
-            (Recovery::Sack, false) => "sack",
             (Recovery::Sack, true) => "sack+prr",
+            (r, _) => r.as_str(),
         }
     }
 

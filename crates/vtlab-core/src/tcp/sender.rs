@@ -537,17 +537,7 @@ impl Sender {
         out: &mut Vec<Packet>,
     ) {
         let newly = ack - self.c.snd_una;
-        let sample = if self.c.cfg.timestamps {
-            Some(self.c.ts_rtt(now, p.ts_ecr))
-        } else {
-            match self.c.timed {
-                Some((end, sent)) if ack >= end => {
-                    self.c.timed = None;
-                    Some(now - sent)
-                }
-                _ => None,
-            }
-        };
+        let sample = self.ack_rtt_sample(now, p, ack);
         if let Some(r) = sample {
             self.take_rtt_sample(r);
         }
@@ -598,7 +588,29 @@ impl Sender {
             }
         }
 
-        if restart_timer && self.c.b.new_ack_clears_backoff {
+        self.timer_after_new_ack(now, restart_timer, reorder_armed);
+    }
+
+    /// The RTT sample a new ACK of `ack` gives: from the timestamp echo, or
+    /// from the timed segment once the ACK covers it (Karn: none otherwise).
+    fn ack_rtt_sample(&mut self, now: Time, p: &Packet, ack: u64) -> Option<Duration> {
+        if self.c.cfg.timestamps {
+            return Some(self.c.ts_rtt(now, p.ts_ecr));
+        }
+        match self.c.timed {
+            Some((end, sent)) if ack >= end => {
+                self.c.timed = None;
+                Some(now - sent)
+            }
+            _ => None,
+        }
+    }
+
+    /// The retransmission timer after a new ACK: cleared when nothing is
+    /// outstanding, else restarted if `restart` (the RTO, or with TLP or RACK
+    /// a probe, unless RACK just armed the reorder timer).
+    fn timer_after_new_ack(&mut self, now: Time, restart: bool, reorder_armed: bool) {
+        if restart && self.c.b.new_ack_clears_backoff {
             // ns-3 `NewAck` recomputes m_rto even when the ACK leaves nothing
             // outstanding: a two-way connection's next message starts from the
             // unbacked-off RTO.
@@ -606,7 +618,7 @@ impl Sender {
         }
         if self.c.snd_una >= self.c.snd_max {
             self.c.clear_timer();
-        } else if restart_timer {
+        } else if restart {
             if !(self.tlp || self.rack) {
                 self.c.set_rto_timer(now);
             } else if !reorder_armed {

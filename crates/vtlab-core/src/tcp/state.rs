@@ -45,4 +45,14 @@ pub enum Recovery {
 
 impl Recovery {
     pub const NAMES: &'static str = "tahoe, reno, newreno, sack";
+
+    /// The name users write in `tcp.recovery` (the serde name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Recovery::Tahoe => "tahoe",
+            Recovery::Reno => "reno",
+            Recovery::NewReno => "newreno",
+            Recovery::Sack => "sack",
+        }
+    }
 }

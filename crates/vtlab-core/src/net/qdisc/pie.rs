@@ -134,9 +134,9 @@ fn from_seconds(x: f64) -> Duration {
     Duration((x * 1e9).round() as u64)
 }
 
-/// `CalculateP`'s auto-tuning: the adjustment `p` scaled down the smaller the
-/// drop probability `dp` already is.
-fn auto_tune(p: f64, dp: f64) -> f64 {
+/// The adjustment `p` scaled down while the drop probability `dp` is small,
+/// so that `dp` moves in steps of its own order (ns-3 `CalculateP`).
+fn scale_adjustment(p: f64, dp: f64) -> f64 {
     if dp < 0.000001 {
         p / 2048.0
     } else if dp < 0.00001 {
@@ -242,7 +242,7 @@ impl<T> Pie<T> {
         } else {
             p = self.params.a * (qd - qd_ref) + self.params.b * (qd - qd_old);
             let dp = self.drop_prob;
-            p = auto_tune(p, dp);
+            p = scale_adjustment(p, dp);
             // Cap Drop Adjustment (RFC 8033 section 5.5).
             if self.params.use_cap_drop_adjustment && dp >= 0.1 && p > 0.02 {
                 p = 0.02;

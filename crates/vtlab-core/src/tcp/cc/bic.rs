@@ -22,7 +22,7 @@
 //! convergence) else cwnd; `ssthresh = max(cwnd·β, 2)` (β = 0.8), or the Reno
 //! halving at or below low_window.
 //!
-//! Profiles:
+//! Profiles (the switches of [`BicBehaviour`]):
 //! * linux: whole segments; β = 819/1024; `smooth_part` 20; `cnt` is divided
 //!   by the delayed-ACK ratio (`delayed_ack`, packets per ACK ×16, starting
 //!   at 2 and tracked as `ratio += acked − ratio/16` on ACKs in Open) except
@@ -40,7 +40,7 @@
 
 use super::jiffies::{jiffies, HZ};
 use super::reno::{cong_avoid_ai, cwnd_segments, slow_start};
-use super::{param, CongestionOps, ConnInfo, ParamSpec, Params, Profile, Window};
+use super::{param, CongestionOps, ConnInfo, ParamSpec, Params, Profile, ProfileBehaviour, Window};
 use crate::engine::{Duration, Time};
 use crate::tcp::CaState;
 
@@ -113,8 +113,50 @@ const ACK_RATIO_SHIFT: u32 = 4;
 /// Cap on cnt while W_max = 0 (5 % per RTT).
 const CNT_NO_LOSS: u64 = 20;
 
+/// Where BIC follows ns-3 (`tcp-bic.cc`) or Linux (`tcp_bic.c`); see the
+/// module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BicBehaviour {
+    /// Linux `bictcp_update` and `tcp_cong_avoid_ai`: whole segments, β in
+    /// 1/1024, the Reno region `cwnd ≤ low_window`, `cnt` recomputed only
+    /// when cwnd changed or HZ/32 passed, fast convergence `W_max =
+    /// cwnd·(1+β)/2`, `ssthresh = max(cwnd·β, 2)` or the Reno halving from
+    /// cwnd. ns-3 `TcpBic::Update`: the Reno region `cwnd < low_window`,
+    /// `cnt` recomputed on every ACK, 1 MSS once the credit is greater than
+    /// `cnt`, fast convergence `W_max = ⌊β·cwnd⌋`, ssthresh
+    /// `max(2·MSS, bytes_in_flight/2)` below low_window, else
+    /// `⌊max(cwnd·β, 2)·MSS⌋` bytes.
+    pub kernel_arithmetic: bool,
+    /// `cnt` is divided by the delayed-ACK ratio (packets per ACK ×16,
+    /// tracked on ACKs in Open, Linux `bictcp_acked`) outside the Reno
+    /// region; ns-3 has no such scaling.
+    pub delayed_ack_scaling: bool,
+    /// An RTO (Loss) resets all state (Linux); ns-3 resets nothing.
+    pub reset_on_loss: bool,
+    /// The AI credit is cleared on entering Recovery or Loss (the Linux
+    /// kernel sender does that).
+    pub credit_cleared_on_recovery: bool,
+}
+
+impl ProfileBehaviour for BicBehaviour {
+    const NS3: Self = BicBehaviour {
+        kernel_arithmetic: false,
+        delayed_ack_scaling: false,
+        reset_on_loss: false,
+        credit_cleared_on_recovery: false,
+    };
+    const LINUX: Self = BicBehaviour {
+        kernel_arithmetic: true,
+        delayed_ack_scaling: true,
+        reset_on_loss: true,
+        credit_cleared_on_recovery: true,
+    };
+}
+
 #[derive(Clone, Debug)]
 pub struct Bic {
+    behaviour: BicBehaviour,
+    /// For the Reno slow start (reno.rs).
     profile: Profile,
     beta: f64,
     beta_fp: u64,
@@ -140,6 +182,7 @@ impl Bic {
         let get = |name| param(PARAMS, params, name, profile);
         let beta = get("beta");
         Bic {
+            behaviour: BicBehaviour::of(profile),
             profile,
             beta,
             beta_fp: (beta * BETA_SCALE as f64).round() as u64,
@@ -200,7 +243,11 @@ impl Bic {
             return;
         }
         let cnt = self.region_cnt(cwnd);
-        self.cnt = ((cnt << ACK_RATIO_SHIFT) / u64::from(self.delayed_ack.max(1))).max(1);
+        self.cnt = if self.behaviour.delayed_ack_scaling {
+            ((cnt << ACK_RATIO_SHIFT) / u64::from(self.delayed_ack.max(1))).max(1)
+        } else {
+            cnt.max(1)
+        };
     }
 
     /// ns-3 `TcpBic::Update`.
@@ -227,62 +274,49 @@ impl CongestionOps for Bic {
     fn ssthresh(&mut self, info: &ConnInfo, w: &Window, bytes_in_flight: u64) -> u64 {
         self.epoch_start = None;
         let cwnd = cwnd_segments(info, w);
-        match self.profile {
-            Profile::Linux => {
-                self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
-                    cwnd * (BETA_SCALE + self.beta_fp) / (2 * BETA_SCALE)
-                } else {
-                    cwnd
-                };
-                if cwnd <= self.low_window {
-                    (cwnd / 2).max(2) * info.mss
-                } else {
-                    (cwnd * self.beta_fp / BETA_SCALE).max(2) * info.mss
-                }
+        if self.behaviour.kernel_arithmetic {
+            self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
+                cwnd * (BETA_SCALE + self.beta_fp) / (2 * BETA_SCALE)
+            } else {
+                cwnd
+            };
+            if cwnd <= self.low_window {
+                (cwnd / 2).max(2) * info.mss
+            } else {
+                (cwnd * self.beta_fp / BETA_SCALE).max(2) * info.mss
             }
-            Profile::Ns3 => {
-                self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
-                    (self.beta * cwnd as f64) as u32 as u64
-                } else {
-                    cwnd
-                };
-                if cwnd < self.low_window {
-                    (bytes_in_flight / 2).max(2 * info.mss)
-                } else {
-                    ((cwnd as f64 * self.beta).max(2.0) * info.mss as f64) as u32 as u64
-                }
+        } else {
+            self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
+                (self.beta * cwnd as f64) as u32 as u64
+            } else {
+                cwnd
+            };
+            if cwnd < self.low_window {
+                (bytes_in_flight / 2).max(2 * info.mss)
+            } else {
+                ((cwnd as f64 * self.beta).max(2.0) * info.mss as f64) as u32 as u64
             }
         }
     }
 
     fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
-        match self.profile {
-            Profile::Linux => {
-                let mut acked = segments_acked;
-                if w.in_slow_start() {
-                    acked = slow_start(self.profile, info, w, acked);
-                    if acked == 0 {
-                        return;
-                    }
-                }
-                self.linux_update(info.now, cwnd_segments(info, w));
-                cong_avoid_ai(info, w, &mut self.cwnd_cnt, self.cnt, acked);
+        let mut acked = segments_acked;
+        if w.in_slow_start() {
+            acked = slow_start(self.profile, info, w, acked);
+            if acked == 0 {
+                return;
             }
-            Profile::Ns3 => {
-                let mut acked = segments_acked;
-                if w.in_slow_start() && acked > 0 {
-                    w.cwnd += info.mss;
-                    acked -= 1;
-                }
-                if !w.in_slow_start() && acked > 0 {
-                    self.cwnd_cnt += u64::from(acked);
-                    let cnt = self.ns3_update(info.now, cwnd_segments(info, w));
-                    self.cnt = cnt;
-                    if self.cwnd_cnt > cnt {
-                        w.cwnd += info.mss;
-                        self.cwnd_cnt = 0;
-                    }
-                }
+        }
+        if self.behaviour.kernel_arithmetic {
+            self.linux_update(info.now, cwnd_segments(info, w));
+            cong_avoid_ai(info, w, &mut self.cwnd_cnt, self.cnt, acked);
+        } else if !w.in_slow_start() && acked > 0 {
+            self.cwnd_cnt += u64::from(acked);
+            let cnt = self.ns3_update(info.now, cwnd_segments(info, w));
+            self.cnt = cnt;
+            if self.cwnd_cnt > cnt {
+                w.cwnd += info.mss;
+                self.cwnd_cnt = 0;
             }
         }
     }
@@ -295,7 +329,7 @@ impl CongestionOps for Bic {
         _rtt: Option<Duration>,
     ) {
         // Linux `bictcp_acked`: ratio = 15/16·ratio + acked (in 1/16 units).
-        if self.profile == Profile::Linux && info.ca_state == CaState::Open {
+        if self.behaviour.delayed_ack_scaling && info.ca_state == CaState::Open {
             self.delayed_ack = self
                 .delayed_ack
                 .wrapping_add(segments_acked)
@@ -304,13 +338,13 @@ impl CongestionOps for Bic {
     }
 
     fn congestion_state_set(&mut self, _info: &ConnInfo, _w: &mut Window, new: CaState) {
-        if self.profile == Profile::Linux {
-            if new == CaState::Loss {
-                self.reset();
-            }
-            if matches!(new, CaState::Recovery | CaState::Loss) {
-                self.cwnd_cnt = 0;
-            }
+        if self.behaviour.reset_on_loss && new == CaState::Loss {
+            self.reset();
+        }
+        if self.behaviour.credit_cleared_on_recovery
+            && matches!(new, CaState::Recovery | CaState::Loss)
+        {
+            self.cwnd_cnt = 0;
         }
     }
 }

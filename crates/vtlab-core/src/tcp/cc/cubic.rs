@@ -18,7 +18,7 @@
 //! `100·cwnd` when target ≤ cwnd), and cwnd grows one segment per `cnt`
 //! segments acked. `ssthresh = max(cwnd·β, 2)`. An RTO zeroes the state.
 //!
-//! Profiles:
+//! Profiles (the switches of [`CubicBehaviour`]):
 //! * linux: whole segments; jiffies at HZ 1000 ([`super::jiffies`]); K in
 //!   1/1024 s from an integer cube root (the kernel's table-plus-Newton root
 //!   is within about 0.2 % of it); `cnt` recomputed at most once per jiffy
@@ -42,7 +42,9 @@
 use super::hystart::{self, HyStart};
 use super::jiffies::{jiffies, msecs_to_jiffies, usecs, usecs_to_jiffies, HZ};
 use super::reno::{cong_avoid_ai, cwnd_segments, slow_start};
-use super::{param, CongestionOps, ConnInfo, CwndEvent, ParamSpec, Params, Profile, Window};
+use super::{
+    param, CongestionOps, ConnInfo, CwndEvent, ParamSpec, Params, Profile, ProfileBehaviour, Window,
+};
 use crate::engine::{Duration, Time};
 use crate::tcp::CaState;
 
@@ -121,8 +123,56 @@ pub const PARAMS: &[ParamSpec] = &[
 const BETA_SCALE: u64 = 1024;
 const BICTCP_HZ: u32 = 10;
 
+/// Where CUBIC follows ns-3 (`tcp-cubic.cc`) or Linux (`tcp_cubic.c`); see
+/// the module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CubicBehaviour {
+    /// Linux `bictcp_update` and `tcp_cong_avoid_ai`: whole segments,
+    /// jiffies at HZ 1000, K in 1/1024 s from an integer cube root, `cnt`
+    /// recomputed at most once per jiffy (and every HZ/32 jiffies for an
+    /// unchanged cwnd), β in 1/1024 for ssthresh and W_max, RTT samples in
+    /// whole µs ignored for `cubic_delta` in jiffies after an epoch starts.
+    /// ns-3 `TcpCubic::Update`: K and the target in floating point, `cnt`
+    /// recomputed on every ACK, avoidance at most one MSS per ACK with the
+    /// credit reduced by `cnt`, W_max `⌊cwnd·(1+β)/2⌋` and ssthresh
+    /// `⌊cwnd·β⌋` in floating point.
+    pub kernel_arithmetic: bool,
+    /// Slow start adds `segments·MSS` uncapped and passes nothing to
+    /// avoidance on that ACK (ns-3); Linux adds the segments acked, capped
+    /// at ssthresh, and passes the rest to avoidance.
+    pub slow_start_uncapped: bool,
+    /// The reset on an RTO keeps W_max (ns-3 `CubicReset`); Linux
+    /// `bictcp_reset` zeroes everything, W_max included.
+    pub reset_keeps_w_max: bool,
+    /// The AI credit is cleared on entering Recovery or Loss (the Linux
+    /// kernel sender does that); ns-3 keeps it.
+    pub credit_cleared_on_recovery: bool,
+    /// The first HyStart round starts at connection start (Linux
+    /// `cubictcp_init`); ns-3 starts it on the first slow-start ACK.
+    pub hystart_round_at_start: bool,
+}
+
+impl ProfileBehaviour for CubicBehaviour {
+    const NS3: Self = CubicBehaviour {
+        kernel_arithmetic: false,
+        slow_start_uncapped: true,
+        reset_keeps_w_max: true,
+        credit_cleared_on_recovery: false,
+        hystart_round_at_start: false,
+    };
+    const LINUX: Self = CubicBehaviour {
+        kernel_arithmetic: true,
+        slow_start_uncapped: false,
+        reset_keeps_w_max: false,
+        credit_cleared_on_recovery: true,
+        hystart_round_at_start: true,
+    };
+}
+
 #[derive(Clone, Debug)]
 pub struct Cubic {
+    b: CubicBehaviour,
+    /// For the Reno slow start (reno.rs).
     profile: Profile,
     beta: f64,
     c: f64,
@@ -165,6 +215,7 @@ impl Cubic {
         let beta_fp = (beta * BETA_SCALE as f64).round() as u64;
         let bic_scale = ((c * BETA_SCALE as f64 / 10.0).round() as u64).max(1);
         Cubic {
+            b: CubicBehaviour::of(profile),
             profile,
             beta,
             c,
@@ -312,7 +363,7 @@ impl Cubic {
 
     /// Linux `bictcp_reset` / ns-3 `CubicReset` (ns-3 keeps W_max).
     fn reset(&mut self) {
-        if self.profile == Profile::Linux {
+        if !self.b.reset_keeps_w_max {
             self.last_max_cwnd = 0;
             self.last_cwnd = 0;
             self.last_time = None;
@@ -352,56 +403,49 @@ impl CongestionOps for Cubic {
         self.hystart_exit = false;
         self.epoch_start = None;
         let cwnd = cwnd_segments(info, w);
-        match self.profile {
-            Profile::Linux => {
-                self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
-                    cwnd * (BETA_SCALE + self.beta_fp) / (2 * BETA_SCALE)
-                } else {
-                    cwnd
-                };
-                (cwnd * self.beta_fp / BETA_SCALE).max(2) * info.mss
-            }
-            Profile::Ns3 => {
-                self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
-                    (cwnd as f64 * (1.0 + self.beta) / 2.0) as u32 as u64
-                } else {
-                    cwnd
-                };
-                ((cwnd as f64 * self.beta) as u32 as u64).max(2) * info.mss
-            }
+        if self.b.kernel_arithmetic {
+            self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
+                cwnd * (BETA_SCALE + self.beta_fp) / (2 * BETA_SCALE)
+            } else {
+                cwnd
+            };
+            (cwnd * self.beta_fp / BETA_SCALE).max(2) * info.mss
+        } else {
+            self.last_max_cwnd = if cwnd < self.last_max_cwnd && self.fast_convergence {
+                (cwnd as f64 * (1.0 + self.beta) / 2.0) as u32 as u64
+            } else {
+                cwnd
+            };
+            ((cwnd as f64 * self.beta) as u32 as u64).max(2) * info.mss
         }
     }
 
     fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
         self.apply_hystart_exit(w);
-        match self.profile {
-            Profile::Linux => {
-                let mut acked = segments_acked;
-                if w.in_slow_start() {
-                    acked = slow_start(self.profile, info, w, acked);
-                    if acked == 0 {
-                        return;
-                    }
-                }
-                let cwnd = cwnd_segments(info, w);
-                self.linux_update(info.now, cwnd, u64::from(acked));
-                cong_avoid_ai(info, w, &mut self.cwnd_cnt, self.cnt, acked);
+        let mut acked = segments_acked;
+        if w.in_slow_start() {
+            // A new HyStart round where its round check is not in the sample (ns-3).
+            self.hystart.on_slow_start_ack(info);
+            if self.b.slow_start_uncapped {
+                w.cwnd += u64::from(acked) * info.mss;
+                acked = 0;
+            } else {
+                acked = slow_start(self.profile, info, w, acked);
             }
-            Profile::Ns3 => {
-                let mut acked = segments_acked;
-                if w.in_slow_start() {
-                    self.hystart.on_slow_start_ack(info);
-                    w.cwnd += u64::from(acked) * info.mss;
-                    acked = 0;
-                }
-                if !w.in_slow_start() && acked > 0 {
-                    self.cwnd_cnt += u64::from(acked);
-                    let cnt = self.ns3_update(info.now, cwnd_segments(info, w), u64::from(acked));
-                    if self.cwnd_cnt >= cnt {
-                        w.cwnd += info.mss;
-                        self.cwnd_cnt -= cnt;
-                    }
-                }
+            if acked == 0 {
+                return;
+            }
+        }
+        if self.b.kernel_arithmetic {
+            let cwnd = cwnd_segments(info, w);
+            self.linux_update(info.now, cwnd, u64::from(acked));
+            cong_avoid_ai(info, w, &mut self.cwnd_cnt, self.cnt, acked);
+        } else if !w.in_slow_start() && acked > 0 {
+            self.cwnd_cnt += u64::from(acked);
+            let cnt = self.ns3_update(info.now, cwnd_segments(info, w), u64::from(acked));
+            if self.cwnd_cnt >= cnt {
+                w.cwnd += info.mss;
+                self.cwnd_cnt -= cnt;
             }
         }
     }
@@ -414,26 +458,23 @@ impl CongestionOps for Cubic {
         rtt: Option<Duration>,
     ) {
         let Some(rtt) = rtt else { return };
-        let delay = match self.profile {
-            Profile::Linux => {
-                if let Some(epoch) = self.epoch_start {
-                    let since = jiffies(info.now).wrapping_sub(jiffies(epoch)) as i32;
-                    let discard = msecs_to_jiffies(self.sample_discard.as_nanos() / 1_000_000);
-                    if since < discard as i32 {
-                        return;
-                    }
-                }
-                Duration::from_micros(usecs(rtt).max(1))
-            }
-            Profile::Ns3 => {
-                if self
-                    .epoch_start
-                    .is_some_and(|e| info.now.since(e) < self.sample_discard)
-                {
+        let delay = if self.b.kernel_arithmetic {
+            if let Some(epoch) = self.epoch_start {
+                let since = jiffies(info.now).wrapping_sub(jiffies(epoch)) as i32;
+                let discard = msecs_to_jiffies(self.sample_discard.as_nanos() / 1_000_000);
+                if since < discard as i32 {
                     return;
                 }
-                rtt
             }
+            Duration::from_micros(usecs(rtt).max(1))
+        } else {
+            if self
+                .epoch_start
+                .is_some_and(|e| info.now.since(e) < self.sample_discard)
+            {
+                return;
+            }
+            rtt
         };
         let delay_min = self.delay_min.map_or(delay, |d| d.min(delay));
         self.delay_min = Some(delay_min);
@@ -448,7 +489,7 @@ impl CongestionOps for Cubic {
             self.reset();
             self.hystart.restart(info);
         }
-        if self.profile == Profile::Linux && matches!(new, CaState::Recovery | CaState::Loss) {
+        if self.b.credit_cleared_on_recovery && matches!(new, CaState::Recovery | CaState::Loss) {
             self.cwnd_cnt = 0;
         }
     }
@@ -458,7 +499,7 @@ impl CongestionOps for Cubic {
         // start; ns-3 starts it on the first slow-start ACK.
         if event == CwndEvent::TxStart && !self.started {
             self.started = true;
-            if self.profile == Profile::Linux {
+            if self.b.hystart_round_at_start {
                 self.hystart.reset_round(info);
             }
         }

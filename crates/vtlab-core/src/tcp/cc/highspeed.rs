@@ -10,7 +10,7 @@
 //! to (89053, 72, 0.10) and (94717, 73, 0.09): a(w) = a_i for
 //! `w_{i−1} < w ≤ w_i`. For w ≤ 38 it is Reno.
 //!
-//! Profile differences:
+//! Profile differences (the switches of [`HighSpeedBehaviour`]):
 //! * Linux: the kernel's table stops at 89053 (72 rows, a ≤ 72) and stores b
 //!   as `md/256` computed from the RFC's b(w) formula (e.g. 0.4375 for 0.44,
 //!   24/256 = 0.094 at 89053). The row index `ai` is moved only in congestion
@@ -25,7 +25,7 @@
 //!   from bytes in flight: `max(2, ⌊flight/MSS⌋·(1 − b))` segments.
 
 use super::reno::{cwnd_segments, slow_start};
-use super::{CongestionOps, ConnInfo, ParamSpec, Params, Profile, Window};
+use super::{CongestionOps, ConnInfo, ParamSpec, Params, Profile, ProfileBehaviour, Window};
 
 /// HighSpeed has no tunables: the table is the algorithm.
 pub const PARAMS: &[ParamSpec] = &[];
@@ -78,8 +78,37 @@ pub fn ns3_b(w: u64) -> f64 {
     B_PERCENT[ns3_row(w)] as f64 / 100.0
 }
 
+/// Where HighSpeed follows ns-3 (`tcp-highspeed.cc`) or Linux
+/// (`tcp_highspeed.c`); see the module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HighSpeedBehaviour {
+    /// The kernel's table (72 rows, b as `md/256`), its row index moved only
+    /// in avoidance, `ai+1` added to the credit per ACK whatever it covers,
+    /// slow-start leftovers dropped (Linux). ns-3: all 73 rows with the RFC's
+    /// two-decimal b looked up afresh on every ACK, `segmentsAcked·a` added
+    /// to the counter, NewReno slow start with the leftover to avoidance.
+    pub kernel_table: bool,
+    /// `ssthresh = max(2, ⌊flight/MSS⌋·(1 − b))` segments from bytes in
+    /// flight (ns-3); Linux `max(cwnd − (cwnd·md(ai) >> 8), 2)` with the
+    /// last row index.
+    pub ssthresh_from_flight: bool,
+}
+
+impl ProfileBehaviour for HighSpeedBehaviour {
+    const NS3: Self = HighSpeedBehaviour {
+        kernel_table: false,
+        ssthresh_from_flight: true,
+    };
+    const LINUX: Self = HighSpeedBehaviour {
+        kernel_table: true,
+        ssthresh_from_flight: false,
+    };
+}
+
 #[derive(Clone, Debug)]
 pub struct HighSpeed {
+    b: HighSpeedBehaviour,
+    /// For the Reno slow start (reno.rs).
     profile: Profile,
     /// Linux row index `ai` (a = ai + 1).
     ai: usize,
@@ -90,6 +119,7 @@ pub struct HighSpeed {
 impl HighSpeed {
     pub fn new(_params: &Params, profile: Profile) -> Self {
         HighSpeed {
+            b: HighSpeedBehaviour::of(profile),
             profile,
             ai: 0,
             cnt: 0,
@@ -98,7 +128,7 @@ impl HighSpeed {
 
     fn linux_increase(&mut self, info: &ConnInfo, w: &mut Window, acked: u32) {
         if w.in_slow_start() {
-            slow_start(Profile::Linux, info, w, acked);
+            slow_start(self.profile, info, w, acked);
             return;
         }
         let cwnd = cwnd_segments(info, w);
@@ -124,7 +154,7 @@ impl HighSpeed {
     fn ns3_increase(&mut self, info: &ConnInfo, w: &mut Window, acked: u32) {
         let mut acked = acked;
         if w.in_slow_start() {
-            acked = slow_start(Profile::Ns3, info, w, acked);
+            acked = slow_start(self.profile, info, w, acked);
         }
         if w.in_slow_start() {
             return;
@@ -146,24 +176,22 @@ impl HighSpeed {
 
 impl CongestionOps for HighSpeed {
     fn ssthresh(&mut self, info: &ConnInfo, w: &Window, bytes_in_flight: u64) -> u64 {
-        match self.profile {
-            Profile::Linux => {
-                let cwnd = cwnd_segments(info, w);
-                let cut = (cwnd * LINUX_MD[self.ai]) >> 8;
-                (cwnd - cut).max(2) * info.mss
-            }
-            Profile::Ns3 => {
-                let seg = bytes_in_flight / info.mss;
-                let b = 1.0 - ns3_b(seg);
-                ((seg as f64 * b).max(2.0) as u64) * info.mss
-            }
+        if self.b.ssthresh_from_flight {
+            let seg = bytes_in_flight / info.mss;
+            let b = 1.0 - ns3_b(seg);
+            ((seg as f64 * b).max(2.0) as u64) * info.mss
+        } else {
+            let cwnd = cwnd_segments(info, w);
+            let cut = (cwnd * LINUX_MD[self.ai]) >> 8;
+            (cwnd - cut).max(2) * info.mss
         }
     }
 
     fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
-        match self.profile {
-            Profile::Linux => self.linux_increase(info, w, segments_acked),
-            Profile::Ns3 => self.ns3_increase(info, w, segments_acked),
+        if self.b.kernel_table {
+            self.linux_increase(info, w, segments_acked);
+        } else {
+            self.ns3_increase(info, w, segments_acked);
         }
     }
 }

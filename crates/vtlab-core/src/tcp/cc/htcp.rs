@@ -14,7 +14,7 @@
 //! to [0.5, 0.8] when the throughput before the event is close to that before
 //! the previous one, else 0.5.
 //!
-//! Profiles:
+//! Profiles (the switches of [`HtcpBehaviour`]):
 //! * linux: jiffies at HZ 1000 ([`super::jiffies`]) for Δ and the RTTs
 //!   (samples rounded up to whole jiffies); α and β in 1/128; `f` in integer
 //!   arithmetic (`1 + (10·d + (d/2)²/HZ)/HZ`, d in jiffies: whole steps);
@@ -42,7 +42,9 @@
 
 use super::jiffies::{jiffies, msecs_to_jiffies, usecs, usecs_to_jiffies, HZ};
 use super::reno::{cwnd_segments, slow_start};
-use super::{param, CongestionOps, ConnInfo, CwndEvent, ParamSpec, Params, Profile, Window};
+use super::{
+    param, CongestionOps, ConnInfo, CwndEvent, ParamSpec, Params, Profile, ProfileBehaviour, Window,
+};
 use crate::engine::{Duration, Time};
 use crate::tcp::CaState;
 
@@ -117,8 +119,53 @@ const MIN_RTT_FOR_BETA_MS: u64 = 10;
 /// Linux: maxRTT ignores samples more than this above it (ms).
 const MAX_RTT_SPIKE_MS: u64 = 20;
 
+/// Where H-TCP follows ns-3 (`tcp-htcp.cc`) or Linux (`tcp_htcp.c`); see
+/// the module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HtcpBehaviour {
+    /// Linux `tcp_htcp.c` (`htcp_alpha_update`, `htcp_beta_update`,
+    /// `measure_rtt`, `measure_achieved_throughput`): jiffies at HZ 1000, α
+    /// and β in 1/128, β adaptive only from the second event and with minRTT
+    /// above 10 ms, throughput in packets per second smoothed 3:1, maxRTT
+    /// taking samples within 20 ms of it in Open and fading at each event, α
+    /// updated at each added segment and each event, one segment added once
+    /// `credit·α ≥ cwnd`, `ssthresh = max(⌊cwnd·β⌋, 2)`. ns-3 `TcpHtcp`
+    /// (`UpdateAlpha`, `UpdateBeta`): doubles, β from 0, α recomputed on
+    /// every ACK, Δ counted from the last ssthresh call, β = minRTT/maxRTT
+    /// when the throughput (bytes acked in Open over the time since the
+    /// event) rose by less than 100 %, `⌊MSS²/cwnd + α⌋` bytes per ACK,
+    /// `ssthresh = max(2·MSS, ⌊β·bytes_in_flight⌋)`.
+    pub kernel_arithmetic: bool,
+    /// The slow-start step's leftover segments go to avoidance on the same
+    /// ACK (ns-3 `IncreaseWindow`); Linux adds only the slow-start step.
+    pub slow_start_rest_to_avoidance: bool,
+    /// Δ counts from entering Recovery or Loss and again from the return to
+    /// Open (Linux); ns-3 counts it from the last ssthresh call.
+    pub delta_from_state_changes: bool,
+    /// The AI credit is cleared on entering Recovery or Loss (the Linux
+    /// kernel sender does that).
+    pub credit_cleared_on_recovery: bool,
+}
+
+impl ProfileBehaviour for HtcpBehaviour {
+    const NS3: Self = HtcpBehaviour {
+        kernel_arithmetic: false,
+        slow_start_rest_to_avoidance: true,
+        delta_from_state_changes: false,
+        credit_cleared_on_recovery: false,
+    };
+    const LINUX: Self = HtcpBehaviour {
+        kernel_arithmetic: true,
+        slow_start_rest_to_avoidance: false,
+        delta_from_state_changes: true,
+        credit_cleared_on_recovery: true,
+    };
+}
+
 #[derive(Clone, Debug)]
 pub struct Htcp {
+    b: HtcpBehaviour,
+    /// For the Reno slow start (reno.rs).
     profile: Profile,
     delta_l: Duration,
     beta_min: f64,
@@ -159,6 +206,7 @@ impl Htcp {
         let get = |name| param(PARAMS, params, name, profile);
         let beta_min = get("beta_min");
         Htcp {
+            b: HtcpBehaviour::of(profile),
             profile,
             delta_l: Duration::from_nanos((get("delta_l") * 1e9).round() as u64),
             beta_min,
@@ -199,17 +247,19 @@ impl Htcp {
 
     /// Current α (segments per RTT).
     pub fn alpha(&self) -> f64 {
-        match self.profile {
-            Profile::Linux => f64::from(self.alpha) / f64::from(SCALE),
-            Profile::Ns3 => self.n_alpha,
+        if self.b.kernel_arithmetic {
+            f64::from(self.alpha) / f64::from(SCALE)
+        } else {
+            self.n_alpha
         }
     }
 
     /// Current β.
     pub fn beta(&self) -> f64 {
-        match self.profile {
-            Profile::Linux => f64::from(self.beta) / f64::from(SCALE),
-            Profile::Ns3 => self.n_beta,
+        if self.b.kernel_arithmetic {
+            f64::from(self.beta) / f64::from(SCALE)
+        } else {
+            self.n_beta
         }
     }
 
@@ -352,6 +402,24 @@ impl Htcp {
         self.n_alpha = (2.0 * (1.0 - self.n_beta) * a).max(1.0);
     }
 
+    /// `TcpHtcp::PktsAcked`.
+    fn ns3_pkts_acked(&mut self, info: &ConnInfo, n: u32, rtt: Option<Duration>) {
+        if info.ca_state == CaState::Open {
+            self.data_sent += u64::from(n) * info.mss;
+        }
+        let elapsed = info.now.since(self.last_con).as_nanos() as f64 / 1e9;
+        self.throughput = if elapsed > 0.0 {
+            (self.data_sent as f64 / elapsed) as u32
+        } else {
+            0
+        };
+        self.ns3_update_alpha(info.now);
+        if let Some(r) = rtt {
+            self.n_min_rtt = Some(self.n_min_rtt.map_or(r, |m| m.min(r)));
+            self.n_max_rtt = Some(self.n_max_rtt.map_or(r, |m| m.max(r)));
+        }
+    }
+
     /// `TcpHtcp::UpdateBeta`.
     fn ns3_update_beta(&mut self) {
         self.n_beta = self.beta_min;
@@ -369,56 +437,46 @@ impl Htcp {
 
 impl CongestionOps for Htcp {
     fn ssthresh(&mut self, info: &ConnInfo, w: &Window, bytes_in_flight: u64) -> u64 {
-        match self.profile {
-            Profile::Linux => {
-                self.linux_param_update(jiffies(info.now));
-                let cwnd = cwnd_segments(info, w);
-                ((cwnd * u64::from(self.beta)) >> 7).max(2) * info.mss
-            }
-            Profile::Ns3 => {
-                self.last_con = info.now;
-                self.ns3_update_beta();
-                self.ns3_update_alpha(info.now);
-                let b_flight = (bytes_in_flight as f64 * self.n_beta) as u32 as u64;
-                self.n_min_rtt = None;
-                self.n_max_rtt = None;
-                self.last_throughput = self.throughput;
-                self.throughput = 0;
-                self.data_sent = 0;
-                b_flight.max(2 * info.mss)
-            }
+        if self.b.kernel_arithmetic {
+            self.linux_param_update(jiffies(info.now));
+            let cwnd = cwnd_segments(info, w);
+            return ((cwnd * u64::from(self.beta)) >> 7).max(2) * info.mss;
         }
+        self.last_con = info.now;
+        self.ns3_update_beta();
+        self.ns3_update_alpha(info.now);
+        let b_flight = (bytes_in_flight as f64 * self.n_beta) as u32 as u64;
+        self.n_min_rtt = None;
+        self.n_max_rtt = None;
+        self.last_throughput = self.throughput;
+        self.throughput = 0;
+        self.data_sent = 0;
+        b_flight.max(2 * info.mss)
     }
 
     fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
-        match self.profile {
-            Profile::Linux => {
-                if w.in_slow_start() {
-                    slow_start(self.profile, info, w, segments_acked);
-                } else {
-                    let cwnd = cwnd_segments(info, w);
-                    if (self.cwnd_cnt * u64::from(self.alpha)) >> 7 >= cwnd {
-                        w.cwnd = (cwnd + 1) * info.mss;
-                        self.cwnd_cnt = 0;
-                        self.linux_alpha_update(jiffies(info.now));
-                    } else {
-                        self.cwnd_cnt += u64::from(self.pkts_acked);
-                    }
-                    self.pkts_acked = 1;
-                }
+        let mut acked = segments_acked;
+        if w.in_slow_start() {
+            acked = slow_start(self.profile, info, w, acked);
+            if !self.b.slow_start_rest_to_avoidance {
+                return;
             }
-            Profile::Ns3 => {
-                let mut acked = segments_acked;
-                if w.in_slow_start() {
-                    acked = slow_start(self.profile, info, w, acked);
-                }
-                if !w.in_slow_start() && acked > 0 {
-                    let cwnd = w.cwnd.max(1) as f64;
-                    let mss2 = (info.mss * info.mss) as f64;
-                    let adder = ((mss2 + cwnd * self.n_alpha) / cwnd).max(1.0);
-                    w.cwnd += u64::from(adder as u32);
-                }
+        }
+        if self.b.kernel_arithmetic {
+            let cwnd = cwnd_segments(info, w);
+            if (self.cwnd_cnt * u64::from(self.alpha)) >> 7 >= cwnd {
+                w.cwnd = (cwnd + 1) * info.mss;
+                self.cwnd_cnt = 0;
+                self.linux_alpha_update(jiffies(info.now));
+            } else {
+                self.cwnd_cnt += u64::from(self.pkts_acked);
             }
+            self.pkts_acked = 1;
+        } else if !w.in_slow_start() && acked > 0 {
+            let cwnd = w.cwnd.max(1) as f64;
+            let mss2 = (info.mss * info.mss) as f64;
+            let adder = ((mss2 + cwnd * self.n_alpha) / cwnd).max(1.0);
+            w.cwnd += u64::from(adder as u32);
         }
     }
 
@@ -429,44 +487,26 @@ impl CongestionOps for Htcp {
         segments_acked: u32,
         rtt: Option<Duration>,
     ) {
-        match self.profile {
-            Profile::Linux => self.linux_pkts_acked(info, w, segments_acked, rtt),
-            Profile::Ns3 => {
-                if info.ca_state == CaState::Open {
-                    self.data_sent += u64::from(segments_acked) * info.mss;
-                }
-                let elapsed = info.now.since(self.last_con).as_nanos() as f64 / 1e9;
-                self.throughput = if elapsed > 0.0 {
-                    (self.data_sent as f64 / elapsed) as u32
-                } else {
-                    0
-                };
-                self.ns3_update_alpha(info.now);
-                if let Some(r) = rtt {
-                    self.n_min_rtt = Some(self.n_min_rtt.map_or(r, |m| m.min(r)));
-                    self.n_max_rtt = Some(self.n_max_rtt.map_or(r, |m| m.max(r)));
-                }
-            }
+        if self.b.kernel_arithmetic {
+            self.linux_pkts_acked(info, w, segments_acked, rtt);
+        } else {
+            self.ns3_pkts_acked(info, segments_acked, rtt);
         }
     }
 
     fn congestion_state_set(&mut self, info: &ConnInfo, _w: &mut Window, new: CaState) {
-        if self.profile != Profile::Linux {
-            return;
-        }
         let now = jiffies(info.now);
-        match new {
-            CaState::Open => {
-                if self.undo_last_cong.take().is_some() {
-                    self.last_cong = now;
-                }
-            }
-            CaState::Recovery | CaState::Loss => {
+        let entering = matches!(new, CaState::Recovery | CaState::Loss);
+        if self.b.delta_from_state_changes {
+            if entering {
                 self.undo_last_cong = Some(self.last_cong);
                 self.last_cong = now;
-                self.cwnd_cnt = 0;
+            } else if new == CaState::Open && self.undo_last_cong.take().is_some() {
+                self.last_cong = now;
             }
-            CaState::Disorder => {}
+        }
+        if self.b.credit_cleared_on_recovery && entering {
+            self.cwnd_cnt = 0;
         }
     }
 

@@ -12,7 +12,7 @@
 //! Constant: RTT0 = 25 ms in Linux (module parameter `rtt0`), 50 ms in ns-3
 //! (attribute `RRTT`); both are whole milliseconds.
 //!
-//! Profiles:
+//! Profiles (the switches of [`HyblaBehaviour`]):
 //! * linux: ρ in 1/8 fixed point, `⌊8·srtt/RTT0⌋` (at least 8), recomputed
 //!   from the smoothed RTT whenever it drops below the lowest seen; one
 //!   increment per ACK whatever it covers (in 1/128 segment): slow start
@@ -33,7 +33,9 @@
 //!   state; ssthresh from bytes in flight.
 
 use super::reno::{cwnd_segments, reno_increase, reno_ssthresh, ssthresh_segments};
-use super::{param, CongestionOps, ConnInfo, CwndEvent, ParamSpec, Params, Profile, Window};
+use super::{
+    param, CongestionOps, ConnInfo, CwndEvent, ParamSpec, Params, Profile, ProfileBehaviour, Window,
+};
 use crate::engine::Duration;
 use crate::tcp::CaState;
 
@@ -54,8 +56,47 @@ const FRACTIONS: [u64; 8] = [128, 139, 152, 165, 181, 197, 215, 234];
 /// Linux `snd_cwnd_clamp` set by Hybla.
 const CWND_CLAMP: u64 = 65_535;
 
+/// Where Hybla follows ns-3 (`tcp-hybla.cc`) or Linux (`tcp_hybla.c`); see
+/// the module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HyblaBehaviour {
+    /// Linux (`hybla_recalc_param`): ρ in 1/8 fixed point from the smoothed
+    /// RTT whenever it drops below the lowest seen, one increment per ACK in
+    /// 1/128 segment with the remainder accumulated, cwnd ≤ 65 535 segments.
+    /// ns-3: ρ in floating point from the minimum SRTT in whole milliseconds,
+    /// slow start `⌊(2^ρ − 1)·MSS⌋` bytes per ACK with the remaining
+    /// segments going to avoidance, avoidance `ρ²/cwnd` per segment acked.
+    pub kernel_arithmetic: bool,
+    /// Hybla's law only in Open, Reno growth otherwise (Linux); ns-3 applies
+    /// it in every state.
+    pub reno_outside_open: bool,
+    /// The AI credit is cleared on entering Recovery or Loss (the Linux
+    /// kernel sender does that).
+    pub credit_cleared_on_recovery: bool,
+    /// At connection start (TX_START, Linux `hybla_init`) ρ comes from the
+    /// handshake SRTT and cwnd is set to ⌊ρ⌋; ns-3 keeps the initial window.
+    pub init_on_tx_start: bool,
+}
+
+impl ProfileBehaviour for HyblaBehaviour {
+    const NS3: Self = HyblaBehaviour {
+        kernel_arithmetic: false,
+        reno_outside_open: false,
+        credit_cleared_on_recovery: false,
+        init_on_tx_start: false,
+    };
+    const LINUX: Self = HyblaBehaviour {
+        kernel_arithmetic: true,
+        reno_outside_open: true,
+        credit_cleared_on_recovery: true,
+        init_on_tx_start: true,
+    };
+}
+
 #[derive(Clone, Debug)]
 pub struct Hybla {
+    b: HyblaBehaviour,
+    /// For the Reno growth and ssthresh (reno.rs).
     profile: Profile,
     rtt0_ms: u64,
     /// Linux: growth by Hybla's law (state Open) or Reno's.
@@ -79,6 +120,7 @@ pub struct Hybla {
 impl Hybla {
     pub fn new(params: &Params, profile: Profile) -> Self {
         Hybla {
+            b: HyblaBehaviour::of(profile),
             profile,
             rtt0_ms: (param(PARAMS, params, "rtt0", profile) as u64).max(1),
             enabled: true,
@@ -97,9 +139,10 @@ impl Hybla {
 
     /// Current ρ (Linux: the 1/8 fixed-point value).
     pub fn rho(&self) -> f64 {
-        match self.profile {
-            Profile::Linux => self.rho_3ls as f64 / 8.0,
-            Profile::Ns3 => self.rho_f,
+        if self.b.kernel_arithmetic {
+            self.rho_3ls as f64 / 8.0
+        } else {
+            self.rho_f
         }
     }
 
@@ -189,9 +232,10 @@ impl CongestionOps for Hybla {
     }
 
     fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
-        match self.profile {
-            Profile::Linux => self.linux_increase(info, w, segments_acked),
-            Profile::Ns3 => self.ns3_increase(info, w, segments_acked),
+        if self.b.kernel_arithmetic {
+            self.linux_increase(info, w, segments_acked);
+        } else {
+            self.ns3_increase(info, w, segments_acked);
         }
     }
 
@@ -202,7 +246,7 @@ impl CongestionOps for Hybla {
         _segments_acked: u32,
         rtt: Option<Duration>,
     ) {
-        if self.profile != Profile::Ns3 {
+        if self.b.kernel_arithmetic {
             return;
         }
         let Some(rtt) = rtt else { return };
@@ -215,18 +259,18 @@ impl CongestionOps for Hybla {
     }
 
     fn congestion_state_set(&mut self, _info: &ConnInfo, _w: &mut Window, new: CaState) {
-        if self.profile == Profile::Linux {
+        if self.b.reno_outside_open {
             self.enabled = new == CaState::Open;
-            if matches!(new, CaState::Recovery | CaState::Loss) {
-                self.cwnd_cnt = 0;
-            }
+        }
+        if self.b.credit_cleared_on_recovery && matches!(new, CaState::Recovery | CaState::Loss) {
+            self.cwnd_cnt = 0;
         }
     }
 
     fn cwnd_event(&mut self, info: &ConnInfo, w: &mut Window, event: CwndEvent) {
         // Linux `hybla_init` at connection start: ρ from the handshake SRTT
         // and cwnd = ⌊ρ⌋.
-        if event == CwndEvent::TxStart && !self.started && self.profile == Profile::Linux {
+        if event == CwndEvent::TxStart && !self.started && self.b.init_on_tx_start {
             self.started = true;
             self.enabled = true;
             self.cwnd_cents = 0;

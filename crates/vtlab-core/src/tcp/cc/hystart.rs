@@ -23,7 +23,7 @@
 //! at the next `increase_window`, which the sender calls right after
 //! `pkts_acked` on the same ACK).
 //!
-//! Profiles:
+//! Profiles (the switches of [`HyStartBehaviour`]):
 //! * linux: µs clock; train threshold `delay_min/2` (no pacing, so the
 //!   kernel's `hystart_ack_delay` term is 0); delay threshold
 //!   `clamp(delay_min/8, 4 ms, 16 ms)`; the round minimum keeps updating
@@ -41,7 +41,7 @@
 //! `hystart_delay_min` and `hystart_delay_max` (ms, the threshold clamp).
 
 use super::jiffies::{time_usecs, usecs};
-use super::{param, ConnInfo, ParamSpec, Params, Profile, Window};
+use super::{param, ConnInfo, ParamSpec, Params, Profile, ProfileBehaviour, Window};
 use crate::engine::{Duration, Time};
 
 /// HyStart's parameters, to be listed in the host controller's PARAMS.
@@ -121,9 +121,38 @@ pub const PARAMS: [ParamSpec; 7] = [
 const FOUND_TRAIN: u8 = 1;
 const FOUND_DELAY: u8 = 2;
 
+/// Where HyStart follows ns-3 (`tcp-cubic.cc`) or Linux (`tcp_cubic.c`);
+/// see the module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HyStartBehaviour {
+    /// The round check is part of each sample (Linux `hystart_update`);
+    /// ns-3 does it in slow start in `IncreaseWindow`
+    /// ([`HyStart::on_slow_start_ack`]).
+    pub round_check_in_sample: bool,
+    /// The detectors of Linux `hystart_update`: µs clock, train threshold
+    /// `delay_min/2`, delay threshold `clamp(delay_min/8, …)`, the round
+    /// minimum updating after the `min_samples`th sample, running while
+    /// `cwnd < ssthresh`, any detector that fired stopping detection until
+    /// reset. ns-3 `HystartUpdate`: train threshold `delay_min`, delay
+    /// threshold `clamp(delay_min, …)`, the round minimum frozen after
+    /// `min_samples`, running while `low_window·MSS ≤ cwnd ≤ ssthresh`.
+    pub kernel_detectors: bool,
+}
+
+impl ProfileBehaviour for HyStartBehaviour {
+    const NS3: Self = HyStartBehaviour {
+        round_check_in_sample: false,
+        kernel_detectors: false,
+    };
+    const LINUX: Self = HyStartBehaviour {
+        round_check_in_sample: true,
+        kernel_detectors: true,
+    };
+}
+
 #[derive(Clone, Debug)]
 pub struct HyStart {
-    profile: Profile,
+    b: HyStartBehaviour,
     enabled: bool,
     detect: u8,
     low_window: u64,
@@ -146,7 +175,7 @@ impl HyStart {
         let get = |name| param(specs, params, name, profile);
         let ms = |v: f64| Duration::from_nanos((v * 1e6).round() as u64);
         HyStart {
-            profile,
+            b: HyStartBehaviour::of(profile),
             enabled: get("hystart") >= 0.5,
             detect: get("hystart_detect") as u8 & (FOUND_TRAIN | FOUND_DELAY),
             low_window: get("hystart_low_window") as u64,
@@ -190,7 +219,7 @@ impl HyStart {
     /// ns-3 only: in slow start, an ACK past `end_seq` starts a new round
     /// (`IncreaseWindow`). Linux does this inside [`HyStart::on_sample`].
     pub fn on_slow_start_ack(&mut self, info: &ConnInfo) {
-        if self.profile == Profile::Ns3 && self.enabled && info.snd_una > self.end_seq {
+        if !self.b.round_check_in_sample && self.enabled && info.snd_una > self.end_seq {
             self.reset_round(info);
         }
     }
@@ -208,9 +237,10 @@ impl HyStart {
         if !self.enabled {
             return false;
         }
-        match self.profile {
-            Profile::Linux => self.linux_update(info, w, delay, delay_min),
-            Profile::Ns3 => self.ns3_update(info, w, delay, delay_min),
+        if self.b.kernel_detectors {
+            self.linux_update(info, w, delay, delay_min)
+        } else {
+            self.ns3_update(info, w, delay, delay_min)
         }
     }
 
@@ -224,7 +254,9 @@ impl HyStart {
         if self.found != 0 || !w.in_slow_start() {
             return false;
         }
-        if info.snd_una > self.end_seq || self.round_start.is_none() {
+        if self.b.round_check_in_sample
+            && (info.snd_una > self.end_seq || self.round_start.is_none())
+        {
             self.reset_round(info);
         }
         if w.cwnd / info.mss < self.low_window {

@@ -29,7 +29,7 @@
 //! Linux clamp of RTT samples at `U32_MAX/(128·α_max)` µs (3.36 s).
 //! Illinois-AA ([`AA_PARAMS`]): α_max 11, α_min 1.0, β_min 0.025, β_max 0.5.
 //!
-//! Profiles:
+//! Profiles (the switches of [`IllinoisBehaviour`]):
 //! * linux: raw RTT samples in whole µs; α in 1/128 and β in 1/64 fixed
 //!   point with the kernel's integer divisions (parameters are rounded to
 //!   that grid: β_min 0.025 becomes 2/64); the round ends when the ACK is
@@ -50,7 +50,7 @@
 //!   β_base stays 1/2.
 
 use super::reno::{cwnd_segments, slow_start};
-use super::{param, CongestionOps, ConnInfo, ParamSpec, Params, Profile, Window};
+use super::{param, CongestionOps, ConnInfo, ParamSpec, Params, Profile, ProfileBehaviour, Window};
 use crate::engine::Duration;
 use crate::tcp::CaState;
 
@@ -193,8 +193,79 @@ const NS3_BETA_BASE: f64 = 0.5;
 /// Linux initial `base_rtt` (µs).
 const LINUX_BASE_RTT_INIT: u64 = 0x7fff_ffff;
 
+/// Where Illinois follows ns-3 (`tcp-illinois.cc`) or Linux
+/// (`tcp_illinois.c`); see the module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IllinoisBehaviour {
+    /// Linux: α in 1/128 and β in 1/64 fixed point with the kernel's integer
+    /// divisions (`alpha()`, `beta()`; parameters rounded to that grid), raw
+    /// RTT samples in whole µs clamped at `U32_MAX/(128·α_max)`. ns-3
+    /// (`CalculateAlpha`, `CalculateBeta`): doubles, samples in ns (a zero
+    /// sample ignored), `da` and `dm` truncated to whole milliseconds.
+    pub fixed_point: bool,
+    /// The minimum RTT before the first sample: Linux `base_rtt` starts at
+    /// 0x7fffffff µs; ns-3 at the largest time (no sample yet).
+    pub base_rtt_init: u64,
+    /// β on a small window and after an RTO is β_max (Linux); ns-3 keeps its
+    /// own `BetaBase` of 1/2.
+    pub beta_base_is_beta_max: bool,
+    /// The round ends on an ACK at or past `end_seq` (ns-3); Linux needs one
+    /// strictly past it.
+    pub round_end_inclusive: bool,
+    /// A round ends at the highest sequence sent (Linux `snd_nxt`); ns-3 at
+    /// `m_nextTxSequence`, the next to send.
+    pub round_end_at_snd_max: bool,
+    /// Low-delay rounds count towards `theta` also before the first
+    /// high-delay one (ns-3 `CalculateAlpha`); Linux counts only after one.
+    pub counts_low_rounds_before_high: bool,
+    /// `win_thresh` is compared with cwnd in bytes (ns-3 passes `m_cWnd` to a
+    /// segment threshold, so α = 1, β = 1/2 never applies in practice);
+    /// Linux compares segments.
+    pub win_thresh_in_bytes: bool,
+    /// Avoidance keeps an integer credit `⌊credit + segs·α⌋` (never reset; α·segs
+    /// < 1 per ACK gives no growth) and adds one segment per cwnd of it
+    /// (ns-3); Linux adds ⌊cnt·α⌋/cwnd segments once `cnt·α ≥ cwnd`, cnt
+    /// counting the segments acked.
+    pub alpha_credit: bool,
+    /// `ssthresh = max(2, (1−β)·⌊bytes_in_flight/MSS⌋)` segments in doubles
+    /// (ns-3); Linux `max(cwnd − ⌊cwnd·β⌋, 2)` from cwnd.
+    pub ssthresh_from_flight: bool,
+    /// The AI credit is cleared on entering Recovery or Loss (the Linux
+    /// kernel sender does that); ns-3 never resets it.
+    pub credit_cleared_on_recovery: bool,
+}
+
+impl ProfileBehaviour for IllinoisBehaviour {
+    const NS3: Self = IllinoisBehaviour {
+        fixed_point: false,
+        base_rtt_init: u64::MAX,
+        beta_base_is_beta_max: false,
+        round_end_inclusive: true,
+        round_end_at_snd_max: false,
+        counts_low_rounds_before_high: true,
+        win_thresh_in_bytes: true,
+        alpha_credit: true,
+        ssthresh_from_flight: true,
+        credit_cleared_on_recovery: false,
+    };
+    const LINUX: Self = IllinoisBehaviour {
+        fixed_point: true,
+        base_rtt_init: LINUX_BASE_RTT_INIT,
+        beta_base_is_beta_max: true,
+        round_end_inclusive: false,
+        round_end_at_snd_max: true,
+        counts_low_rounds_before_high: false,
+        win_thresh_in_bytes: false,
+        alpha_credit: false,
+        ssthresh_from_flight: false,
+        credit_cleared_on_recovery: true,
+    };
+}
+
 #[derive(Clone, Debug)]
 pub struct Illinois {
+    b: IllinoisBehaviour,
+    /// For the Reno slow start (reno.rs).
     profile: Profile,
     alpha_max: f64,
     alpha_min: f64,
@@ -234,10 +305,11 @@ impl Illinois {
     }
 
     fn with_specs(specs: &[ParamSpec], params: &Params, profile: Profile) -> Self {
+        let b = IllinoisBehaviour::of(profile);
         let get = |name| param(specs, params, name, profile);
         let (mut alpha_max, mut alpha_min) = (get("alpha_max"), get("alpha_min"));
         let (mut beta_min, mut beta_max) = (get("beta_min"), get("beta_max"));
-        if profile == Profile::Linux {
+        if b.fixed_point {
             // Round to the kernel's fixed-point grid (α ≥ 1/128).
             let grid = |v: f64, scale: f64, floor: f64| (v * scale).round().max(floor) / scale;
             alpha_max = grid(alpha_max, ALPHA_SCALE, 1.0);
@@ -245,11 +317,13 @@ impl Illinois {
             beta_min = grid(beta_min, BETA_SCALE, 0.0);
             beta_max = grid(beta_max, BETA_SCALE, 0.0);
         }
-        let beta_base = match profile {
-            Profile::Linux => beta_max,
-            Profile::Ns3 => NS3_BETA_BASE,
+        let beta_base = if b.beta_base_is_beta_max {
+            beta_max
+        } else {
+            NS3_BETA_BASE
         };
         Illinois {
+            b,
             profile,
             alpha_max,
             alpha_min,
@@ -261,10 +335,7 @@ impl Illinois {
             rtt_max_us: u64::from(u32::MAX) / (alpha_max * ALPHA_SCALE) as u64,
             sum_rtt: 0,
             cnt_rtt: 0,
-            base_rtt: match profile {
-                Profile::Linux => LINUX_BASE_RTT_INIT,
-                Profile::Ns3 => u64::MAX,
-            },
+            base_rtt: b.base_rtt_init,
             max_rtt: 0,
             end_seq: 0,
             alpha: alpha_max,
@@ -294,22 +365,34 @@ impl Illinois {
         (self.beta * BETA_SCALE).round() as u64
     }
 
+    /// A round with `da ≤ d1`: whether α returns to α_max. After a
+    /// high-delay round it does once `theta` low rounds are counted
+    /// (cumulatively), which clears the count.
+    fn low_delay_round(&mut self) -> bool {
+        if !self.rtt_above && !self.b.counts_low_rounds_before_high {
+            return true;
+        }
+        let was_above = self.rtt_above;
+        self.rtt_low += 1;
+        if self.rtt_low >= self.theta {
+            self.rtt_low = 0;
+            self.rtt_above = false;
+            return true;
+        }
+        !was_above
+    }
+
     /// Linux `alpha()`: da, dm in µs; α in 1/128.
     fn linux_alpha(&mut self, da: u64, dm: u64) -> u64 {
         let amax = (self.alpha_max * ALPHA_SCALE).round() as i64;
         let amin = (self.alpha_min * ALPHA_SCALE).round() as i64;
         let d1 = dm / 100;
         if da <= d1 {
-            if !self.rtt_above {
-                return amax as u64;
-            }
-            self.rtt_low += 1;
-            if self.rtt_low < self.theta {
-                return self.alpha_fp();
-            }
-            self.rtt_low = 0;
-            self.rtt_above = false;
-            return amax as u64;
+            return if self.low_delay_round() {
+                amax as u64
+            } else {
+                self.alpha_fp()
+            };
         }
         self.rtt_above = true;
         let (dm, da) = ((dm - d1) as i64, (da - d1) as i64);
@@ -340,13 +423,7 @@ impl Illinois {
     fn ns3_alpha(&mut self, da: f64, dm: f64) {
         let d1 = dm / 100.0;
         if da <= d1 {
-            if !self.rtt_above {
-                self.alpha = self.alpha_max;
-            }
-            self.rtt_low += 1;
-            if self.rtt_low >= self.theta {
-                self.rtt_low = 0;
-                self.rtt_above = false;
+            if self.low_delay_round() {
                 self.alpha = self.alpha_max;
             }
         } else {
@@ -362,43 +439,69 @@ impl Illinois {
 
     /// Once per RTT: new α and β from this round's samples, then a new round.
     fn update_params(&mut self, info: &ConnInfo, w: &Window) {
-        match self.profile {
-            Profile::Linux => {
-                if cwnd_segments(info, w) < self.win_thresh {
-                    self.alpha = ALPHA_BASE;
-                    self.beta = self.beta_base;
-                } else if self.cnt_rtt > 0 {
-                    let dm = self.max_rtt - self.base_rtt;
-                    let da = self.sum_rtt / u64::from(self.cnt_rtt) - self.base_rtt;
-                    self.alpha = self.linux_alpha(da, dm) as f64 / ALPHA_SCALE;
-                    self.beta = self.linux_beta(da, dm) as f64 / BETA_SCALE;
-                }
-            }
-            Profile::Ns3 => {
-                if w.cwnd < self.win_thresh {
-                    self.alpha = ALPHA_BASE;
-                    self.beta = self.beta_base;
-                } else if self.cnt_rtt > 0 {
-                    const NS_PER_MS: u64 = 1_000_000;
-                    let dm = ((self.max_rtt - self.base_rtt) / NS_PER_MS) as f64;
-                    let avg = self.sum_rtt / u64::from(self.cnt_rtt);
-                    let da = ((avg - self.base_rtt) / NS_PER_MS) as f64;
-                    self.ns3_alpha(da, dm);
-                    self.ns3_beta(da, dm);
-                }
+        let cwnd = if self.b.win_thresh_in_bytes {
+            w.cwnd
+        } else {
+            cwnd_segments(info, w)
+        };
+        if cwnd < self.win_thresh {
+            self.alpha = ALPHA_BASE;
+            self.beta = self.beta_base;
+        } else if self.cnt_rtt > 0 {
+            let avg = self.sum_rtt / u64::from(self.cnt_rtt);
+            if self.b.fixed_point {
+                let dm = self.max_rtt - self.base_rtt;
+                let da = avg - self.base_rtt;
+                self.alpha = self.linux_alpha(da, dm) as f64 / ALPHA_SCALE;
+                self.beta = self.linux_beta(da, dm) as f64 / BETA_SCALE;
+            } else {
+                const NS_PER_MS: u64 = 1_000_000;
+                let dm = ((self.max_rtt - self.base_rtt) / NS_PER_MS) as f64;
+                let da = ((avg - self.base_rtt) / NS_PER_MS) as f64;
+                self.ns3_alpha(da, dm);
+                self.ns3_beta(da, dm);
             }
         }
         self.rtt_reset(info);
     }
 
     fn rtt_reset(&mut self, info: &ConnInfo) {
-        // Linux's snd_nxt is the highest sequence sent; ns-3 m_nextTxSequence.
-        self.end_seq = match self.profile {
-            Profile::Linux => info.snd_max,
-            Profile::Ns3 => info.snd_nxt,
+        self.end_seq = if self.b.round_end_at_snd_max {
+            info.snd_max
+        } else {
+            info.snd_nxt
         };
         self.cnt_rtt = 0;
         self.sum_rtt = 0;
+    }
+
+    /// Avoidance for an ACK of `segments_acked` (see
+    /// [`IllinoisBehaviour::alpha_credit`]).
+    fn avoidance(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
+        if self.b.alpha_credit {
+            let mut seg = cwnd_segments(info, w);
+            let old = seg;
+            if segments_acked > 0 {
+                let credit = self.cwnd_cnt as f64 + f64::from(segments_acked) * self.alpha;
+                self.cwnd_cnt = credit as u32 as u64;
+            }
+            while self.cwnd_cnt >= seg {
+                self.cwnd_cnt -= seg;
+                seg += 1;
+            }
+            if seg != old {
+                w.cwnd = seg * info.mss;
+            }
+        } else {
+            self.cwnd_cnt += u64::from(self.acked);
+            self.acked = 1;
+            let cwnd = cwnd_segments(info, w);
+            let delta = (self.cwnd_cnt * self.alpha_fp()) >> ALPHA_SHIFT;
+            if delta >= cwnd {
+                w.cwnd = (cwnd + delta / cwnd.max(1)) * info.mss;
+                self.cwnd_cnt = 0;
+            }
+        }
     }
 }
 
@@ -424,61 +527,29 @@ fn beta_curve(da: f64, dm: f64, beta_min: f64, beta_max: f64) -> f64 {
 
 impl CongestionOps for Illinois {
     fn ssthresh(&mut self, info: &ConnInfo, w: &Window, bytes_in_flight: u64) -> u64 {
-        match self.profile {
-            Profile::Linux => {
-                let cwnd = cwnd_segments(info, w);
-                (cwnd - ((cwnd * self.beta_fp()) >> BETA_SHIFT)).max(2) * info.mss
-            }
-            Profile::Ns3 => {
-                let seg_flight = (bytes_in_flight / info.mss) as f64;
-                ((1.0 - self.beta) * seg_flight).max(2.0) as u64 * info.mss
-            }
+        if self.b.ssthresh_from_flight {
+            let seg_flight = (bytes_in_flight / info.mss) as f64;
+            ((1.0 - self.beta) * seg_flight).max(2.0) as u64 * info.mss
+        } else {
+            let cwnd = cwnd_segments(info, w);
+            (cwnd - ((cwnd * self.beta_fp()) >> BETA_SHIFT)).max(2) * info.mss
         }
     }
 
     fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
-        let new_round = match self.profile {
-            Profile::Linux => info.snd_una > self.end_seq,
-            Profile::Ns3 => info.snd_una >= self.end_seq,
+        let new_round = if self.b.round_end_inclusive {
+            info.snd_una >= self.end_seq
+        } else {
+            info.snd_una > self.end_seq
         };
         if new_round {
             self.update_params(info, w);
         }
-        match self.profile {
-            Profile::Linux => {
-                if w.in_slow_start() {
-                    slow_start(self.profile, info, w, segments_acked);
-                    return;
-                }
-                self.cwnd_cnt += u64::from(self.acked);
-                self.acked = 1;
-                let cwnd = cwnd_segments(info, w);
-                let delta = (self.cwnd_cnt * self.alpha_fp()) >> ALPHA_SHIFT;
-                if delta >= cwnd {
-                    w.cwnd = (cwnd + delta / cwnd.max(1)) * info.mss;
-                    self.cwnd_cnt = 0;
-                }
-            }
-            Profile::Ns3 => {
-                if w.in_slow_start() {
-                    slow_start(self.profile, info, w, segments_acked);
-                    return;
-                }
-                let mut seg = cwnd_segments(info, w);
-                let old = seg;
-                if segments_acked > 0 {
-                    let credit = self.cwnd_cnt as f64 + f64::from(segments_acked) * self.alpha;
-                    self.cwnd_cnt = credit as u32 as u64;
-                }
-                while self.cwnd_cnt >= seg {
-                    self.cwnd_cnt -= seg;
-                    seg += 1;
-                }
-                if seg != old {
-                    w.cwnd = seg * info.mss;
-                }
-            }
+        if w.in_slow_start() {
+            slow_start(self.profile, info, w, segments_acked);
+            return;
         }
+        self.avoidance(info, w, segments_acked);
     }
 
     fn pkts_acked(
@@ -488,16 +559,14 @@ impl CongestionOps for Illinois {
         segments_acked: u32,
         rtt: Option<Duration>,
     ) {
-        let r = match self.profile {
-            Profile::Linux => {
-                self.acked = segments_acked;
-                let Some(rtt) = rtt else { return };
-                (rtt.as_nanos() / 1_000).min(self.rtt_max_us)
-            }
-            Profile::Ns3 => match rtt {
-                Some(rtt) if rtt > Duration::ZERO => rtt.as_nanos(),
-                _ => return,
-            },
+        self.acked = segments_acked;
+        let Some(rtt) = rtt else { return };
+        let r = if self.b.fixed_point {
+            (rtt.as_nanos() / 1_000).min(self.rtt_max_us)
+        } else if rtt > Duration::ZERO {
+            rtt.as_nanos()
+        } else {
+            return;
         };
         self.base_rtt = self.base_rtt.min(r);
         self.max_rtt = self.max_rtt.max(r);
@@ -513,7 +582,7 @@ impl CongestionOps for Illinois {
             self.rtt_above = false;
             self.rtt_reset(info);
         }
-        if self.profile == Profile::Linux && matches!(new, CaState::Recovery | CaState::Loss) {
+        if self.b.credit_cleared_on_recovery && matches!(new, CaState::Recovery | CaState::Loss) {
             self.cwnd_cnt = 0;
         }
     }

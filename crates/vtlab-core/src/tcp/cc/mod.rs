@@ -16,8 +16,11 @@
 //! Unlike ns-3's shared `TcpSocketState`, a controller sees a read-only
 //! [`ConnInfo`] and may change only the [`Window`] it is handed.
 //!
-//! Adding an algorithm: one file in this folder, one variant in [`AnyCc`] and
-//! one entry in [`REGISTRY`].
+//! Adding an algorithm: one file in this folder (the window law and, where
+//! ns-3 and Linux differ, its behaviour struct of named switches built once
+//! from the [`Profile`]), and in this file its `mod` line, one line in
+//! `algorithms!` (the [`AnyCc`] variant) and one entry in [`REGISTRY`] (with
+//! the ns-3 TypeId it is validated against, if any).
 
 mod newreno;
 mod newreno_lp;
@@ -83,6 +86,23 @@ impl Profile {
         match self {
             Profile::Ns3 => "ns3",
             Profile::Linux => "linux",
+        }
+    }
+}
+
+/// Where a controller follows ns-3 or Linux: a struct of named switches and
+/// constants, one value per profile, built once with the controller and read
+/// instead of tests of the profile (as `StackBehaviour` in tcp/behaviour.rs
+/// for the sender and the recoveries). Each switch names the ns-3 and the
+/// Linux source it mirrors.
+pub trait ProfileBehaviour: Copy + 'static {
+    const NS3: Self;
+    const LINUX: Self;
+
+    fn of(profile: Profile) -> Self {
+        match profile {
+            Profile::Ns3 => Self::NS3,
+            Profile::Linux => Self::LINUX,
         }
     }
 }
@@ -371,6 +391,9 @@ pub struct CcDescriptor {
     pub name: &'static str,
     pub description: &'static str,
     pub source: &'static str,
+    /// The ns-3 TypeId (without the `ns3::` prefix) the algorithm is
+    /// validated against, where ns-3 implements it.
+    pub ns3_type_id: Option<&'static str>,
     pub params: &'static [ParamSpec],
     /// Stack settings this variant stands for (NewReno-ND: delayed ACKs off;
     /// Westwood-NR: NewReno recovery; `sack`: SACK recovery without PRR).
@@ -395,6 +418,7 @@ pub static REGISTRY: &[CcDescriptor] = &[CcDescriptor {
     name: "newreno",
     description: "Reno window laws (slow start, AIMD) with RFC 6582 NewReno fast recovery",
     source: "RFC 5681, RFC 6582; ns-3 tcp-congestion-ops.cc (TcpNewReno)",
+    ns3_type_id: Some("TcpNewReno"),
     params: &[],
     implies: Implied::NOTHING,
     build: |_, profile| AnyCc::NewReno(NewReno::new(profile)),
@@ -403,6 +427,7 @@ CcDescriptor {
     name: "newreno-lp",
     description: "NewReno with the Vegas loss predictor: gentle reaction to losses it ascribes to link errors",
     source: "Martignon et al., NewReno-LP (Vegas predictor, Brakmo & Peterson 1995); RFC 6582",
+    ns3_type_id: None,
     params: newreno_lp::LP_PARAMS,
     implies: Implied::recovery(crate::tcp::Recovery::NewReno),
     build: |p, profile| AnyCc::NewRenoLp(NewRenoLp::vegas(p, profile)),
@@ -411,6 +436,7 @@ CcDescriptor {
     name: "newreno-ideal-lp",
     description: "NewReno-LP with an ideal predictor that reads the simulator's drop records (an upper bound)",
     source: "Martignon et al., ideal loss predictor; vtlab loss oracle (CongestionOps::on_loss_oracle)",
+    ns3_type_id: None,
     params: &[],
     implies: Implied::recovery(crate::tcp::Recovery::NewReno),
     build: |_, profile| AnyCc::NewRenoLp(NewRenoLp::ideal(profile)),
@@ -419,6 +445,7 @@ CcDescriptor {
     name: "tahoe",
     description: "Reno window laws with Tahoe loss recovery: fast retransmit, then slow start from one segment, going back N (no fast recovery)",
     source: "Jacobson, SIGCOMM 1988 (4.3BSD-Tahoe); RFC 5681 window laws; ns-2 Agent/TCP",
+    ns3_type_id: None,
     params: &[],
     implies: Implied::recovery(crate::tcp::Recovery::Tahoe),
     build: |_, profile| AnyCc::NewReno(NewReno::new(profile)),
@@ -427,6 +454,7 @@ CcDescriptor {
     name: "reno",
     description: "Reno window laws with RFC 5681 fast recovery: inflation per duplicate ACK, left on the first new ACK",
     source: "RFC 5681 §3.2; ns-2 Agent/TCP/Reno",
+    ns3_type_id: None,
     params: &[],
     implies: Implied::recovery(crate::tcp::Recovery::Reno),
     build: |_, profile| AnyCc::NewReno(NewReno::new(profile)),
@@ -435,6 +463,7 @@ CcDescriptor {
     name: "sack",
     description: "Reno window laws with RFC 6675 SACK recovery, cwnd held at ssthresh (no PRR), as ns-2's Sack1",
     source: "RFC 6675, RFC 2018; ns-2 Agent/TCP/Sack1 (used by Janevski & Petrov's 802.11 study)",
+    ns3_type_id: None,
     params: &[],
     implies: Implied {
         recovery: Some(crate::tcp::Recovery::Sack),
@@ -447,6 +476,7 @@ CcDescriptor {
     name: "newreno-nd",
     description: "NewReno with delayed ACKs disabled at the receiver (the V2G study's NewReno ND)",
     source: "Park et al. 2019, §5 (NewReno ND); RFC 6582",
+    ns3_type_id: None,
     params: &[],
     implies: Implied {
         delayed_ack: Some(false),
@@ -458,6 +488,7 @@ CcDescriptor {
     name: "newreno-sc",
     description: "NewReno with the ssthresh floor raised to k MSS (the V2G study's proposal)",
     source: "Park et al. 2019, Algorithm 1 (NewReno SC); RFC 6582",
+    ns3_type_id: None,
     params: newreno::SC_PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::NewReno(NewReno::ssthresh_changed(p, profile)),
@@ -466,6 +497,7 @@ CcDescriptor {
     name: "htcp",
     description: "H-TCP: additive increase grows with the time since the last congestion event; decrease adapts to minRTT/maxRTT",
     source: "Leith & Shorten, PFLDnet 2004; Linux tcp_htcp.c; ns-3 tcp-htcp.cc (TcpHtcp)",
+    ns3_type_id: Some("TcpHtcp"),
     params: htcp::PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Htcp(Htcp::new(p, profile)),
@@ -474,6 +506,7 @@ CcDescriptor {
     name: "hybla",
     description: "Hybla: growth scaled by rho = RTT/RTT0 (slow start 2^rho − 1, avoidance rho²/cwnd) to remove the RTT bias",
     source: "Caini & Firrincieli, Int. J. Satell. Commun. Netw. 22 (2004); Linux tcp_hybla.c; ns-3 tcp-hybla.cc (TcpHybla)",
+    ns3_type_id: Some("TcpHybla"),
     params: hybla::PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Hybla(Hybla::new(p, profile)),
@@ -482,6 +515,7 @@ CcDescriptor {
     name: "bic",
     description: "BIC: binary search toward the window of the last loss, then max probing; decrease to 0.8",
     source: "Xu, Harfoush & Rhee, IEEE INFOCOM 2004; Linux tcp_bic.c; ns-3 tcp-bic.cc (TcpBic)",
+    ns3_type_id: Some("TcpBic"),
     params: bic::PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Bic(Bic::new(p, profile)),
@@ -490,6 +524,7 @@ CcDescriptor {
     name: "cubic",
     description: "CUBIC: window a cubic function of the time since the last loss, Reno-friendly floor, HyStart slow-start exit",
     source: "Ha, Rhee & Xu, SIGOPS OSR 42(5) 2008; RFC 9438; Linux tcp_cubic.c; ns-3 tcp-cubic.cc (TcpCubic)",
+    ns3_type_id: Some("TcpCubic"),
     params: cubic::PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Cubic(Cubic::new(p, profile)),
@@ -498,6 +533,7 @@ CcDescriptor {
     name: "acwnd",
     description: "ACWND: CUBIC whose loss reduction is the RTT ratio γ = R_m/R_t (clamped) and whose increase is multiplied by λ while γ is close to 1",
     source: "Hu, Lin, Bai & Tonguz, LTE Internet access in moving vehicles (ACWND); vtlab's reading in docs/cellular.md",
+    ns3_type_id: None,
     params: acwnd::PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Acwnd(Acwnd::new(p, profile)),
@@ -506,6 +542,7 @@ CcDescriptor {
     name: "illinois",
     description: "TCP-Illinois: AIMD with alpha (10 → 0.3) and beta (1/8 → 1/2) set once per RTT by the average queueing delay",
     source: "Liu, Başar & Srikant, Perf. Eval. 65 (2008); Linux tcp_illinois.c; ns-3 tcp-illinois.cc (TcpIllinois)",
+    ns3_type_id: Some("TcpIllinois"),
     params: illinois::PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Illinois(Illinois::new(p, profile)),
@@ -514,6 +551,7 @@ CcDescriptor {
     name: "illinois-aa",
     description: "Illinois with added aggressiveness (V2G study): alpha 11 → 1.0, beta 0.025 → 0.5",
     source: "Park et al., Electronics 8(11) 1206 (2019) §4.1.2, Fig. 10; Illinois law as Linux tcp_illinois.c / ns-3 tcp-illinois.cc",
+    ns3_type_id: None,
     params: illinois::AA_PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Illinois(Illinois::aa(p, profile)),
@@ -522,6 +560,7 @@ CcDescriptor {
     name: "vegas",
     description: "Vegas: delay-based, keeps alpha..beta segments queued (diff = expected − actual window, once per RTT)",
     source: "Brakmo & Peterson, IEEE JSAC 13(8) 1995; Linux tcp_vegas.c; ns-3 tcp-vegas.cc (TcpVegas)",
+    ns3_type_id: Some("TcpVegas"),
     params: vegas::PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Vegas(Vegas::new(p, profile)),
@@ -530,6 +569,7 @@ CcDescriptor {
     name: "veno",
     description: "Veno: Reno that uses the Vegas backlog to tell random losses (cut to 4/5) from congestive ones (halve)",
     source: "Fu & Liew, IEEE JSAC 21(2) 2003; Linux tcp_veno.c; ns-3 tcp-veno.cc (TcpVeno)",
+    ns3_type_id: Some("TcpVeno"),
     params: veno::PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Veno(Veno::new(p, profile)),
@@ -538,6 +578,7 @@ CcDescriptor {
     name: "westwood",
     description: "Original Westwood: per-ACK bandwidth samples, time-varying Tustin filter; ssthresh = BWE·RTTmin after loss",
     source: "Mascolo et al., MobiCom 2001; ns-2 tcp-westwood-nr.cc (tau, virtual samples); ns-3 tcp-westwood.cc (removed in 3.38)",
+    ns3_type_id: None,
     params: westwood::PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Westwood(Westwood::new(p, profile)),
@@ -546,6 +587,7 @@ CcDescriptor {
     name: "westwood-plus",
     description: "Westwood+: per-RTT bandwidth samples; ssthresh (and cwnd after recovery) = BWE·RTTmin",
     source: "Grieco & Mascolo, CCR 34(2) 2004; Linux tcp_westwood.c; ns-3 tcp-westwood-plus.cc (TcpWestwoodPlus)",
+    ns3_type_id: Some("TcpWestwoodPlus"),
     params: westwood::PLUS_PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Westwood(Westwood::plus(p, profile)),
@@ -554,6 +596,7 @@ CcDescriptor {
     name: "westwood-nr",
     description: "Westwood+ bandwidth estimation over NewReno recovery (the sender's NewReno machine); same window law as westwood-plus",
     source: "Grieco & Mascolo, CCR 34(2) 2004; ns-2 WestwoodNR; Linux tcp_westwood.c; ns-3 tcp-westwood-plus.cc (alias of westwood-plus)",
+    ns3_type_id: None,
     params: westwood::PLUS_PARAMS,
     implies: Implied::recovery(crate::tcp::Recovery::NewReno),
     build: |p, profile| AnyCc::Westwood(Westwood::plus(p, profile)),
@@ -562,6 +605,7 @@ CcDescriptor {
     name: "highspeed",
     description: "HighSpeed TCP: a(w)/b(w) from the RFC 3649 table above 38 segments, Reno below",
     source: "RFC 3649 (Appendix B); Linux tcp_highspeed.c; ns-3 tcp-highspeed.cc (TcpHighSpeed)",
+    ns3_type_id: Some("TcpHighSpeed"),
     params: highspeed::PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::HighSpeed(HighSpeed::new(p, profile)),
@@ -570,6 +614,7 @@ CcDescriptor {
     name: "scalable",
     description: "Scalable TCP: +1 segment per ai segments acked, cut by md = 1/8 on loss",
     source: "Kelly, CCR 33(2) 2003; Linux tcp_scalable.c; ns-3 tcp-scalable.cc (TcpScalable)",
+    ns3_type_id: Some("TcpScalable"),
     params: scalable::PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Scalable(Scalable::new(p, profile)),
@@ -578,6 +623,7 @@ CcDescriptor {
     name: "yeah",
     description: "YeAH: Scalable growth while the queue is small, Reno otherwise; precautionary decongestion",
     source: "Baiocchi, Castellani & Vacirca, PFLDnet 2007; Linux tcp_yeah.c; ns-3 tcp-yeah.cc (TcpYeah)",
+    ns3_type_id: Some("TcpYeah"),
     params: yeah::PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Yeah(Yeah::new(p, profile)),
@@ -586,6 +632,7 @@ CcDescriptor {
     name: "bbr",
     description: "BBR v1: model-based (windowed max delivery rate, min RTT), paced at gain x bandwidth; STARTUP, DRAIN, PROBE_BW gain cycle, PROBE_RTT",
     source: "Cardwell et al., ACM Queue 14(5) 2016; draft-cardwell-iccrg-bbr-congestion-control-00; Linux tcp_bbr.c (v1); ns-3 tcp-bbr.cc (TcpBbr)",
+    ns3_type_id: Some("TcpBbr"),
     params: bbr::PARAMS,
     implies: Implied::NOTHING,
     build: |p, profile| AnyCc::Bbr(Bbr::new(p, profile)),
@@ -665,4 +712,23 @@ pub fn validate_params(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ns3_type_ids_are_bare_and_unique() {
+        let ids: Vec<&str> = REGISTRY.iter().filter_map(|d| d.ns3_type_id).collect();
+        for id in &ids {
+            assert!(id.starts_with("Tcp") && !id.contains("::"), "{id}");
+        }
+        let mut unique = ids.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), ids.len(), "one controller per TypeId");
+        assert_eq!(lookup("newreno").unwrap().ns3_type_id, Some("TcpNewReno"));
+        assert_eq!(lookup("newreno-nd").unwrap().ns3_type_id, None);
+    }
 }

@@ -11,7 +11,7 @@
 //! (`TCP_SCALABLE_AI_CNT`), ns-3 **50** (`AIFactor`); multiplicative
 //! decrease `md` = 1/8 in both (Linux `cwnd >> 3`, ns-3 `MDFactor` 0.125).
 //!
-//! Profile differences:
+//! Profile differences (the switches of [`ScalableBehaviour`]):
 //! * Linux: slow start by segments acked, the leftover to
 //!   `cong_avoid_ai(min(cwnd, ai))` (credit remainder kept);
 //!   ssthresh = max(cwnd − ⌊cwnd·md⌋, 2) segments.
@@ -21,7 +21,7 @@
 //!   `max(2, ⌊flight/MSS⌋·(1 − md))` segments.
 
 use super::reno::{cong_avoid_ai, cwnd_segments, slow_start};
-use super::{param, CongestionOps, ConnInfo, ParamSpec, Params, Profile, Window};
+use super::{param, CongestionOps, ConnInfo, ParamSpec, Params, Profile, ProfileBehaviour, Window};
 
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
@@ -46,8 +46,36 @@ pub const PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// Where Scalable follows ns-3 (`tcp-scalable.cc`) or Linux
+/// (`tcp_scalable.c`); see the module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScalableBehaviour {
+    /// Avoidance as ns-3 `TcpScalable::CongestionAvoidance`, reached after
+    /// the NewReno slow start with whatever is left: the counter is zeroed
+    /// (not reduced) after a multi-segment step. Linux:
+    /// `cong_avoid_ai(min(cwnd, ai))` with the credit remainder kept, after
+    /// slow start only with segments left.
+    pub credit_zeroed_after_step: bool,
+    /// `ssthresh = max(2, ⌊flight/MSS⌋·(1 − md))` segments from bytes in
+    /// flight (ns-3); Linux `max(cwnd − ⌊cwnd·md⌋, 2)` segments.
+    pub ssthresh_from_flight: bool,
+}
+
+impl ProfileBehaviour for ScalableBehaviour {
+    const NS3: Self = ScalableBehaviour {
+        credit_zeroed_after_step: true,
+        ssthresh_from_flight: true,
+    };
+    const LINUX: Self = ScalableBehaviour {
+        credit_zeroed_after_step: false,
+        ssthresh_from_flight: false,
+    };
+}
+
 #[derive(Clone, Debug)]
 pub struct Scalable {
+    b: ScalableBehaviour,
+    /// For the Reno slow start (reno.rs).
     profile: Profile,
     ai: u64,
     md: f64,
@@ -58,6 +86,7 @@ pub struct Scalable {
 impl Scalable {
     pub fn new(params: &Params, profile: Profile) -> Self {
         Scalable {
+            b: ScalableBehaviour::of(profile),
             profile,
             ai: param(PARAMS, params, "ai", profile).round().max(1.0) as u64,
             md: param(PARAMS, params, "md", profile),
@@ -94,41 +123,34 @@ pub fn ns3_scalable_avoidance(
 
 impl CongestionOps for Scalable {
     fn ssthresh(&mut self, info: &ConnInfo, w: &Window, bytes_in_flight: u64) -> u64 {
-        match self.profile {
-            Profile::Linux => {
-                let cwnd = cwnd_segments(info, w);
-                let cut = (cwnd as f64 * self.md) as u64;
-                (cwnd - cut).max(2) * info.mss
-            }
-            Profile::Ns3 => {
-                let seg = bytes_in_flight / info.mss;
-                ((seg as f64 * (1.0 - self.md)).max(2.0) as u64) * info.mss
-            }
+        if self.b.ssthresh_from_flight {
+            let seg = bytes_in_flight / info.mss;
+            ((seg as f64 * (1.0 - self.md)).max(2.0) as u64) * info.mss
+        } else {
+            let cwnd = cwnd_segments(info, w);
+            let cut = (cwnd as f64 * self.md) as u64;
+            (cwnd - cut).max(2) * info.mss
         }
     }
 
     fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
-        let p = self.profile;
         let mut acked = segments_acked;
-        match p {
-            Profile::Linux => {
-                if w.in_slow_start() {
-                    acked = slow_start(p, info, w, acked);
-                    if acked == 0 {
-                        return;
-                    }
-                }
-                let step = cwnd_segments(info, w).min(self.ai);
-                cong_avoid_ai(info, w, &mut self.cnt, step, acked);
+        if self.b.credit_zeroed_after_step {
+            if w.in_slow_start() {
+                acked = slow_start(self.profile, info, w, acked);
             }
-            Profile::Ns3 => {
-                if w.in_slow_start() {
-                    acked = slow_start(p, info, w, acked);
-                }
-                if !w.in_slow_start() {
-                    ns3_scalable_avoidance(info, w, &mut self.cnt, self.ai, acked);
+            if !w.in_slow_start() {
+                ns3_scalable_avoidance(info, w, &mut self.cnt, self.ai, acked);
+            }
+        } else {
+            if w.in_slow_start() {
+                acked = slow_start(self.profile, info, w, acked);
+                if acked == 0 {
+                    return;
                 }
             }
+            let step = cwnd_segments(info, w).min(self.ai);
+            cong_avoid_ai(info, w, &mut self.cnt, step, acked);
         }
     }
 }

@@ -15,7 +15,8 @@
 //! ¾·cwnd. Between round edges only slow start grows; with too few samples or
 //! while disabled (any state but Open) it is Reno.
 //!
-//! Profile differences:
+//! Profile differences (the switches of [`VegasBehaviour`] and
+//! [`super::vegas_rtt::VegasRttBehaviour`]):
 //! * Linux: `diff = cwnd·(minRTT−baseRTT)/baseRTT` in integer segments from
 //!   raw µs samples (+1 µs); slowing down sets ssthresh = min(ssthresh, cwnd);
 //!   cwnd ≥ 2; the ¾ floor is `(cwnd>>1)+(cwnd>>2)`; a round ends on an ACK
@@ -30,7 +31,9 @@
 
 use super::reno::{cwnd_segments, reno_increase, reno_ssthresh, slow_start};
 use super::vegas_rtt::{linux_us, ns3_secs, VegasRtt};
-use super::{param, CongestionOps, ConnInfo, CwndEvent, ParamSpec, Params, Profile, Window};
+use super::{
+    param, CongestionOps, ConnInfo, CwndEvent, ParamSpec, Params, Profile, ProfileBehaviour, Window,
+};
 use crate::engine::Duration;
 use crate::tcp::CaState;
 
@@ -67,8 +70,38 @@ pub const PARAMS: &[ParamSpec] = &[
     },
 ];
 
+/// Where Vegas follows ns-3 (`tcp-vegas.cc`) or Linux (`tcp_vegas.c`); see
+/// the module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VegasBehaviour {
+    /// The once-per-RTT adjustment in integer segments from µs samples,
+    /// `diff = cwnd·(minRTT−baseRTT)/baseRTT`, slowing down with ssthresh =
+    /// min(ssthresh, cwnd), cwnd ≥ 2, the ¾ floor `(cwnd>>1)+(cwnd>>2)`
+    /// (Linux); ns-3 `diff = cwnd − ⌊cwnd·baseRTT/minRTT⌋` in floating
+    /// point, slowing down with its loss ssthresh, no cwnd ≥ 2 clamp, the ¾
+    /// floor `3·cwnd/4` in bytes.
+    pub kernel_arithmetic: bool,
+    /// A loss sets ssthresh = max(min(ssthresh, cwnd−MSS), 2·MSS) (ns-3
+    /// `TcpVegas::GetSsThresh`), which with the per-RTT ¾ floor cuts far
+    /// less than Reno; Linux uses the Reno ssthresh, max(cwnd/2, 2).
+    pub vegas_loss_ssthresh: bool,
+}
+
+impl ProfileBehaviour for VegasBehaviour {
+    const NS3: Self = VegasBehaviour {
+        kernel_arithmetic: false,
+        vegas_loss_ssthresh: true,
+    };
+    const LINUX: Self = VegasBehaviour {
+        kernel_arithmetic: true,
+        vegas_loss_ssthresh: false,
+    };
+}
+
 #[derive(Clone, Debug)]
 pub struct Vegas {
+    b: VegasBehaviour,
+    /// For the Reno growth outside Vegas (reno.rs).
     profile: Profile,
     alpha: u64,
     beta: u64,
@@ -82,11 +115,12 @@ impl Vegas {
     pub fn new(params: &Params, profile: Profile) -> Self {
         let get = |n| param(PARAMS, params, n, profile).round() as u64;
         Vegas {
+            b: VegasBehaviour::of(profile),
             profile,
             alpha: get("alpha"),
             beta: get("beta"),
             gamma: get("gamma"),
-            rtt: VegasRtt::new(),
+            rtt: VegasRtt::new(profile),
             cwnd_cnt: 0,
         }
     }
@@ -103,7 +137,7 @@ impl Vegas {
             cwnd = cwnd.min(target + 1);
             w.ssthresh = w.ssthresh.min(cwnd * mss);
         } else if w.in_slow_start() {
-            slow_start(Profile::Linux, info, w, acked);
+            slow_start(self.profile, info, w, acked);
             cwnd = cwnd_segments(info, w);
         } else if diff > self.beta {
             cwnd -= 1;
@@ -129,7 +163,7 @@ impl Vegas {
             w.cwnd = seg * mss;
             w.ssthresh = ns3_ssthresh(info, w);
         } else if w.in_slow_start() {
-            slow_start(Profile::Ns3, info, w, acked);
+            slow_start(self.profile, info, w, acked);
         } else if diff > self.beta {
             seg -= 1;
             w.cwnd = seg * mss;
@@ -151,9 +185,10 @@ fn ns3_ssthresh(info: &ConnInfo, w: &Window) -> u64 {
 
 impl CongestionOps for Vegas {
     fn ssthresh(&mut self, info: &ConnInfo, w: &Window, bytes_in_flight: u64) -> u64 {
-        match self.profile {
-            Profile::Linux => reno_ssthresh(Profile::Linux, info, w, bytes_in_flight),
-            Profile::Ns3 => ns3_ssthresh(info, w),
+        if self.b.vegas_loss_ssthresh {
+            ns3_ssthresh(info, w)
+        } else {
+            reno_ssthresh(self.profile, info, w, bytes_in_flight)
         }
     }
 
@@ -163,14 +198,15 @@ impl CongestionOps for Vegas {
             reno_increase(p, info, w, &mut self.cwnd_cnt, segments_acked);
             return;
         }
-        if self.rtt.round_done(p, info.snd_una) {
+        if self.rtt.round_done(info.snd_una) {
             self.rtt.beg_snd_nxt = info.snd_nxt;
             if self.rtt.cnt_rtt <= 2 {
                 reno_increase(p, info, w, &mut self.cwnd_cnt, segments_acked);
             } else {
-                match p {
-                    Profile::Linux => self.linux_adjust(info, w, segments_acked),
-                    Profile::Ns3 => self.ns3_adjust(info, w, segments_acked),
+                if self.b.kernel_arithmetic {
+                    self.linux_adjust(info, w, segments_acked);
+                } else {
+                    self.ns3_adjust(info, w, segments_acked);
                 }
             }
             self.rtt.next_round(info.snd_nxt);
@@ -180,7 +216,7 @@ impl CongestionOps for Vegas {
     }
 
     fn pkts_acked(&mut self, _info: &ConnInfo, _w: &Window, _segs: u32, rtt: Option<Duration>) {
-        self.rtt.sample(self.profile, rtt);
+        self.rtt.sample(rtt);
     }
 
     fn congestion_state_set(&mut self, info: &ConnInfo, _w: &mut Window, new: CaState) {
@@ -188,7 +224,7 @@ impl CongestionOps for Vegas {
     }
 
     fn cwnd_event(&mut self, info: &ConnInfo, _w: &mut Window, event: CwndEvent) {
-        self.rtt.cwnd_event(self.profile, info, event);
+        self.rtt.cwnd_event(info, event);
     }
 }
 

@@ -8,19 +8,50 @@
 //! ns-3 `tcp-vegas.cc` / `tcp-yeah.cc` (`PktsAcked`, `EnableVegas`). Restated in
 //! docs/congestion-control.md, '`vegas`', '`veno`' and '`yeah`'.
 //!
-//! Profiles differ in the samples and in the end-of-round test:
+//! Profiles differ in the samples and in the end-of-round test (the switches
+//! of [`VegasRttBehaviour`]):
 //! * Linux: each raw sample is taken in whole microseconds plus 1 µs ("never
 //!   allow a zero RTT"); a round ends on an ACK strictly beyond `beg_snd_nxt`.
 //! * ns-3: the sample is the SRTT as handed over (zero ignored), at full
 //!   nanosecond resolution; a round ends when the ACK reaches `beg_snd_nxt`
 //!   (`m_lastAckedSeq >= m_begSndNxt`).
 
-use super::{ConnInfo, CwndEvent, Profile};
+use super::{ConnInfo, CwndEvent, Profile, ProfileBehaviour};
 use crate::engine::Duration;
 use crate::tcp::CaState;
 
+/// Where the Vegas RTT bookkeeping follows ns-3 (`tcp-vegas.cc`,
+/// `tcp-yeah.cc`) or Linux (`tcp_vegas.c`); see the module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VegasRttBehaviour {
+    /// Each raw sample is taken in whole microseconds plus 1 µs ("never allow
+    /// a zero RTT", Linux `tcp_vegas_pkts_acked`); ns-3 `PktsAcked` takes the
+    /// SRTT as handed over, at nanosecond resolution, and ignores zero.
+    pub sample_us_plus_one: bool,
+    /// A round ends when the ACK reaches `beg_snd_nxt` (ns-3
+    /// `m_lastAckedSeq >= m_begSndNxt`); Linux needs one strictly beyond.
+    pub round_end_inclusive: bool,
+    /// TX_START re-initialises the state, baseRTT forgotten (Linux
+    /// `tcp_vegas_cwnd_event` → `tcp_vegas_init`); ns-3 has no such event.
+    pub init_on_tx_start: bool,
+}
+
+impl ProfileBehaviour for VegasRttBehaviour {
+    const NS3: Self = VegasRttBehaviour {
+        sample_us_plus_one: false,
+        round_end_inclusive: true,
+        init_on_tx_start: false,
+    };
+    const LINUX: Self = VegasRttBehaviour {
+        sample_us_plus_one: true,
+        round_end_inclusive: false,
+        init_on_tx_start: true,
+    };
+}
+
 #[derive(Clone, Debug)]
 pub struct VegasRtt {
+    b: VegasRttBehaviour,
     /// Minimum RTT ever seen (None = not yet, Linux 0x7fffffff / ns-3 Time::Max).
     pub base_rtt: Option<Duration>,
     /// Minimum RTT in the current round.
@@ -33,17 +64,12 @@ pub struct VegasRtt {
     pub doing: bool,
 }
 
-impl Default for VegasRtt {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl VegasRtt {
     /// Fresh state: nothing measured, switched on, round edge at 0 (ns-3's
     /// constructor; Linux re-initialises at TX_START).
-    pub fn new() -> Self {
+    pub fn new(profile: Profile) -> Self {
         VegasRtt {
+            b: VegasRttBehaviour::of(profile),
             base_rtt: None,
             min_rtt: None,
             cnt_rtt: 0,
@@ -53,16 +79,14 @@ impl VegasRtt {
     }
 
     /// Feed the RTT handed to `pkts_acked` (None: this ACK gave no sample).
-    pub fn sample(&mut self, profile: Profile, rtt: Option<Duration>) {
+    pub fn sample(&mut self, rtt: Option<Duration>) {
         let Some(r) = rtt else { return };
-        let v = match profile {
-            Profile::Linux => Duration::from_micros(r.as_nanos() / 1_000 + 1),
-            Profile::Ns3 => {
-                if r == Duration::ZERO {
-                    return;
-                }
-                r
-            }
+        let v = if self.b.sample_us_plus_one {
+            Duration::from_micros(r.as_nanos() / 1_000 + 1)
+        } else if r == Duration::ZERO {
+            return;
+        } else {
+            r
         };
         self.base_rtt = Some(self.base_rtt.map_or(v, |b| b.min(v)));
         self.min_rtt = Some(self.min_rtt.map_or(v, |m| m.min(v)));
@@ -88,8 +112,8 @@ impl VegasRtt {
 
     /// `set_state` / `CongestionStateSet`: Open enables, anything else disables.
     /// Linux re-initialises the round on TX_START (`tcp_vegas_cwnd_event`).
-    pub fn cwnd_event(&mut self, profile: Profile, info: &ConnInfo, event: CwndEvent) {
-        if profile == Profile::Linux && event == CwndEvent::TxStart {
+    pub fn cwnd_event(&mut self, info: &ConnInfo, event: CwndEvent) {
+        if self.b.init_on_tx_start && event == CwndEvent::TxStart {
             self.init(info.snd_nxt);
         }
     }
@@ -103,10 +127,11 @@ impl VegasRtt {
     }
 
     /// Has the ACK `ack` closed the round?
-    pub fn round_done(&self, profile: Profile, ack: u64) -> bool {
-        match profile {
-            Profile::Linux => ack > self.beg_snd_nxt,
-            Profile::Ns3 => ack >= self.beg_snd_nxt,
+    pub fn round_done(&self, ack: u64) -> bool {
+        if self.b.round_end_inclusive {
+            ack >= self.beg_snd_nxt
+        } else {
+            ack > self.beg_snd_nxt
         }
     }
 
@@ -147,10 +172,10 @@ mod tests {
 
     #[test]
     fn linux_samples_are_whole_microseconds_plus_one() {
-        let mut r = VegasRtt::new();
+        let mut r = VegasRtt::new(Profile::Linux);
         // 100.0009 ms -> 100000 µs + 1 = 100001 µs.
-        r.sample(Profile::Linux, Some(Duration::from_nanos(100_000_900)));
-        r.sample(Profile::Linux, None);
+        r.sample(Some(Duration::from_nanos(100_000_900)));
+        r.sample(None);
         assert_eq!(r.base_rtt, Some(Duration::from_micros(100_001)));
         assert_eq!(r.cnt_rtt, 1);
         assert_eq!(linux_us(r.min_rtt), 100_001);
@@ -159,11 +184,11 @@ mod tests {
 
     #[test]
     fn ns3_samples_ignore_zero_and_keep_nanoseconds() {
-        let mut r = VegasRtt::new();
-        r.sample(Profile::Ns3, Some(Duration::ZERO));
+        let mut r = VegasRtt::new(Profile::Ns3);
+        r.sample(Some(Duration::ZERO));
         assert_eq!(r.cnt_rtt, 0);
-        r.sample(Profile::Ns3, Some(Duration::from_nanos(120_000_007)));
-        r.sample(Profile::Ns3, Some(Duration::from_millis(130)));
+        r.sample(Some(Duration::from_nanos(120_000_007)));
+        r.sample(Some(Duration::from_millis(130)));
         assert_eq!(r.cnt_rtt, 2);
         assert_eq!(r.min_rtt, Some(Duration::from_nanos(120_000_007)));
         assert!((ns3_secs(r.min_rtt) - 0.120_000_007).abs() < 1e-15);
@@ -171,18 +196,17 @@ mod tests {
 
     #[test]
     fn round_edge_per_profile_and_state_switch() {
-        let mut r = VegasRtt::new();
+        let mut r = VegasRtt::new(Profile::Ns3);
         r.beg_snd_nxt = 10_000;
-        assert!(r.round_done(Profile::Ns3, 10_000), "ns-3: >=");
-        assert!(
-            !r.round_done(Profile::Linux, 10_000),
-            "Linux: strictly after"
-        );
-        assert!(r.round_done(Profile::Linux, 10_001));
+        assert!(r.round_done(10_000), "ns-3: >=");
+        let mut r = VegasRtt::new(Profile::Linux);
+        r.beg_snd_nxt = 10_000;
+        assert!(!r.round_done(10_000), "Linux: strictly after");
+        assert!(r.round_done(10_001));
 
         let mut i = info(Profile::Linux);
         i.snd_nxt = 42_000;
-        r.sample(Profile::Linux, Some(Duration::from_millis(50)));
+        r.sample(Some(Duration::from_millis(50)));
         r.set_state(&i, CaState::Recovery);
         assert!(!r.doing);
         r.set_state(&i, CaState::Open);

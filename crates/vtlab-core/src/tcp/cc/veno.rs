@@ -12,7 +12,8 @@
 //! the path is "non-congestive": congestion avoidance is Reno and a loss cuts
 //! to 4/5; at or above β cwnd grows half as fast and a loss halves it.
 //!
-//! Profile differences:
+//! Profile differences (the switches of [`VenoBehaviour`] and
+//! [`super::vegas_rtt::VegasRttBehaviour`]):
 //! * Linux: raw µs samples (+1 µs); `diff` in half segments, computed only
 //!   when Veno is on and more than 2 samples were ever taken (`cntrtt` is
 //!   never reset, `minrtt` is reset after every ACK); slow start leaves its
@@ -31,7 +32,9 @@ use super::reno::{
     cong_avoid_ai, cwnd_segments, ns3_congestion_avoidance, reno_increase, slow_start,
 };
 use super::vegas_rtt::{linux_us, ns3_secs, VegasRtt};
-use super::{param, CongestionOps, ConnInfo, CwndEvent, ParamSpec, Params, Profile, Window};
+use super::{
+    param, CongestionOps, ConnInfo, CwndEvent, ParamSpec, Params, Profile, ProfileBehaviour, Window,
+};
 use crate::engine::Duration;
 use crate::tcp::CaState;
 
@@ -46,8 +49,44 @@ pub const PARAMS: &[ParamSpec] = &[ParamSpec {
     at_most: None,
 }];
 
+/// Where Veno follows ns-3 (`tcp-veno.cc`) or Linux (`tcp_veno.c`); see the
+/// module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VenoBehaviour {
+    /// Linux: `diff` and β in half segments, `diff` computed only when Veno is
+    /// on and more than 2 samples were ever taken (`cntrtt` never reset),
+    /// slow start leaving its leftover to avoidance, the congestive branch
+    /// adding one segment every other time the `cwnd_cnt` credit reaches
+    /// cwnd, cwnd ≥ 2. ns-3: `diff` in whole segments recomputed on every
+    /// `IncreaseWindow`, `cntRtt` reset after every ACK, the congestive
+    /// branch a NewReno step on every other ACK, NewReno slow start.
+    pub kernel_arithmetic: bool,
+    /// ssthresh from bytes in flight: max(⌊0.8·flight⌋, 2·MSS) or NewReno
+    /// max(flight/2, 2·MSS) (ns-3); Linux max(⌊4·cwnd/5⌋, 2) or
+    /// max(cwnd/2, 2) segments.
+    pub ssthresh_from_flight: bool,
+    /// TX_START forgets baseRTT, sets inc = 1 and enables Veno (Linux
+    /// `tcp_veno_init`); ns-3 has no such event.
+    pub init_on_tx_start: bool,
+}
+
+impl ProfileBehaviour for VenoBehaviour {
+    const NS3: Self = VenoBehaviour {
+        kernel_arithmetic: false,
+        ssthresh_from_flight: true,
+        init_on_tx_start: false,
+    };
+    const LINUX: Self = VenoBehaviour {
+        kernel_arithmetic: true,
+        ssthresh_from_flight: false,
+        init_on_tx_start: true,
+    };
+}
+
 #[derive(Clone, Debug)]
 pub struct Veno {
+    b: VenoBehaviour,
+    /// For the Reno growth (reno.rs).
     profile: Profile,
     /// β in the profile's diff unit (Linux: half segments; ns-3: segments).
     beta: u64,
@@ -62,13 +101,16 @@ pub struct Veno {
 impl Veno {
     pub fn new(params: &Params, profile: Profile) -> Self {
         let beta = param(PARAMS, params, "beta", profile);
+        let b = VenoBehaviour::of(profile);
         Veno {
+            b,
             profile,
-            beta: match profile {
-                Profile::Linux => (beta * 2.0).round() as u64,
-                Profile::Ns3 => beta.round() as u64,
+            beta: if b.kernel_arithmetic {
+                (beta * 2.0).round() as u64
+            } else {
+                beta.round() as u64
             },
-            rtt: VegasRtt::new(),
+            rtt: VegasRtt::new(profile),
             diff: 0,
             inc: true,
             cwnd_cnt: 0,
@@ -77,11 +119,11 @@ impl Veno {
 
     fn linux_increase(&mut self, info: &ConnInfo, w: &mut Window, acked: u32) {
         if !self.rtt.doing {
-            reno_increase(Profile::Linux, info, w, &mut self.cwnd_cnt, acked);
+            reno_increase(self.profile, info, w, &mut self.cwnd_cnt, acked);
             return;
         }
         if self.rtt.cnt_rtt <= 2 {
-            reno_increase(Profile::Linux, info, w, &mut self.cwnd_cnt, acked);
+            reno_increase(self.profile, info, w, &mut self.cwnd_cnt, acked);
         } else {
             let cwnd = cwnd_segments(info, w);
             let base = linux_us(self.rtt.base_rtt);
@@ -91,7 +133,7 @@ impl Veno {
             let mut acked = acked;
             let mut done = false;
             if w.in_slow_start() {
-                acked = slow_start(Profile::Linux, info, w, acked);
+                acked = slow_start(self.profile, info, w, acked);
                 done = acked == 0;
             }
             if !done {
@@ -121,13 +163,13 @@ impl Veno {
         let target = (seg as f64 * ratio) as u64;
         self.diff = seg.saturating_sub(target);
         if !self.rtt.doing {
-            reno_increase(Profile::Ns3, info, w, &mut self.cwnd_cnt, acked);
+            reno_increase(self.profile, info, w, &mut self.cwnd_cnt, acked);
             return;
         }
         if self.rtt.cnt_rtt <= 2 {
-            reno_increase(Profile::Ns3, info, w, &mut self.cwnd_cnt, acked);
+            reno_increase(self.profile, info, w, &mut self.cwnd_cnt, acked);
         } else if w.in_slow_start() {
-            slow_start(Profile::Ns3, info, w, acked);
+            slow_start(self.profile, info, w, acked);
         } else if self.diff < self.beta {
             ns3_congestion_avoidance(info, w, acked);
         } else if self.inc {
@@ -145,31 +187,29 @@ impl CongestionOps for Veno {
     fn ssthresh(&mut self, info: &ConnInfo, w: &Window, bytes_in_flight: u64) -> u64 {
         let mss = info.mss;
         let random = self.diff < self.beta;
-        match self.profile {
-            Profile::Linux => {
-                let cwnd = cwnd_segments(info, w);
-                let seg = if random { cwnd * 4 / 5 } else { cwnd >> 1 };
-                seg.max(2) * mss
+        if self.b.ssthresh_from_flight {
+            if random {
+                ((bytes_in_flight as f64 * (4.0 / 5.0)) as u64).max(2 * mss)
+            } else {
+                (bytes_in_flight / 2).max(2 * mss)
             }
-            Profile::Ns3 => {
-                if random {
-                    ((bytes_in_flight as f64 * (4.0 / 5.0)) as u64).max(2 * mss)
-                } else {
-                    (bytes_in_flight / 2).max(2 * mss)
-                }
-            }
+        } else {
+            let cwnd = cwnd_segments(info, w);
+            let seg = if random { cwnd * 4 / 5 } else { cwnd >> 1 };
+            seg.max(2) * mss
         }
     }
 
     fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
-        match self.profile {
-            Profile::Linux => self.linux_increase(info, w, segments_acked),
-            Profile::Ns3 => self.ns3_increase(info, w, segments_acked),
+        if self.b.kernel_arithmetic {
+            self.linux_increase(info, w, segments_acked);
+        } else {
+            self.ns3_increase(info, w, segments_acked);
         }
     }
 
     fn pkts_acked(&mut self, _info: &ConnInfo, _w: &Window, _segs: u32, rtt: Option<Duration>) {
-        self.rtt.sample(self.profile, rtt);
+        self.rtt.sample(rtt);
     }
 
     fn congestion_state_set(&mut self, _info: &ConnInfo, _w: &mut Window, new: CaState) {
@@ -185,7 +225,7 @@ impl CongestionOps for Veno {
 
     fn cwnd_event(&mut self, _info: &ConnInfo, _w: &mut Window, event: CwndEvent) {
         // Linux tcp_veno_init on TX_START: forget baseRTT, inc = 1, enable.
-        if self.profile == Profile::Linux && event == CwndEvent::TxStart {
+        if self.b.init_on_tx_start && event == CwndEvent::TxStart {
             self.rtt.base_rtt = None;
             self.inc = true;
             self.rtt.doing = true;

@@ -19,7 +19,8 @@
 //! `baseRTT/φ`; then, if `queue > α` and cwnd > `reno_count`, cwnd drops by
 //! min(queue/γ, cwnd/2^ε) but not below `reno_count` and ssthresh = cwnd.
 //!
-//! Profile differences:
+//! Profile differences (the switches of [`YeahBehaviour`] and
+//! [`super::vegas_rtt::VegasRttBehaviour`]):
 //! * Linux: raw µs samples (+1 µs); round edge strictly after `beg_snd_nxt`;
 //!   slow start by segments acked with the leftover going to avoidance;
 //!   fast mode `cong_avoid_ai(min(cwnd, 100))`, slow mode `cong_avoid_ai(cwnd)`
@@ -40,7 +41,9 @@
 use super::reno::{cong_avoid_ai, cwnd_segments, ns3_congestion_avoidance, slow_start};
 use super::scalable::ns3_scalable_avoidance;
 use super::vegas_rtt::{linux_us, ns3_secs, VegasRtt};
-use super::{param, CongestionOps, ConnInfo, CwndEvent, ParamSpec, Params, Profile, Window};
+use super::{
+    param, CongestionOps, ConnInfo, CwndEvent, ParamSpec, Params, Profile, ProfileBehaviour, Window,
+};
 use crate::engine::Duration;
 use crate::tcp::CaState;
 
@@ -119,8 +122,46 @@ pub const PARAMS: &[ParamSpec] = &[
     ),
 ];
 
+/// Where YeAH follows ns-3 (`tcp-yeah.cc`) or Linux (`tcp_yeah.c`); see the
+/// module documentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct YeahBehaviour {
+    /// Linux: slow start by segments acked with the leftover going to
+    /// avoidance, fast mode `cong_avoid_ai(min(cwnd, 100))` and slow mode
+    /// `cong_avoid_ai(cwnd)` on one shared credit, the queue from µs samples
+    /// in integers. ns-3: NewReno slow start, fast mode ns-3 Scalable's
+    /// avoidance (own counter), slow mode NewReno's MSS²/cwnd, cwnd a
+    /// uint32_t, the queue and `L` in floating point but `L` compared with
+    /// `1/φ` in integer arithmetic (= 0: any queueing means slow mode).
+    pub kernel_arithmetic: bool,
+    /// `doing_reno_now` saturates at 2^24 − 1 (Linux); ns-3 counts on.
+    pub reno_count_saturates: bool,
+    /// The loss reduction from bytes in flight, max then min, `red =
+    /// min(max(lastQ, flight/2^δ), max(flight/2, 2))`, `ssthresh = max(flight
+    /// − red·MSS, 2·MSS)` in uint32_t (ns-3, wrapping to ~2^32 when fewer than
+    /// `red` segments are in flight); Linux from cwnd, min then max, `red =
+    /// max(min(lastQ, max(cwnd/2, 2)), cwnd/2^δ)`, `ssthresh = max(cwnd −
+    /// red, 2)`.
+    pub ssthresh_from_flight: bool,
+}
+
+impl ProfileBehaviour for YeahBehaviour {
+    const NS3: Self = YeahBehaviour {
+        kernel_arithmetic: false,
+        reno_count_saturates: false,
+        ssthresh_from_flight: true,
+    };
+    const LINUX: Self = YeahBehaviour {
+        kernel_arithmetic: true,
+        reno_count_saturates: true,
+        ssthresh_from_flight: false,
+    };
+}
+
 #[derive(Clone, Debug)]
 pub struct Yeah {
+    b: YeahBehaviour,
+    /// For the Reno slow start (reno.rs).
     profile: Profile,
     alpha: u64,
     gamma: u64,
@@ -146,6 +187,7 @@ impl Yeah {
     pub fn new(params: &Params, profile: Profile) -> Self {
         let get = |n| param(PARAMS, params, n, profile).round() as u64;
         Yeah {
+            b: YeahBehaviour::of(profile),
             profile,
             alpha: get("alpha"),
             gamma: get("gamma").max(1),
@@ -155,7 +197,7 @@ impl Yeah {
             rho: get("rho"),
             zeta: get("zeta"),
             stcp_ai: get("stcp_ai").max(1),
-            rtt: VegasRtt::new(),
+            rtt: VegasRtt::new(profile),
             last_q: 0,
             doing_reno_now: 0,
             reno_count: 2,
@@ -166,35 +208,32 @@ impl Yeah {
     }
 
     fn grow(&mut self, info: &ConnInfo, w: &mut Window, acked: u32) {
-        match self.profile {
-            Profile::Linux => {
-                let mut acked = acked;
-                if w.in_slow_start() {
-                    acked = slow_start(Profile::Linux, info, w, acked);
-                    if acked == 0 {
-                        return;
-                    }
+        if self.b.kernel_arithmetic {
+            let mut acked = acked;
+            if w.in_slow_start() {
+                acked = slow_start(self.profile, info, w, acked);
+                if acked == 0 {
+                    return;
                 }
-                let cwnd = cwnd_segments(info, w);
-                let step = if self.doing_reno_now == 0 {
-                    cwnd.min(self.stcp_ai)
-                } else {
-                    cwnd
-                };
-                cong_avoid_ai(info, w, &mut self.cwnd_cnt, step, acked);
             }
-            Profile::Ns3 => {
-                if w.in_slow_start() {
-                    slow_start(Profile::Ns3, info, w, acked);
-                } else if self.doing_reno_now == 0 {
-                    ns3_scalable_avoidance(info, w, &mut self.stcp_cnt, self.stcp_ai, acked);
-                } else {
-                    ns3_congestion_avoidance(info, w, acked);
-                }
-                // ns-3's cWnd is a uint32_t: growth from a wrapped ssthresh
-                // (see `ssthresh`) wraps around 2^32 too.
-                w.cwnd = u64::from(w.cwnd as u32);
+            let cwnd = cwnd_segments(info, w);
+            let step = if self.doing_reno_now == 0 {
+                cwnd.min(self.stcp_ai)
+            } else {
+                cwnd
+            };
+            cong_avoid_ai(info, w, &mut self.cwnd_cnt, step, acked);
+        } else {
+            if w.in_slow_start() {
+                slow_start(self.profile, info, w, acked);
+            } else if self.doing_reno_now == 0 {
+                ns3_scalable_avoidance(info, w, &mut self.stcp_cnt, self.stcp_ai, acked);
+            } else {
+                ns3_congestion_avoidance(info, w, acked);
             }
+            // ns-3's cWnd is a uint32_t: growth from a wrapped ssthresh
+            // (see `ssthresh`) wraps around 2^32 too.
+            w.cwnd = u64::from(w.cwnd as u32);
         }
     }
 
@@ -215,10 +254,10 @@ impl Yeah {
             } else {
                 self.reno_count += 1;
             }
-            self.doing_reno_now = match self.profile {
-                Profile::Linux => (self.doing_reno_now + 1).min(0xff_ffff),
-                Profile::Ns3 => self.doing_reno_now + 1,
-            };
+            self.doing_reno_now += 1;
+            if self.b.reno_count_saturates {
+                self.doing_reno_now = self.doing_reno_now.min(0xff_ffff);
+            }
         } else {
             self.fast_count += 1;
             if self.fast_count > self.zeta {
@@ -233,26 +272,23 @@ impl Yeah {
 
     fn end_of_round(&mut self, info: &ConnInfo, w: &mut Window) {
         let mss = info.mss;
-        let (cwnd, queue, slow) = match self.profile {
-            Profile::Linux => {
-                let cwnd = cwnd_segments(info, w);
-                let rtt = linux_us(self.rtt.min_rtt).max(1);
-                let base = linux_us(self.rtt.base_rtt);
-                let queueing = rtt.saturating_sub(base);
-                let queue = cwnd * queueing / rtt;
-                (cwnd, queue, queueing > base / self.phy)
-            }
-            Profile::Ns3 => {
-                let seg = w.cwnd / mss;
-                let min = ns3_secs(self.rtt.min_rtt);
-                let base = ns3_secs(self.rtt.base_rtt);
-                let queueing = (min - base).max(0.0);
-                let queue = (seg as f64 / min * queueing) as u64;
-                let l = queueing / base;
-                // ns-3 compares with `1 / m_phy` in unsigned integer arithmetic.
-                let threshold = (1 / self.phy) as f64;
-                (seg, queue, l > threshold)
-            }
+        let (cwnd, queue, slow) = if self.b.kernel_arithmetic {
+            let cwnd = cwnd_segments(info, w);
+            let rtt = linux_us(self.rtt.min_rtt).max(1);
+            let base = linux_us(self.rtt.base_rtt);
+            let queueing = rtt.saturating_sub(base);
+            let queue = cwnd * queueing / rtt;
+            (cwnd, queue, queueing > base / self.phy)
+        } else {
+            let seg = w.cwnd / mss;
+            let min = ns3_secs(self.rtt.min_rtt);
+            let base = ns3_secs(self.rtt.base_rtt);
+            let queueing = (min - base).max(0.0);
+            let queue = (seg as f64 / min * queueing) as u64;
+            let l = queueing / base;
+            // ns-3 compares with `1 / m_phy` in unsigned integer arithmetic.
+            let threshold = (1 / self.phy) as f64;
+            (seg, queue, l > threshold)
         };
         let (new, cut) = self.decide(cwnd, queue, slow);
         if cut {
@@ -265,30 +301,27 @@ impl Yeah {
 impl CongestionOps for Yeah {
     fn ssthresh(&mut self, info: &ConnInfo, w: &Window, bytes_in_flight: u64) -> u64 {
         let mss = info.mss;
-        let ret = match self.profile {
-            Profile::Linux => {
-                let cwnd = cwnd_segments(info, w);
-                let half = (cwnd >> 1).max(2);
-                let red = if self.doing_reno_now < self.rho {
-                    self.last_q.min(half).max(cwnd >> self.delta)
-                } else {
-                    half
-                };
-                cwnd.saturating_sub(red).max(2) * mss
-            }
-            Profile::Ns3 => {
-                let seg = bytes_in_flight / mss;
-                let half = (seg >> 1).max(2);
-                let red = if self.doing_reno_now < self.rho {
-                    self.last_q.max(seg >> self.delta).min(half)
-                } else {
-                    half
-                };
-                // ns-3 computes this in uint32_t: with fewer than `red`
-                // segments in flight the difference wraps to ~2^32 (no cut).
-                let raw = (bytes_in_flight as u32).wrapping_sub((red * mss) as u32);
-                u64::from(raw.max(2 * mss as u32))
-            }
+        let ret = if self.b.ssthresh_from_flight {
+            let seg = bytes_in_flight / mss;
+            let half = (seg >> 1).max(2);
+            let red = if self.doing_reno_now < self.rho {
+                self.last_q.max(seg >> self.delta).min(half)
+            } else {
+                half
+            };
+            // ns-3 computes this in uint32_t: with fewer than `red`
+            // segments in flight the difference wraps to ~2^32 (no cut).
+            let raw = (bytes_in_flight as u32).wrapping_sub((red * mss) as u32);
+            u64::from(raw.max(2 * mss as u32))
+        } else {
+            let cwnd = cwnd_segments(info, w);
+            let half = (cwnd >> 1).max(2);
+            let red = if self.doing_reno_now < self.rho {
+                self.last_q.min(half).max(cwnd >> self.delta)
+            } else {
+                half
+            };
+            cwnd.saturating_sub(red).max(2) * mss
         };
         self.fast_count = 0;
         self.reno_count = (self.reno_count >> 1).max(2);
@@ -297,7 +330,7 @@ impl CongestionOps for Yeah {
 
     fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
         self.grow(info, w, segments_acked);
-        if self.rtt.round_done(self.profile, info.snd_una) {
+        if self.rtt.round_done(info.snd_una) {
             if self.rtt.cnt_rtt > 2 {
                 self.end_of_round(info, w);
             }
@@ -306,7 +339,7 @@ impl CongestionOps for Yeah {
     }
 
     fn pkts_acked(&mut self, _info: &ConnInfo, _w: &Window, _segs: u32, rtt: Option<Duration>) {
-        self.rtt.sample(self.profile, rtt);
+        self.rtt.sample(rtt);
     }
 
     fn congestion_state_set(&mut self, info: &ConnInfo, _w: &mut Window, new: CaState) {
@@ -314,7 +347,7 @@ impl CongestionOps for Yeah {
     }
 
     fn cwnd_event(&mut self, info: &ConnInfo, _w: &mut Window, event: CwndEvent) {
-        self.rtt.cwnd_event(self.profile, info, event);
+        self.rtt.cwnd_event(info, event);
     }
 }
 
