@@ -1,28 +1,20 @@
-"""Congestion controls and their ns-3 counterparts: the one place that maps a vtlab
-congestion-control name to an ns-3 TypeId (:func:`ns3_type_id`)."""
+"""Congestion controls and their ns-3 counterparts. The map from a vtlab congestion
+control to the ns-3 TypeId it is validated against lives in the core's registry
+(each controller's descriptor, ``ns3_type_id``); this module only reads it."""
 
 from __future__ import annotations
 
+from functools import cache
+
+from vtlab import _core
+
 __all__ = ["ns3_ccs", "ns3_type_id"]
 
-#: vtlab congestion-control name -> ns-3 TypeId (without the ``ns3::`` prefix), for
-#: every algorithm both implement, in report order.  Read through :func:`ns3_type_id`
-#: and :func:`ns3_ccs` only.
-_TYPE_IDS: dict[str, str] = {
-    "newreno": "TcpNewReno",
-    "hybla": "TcpHybla",
-    "highspeed": "TcpHighSpeed",
-    "htcp": "TcpHtcp",
-    "vegas": "TcpVegas",
-    "scalable": "TcpScalable",
-    "veno": "TcpVeno",
-    "bic": "TcpBic",
-    "illinois": "TcpIllinois",
-    "westwood-plus": "TcpWestwoodPlus",
-    "cubic": "TcpCubic",
-    "yeah": "TcpYeah",
-    "bbr": "TcpBbr",
-}
+
+@cache
+def _type_ids() -> dict[str, str]:
+    """vtlab name -> ns-3 TypeId (without ``ns3::``), in registry order."""
+    return {c["name"]: c["ns3_type_id"] for c in _core.congestion_controls() if c["ns3_type_id"]}
 
 
 def ns3_type_id(cc: str) -> str | None:
@@ -32,9 +24,9 @@ def ns3_type_id(cc: str) -> str | None:
     >>> ns3_type_id("westwood-plus"), ns3_type_id("westwood")
     ('TcpWestwoodPlus', None)
     """
-    return _TYPE_IDS.get(cc)
+    return _type_ids().get(cc)
 
 
 def ns3_ccs() -> tuple[str, ...]:
-    """Every vtlab congestion control with an ns-3 counterpart, in report order."""
-    return tuple(_TYPE_IDS)
+    """Every vtlab congestion control with an ns-3 counterpart, in registry order."""
+    return tuple(_type_ids())

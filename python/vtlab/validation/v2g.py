@@ -79,9 +79,33 @@ __all__ = [
 #: Algorithms that join the default list only when vtlab's registry has them (decided at
 #: run time: ``bbr`` is ns-3's TcpBbr).
 OPTIONAL_CCS: tuple[str, ...] = ("bbr",)
-#: Every algorithm both vtlab and ns-3.44 implement, in report order (plus
-#: :data:`OPTIONAL_CCS` when vtlab has them).
-DEFAULT_CCS: tuple[str, ...] = tuple(c for c in ns3_ccs() if c not in OPTIONAL_CCS)
+#: The order of the agreement table's algorithms (that of the committed tables); an
+#: algorithm with an ns-3 TypeId that is not listed here comes after these.
+REPORT_ORDER: tuple[str, ...] = (
+    "newreno",
+    "hybla",
+    "highspeed",
+    "htcp",
+    "vegas",
+    "scalable",
+    "veno",
+    "bic",
+    "illinois",
+    "westwood-plus",
+    "cubic",
+    "yeah",
+    "bbr",
+)
+#: Every algorithm both vtlab and ns-3.44 implement (those with an ns-3 TypeId in the
+#: registry), in report order, less :data:`OPTIONAL_CCS`.
+DEFAULT_CCS: tuple[str, ...] = tuple(
+    c
+    for c in sorted(
+        ns3_ccs(),
+        key=lambda c: REPORT_ORDER.index(c) if c in REPORT_ORDER else len(REPORT_ORDER),
+    )
+    if c not in OPTIONAL_CCS
+)
 #: Mean loss levels of the PLC link (burst model, bursts of 1..4 packets).
 DEFAULT_LOSSES: tuple[float, ...] = (0.0, 0.0025, 0.01, 0.05)
 #: Seeds 1..DEFAULT_RUNS (ns-3: ``--run=k``).
