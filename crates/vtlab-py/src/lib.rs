@@ -106,6 +106,18 @@ fn burst_start_for_mean_loss(mean_loss: f64, burst_min: u32, burst_max: u32) -> 
     spec::loss::checked_burst_start(mean_loss, burst_min, burst_max, "mean_loss").map_err(to_py_err)
 }
 
+/// A quantity as scenario fields take it (`kind`: "bytes", "rate",
+/// "duration" or "fraction"), in its base unit: bytes, bit/s and nanoseconds
+/// as an int, a fraction as a float. A bad value raises ScenarioError with
+/// the message that scenario field would give.
+#[pyfunction]
+fn parse_quantity(py: Python<'_>, kind: &str, text: &str) -> PyResult<Py<PyAny>> {
+    match spec::units::parse_quantity(kind, text).map_err(ScenarioError::new_err)? {
+        spec::units::Quantity::Whole(v) => Ok(v.into_pyobject(py)?.into_any().unbind()),
+        spec::units::Quantity::Real(v) => Ok(v.into_pyobject(py)?.into_any().unbind()),
+    }
+}
+
 /// Identity columns every result row carries.
 struct RowId<'a> {
     scenario_hash: &'a str,
@@ -372,6 +384,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_hash, m)?)?;
     m.add_function(wrap_pyfunction!(burst_mean_loss, m)?)?;
     m.add_function(wrap_pyfunction!(burst_start_for_mean_loss, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(pcap_files, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
