@@ -13,7 +13,7 @@ use vtlab_core::metrics::{
     MessageRow, SessionColumns, SessionResult, Trace, TraceRow, ID_COLUMNS,
 };
 use vtlab_core::tcp::cc;
-use vtlab_core::{spec, CaptureRequest, Hooks, RunOptions, SpecError};
+use vtlab_core::{spec, CaptureRequest, Hooks, RunOptions, RunResult, SpecError};
 
 create_exception!(
     _core,
@@ -222,6 +222,34 @@ fn pcap_files(spec_json: &str, pcap_points: Option<Vec<String>>) -> PyResult<Vec
         .map_err(|e| to_py_err(e.into()))
 }
 
+/// The capture `run` was asked for: files of `points` (default: every node)
+/// in `dir`.
+fn open_capture(
+    plan: &vtlab_core::Plan,
+    dir: Option<std::path::PathBuf>,
+    points: Option<Vec<String>>,
+    payload: bool,
+) -> PyResult<Option<vtlab_core::Capture>> {
+    match dir {
+        Some(dir) => Some(vtlab_core::Capture::open(
+            plan,
+            &CaptureRequest {
+                dir,
+                points: points.unwrap_or_default(),
+                payload,
+            },
+        )),
+        None if points.is_some() => {
+            return Err(ScenarioError::new_err(
+                "pcap_points: a capture selection needs a pcap directory",
+            ))
+        }
+        None => None,
+    }
+    .transpose()
+    .map_err(|e| to_py_err(e.into()))
+}
+
 /// Run one simulation of a scenario spec (JSON text) with `seed`.
 ///
 /// Returns {"flows": columns, "links": columns, "traces": columns or None,
@@ -253,24 +281,7 @@ fn run<'py>(
         trace_changes,
         events,
     };
-    let capture = match pcap {
-        Some(dir) => Some(vtlab_core::Capture::open(
-            &plan,
-            &CaptureRequest {
-                dir,
-                points: pcap_points.unwrap_or_default(),
-                payload: pcap_payload,
-            },
-        )),
-        None if pcap_points.is_some() => {
-            return Err(ScenarioError::new_err(
-                "pcap_points: a capture selection needs a pcap directory",
-            ))
-        }
-        None => None,
-    }
-    .transpose()
-    .map_err(|e| to_py_err(e.into()))?;
+    let capture = open_capture(&plan, pcap, pcap_points, pcap_payload)?;
     // The run releases the GIL; every CHECK_EVERY events it takes it back
     // briefly to let Python handle signals (Ctrl-C raises KeyboardInterrupt
     // here) and looks at the stop flag other threads may set.
@@ -312,12 +323,17 @@ fn run<'py>(
     if let Some(e) = sink_error {
         return Err(e);
     }
-    let Some(mut result) = outcome else {
+    let Some(result) = outcome else {
         return Err(PyKeyboardInterrupt::new_err("simulation interrupted"));
     };
     if let Some(e) = result.capture.as_ref().and_then(|c| c.error.clone()) {
         return Err(PyOSError::new_err(e));
     }
+    run_output(py, result)
+}
+
+/// `run`'s dict: every result table as columns, and the run's metadata.
+fn run_output(py: Python<'_>, mut result: RunResult) -> PyResult<Bound<'_, PyDict>> {
     let id = RowId {
         scenario_hash: &result.scenario_hash,
         seed: result.seed,
@@ -352,6 +368,12 @@ fn run<'py>(
         Some(e) => out.set_item("events", columns(py, e.len(), e.into_columns(), &id)?)?,
         None => out.set_item("events", py.None())?,
     }
+    out.set_item("meta", run_meta(py, &mut result)?)?;
+    Ok(out)
+}
+
+/// `run`'s `meta`: identity, counts, times and the capture files written.
+fn run_meta<'py>(py: Python<'py>, result: &mut RunResult) -> PyResult<Bound<'py, PyDict>> {
     let meta = PyDict::new(py);
     meta.set_item("scenario_hash", &result.scenario_hash)?;
     meta.set_item("seed", result.seed)?;
@@ -370,8 +392,7 @@ fn run<'py>(
         }
         meta.set_item("pcap", files)?;
     }
-    out.set_item("meta", meta)?;
-    Ok(out)
+    Ok(meta)
 }
 
 #[pymodule]
