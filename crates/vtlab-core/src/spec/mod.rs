@@ -2,7 +2,7 @@
 //! engine runs (a resolved [`Scenario`], explicit and in base units).
 //!
 //! A spec is a JSON/TOML object whose `preset` field picks a topology builder
-//! in [`presets`]: `"custom"` (explicit nodes, links and flows) or a named
+//! in `presets/`: `"custom"` (explicit nodes, links and flows) or a named
 //! preset such as `"v2g"`. Each part of a spec (loss, qdisc, tcp, wifi,
 //! cellular, session) has its module here, which resolves it and validates
 //! the resolved part ([`Validate`]); [`plan`] checks the whole resolved
