@@ -71,6 +71,14 @@ def burst_mean_loss(p: float, burst_min: int = 1, burst_max: int = 4) -> float:
 def burst_start_for_mean_loss(mean_loss: float, burst_min: int = 1, burst_max: int = 4) -> float:
     """Burst-start probability that gives the mean loss rate ``mean_loss``."""
 
+def parse_quantity(kind: str, text: str) -> float | int:
+    """Parse ``text`` as scenario fields do: ``kind`` is ``"bytes"`` (``"128KiB"`` ->
+    131072), ``"rate"`` in bit/s (``"10Mbps"`` -> 10000000), ``"duration"`` in
+    nanoseconds (``"0.9ms"`` -> 900000) or ``"fraction"`` (``"5%"`` -> 0.05); an int for
+    the first three, a float for a fraction (not range-checked). Raises ScenarioError
+    with the message a scenario field of that kind gives for a bad value (e.g.
+    ``invalid size 'abc': expected a byte count ...``), or for an unknown kind."""
+
 def pcap_files(spec_json: str, pcap_points: list[str] | None = None) -> list[str]:
     """The capture file names ``run(spec_json, ..., pcap=DIR, pcap_points=...)`` would
     write into DIR (``NODE.pcap``, ``LINK-NODE.pcap``). Raises ScenarioError for an

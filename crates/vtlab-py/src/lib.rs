@@ -13,7 +13,7 @@ use vtlab_core::metrics::{
     MessageRow, SessionColumns, SessionResult, Trace, TraceRow, ID_COLUMNS,
 };
 use vtlab_core::tcp::cc;
-use vtlab_core::{spec, CaptureRequest, Hooks, RunOptions, SpecError};
+use vtlab_core::{spec, CaptureRequest, Hooks, RunOptions, RunResult, SpecError};
 
 create_exception!(
     _core,
@@ -106,6 +106,18 @@ fn burst_mean_loss(p: f64, burst_min: u32, burst_max: u32) -> PyResult<f64> {
 #[pyo3(signature = (mean_loss, burst_min=1, burst_max=4))]
 fn burst_start_for_mean_loss(mean_loss: f64, burst_min: u32, burst_max: u32) -> PyResult<f64> {
     spec::loss::checked_burst_start(mean_loss, burst_min, burst_max, "mean_loss").map_err(to_py_err)
+}
+
+/// A quantity as scenario fields take it (`kind`: "bytes", "rate",
+/// "duration" or "fraction"), in its base unit: bytes, bit/s and nanoseconds
+/// as an int, a fraction as a float. A bad value raises ScenarioError with
+/// the message that scenario field would give.
+#[pyfunction]
+fn parse_quantity(py: Python<'_>, kind: &str, text: &str) -> PyResult<Py<PyAny>> {
+    match spec::units::parse_quantity(kind, text).map_err(ScenarioError::new_err)? {
+        spec::units::Quantity::Whole(v) => Ok(v.into_pyobject(py)?.into_any().unbind()),
+        spec::units::Quantity::Real(v) => Ok(v.into_pyobject(py)?.into_any().unbind()),
+    }
 }
 
 /// Identity columns every result row carries.
@@ -212,6 +224,34 @@ fn pcap_files(spec_json: &str, pcap_points: Option<Vec<String>>) -> PyResult<Vec
         .map_err(|e| to_py_err(e.into()))
 }
 
+/// The capture `run` was asked for: files of `points` (default: every node)
+/// in `dir`.
+fn open_capture(
+    plan: &vtlab_core::Plan,
+    dir: Option<std::path::PathBuf>,
+    points: Option<Vec<String>>,
+    payload: bool,
+) -> PyResult<Option<vtlab_core::Capture>> {
+    match dir {
+        Some(dir) => Some(vtlab_core::Capture::open(
+            plan,
+            &CaptureRequest {
+                dir,
+                points: points.unwrap_or_default(),
+                payload,
+            },
+        )),
+        None if points.is_some() => {
+            return Err(ScenarioError::new_err(
+                "pcap_points: a capture selection needs a pcap directory",
+            ))
+        }
+        None => None,
+    }
+    .transpose()
+    .map_err(|e| to_py_err(e.into()))
+}
+
 /// Run one simulation of a scenario spec (JSON text) with `seed`.
 ///
 /// Returns {"flows": columns, "links": columns, "traces": columns or None,
@@ -243,24 +283,7 @@ fn run<'py>(
         trace_changes,
         events,
     };
-    let capture = match pcap {
-        Some(dir) => Some(vtlab_core::Capture::open(
-            &plan,
-            &CaptureRequest {
-                dir,
-                points: pcap_points.unwrap_or_default(),
-                payload: pcap_payload,
-            },
-        )),
-        None if pcap_points.is_some() => {
-            return Err(ScenarioError::new_err(
-                "pcap_points: a capture selection needs a pcap directory",
-            ))
-        }
-        None => None,
-    }
-    .transpose()
-    .map_err(|e| to_py_err(e.into()))?;
+    let capture = open_capture(&plan, pcap, pcap_points, pcap_payload)?;
     // The run releases the GIL; every CHECK_EVERY events it takes it back
     // briefly to let Python handle signals (Ctrl-C raises KeyboardInterrupt
     // here) and looks at the stop flag other threads may set.
@@ -302,12 +325,17 @@ fn run<'py>(
     if let Some(e) = sink_error {
         return Err(e);
     }
-    let Some(mut result) = outcome else {
+    let Some(result) = outcome else {
         return Err(PyKeyboardInterrupt::new_err("simulation interrupted"));
     };
     if let Some(e) = result.capture.as_ref().and_then(|c| c.error.clone()) {
         return Err(PyOSError::new_err(e));
     }
+    run_output(py, result)
+}
+
+/// `run`'s dict: every result table as columns, and the run's metadata.
+fn run_output(py: Python<'_>, mut result: RunResult) -> PyResult<Bound<'_, PyDict>> {
     let id = RowId {
         scenario_hash: &result.scenario_hash,
         seed: result.seed,
@@ -342,6 +370,12 @@ fn run<'py>(
         Some(e) => out.set_item("events", columns(py, e.len(), e.into_columns(), &id)?)?,
         None => out.set_item("events", py.None())?,
     }
+    out.set_item("meta", run_meta(py, &mut result)?)?;
+    Ok(out)
+}
+
+/// `run`'s `meta`: identity, counts, times and the capture files written.
+fn run_meta<'py>(py: Python<'py>, result: &mut RunResult) -> PyResult<Bound<'py, PyDict>> {
     let meta = PyDict::new(py);
     meta.set_item("scenario_hash", &result.scenario_hash)?;
     meta.set_item("seed", result.seed)?;
@@ -360,8 +394,7 @@ fn run<'py>(
         }
         meta.set_item("pcap", files)?;
     }
-    out.set_item("meta", meta)?;
-    Ok(out)
+    Ok(meta)
 }
 
 #[pymodule]
@@ -374,6 +407,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_hash, m)?)?;
     m.add_function(wrap_pyfunction!(burst_mean_loss, m)?)?;
     m.add_function(wrap_pyfunction!(burst_start_for_mean_loss, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(pcap_files, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;

@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use super::SpecError;
-use crate::net::cellular::channel::{ChannelConf, Direction};
-use crate::net::cellular::trace::{parse_mahimahi, MAHIMAHI_OPPORTUNITY_BYTES};
+use super::scenario::check_range;
+use super::{SpecError, Validate};
+use crate::net::cellular::channel::{self, ChannelConf, Direction};
+use crate::net::cellular::trace::{parse_mahimahi, MAHIMAHI_OPPORTUNITY_BYTES, MAX_TRACE_MS};
 use crate::net::cellular::CapacityConf;
 
 /// Largest trace file read (bytes): 1 GiB, checked before reading.
@@ -81,7 +82,7 @@ pub mod defaults {
 
 impl ChannelSpec {
     /// The model's configuration with defaults; `direction` unless the spec
-    /// says otherwise. Checked by the plan ([`ChannelConf::check`]).
+    /// says otherwise. Checked by the plan ([`Validate`]).
     pub fn resolve(&self, direction: Direction, path: &str) -> Result<ChannelConf, SpecError> {
         use defaults as d;
         let direction = self.direction.unwrap_or(direction);
@@ -206,6 +207,58 @@ impl CapacitySpec {
                  model (the LTE channel model)"
                     .into(),
             )),
+        }
+    }
+}
+
+impl Validate for ChannelConf {
+    /// The model's ranges (checked beside the model, [`ChannelConf::check`]),
+    /// and a channel that can never deliver refused.
+    fn validate(&self, path: &str) -> Result<(), SpecError> {
+        self.check()
+            .map_err(|(field, msg)| SpecError::new(format!("{path}.{field}"), msg))?;
+        if channel::never_delivers(self) {
+            return Err(SpecError::new(
+                path,
+                "this channel never delivers anything: its SINR gives CQI 0 and nothing \
+                 (fading, shadowing) varies it; raise rsrp_dbm or lower the distance, \
+                 noise or interference"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Validate for CapacityConf {
+    /// A trace's times and opportunity size, or the channel model's fields.
+    fn validate(&self, path: &str) -> Result<(), SpecError> {
+        match self {
+            CapacityConf::Trace {
+                opportunity_bytes,
+                times_ms,
+                ..
+            } => {
+                let ok = !times_ms.is_empty()
+                    && times_ms.windows(2).all(|w| w[0] <= w[1])
+                    && times_ms[times_ms.len() - 1] > 0
+                    && times_ms[times_ms.len() - 1] <= MAX_TRACE_MS;
+                if !ok {
+                    return Err(SpecError::new(
+                        format!("{path}.times_ms"),
+                        format!(
+                            "must be non-decreasing times in [0, {MAX_TRACE_MS}] ms with a positive last one"
+                        ),
+                    ));
+                }
+                check_range(
+                    format!("{path}.opportunity_bytes"),
+                    u64::from(*opportunity_bytes),
+                    (1, 1_000_000),
+                    " bytes",
+                )
+            }
+            CapacityConf::Model { channel } => channel.validate(&format!("{path}.channel")),
         }
     }
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::units::Fraction;
-use super::SpecError;
+use super::{SpecError, Validate};
 use crate::net::loss::{burst_mean_loss, burst_start_for_mean_loss};
 use crate::net::{LossConf, Sojourn};
 
@@ -74,6 +74,42 @@ impl LossSpec {
     pub fn resolve_or(&self, path: &str, default_model: LossKind) -> Result<LossConf, SpecError> {
         let model = self.model.unwrap_or(default_model);
         let field = |name: &str| format!("{path}.{name}");
+        self.check_fields(model, path)?;
+        let conf = match model {
+            LossKind::None => LossConf::None,
+            LossKind::Bernoulli => LossConf::Bernoulli {
+                mean_loss: self.mean_loss.map_or(0.0, |f| f.0),
+            },
+            LossKind::Burst => self.burst(path)?,
+            LossKind::GilbertElliott => {
+                let sojourn = self.sojourn.unwrap_or_default();
+                let mean = |name: &str, v: Option<f64>| -> Result<f64, SpecError> {
+                    let x = v.ok_or_else(|| {
+                        SpecError::new(field(name), "required for model 'gilbert-elliott'".into())
+                    })?;
+                    check_sojourn(sojourn, x, &field(name))?;
+                    Ok(x)
+                };
+                LossConf::GilbertElliott {
+                    sojourn,
+                    mean_good: mean("mean_good", self.mean_good)?,
+                    mean_bad: mean("mean_bad", self.mean_bad)?,
+                    loss_good: self.loss_good.map_or(0.0, |f| f.0),
+                    loss_bad: self.loss_bad.map_or(1.0, |f| f.0),
+                }
+            }
+            LossKind::Replay => LossConf::Replay {
+                drops: self.drops.clone().ok_or_else(|| {
+                    SpecError::new(field("drops"), "required for model 'replay'".into())
+                })?,
+            },
+        };
+        conf.validate(path)?;
+        Ok(conf)
+    }
+
+    /// Refuse a field that `model` does not take.
+    fn check_fields(&self, model: LossKind, path: &str) -> Result<(), SpecError> {
         let set: Vec<&str> = [
             ("mean_loss", self.mean_loss.is_some()),
             ("burst_start", self.burst_start.is_some()),
@@ -99,82 +135,53 @@ impl LossSpec {
             }
             LossKind::Replay => &["drops"],
         };
+        let Some(bad) = set.iter().find(|n| !allowed.contains(n)) else {
+            return Ok(());
+        };
+        // A zero mean loss on the `none` model is harmless (the CLI's --loss 0).
+        let zero_loss_on_none = model == LossKind::None
+            && *bad == "mean_loss"
+            && self.mean_loss.map(|f| f.0) == Some(0.0)
+            && set.len() == 1;
+        if zero_loss_on_none {
+            return Ok(());
+        }
         let model_name = serde_json::to_value(model)
             .ok()
             .and_then(|v| v.as_str().map(str::to_owned))
             .unwrap_or_default();
-        if let Some(bad) = set.iter().find(|n| !allowed.contains(n)) {
-            // A zero mean loss on the `none` model is harmless (the CLI's --loss 0).
-            let zero_loss_on_none = model == LossKind::None
-                && *bad == "mean_loss"
-                && self.mean_loss.map(|f| f.0) == Some(0.0)
-                && set.len() == 1;
-            if !zero_loss_on_none {
-                return Err(super::foreign_field(
-                    field(bad),
-                    &format!("loss model '{model_name}'"),
-                    allowed,
-                ));
+        Err(super::foreign_field(
+            format!("{path}.{bad}"),
+            &format!("loss model '{model_name}'"),
+            allowed,
+        ))
+    }
+
+    /// The burst model: sizes, and the start probability given or solved
+    /// from the mean loss.
+    fn burst(&self, path: &str) -> Result<LossConf, SpecError> {
+        let field = |name: &str| format!("{path}.{name}");
+        let burst_min = self.burst_min.unwrap_or(DEFAULT_BURST_MIN);
+        let burst_max = self.burst_max.unwrap_or(DEFAULT_BURST_MAX);
+        check_burst_sizes(burst_min, burst_max, &field("burst_max"))?;
+        let burst_start = match (self.mean_loss, self.burst_start) {
+            (Some(_), Some(_)) => {
+                return Err(SpecError::new(
+                    field("burst_start"),
+                    "give either mean_loss or burst_start, not both".to_string(),
+                ))
             }
-        }
-        let prob = |name: &str, v: Option<Fraction>, default: f64, upper_open: bool| {
-            let x = v.map(|f| f.0).unwrap_or(default);
-            check_prob(&field(name), x, upper_open)
+            (None, Some(p)) => p.0,
+            (m, None) => {
+                let l = check_prob(&field("mean_loss"), m.map_or(0.0, |f| f.0), true)?;
+                checked_burst_start(l, burst_min, burst_max, &field("mean_loss"))?
+            }
         };
-        Ok(match model {
-            LossKind::None => LossConf::None,
-            LossKind::Bernoulli => LossConf::Bernoulli {
-                mean_loss: prob("mean_loss", self.mean_loss, 0.0, true)?,
-            },
-            LossKind::Burst => {
-                let burst_min = self.burst_min.unwrap_or(DEFAULT_BURST_MIN);
-                let burst_max = self.burst_max.unwrap_or(DEFAULT_BURST_MAX);
-                check_burst_sizes(burst_min, burst_max, &field("burst_max"))?;
-                let burst_start = match (self.mean_loss, self.burst_start) {
-                    (Some(_), Some(_)) => {
-                        return Err(SpecError::new(
-                            field("burst_start"),
-                            "give either mean_loss or burst_start, not both".to_string(),
-                        ))
-                    }
-                    (None, Some(_)) => prob("burst_start", self.burst_start, 0.0, false)?,
-                    (m, None) => {
-                        let l = prob("mean_loss", m, 0.0, true)?;
-                        checked_burst_start(l, burst_min, burst_max, &field("mean_loss"))?
-                    }
-                };
-                LossConf::Burst {
-                    burst_start,
-                    burst_min,
-                    burst_max,
-                    mean_loss: burst_mean_loss(burst_start, burst_min, burst_max),
-                }
-            }
-            LossKind::GilbertElliott => {
-                let sojourn = self.sojourn.unwrap_or_default();
-                let mean = |name: &str, v: Option<f64>| -> Result<f64, SpecError> {
-                    let x = v.ok_or_else(|| {
-                        SpecError::new(field(name), "required for model 'gilbert-elliott'".into())
-                    })?;
-                    check_sojourn(sojourn, x, &field(name))?;
-                    Ok(x)
-                };
-                LossConf::GilbertElliott {
-                    sojourn,
-                    mean_good: mean("mean_good", self.mean_good)?,
-                    mean_bad: mean("mean_bad", self.mean_bad)?,
-                    loss_good: prob("loss_good", self.loss_good, 0.0, false)?,
-                    loss_bad: prob("loss_bad", self.loss_bad, 1.0, false)?,
-                }
-            }
-            LossKind::Replay => {
-                let drops = self.drops.clone().ok_or_else(|| {
-                    SpecError::new(field("drops"), "required for model 'replay'".into())
-                })?;
-                let conf = LossConf::Replay { drops };
-                check_loss(&conf, path)?;
-                conf
-            }
+        Ok(LossConf::Burst {
+            burst_start,
+            burst_min,
+            burst_max,
+            mean_loss: burst_mean_loss(burst_start, burst_min, burst_max),
         })
     }
 }
@@ -288,36 +295,37 @@ fn check_prob(path: &str, x: f64, upper_open: bool) -> Result<f64, SpecError> {
     }
 }
 
-/// Check a resolved loss model's values (the plan re-checks what it is given).
-pub(crate) fn check_loss(conf: &LossConf, path: &str) -> Result<(), SpecError> {
-    let prob = |name: &str, x: f64, upper_open: bool| {
-        check_prob(&format!("{path}.{name}"), x, upper_open).map(drop)
-    };
-    match *conf {
-        LossConf::None => Ok(()),
-        LossConf::Bernoulli { mean_loss } => prob("mean_loss", mean_loss, true),
-        LossConf::Burst {
-            burst_start,
-            burst_min,
-            burst_max,
-            ..
-        } => {
-            check_burst_sizes(burst_min, burst_max, &format!("{path}.burst_max"))?;
-            prob("burst_start", burst_start, false)
+impl Validate for LossConf {
+    fn validate(&self, path: &str) -> Result<(), SpecError> {
+        let prob = |name: &str, x: f64, upper_open: bool| {
+            check_prob(&format!("{path}.{name}"), x, upper_open).map(drop)
+        };
+        match *self {
+            LossConf::None => Ok(()),
+            LossConf::Bernoulli { mean_loss } => prob("mean_loss", mean_loss, true),
+            LossConf::Burst {
+                burst_start,
+                burst_min,
+                burst_max,
+                ..
+            } => {
+                check_burst_sizes(burst_min, burst_max, &format!("{path}.burst_max"))?;
+                prob("burst_start", burst_start, false)
+            }
+            LossConf::GilbertElliott {
+                sojourn,
+                mean_good,
+                mean_bad,
+                loss_good,
+                loss_bad,
+            } => {
+                check_sojourn(sojourn, mean_good, &format!("{path}.mean_good"))?;
+                check_sojourn(sojourn, mean_bad, &format!("{path}.mean_bad"))?;
+                prob("loss_good", loss_good, false)?;
+                prob("loss_bad", loss_bad, false)
+            }
+            LossConf::Replay { ref drops } => check_drops(drops, &format!("{path}.drops")),
         }
-        LossConf::GilbertElliott {
-            sojourn,
-            mean_good,
-            mean_bad,
-            loss_good,
-            loss_bad,
-        } => {
-            check_sojourn(sojourn, mean_good, &format!("{path}.mean_good"))?;
-            check_sojourn(sojourn, mean_bad, &format!("{path}.mean_bad"))?;
-            prob("loss_good", loss_good, false)?;
-            prob("loss_bad", loss_bad, false)
-        }
-        LossConf::Replay { ref drops } => check_drops(drops, &format!("{path}.drops")),
     }
 }
 

@@ -11,7 +11,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use super::units::{Bytes, Dur, Fraction, Rate};
-use super::SpecError;
+use super::{SpecError, Validate};
 use crate::engine::Duration;
 use crate::net::qdisc::dql::{DqlParams, DQL_MAX_LIMIT};
 use crate::net::qdisc::{
@@ -253,11 +253,9 @@ impl QdiscSpec {
         .collect()
     }
 
-    /// Validate and fill in ns-3's defaults; `mtu` is the link's IP MTU
-    /// (FQ-CoDel's default quantum). `None` for kind `none`.
-    pub fn resolve(&self, path: &str, mtu: u32) -> Result<Option<QdiscConf>, SpecError> {
-        let field = |name: &str| format!("{path}.{name}");
-        let allowed: &[&str] = match self.kind {
+    /// The attributes kind `kind` takes.
+    fn allowed(kind: QdiscKind) -> &'static [&'static str] {
+        match kind {
             QdiscKind::None => &[],
             QdiscKind::PfifoFast => &["limit"],
             QdiscKind::Codel => &["limit", "limit_bytes", "target", "interval", "min_bytes"],
@@ -305,9 +303,15 @@ impl QdiscSpec {
                 "cap_drop_adjustment",
                 "derandomization",
             ],
-        };
-        let set = self.set_fields();
-        if let Some(bad) = set.iter().find(|n| !allowed.contains(n)) {
+        }
+    }
+
+    /// Fill in ns-3's defaults and validate; `mtu` is the link's IP MTU
+    /// (FQ-CoDel's default quantum). `None` for kind `none`.
+    pub fn resolve(&self, path: &str, mtu: u32) -> Result<Option<QdiscConf>, SpecError> {
+        let field = |name: &str| format!("{path}.{name}");
+        let allowed = Self::allowed(self.kind);
+        if let Some(bad) = self.set_fields().iter().find(|n| !allowed.contains(n)) {
             return Err(super::foreign_field(
                 field(bad),
                 &format!("queue disc '{}'", self.kind.name()),
@@ -320,165 +324,286 @@ impl QdiscSpec {
                 "give the limit in packets (limit) or in bytes (limit_bytes), not both".into(),
             ));
         }
-        let count = |name: &str, v: Option<u32>, default: u32, max: u32| {
-            let x = v.unwrap_or(default);
-            if x == 0 || x > max {
-                return Err(SpecError::new(
-                    field(name),
-                    format!("must be between 1 and {max} (got {x})"),
-                ));
-            }
-            Ok(x)
-        };
-        let bytes = |name: &str, v: Option<Bytes>, default: u32, min: u64| {
-            let x = v.map_or(u64::from(default), |b| b.0);
-            let max = u64::from(u32::MAX);
-            if x < min || x > max {
-                return Err(SpecError::new(
-                    field(name),
-                    format!("must be between {min} and {max} bytes (got {x})"),
-                ));
-            }
-            Ok(x as u32)
-        };
-        let time = |name: &str, v: Option<Dur>, default: Duration| {
-            let x = v.map_or(default, |d| Duration(d.0));
-            if x.0 == 0 {
-                return Err(SpecError::new(field(name), "must be positive".into()));
-            }
-            Ok(x)
-        };
-        let real = |name: &str, v: Option<f64>, default: f64, lo: f64, hi: f64| {
-            let x = v.unwrap_or(default);
-            if !(x.is_finite() && x >= lo && x <= hi) {
-                return Err(SpecError::new(
-                    field(name),
-                    format!("must be between {lo} and {hi} (got {x})"),
-                ));
-            }
-            Ok(x)
-        };
-        // A limit in the discipline's unit, packets unless `limit_bytes` is set.
-        let limit = |default: Limit| -> Result<Limit, SpecError> {
-            match (self.limit, self.limit_bytes) {
-                (Some(p), _) => Ok(Limit::Packets(count(
-                    "limit",
-                    Some(p),
-                    1,
-                    MAX_QDISC_PACKETS,
-                )?)),
-                (None, Some(b)) => {
-                    let max = u64::from(MAX_QDISC_PACKETS) * 1500;
-                    if b.0 == 0 || b.0 > max {
-                        return Err(SpecError::new(
-                            field("limit_bytes"),
-                            format!("must be between 1 and {max} bytes (got {})", b.0),
-                        ));
-                    }
-                    Ok(Limit::Bytes(b.0 as u32))
-                }
-                (None, None) => Ok(default),
-            }
-        };
-        Ok(Some(match self.kind {
+        let conf = match self.kind {
             QdiscKind::None => return Ok(None),
-            QdiscKind::PfifoFast => {
-                let d = PfifoFastParams::default();
-                QdiscConf::PfifoFast(PfifoFastParams {
-                    limit_packets: count("limit", self.limit, d.limit_packets, MAX_QDISC_PACKETS)?,
-                })
+            QdiscKind::PfifoFast => QdiscConf::PfifoFast(PfifoFastParams {
+                limit_packets: self
+                    .limit
+                    .unwrap_or(PfifoFastParams::default().limit_packets),
+            }),
+            QdiscKind::Codel => QdiscConf::CoDel(self.codel()),
+            QdiscKind::FqCodel => QdiscConf::FqCoDel(self.fq_codel(mtu)),
+            QdiscKind::Red => QdiscConf::Red(self.red()),
+            QdiscKind::Pie => QdiscConf::Pie(self.pie()),
+        };
+        Attrs {
+            path,
+            written: Some(self),
+        }
+        .check(&conf)?;
+        Ok(Some(conf))
+    }
+
+    /// The limit in the discipline's unit: packets unless `limit_bytes` is set.
+    fn limit(&self, default: Limit) -> Limit {
+        match (self.limit, self.limit_bytes) {
+            (Some(p), _) => Limit::Packets(p),
+            (None, Some(b)) => Limit::Bytes(narrow(Some(b), 0)),
+            (None, None) => default,
+        }
+    }
+
+    fn codel(&self) -> CoDelParams {
+        let d = CoDelParams::default();
+        CoDelParams {
+            limit: self.limit(d.limit),
+            min_bytes: narrow(self.min_bytes, d.min_bytes),
+            interval: self.interval.map_or(d.interval, |x| Duration(x.0)),
+            target: self.target.map_or(d.target, |x| Duration(x.0)),
+        }
+    }
+
+    fn fq_codel(&self, mtu: u32) -> FqCoDelParams {
+        let d = FqCoDelParams::default();
+        FqCoDelParams {
+            limit_packets: self.limit.unwrap_or(d.limit_packets),
+            flows: self.flows.unwrap_or(d.flows),
+            drop_batch_size: self.drop_batch.unwrap_or(d.drop_batch_size),
+            quantum: narrow(self.quantum, mtu),
+            interval: self.interval.map_or(d.interval, |x| Duration(x.0)),
+            target: self.target.map_or(d.target, |x| Duration(x.0)),
+            min_bytes: narrow(self.min_bytes, d.min_bytes),
+        }
+    }
+
+    fn red(&self) -> RedParams {
+        let d = RedParams::default();
+        let max_p = self.max_p.map_or(1.0 / d.l_interm, |f| f.0);
+        RedParams {
+            limit: self.limit(d.limit),
+            mean_pkt_size: narrow(self.mean_pkt_size, d.mean_pkt_size),
+            wait: self.wait.unwrap_or(d.wait),
+            gentle: self.gentle.unwrap_or(d.gentle),
+            min_th: self.min_th.unwrap_or(d.min_th),
+            max_th: self.max_th.unwrap_or(d.max_th),
+            q_w: self.q_w.unwrap_or(d.q_w),
+            l_interm: 1.0 / max_p,
+            link_bandwidth_bps: self.link_bandwidth.map_or(d.link_bandwidth_bps, |r| r.0),
+            link_delay: self.link_delay.map_or(d.link_delay, |x| Duration(x.0)),
+            ared: self.ared.unwrap_or(d.ared),
+            adapt_max_p: self.adapt_max_p.unwrap_or(d.adapt_max_p),
+            interval: self.interval.map_or(d.interval, |x| Duration(x.0)),
+            top: self.top.unwrap_or(d.top),
+            bottom: self.bottom.unwrap_or(d.bottom),
+            alpha: self.alpha.unwrap_or(d.alpha),
+            beta: self.beta.unwrap_or(d.beta),
+            rtt: self.rtt.map_or(d.rtt, |x| Duration(x.0)),
+            ..d
+        }
+    }
+
+    fn pie(&self) -> PieParams {
+        let d = PieParams::default();
+        PieParams {
+            limit: self.limit(d.limit),
+            mean_pkt_size: narrow(self.mean_pkt_size, d.mean_pkt_size),
+            a: self.a.unwrap_or(d.a),
+            b: self.b.unwrap_or(d.b),
+            t_update: self.t_update.map_or(d.t_update, |x| Duration(x.0)),
+            dq_threshold: narrow(self.dq_threshold, d.dq_threshold),
+            q_delay_ref: self.delay_ref.map_or(d.q_delay_ref, |x| Duration(x.0)),
+            max_burst: self.max_burst.map_or(d.max_burst, |x| Duration(x.0)),
+            use_dq_rate_estimator: self.dq_rate_estimator.unwrap_or(d.use_dq_rate_estimator),
+            use_cap_drop_adjustment: self
+                .cap_drop_adjustment
+                .unwrap_or(d.use_cap_drop_adjustment),
+            use_derandomization: self.derandomization.unwrap_or(d.use_derandomization),
+            ..d
+        }
+    }
+
+    /// A byte attribute as written, where the conf stores it in 32 bits.
+    fn written_bytes(&self, name: &str) -> Option<u64> {
+        let v = match name {
+            "limit_bytes" => self.limit_bytes,
+            "min_bytes" => self.min_bytes,
+            "quantum" => self.quantum,
+            "mean_pkt_size" => self.mean_pkt_size,
+            "dq_threshold" => self.dq_threshold,
+            _ => None,
+        };
+        v.map(|b| b.0)
+    }
+}
+
+/// A byte attribute (or its default) in the 32 bits ns-3 stores it in; a
+/// larger one saturates, and [`Attrs`] refuses it by the value as written.
+fn narrow(v: Option<Bytes>, default: u32) -> u32 {
+    v.map_or(default, |b| u32::try_from(b.0).unwrap_or(u32::MAX))
+}
+
+/// The largest byte limit: a million full-size packets.
+const MAX_LIMIT_BYTES: u64 = MAX_QDISC_PACKETS as u64 * 1500;
+
+/// The checks of one queue disc's attributes, each error naming its field.
+/// Checking what a spec resolved to, `written` is that spec: byte counts and
+/// max_p are then checked as written (the conf stores byte counts in 32 bits
+/// and max_p as its inverse).
+struct Attrs<'a> {
+    path: &'a str,
+    written: Option<&'a QdiscSpec>,
+}
+
+impl Attrs<'_> {
+    fn field(&self, name: &str) -> String {
+        format!("{}.{name}", self.path)
+    }
+
+    fn count(&self, name: &str, x: u32, max: u32) -> Result<(), SpecError> {
+        if x == 0 || x > max {
+            return Err(SpecError::new(
+                self.field(name),
+                format!("must be between 1 and {max} (got {x})"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn bytes(&self, name: &str, x: u32, min: u64) -> Result<(), SpecError> {
+        let x = self
+            .written
+            .and_then(|s| s.written_bytes(name))
+            .unwrap_or(u64::from(x));
+        let max = u64::from(u32::MAX);
+        if x < min || x > max {
+            return Err(SpecError::new(
+                self.field(name),
+                format!("must be between {min} and {max} bytes (got {x})"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn time(&self, name: &str, x: Duration) -> Result<(), SpecError> {
+        if x.0 == 0 {
+            return Err(SpecError::new(self.field(name), "must be positive".into()));
+        }
+        Ok(())
+    }
+
+    fn real(&self, name: &str, x: f64, lo: f64, hi: f64) -> Result<(), SpecError> {
+        if !(x.is_finite() && x >= lo && x <= hi) {
+            return Err(SpecError::new(
+                self.field(name),
+                format!("must be between {lo} and {hi} (got {x})"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn limit(&self, limit: Limit) -> Result<(), SpecError> {
+        let bytes = match limit {
+            Limit::Packets(n) => return self.count("limit", n, MAX_QDISC_PACKETS),
+            Limit::Bytes(b) => self
+                .written
+                .and_then(|s| s.written_bytes("limit_bytes"))
+                .unwrap_or(u64::from(b)),
+        };
+        if bytes == 0 || bytes > MAX_LIMIT_BYTES {
+            return Err(SpecError::new(
+                self.field("limit_bytes"),
+                format!("must be between 1 and {MAX_LIMIT_BYTES} bytes (got {bytes})"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// RED's max_p, ns-3's 1/`LInterm`: in (0, 1].
+    fn max_p(&self, l_interm: f64) -> Result<(), SpecError> {
+        let Some(max_p) = self.written.and_then(|s| s.max_p) else {
+            if l_interm.is_nan() || l_interm < 1.0 {
+                return Err(SpecError::new(
+                    self.field("max_p"),
+                    format!("must be between 0 and 1 (got {})", 1.0 / l_interm),
+                ));
             }
-            QdiscKind::Codel => {
-                let d = CoDelParams::default();
-                QdiscConf::CoDel(CoDelParams {
-                    limit: limit(d.limit)?,
-                    min_bytes: bytes("min_bytes", self.min_bytes, d.min_bytes, 0)?,
-                    interval: time("interval", self.interval, d.interval)?,
-                    target: time("target", self.target, d.target)?,
-                })
+            return Ok(());
+        };
+        self.real("max_p", max_p.0, 0.0, 1.0)?;
+        if max_p.0 == 0.0 {
+            return Err(SpecError::new(
+                self.field("max_p"),
+                "must be positive (ns-3 stores 1/max_p)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn red(&self, p: &RedParams) -> Result<(), SpecError> {
+        self.limit(p.limit)?;
+        let max_size = match p.limit {
+            Limit::Packets(n) | Limit::Bytes(n) => f64::from(n),
+        };
+        self.real("min_th", p.min_th, 0.0, max_size)?;
+        self.real("max_th", p.max_th, 0.0, max_size)?;
+        if p.max_th < p.min_th {
+            return Err(SpecError::new(
+                self.field("max_th"),
+                format!("must be at least min_th ({}; got {})", p.min_th, p.max_th),
+            ));
+        }
+        self.max_p(p.l_interm)?;
+        self.bytes("mean_pkt_size", p.mean_pkt_size, 1)?;
+        self.real("q_w", p.q_w, f64::MIN_POSITIVE, 1.0)?;
+        self.time("interval", p.interval)?;
+        self.real("top", p.top, 0.0, 1.0)?;
+        self.real("bottom", p.bottom, 0.0, 1.0)?;
+        self.real("alpha", p.alpha, 0.0, 1.0)?;
+        self.real("beta", p.beta, 0.0, 1.0)?;
+        self.time("rtt", p.rtt)
+    }
+
+    fn pie(&self, p: &PieParams) -> Result<(), SpecError> {
+        self.limit(p.limit)?;
+        self.bytes("mean_pkt_size", p.mean_pkt_size, 1)?;
+        self.real("a", p.a, 0.0, 1e6)?;
+        self.real("b", p.b, 0.0, 1e6)?;
+        self.time("t_update", p.t_update)?;
+        self.bytes("dq_threshold", p.dq_threshold, 1)?;
+        self.time("delay_ref", p.q_delay_ref)
+    }
+
+    fn check(&self, conf: &QdiscConf) -> Result<(), SpecError> {
+        match conf {
+            QdiscConf::PfifoFast(p) => self.count("limit", p.limit_packets, MAX_QDISC_PACKETS),
+            QdiscConf::CoDel(p) => {
+                self.limit(p.limit)?;
+                self.bytes("min_bytes", p.min_bytes, 0)?;
+                self.time("interval", p.interval)?;
+                self.time("target", p.target)
             }
-            QdiscKind::FqCodel => {
-                let d = FqCoDelParams::default();
-                QdiscConf::FqCoDel(FqCoDelParams {
-                    limit_packets: count("limit", self.limit, d.limit_packets, MAX_QDISC_PACKETS)?,
-                    flows: count("flows", self.flows, d.flows, 65_536)?,
-                    drop_batch_size: count(
-                        "drop_batch",
-                        self.drop_batch,
-                        d.drop_batch_size,
-                        65_536,
-                    )?,
-                    quantum: bytes("quantum", self.quantum, mtu, 1)?,
-                    interval: time("interval", self.interval, d.interval)?,
-                    target: time("target", self.target, d.target)?,
-                    min_bytes: bytes("min_bytes", self.min_bytes, d.min_bytes, 0)?,
-                })
+            QdiscConf::FqCoDel(p) => {
+                self.count("limit", p.limit_packets, MAX_QDISC_PACKETS)?;
+                self.count("flows", p.flows, 65_536)?;
+                self.count("drop_batch", p.drop_batch_size, 65_536)?;
+                self.bytes("quantum", p.quantum, 1)?;
+                self.time("interval", p.interval)?;
+                self.time("target", p.target)?;
+                self.bytes("min_bytes", p.min_bytes, 0)
             }
-            QdiscKind::Red => {
-                let d = RedParams::default();
-                let limit = limit(d.limit)?;
-                let max_size = match limit {
-                    Limit::Packets(n) | Limit::Bytes(n) => f64::from(n),
-                };
-                let min_th = real("min_th", self.min_th, d.min_th, 0.0, max_size)?;
-                let max_th = real("max_th", self.max_th, d.max_th, 0.0, max_size)?;
-                if max_th < min_th {
-                    return Err(SpecError::new(
-                        field("max_th"),
-                        format!("must be at least min_th ({min_th}; got {max_th})"),
-                    ));
-                }
-                let max_p = real("max_p", self.max_p.map(|f| f.0), 1.0 / d.l_interm, 0.0, 1.0)?;
-                if max_p == 0.0 {
-                    return Err(SpecError::new(
-                        field("max_p"),
-                        "must be positive (ns-3 stores 1/max_p)".into(),
-                    ));
-                }
-                QdiscConf::Red(RedParams {
-                    limit,
-                    mean_pkt_size: bytes("mean_pkt_size", self.mean_pkt_size, d.mean_pkt_size, 1)?,
-                    wait: self.wait.unwrap_or(d.wait),
-                    gentle: self.gentle.unwrap_or(d.gentle),
-                    min_th,
-                    max_th,
-                    q_w: real("q_w", self.q_w, d.q_w, f64::MIN_POSITIVE, 1.0)?,
-                    l_interm: 1.0 / max_p,
-                    link_bandwidth_bps: self.link_bandwidth.map_or(d.link_bandwidth_bps, |r| r.0),
-                    link_delay: self.link_delay.map_or(d.link_delay, |x| Duration(x.0)),
-                    ared: self.ared.unwrap_or(d.ared),
-                    adapt_max_p: self.adapt_max_p.unwrap_or(d.adapt_max_p),
-                    interval: time("interval", self.interval, d.interval)?,
-                    top: real("top", self.top, d.top, 0.0, 1.0)?,
-                    bottom: real("bottom", self.bottom, d.bottom, 0.0, 1.0)?,
-                    alpha: real("alpha", self.alpha, d.alpha, 0.0, 1.0)?,
-                    beta: real("beta", self.beta, d.beta, 0.0, 1.0)?,
-                    rtt: time("rtt", self.rtt, d.rtt)?,
-                    ..d
-                })
-            }
-            QdiscKind::Pie => {
-                let d = PieParams::default();
-                QdiscConf::Pie(PieParams {
-                    limit: limit(d.limit)?,
-                    mean_pkt_size: bytes("mean_pkt_size", self.mean_pkt_size, d.mean_pkt_size, 1)?,
-                    a: real("a", self.a, d.a, 0.0, 1e6)?,
-                    b: real("b", self.b, d.b, 0.0, 1e6)?,
-                    t_update: time("t_update", self.t_update, d.t_update)?,
-                    dq_threshold: bytes("dq_threshold", self.dq_threshold, d.dq_threshold, 1)?,
-                    q_delay_ref: time("delay_ref", self.delay_ref, d.q_delay_ref)?,
-                    max_burst: self.max_burst.map_or(d.max_burst, |x| Duration(x.0)),
-                    use_dq_rate_estimator: self
-                        .dq_rate_estimator
-                        .unwrap_or(d.use_dq_rate_estimator),
-                    use_cap_drop_adjustment: self
-                        .cap_drop_adjustment
-                        .unwrap_or(d.use_cap_drop_adjustment),
-                    use_derandomization: self.derandomization.unwrap_or(d.use_derandomization),
-                    ..d
-                })
-            }
-        }))
+            QdiscConf::Red(p) => self.red(p),
+            QdiscConf::Pie(p) => self.pie(p),
+        }
+    }
+}
+
+impl Validate for QdiscConf {
+    fn validate(&self, path: &str) -> Result<(), SpecError> {
+        Attrs {
+            path,
+            written: None,
+        }
+        .check(self)
     }
 }
 
@@ -522,38 +647,76 @@ impl<'de> Deserialize<'de> for BqlField {
 }
 
 impl BqlField {
-    /// Check and fill in ns-3's defaults; `None` when off.
+    /// Fill in ns-3's defaults and validate; `None` when off.
     pub fn resolve(&self, path: &str) -> Result<Option<DqlParams>, SpecError> {
         let Some(b) = &self.0 else {
             return Ok(None);
         };
         let d = DqlParams::default();
         let limit = |name: &str, v: Option<Bytes>, default: u32| {
-            let x = v.map_or(u64::from(default), |b| b.0);
-            if x > u64::from(DQL_MAX_LIMIT) {
-                return Err(SpecError::new(
-                    format!("{path}.{name}"),
-                    format!("must be at most {DQL_MAX_LIMIT} bytes (got {x})"),
-                ));
-            }
-            Ok(x as u32)
+            dql_limit(
+                &format!("{path}.{name}"),
+                v.map_or(u64::from(default), |b| b.0),
+            )
         };
         let params = DqlParams {
             hold_time: b.hold_time.map_or(d.hold_time, |t| Duration(t.0)),
             min_limit: limit("min_limit", b.min_limit, d.min_limit)?,
             max_limit: limit("max_limit", b.max_limit, d.max_limit)?,
         };
-        if params.min_limit > params.max_limit {
+        params.validate(path)?;
+        Ok(Some(params))
+    }
+}
+
+/// A byte limit of DQL: at most [`DQL_MAX_LIMIT`].
+fn dql_limit(path: &str, x: u64) -> Result<u32, SpecError> {
+    if x > u64::from(DQL_MAX_LIMIT) {
+        return Err(SpecError::new(
+            path,
+            format!("must be at most {DQL_MAX_LIMIT} bytes (got {x})"),
+        ));
+    }
+    Ok(x as u32)
+}
+
+impl Validate for DqlParams {
+    fn validate(&self, path: &str) -> Result<(), SpecError> {
+        for (name, x) in [("min_limit", self.min_limit), ("max_limit", self.max_limit)] {
+            dql_limit(&format!("{path}.{name}"), u64::from(x))?;
+        }
+        if self.min_limit > self.max_limit {
             return Err(SpecError::new(
                 format!("{path}.max_limit"),
                 format!(
                     "must be at least min_limit ({} bytes; got {})",
-                    params.min_limit, params.max_limit
+                    self.min_limit, self.max_limit
                 ),
             ));
         }
-        Ok(Some(params))
+        Ok(())
     }
+}
+
+/// Byte queue limits (validated) live in the device queue's flow control
+/// with a queue disc, as ns-3 installs them
+/// (`TrafficControlHelper::SetQueueLimits`).
+pub(crate) fn check_bql(
+    bql: Option<&DqlParams>,
+    qdisc: Option<&QdiscConf>,
+    path: &str,
+) -> Result<(), SpecError> {
+    let Some(b) = bql else {
+        return Ok(());
+    };
+    b.validate(path)?;
+    if qdisc.is_none() {
+        return Err(SpecError::new(
+            path,
+            "byte queue limits need a queue disc (qdisc is none)".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// The queue disc a profile installs when the scenario names none: what

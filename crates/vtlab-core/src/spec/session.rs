@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::sim::plan::StepConf;
 
+use super::scenario::{check_range, MAX_TIME_NS};
 use super::units::{Bytes, Dur};
-use super::{SpecError, TcpSpec};
+use super::{SpecError, TcpSpec, Validate};
 use crate::tcp::TcpConfig;
 
 /// A resolved session.
@@ -176,6 +177,23 @@ pub mod tls {
     /// padding-length byte fill whole blocks.
     pub const BLOCK: u64 = 16;
 
+    /// The handshake: two round trips, no message deadline (the ISO 15118-2
+    /// sequence timers are not modelled).
+    pub fn handshake() -> Vec<super::StepConf> {
+        let exchange = |name: &str, request_bytes, response_bytes| super::StepConf {
+            name: name.into(),
+            request_bytes,
+            response_bytes,
+            timeout_ns: 0,
+            repeats: 1,
+            period_ns: 0,
+        };
+        vec![
+            exchange("TlsHello", CLIENT_HELLO, SERVER_FLIGHT),
+            exchange("TlsFinished", CLIENT_FINISHED, SERVER_FINISHED),
+        ]
+    }
+
     /// Bytes on the wire of `plaintext` bytes in one record: header 5,
     /// explicit IV 16, then the padded plaintext + MAC (RFC 5246 §6.2.3.2).
     pub fn record(plaintext: u64) -> u64 {
@@ -194,7 +212,69 @@ impl SessionSpec {
         base: Option<&TcpSpec>,
     ) -> Result<SessionConf, SpecError> {
         let f = |field: &str| format!("{path}.{field}");
-        let tcp = super::merge_tcp(base, self.tcp.as_ref())?.resolve(&f("tcp"))?;
+        let tcp = super::tcp::merge_tcp(base, self.tcp.as_ref())?.resolve(&f("tcp"))?;
+        let seq = self.sequence(path)?;
+        let processing = check_ns(&f("processing"), self.processing, 0, 0)?;
+        let start = check_ns(&f("start"), self.start, 0, 0)?;
+        if self.steps.is_some() && seq.profile != "custom" {
+            return Err(SpecError::new(
+                f("steps"),
+                format!(
+                    "explicit steps need profile = \"custom\" (profile is '{}')",
+                    seq.profile
+                ),
+            ));
+        }
+        let mut steps = if seq.tls {
+            tls::handshake()
+        } else {
+            Vec::new()
+        };
+        let energy_step = match seq.profile {
+            "iso15118-2-dc" | "din70121-dc" => Some(seq.dc(&mut steps, path)?),
+            "iso15118-2-ac" => Some(seq.ac(&mut steps, path)?),
+            "custom" => {
+                let Some(list) = self.steps.as_ref() else {
+                    return Err(SpecError::new(
+                        f("steps"),
+                        "profile = \"custom\" needs a list of steps".into(),
+                    ));
+                };
+                let record = |b: u64| seq.record(b);
+                for (i, s) in list.iter().enumerate() {
+                    steps.push(custom_step(&format!("{path}.steps[{i}]"), s, &record)?);
+                }
+                None
+            }
+            other => {
+                return Err(SpecError::new(
+                    f("profile"),
+                    format!(
+                        "unknown session profile '{other}' (allowed: iso15118-2-dc, \
+                         iso15118-2-ac, din70121-dc, custom)"
+                    ),
+                ))
+            }
+        };
+        let conf = SessionConf {
+            name: name.into(),
+            profile: seq.profile.into(),
+            client: client.into(),
+            server: server.into(),
+            start_ns: start,
+            tcp,
+            steps,
+            abort_on_miss: self.abort_on_miss.unwrap_or(true),
+            processing_ns: processing,
+            energy_step,
+        };
+        conf.validate(path)?;
+        Ok(conf)
+    }
+
+    /// The profile, payment and TLS, and the timing of the loops.
+    fn sequence(&self, path: &str) -> Result<Sequence<'_>, SpecError> {
+        let f = |field: &str| format!("{path}.{field}");
         let profile = self.profile.as_deref().unwrap_or("iso15118-2-dc");
         let payment = self.payment.as_deref().unwrap_or("eim");
         if !matches!(payment, "eim" | "pnc") {
@@ -225,167 +305,159 @@ impl SessionSpec {
             ));
         }
         let ac = profile == "iso15118-2-ac";
-        let duration = check_ns(&f("duration"), self.duration, 1_800_000_000_000, 0)?;
-        let period = check_ns(
-            &f("period"),
-            self.period,
-            if ac { 1_000_000_000 } else { 220_000_000 },
-            0,
-        )?;
-        let poll = check_ns(&f("poll"), self.poll, 250_000_000, 1_000_000)?;
-        let cable_check = check_ns(&f("cable_check"), self.cable_check, 0, 0)?;
-        let pre_charge = check_ns(&f("pre_charge"), self.pre_charge, 0, 0)?;
-        let processing = check_ns(&f("processing"), self.processing, 0, 0)?;
-        let start = check_ns(&f("start"), self.start, 0, 0)?;
-        if self.steps.is_some() && profile != "custom" {
-            return Err(SpecError::new(
-                f("steps"),
-                format!("explicit steps need profile = \"custom\" (profile is '{profile}')"),
-            ));
+        let default_period = if ac { 1_000_000_000 } else { 220_000_000 };
+        Ok(Sequence {
+            profile,
+            pnc,
+            tls,
+            duration: check_ns(&f("duration"), self.duration, 1_800_000_000_000, 0)?,
+            period: check_ns(&f("period"), self.period, default_period, 0)?,
+            poll: check_ns(&f("poll"), self.poll, 250_000_000, 1_000_000)?,
+            cable_check: check_ns(&f("cable_check"), self.cable_check, 0, 0)?,
+            pre_charge: check_ns(&f("pre_charge"), self.pre_charge, 0, 0)?,
+        })
+    }
+}
+
+/// A built-in profile's settings: what its message sequence depends on.
+struct Sequence<'a> {
+    profile: &'a str,
+    /// Plug & Charge.
+    pnc: bool,
+    tls: bool,
+    /// Length and cycle of the charging loop, ns.
+    duration: u64,
+    period: u64,
+    /// Polling cycle and length of CableCheck and PreCharge, ns.
+    poll: u64,
+    cable_check: u64,
+    pre_charge: u64,
+}
+
+impl Sequence<'_> {
+    /// Bytes on the wire of a message of `b` bytes (in a TLS record with TLS).
+    fn record(&self, b: u64) -> u64 {
+        if self.tls {
+            tls::record(b)
+        } else {
+            b
         }
-        let loop_count = |cycle: u64| -> Result<u32, SpecError> {
-            let n = if cycle == 0 {
-                1
-            } else {
-                duration.div_ceil(cycle).max(1)
-            };
-            if n > MAX_EXCHANGES {
-                return Err(SpecError::new(
-                    f("duration"),
-                    format!(
-                        "{n} exchanges (duration / period) is above the limit of {MAX_EXCHANGES}"
-                    ),
-                ));
-            }
-            Ok(n as u32)
-        };
-        let ongoing = |d: u64| -> u32 { (d / poll) as u32 + 1 };
-        let record = |b: u64| if tls { tls::record(b) } else { b };
-        let step = |d: MessageDef, repeats: u32, period_ns: u64| StepConf {
+    }
+
+    fn step(&self, d: MessageDef, repeats: u32, period_ns: u64) -> StepConf {
+        StepConf {
             name: d.name.into(),
-            request_bytes: record(V2GTP_HEADER_BYTES + d.request_exi),
-            response_bytes: record(V2GTP_HEADER_BYTES + d.response_exi),
+            request_bytes: self.record(V2GTP_HEADER_BYTES + d.request_exi),
+            response_bytes: self.record(V2GTP_HEADER_BYTES + d.response_exi),
             timeout_ns: d.timeout_ms * 1_000_000,
             repeats,
             period_ns,
+        }
+    }
+
+    /// Exchanges of the charging loop: `duration` at one per `cycle`.
+    fn loop_count(&self, cycle: u64, path: &str) -> Result<u32, SpecError> {
+        let n = if cycle == 0 {
+            1
+        } else {
+            self.duration.div_ceil(cycle).max(1)
         };
-        let mut steps = Vec::new();
-        if tls {
-            // The handshake: two round trips, no message deadline (the
-            // ISO 15118-2 sequence timers are not modelled).
-            steps.push(StepConf {
-                name: "TlsHello".into(),
-                request_bytes: tls::CLIENT_HELLO,
-                response_bytes: tls::SERVER_FLIGHT,
-                timeout_ns: 0,
-                repeats: 1,
-                period_ns: 0,
-            });
-            steps.push(StepConf {
-                name: "TlsFinished".into(),
-                request_bytes: tls::CLIENT_FINISHED,
-                response_bytes: tls::SERVER_FINISHED,
-                timeout_ns: 0,
-                repeats: 1,
-                period_ns: 0,
-            });
-        }
-        let mut energy_step = None;
-        match profile {
-            "iso15118-2-dc" | "din70121-dc" => {
-                let din = profile == "din70121-dc";
-                steps.push(step(iso::SUPPORTED_APP_PROTOCOL, 1, 0));
-                steps.push(step(iso::SESSION_SETUP, 1, 0));
-                steps.push(step(iso::SERVICE_DISCOVERY, 1, 0));
-                let (power_delivery, current_demand) = if din {
-                    steps.push(step(din::SERVICE_PAYMENT_SELECTION, 1, 0));
-                    steps.push(step(din::CONTRACT_AUTHENTICATION, 1, 0));
-                    steps.push(step(din::CHARGE_PARAMETER_DISCOVERY, 1, 0));
-                    (din::POWER_DELIVERY, din::CURRENT_DEMAND)
-                } else {
-                    steps.push(step(iso::PAYMENT_SERVICE_SELECTION, 1, 0));
-                    if pnc {
-                        steps.push(step(iso::PAYMENT_DETAILS, 1, 0));
-                        steps.push(step(iso::AUTHORIZATION_PNC, 1, 0));
-                    } else {
-                        steps.push(step(iso::AUTHORIZATION, 1, 0));
-                    }
-                    steps.push(step(iso::CHARGE_PARAMETER_DISCOVERY_DC, 1, 0));
-                    (iso::POWER_DELIVERY, iso::CURRENT_DEMAND)
-                };
-                steps.push(step(iso::CABLE_CHECK, ongoing(cable_check), poll));
-                steps.push(step(iso::PRE_CHARGE, ongoing(pre_charge), poll));
-                steps.push(step(power_delivery, 1, 0));
-                energy_step = Some(steps.len() as u32);
-                steps.push(step(current_demand, loop_count(period)?, period));
-                steps.push(step(power_delivery, 1, 0));
-                steps.push(step(iso::WELDING_DETECTION, 1, 0));
-                steps.push(step(iso::SESSION_STOP, 1, 0));
-            }
-            "iso15118-2-ac" => {
-                steps.push(step(iso::SUPPORTED_APP_PROTOCOL, 1, 0));
-                steps.push(step(iso::SESSION_SETUP, 1, 0));
-                steps.push(step(iso::SERVICE_DISCOVERY, 1, 0));
-                steps.push(step(iso::PAYMENT_SERVICE_SELECTION, 1, 0));
-                if pnc {
-                    steps.push(step(iso::PAYMENT_DETAILS, 1, 0));
-                    steps.push(step(iso::AUTHORIZATION_PNC, 1, 0));
-                } else {
-                    steps.push(step(iso::AUTHORIZATION, 1, 0));
-                }
-                steps.push(step(iso::CHARGE_PARAMETER_DISCOVERY_AC, 1, 0));
-                steps.push(step(iso::POWER_DELIVERY, 1, 0));
-                energy_step = Some(steps.len() as u32);
-                steps.push(step(iso::CHARGING_STATUS, loop_count(period)?, period));
-                steps.push(step(iso::POWER_DELIVERY, 1, 0));
-                steps.push(step(iso::SESSION_STOP, 1, 0));
-            }
-            "custom" => {
-                let Some(list) = self.steps.as_ref() else {
-                    return Err(SpecError::new(
-                        f("steps"),
-                        "profile = \"custom\" needs a list of steps".into(),
-                    ));
-                };
-                for (i, s) in list.iter().enumerate() {
-                    steps.push(custom_step(&format!("{path}.steps[{i}]"), s, &record)?);
-                }
-            }
-            other => {
-                return Err(SpecError::new(
-                    f("profile"),
-                    format!(
-                        "unknown session profile '{other}' (allowed: iso15118-2-dc, \
-                         iso15118-2-ac, din70121-dc, custom)"
-                    ),
-                ))
-            }
-        }
-        if steps.is_empty() || steps.len() > MAX_STEPS {
+        if n > MAX_EXCHANGES {
             return Err(SpecError::new(
-                f("steps"),
-                format!("{} steps is outside [1, {MAX_STEPS}]", steps.len()),
+                format!("{path}.duration"),
+                format!("{n} exchanges (duration / period) is above the limit of {MAX_EXCHANGES}"),
             ));
         }
-        let exchanges: u64 = steps.iter().map(|s| u64::from(s.repeats)).sum();
+        Ok(n as u32)
+    }
+
+    /// Exchanges of a phase answered "ongoing" for `d` ns, polled every `poll`.
+    fn ongoing(&self, d: u64) -> u32 {
+        (d / self.poll) as u32 + 1
+    }
+
+    /// Identification and authorization, ISO 15118-2 (the first four
+    /// messages, then payment).
+    fn iso_opening(&self, steps: &mut Vec<StepConf>) {
+        steps.push(self.step(iso::PAYMENT_SERVICE_SELECTION, 1, 0));
+        if self.pnc {
+            steps.push(self.step(iso::PAYMENT_DETAILS, 1, 0));
+            steps.push(self.step(iso::AUTHORIZATION_PNC, 1, 0));
+        } else {
+            steps.push(self.step(iso::AUTHORIZATION, 1, 0));
+        }
+    }
+
+    /// The DC sequence (ISO 15118-2 or DIN SPEC 70121); returns the index of
+    /// the charging loop.
+    fn dc(&self, steps: &mut Vec<StepConf>, path: &str) -> Result<u32, SpecError> {
+        steps.push(self.step(iso::SUPPORTED_APP_PROTOCOL, 1, 0));
+        steps.push(self.step(iso::SESSION_SETUP, 1, 0));
+        steps.push(self.step(iso::SERVICE_DISCOVERY, 1, 0));
+        let (power_delivery, current_demand) = if self.profile == "din70121-dc" {
+            steps.push(self.step(din::SERVICE_PAYMENT_SELECTION, 1, 0));
+            steps.push(self.step(din::CONTRACT_AUTHENTICATION, 1, 0));
+            steps.push(self.step(din::CHARGE_PARAMETER_DISCOVERY, 1, 0));
+            (din::POWER_DELIVERY, din::CURRENT_DEMAND)
+        } else {
+            self.iso_opening(steps);
+            steps.push(self.step(iso::CHARGE_PARAMETER_DISCOVERY_DC, 1, 0));
+            (iso::POWER_DELIVERY, iso::CURRENT_DEMAND)
+        };
+        let poll = self.poll;
+        steps.push(self.step(iso::CABLE_CHECK, self.ongoing(self.cable_check), poll));
+        steps.push(self.step(iso::PRE_CHARGE, self.ongoing(self.pre_charge), poll));
+        steps.push(self.step(power_delivery, 1, 0));
+        let energy_step = steps.len() as u32;
+        let n = self.loop_count(self.period, path)?;
+        steps.push(self.step(current_demand, n, self.period));
+        steps.push(self.step(power_delivery, 1, 0));
+        steps.push(self.step(iso::WELDING_DETECTION, 1, 0));
+        steps.push(self.step(iso::SESSION_STOP, 1, 0));
+        Ok(energy_step)
+    }
+
+    /// The AC sequence of ISO 15118-2; returns the index of the charging loop.
+    fn ac(&self, steps: &mut Vec<StepConf>, path: &str) -> Result<u32, SpecError> {
+        steps.push(self.step(iso::SUPPORTED_APP_PROTOCOL, 1, 0));
+        steps.push(self.step(iso::SESSION_SETUP, 1, 0));
+        steps.push(self.step(iso::SERVICE_DISCOVERY, 1, 0));
+        self.iso_opening(steps);
+        steps.push(self.step(iso::CHARGE_PARAMETER_DISCOVERY_AC, 1, 0));
+        steps.push(self.step(iso::POWER_DELIVERY, 1, 0));
+        let energy_step = steps.len() as u32;
+        let n = self.loop_count(self.period, path)?;
+        steps.push(self.step(iso::CHARGING_STATUS, n, self.period));
+        steps.push(self.step(iso::POWER_DELIVERY, 1, 0));
+        steps.push(self.step(iso::SESSION_STOP, 1, 0));
+        Ok(energy_step)
+    }
+}
+
+impl Validate for SessionConf {
+    /// The start, the TCP settings, and the number of steps and exchanges.
+    fn validate(&self, path: &str) -> Result<(), SpecError> {
+        check_range(
+            format!("{path}.start_ns"),
+            self.start_ns,
+            (0, MAX_TIME_NS),
+            " ns",
+        )?;
+        self.tcp.validate(&format!("{path}.tcp"))?;
+        if self.steps.is_empty() || self.steps.len() > MAX_STEPS {
+            return Err(SpecError::new(
+                format!("{path}.steps"),
+                format!("{} steps is outside [1, {MAX_STEPS}]", self.steps.len()),
+            ));
+        }
+        let exchanges: u64 = self.steps.iter().map(|s| u64::from(s.repeats)).sum();
         if exchanges > MAX_EXCHANGES {
             return Err(SpecError::new(
-                f("steps"),
+                format!("{path}.steps"),
                 format!("{exchanges} exchanges in all is above the limit of {MAX_EXCHANGES}"),
             ));
         }
-        Ok(SessionConf {
-            name: name.into(),
-            profile: profile.into(),
-            client: client.into(),
-            server: server.into(),
-            start_ns: start,
-            tcp,
-            steps,
-            abort_on_miss: self.abort_on_miss.unwrap_or(true),
-            processing_ns: processing,
-            energy_step,
-        })
+        Ok(())
     }
 }
 

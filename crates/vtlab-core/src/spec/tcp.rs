@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::units::{Bytes, Dur};
-use super::SpecError;
+use super::{SpecError, Validate};
 use crate::tcp::cc::{self, Params, Profile};
 use crate::tcp::rwnd::{ArwndConf, GrowthMode, RwndConf};
 use crate::tcp::{Recovery, TcpConfig};
@@ -231,12 +231,35 @@ fn duration(path: &str, x: u64, lo: u64) -> Result<(), SpecError> {
     }
 }
 
-/// Check every field of resolved TCP settings against its range, and the
+/// The error for a congestion control the registry does not know.
+pub(crate) fn unknown_cc(path: &str, name: &str) -> SpecError {
+    SpecError::new(
+        path,
+        format!(
+            "unknown congestion control '{name}' (allowed: {})",
+            cc::names().join(", ")
+        ),
+    )
+}
+
+/// Every field of resolved TCP settings against its range, and the
 /// congestion control's name, parameters and implied settings: the one place
 /// these rules live (used on user input and again when a plan is built).
-pub(crate) fn check_config(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
+impl Validate for TcpConfig {
+    fn validate(&self, path: &str) -> Result<(), SpecError> {
+        check_cc(self, path)?;
+        check_sizes(self, path)?;
+        check_timers(self, path)?;
+        check_rwnd(self, path)?;
+        check_loss_detection(self, path)
+    }
+}
+
+/// The congestion control: its name, its parameters, and the settings it
+/// implies.
+fn check_cc(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
     let f = |name: &str| format!("{path}.{name}");
-    let desc = cc::lookup(&c.cc).ok_or_else(|| super::plan::unknown_cc(&f("cc"), &c.cc))?;
+    let desc = cc::lookup(&c.cc).ok_or_else(|| unknown_cc(&f("cc"), &c.cc))?;
     cc::validate_params(desc, &c.cc_params, c.profile)
         .map_err(|(name, msg)| SpecError::new(format!("{}.{name}", f("cc_params")), msg))?;
     let conflict = |field: &str, implied: String| {
@@ -263,6 +286,12 @@ pub(crate) fn check_config(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
             "Proportional Rate Reduction applies to recovery 'sack' only".into(),
         ));
     }
+    Ok(())
+}
+
+/// Segment, header, buffer and window sizes.
+fn check_sizes(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
+    let f = |name: &str| format!("{path}.{name}");
     in_range(&f("mss"), c.mss, 1, 65_495, " bytes")?;
     in_range(
         &f("header_bytes"),
@@ -271,20 +300,18 @@ pub(crate) fn check_config(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
         1_000,
         " bytes (at least the 20 B IP header)",
     )?;
-    in_range(
-        &f("send_buffer"),
-        c.send_buffer,
-        c.mss,
-        1 << 40,
-        " bytes (at least one MSS)",
-    )?;
-    in_range(
-        &f("recv_buffer"),
-        c.recv_buffer,
-        c.mss,
-        1 << 40,
-        " bytes (at least one MSS)",
-    )?;
+    for (name, buffer) in [
+        ("send_buffer", c.send_buffer),
+        ("recv_buffer", c.recv_buffer),
+    ] {
+        in_range(
+            &f(name),
+            buffer,
+            c.mss,
+            1 << 40,
+            " bytes (at least one MSS)",
+        )?;
+    }
     in_range(
         &f("initial_cwnd"),
         c.initial_cwnd,
@@ -301,7 +328,12 @@ pub(crate) fn check_config(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
             " bytes (at least 2 MSS)",
         )?;
     }
-    in_range(&f("dupack_threshold"), c.dupack_threshold, 1, 1_000, "")?;
+    in_range(&f("dupack_threshold"), c.dupack_threshold, 1, 1_000, "").map(drop)
+}
+
+/// Timers, ACK settings and retry counts.
+fn check_timers(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
+    let f = |name: &str| format!("{path}.{name}");
     duration(&f("rto_min"), c.rto_min_ns, 0)?;
     duration(&f("rto_max"), c.rto_max_ns, 1)?;
     if c.rto_max_ns < c.rto_min_ns {
@@ -322,10 +354,7 @@ pub(crate) fn check_config(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
     )?;
     duration(&f("delayed_ack_timeout"), c.delayed_ack_timeout_ns, 1)?;
     in_range(&f("syn_retries"), c.syn_retries(), 0, 30, "")?;
-    in_range(&f("data_retries"), c.data_retries(), 0, 100, "")?;
-    check_rwnd(c, path)?;
-    check_loss_detection(c, path)?;
-    Ok(())
+    in_range(&f("data_retries"), c.data_retries(), 0, 100, "").map(drop)
 }
 
 /// The loss-detection switches: TLP and RACK need SACK (as in Linux); early
@@ -369,6 +398,23 @@ fn check_loss_detection(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// Overlay `over` on `base`: fields set in `over` win.
+pub fn merge_tcp(base: Option<&TcpSpec>, over: Option<&TcpSpec>) -> Result<TcpSpec, SpecError> {
+    let to_map = |s: Option<&TcpSpec>| -> serde_json::Map<String, serde_json::Value> {
+        match s.and_then(|s| serde_json::to_value(s).ok()) {
+            Some(serde_json::Value::Object(m)) => m,
+            _ => serde_json::Map::new(),
+        }
+    };
+    let mut merged = to_map(base);
+    for (k, v) in to_map(over) {
+        if !v.is_null() {
+            merged.insert(k, v);
+        }
+    }
+    super::from_value(serde_json::Value::Object(merged), "tcp")
+}
+
 impl TcpSpec {
     /// Fill unset fields from the profile's defaults (and the congestion
     /// control's implied settings), then check every range.
@@ -376,8 +422,7 @@ impl TcpSpec {
         let profile = self.profile.unwrap_or_default();
         let d = TcpConfig::defaults(profile);
         let cc = self.cc.clone().unwrap_or(d.cc);
-        let desc =
-            cc::lookup(&cc).ok_or_else(|| super::plan::unknown_cc(&format!("{path}.cc"), &cc))?;
+        let desc = cc::lookup(&cc).ok_or_else(|| unknown_cc(&format!("{path}.cc"), &cc))?;
         let recovery = self
             .recovery
             .or(desc.implies.recovery)
@@ -431,7 +476,7 @@ impl TcpSpec {
             }
             config.rwnd = r.resolve(config.mss);
         }
-        check_config(&config, path)?;
+        config.validate(path)?;
         Ok(config)
     }
 }

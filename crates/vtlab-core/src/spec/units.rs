@@ -131,6 +131,33 @@ pub fn parse_fraction(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A parsed quantity in its base unit: bytes, bit/s and nanoseconds are
+/// whole numbers, a fraction is a float.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Quantity {
+    Whole(u64),
+    Real(f64),
+}
+
+/// The quantity kinds [`parse_quantity`] knows.
+pub const QUANTITY_KINDS: &[&str] = &["bytes", "rate", "duration", "fraction"];
+
+/// Parse `text` as a quantity of `kind` ("bytes", "rate", "duration",
+/// "fraction"), with the message a scenario field of that kind gives for a
+/// bad value.
+pub fn parse_quantity(kind: &str, text: &str) -> Result<Quantity, String> {
+    match kind {
+        "bytes" => parse_bytes(text).map(Quantity::Whole),
+        "rate" => parse_rate(text).map(Quantity::Whole),
+        "duration" => parse_duration(text).map(Quantity::Whole),
+        "fraction" => parse_fraction(text).map(Quantity::Real),
+        _ => Err(format!(
+            "unknown quantity kind '{kind}' (allowed: {})",
+            QUANTITY_KINDS.join(", ")
+        )),
+    }
+}
+
 /// A visitor that accepts strings and numbers and hands a string to `parse`.
 struct QuantityVisitor<T> {
     parse: fn(&str) -> Result<T, String>,
@@ -250,6 +277,35 @@ mod tests {
         assert_eq!(parse_fraction("0.25%"), Ok(0.0025));
         assert_eq!(parse_fraction("0.05"), Ok(0.05));
         assert!(parse_fraction("5 percent").is_err());
+    }
+
+    #[test]
+    fn quantities_by_kind() {
+        assert_eq!(parse_quantity("fraction", "5%"), Ok(Quantity::Real(0.05)));
+        assert_eq!(
+            parse_quantity("fraction", "0.25 %"),
+            Ok(Quantity::Real(0.0025))
+        );
+        assert_eq!(
+            parse_quantity("rate", "10Mbps"),
+            Ok(Quantity::Whole(10_000_000))
+        );
+        assert_eq!(
+            parse_quantity("bytes", "128KiB"),
+            Ok(Quantity::Whole(131_072))
+        );
+        assert_eq!(
+            parse_quantity("duration", "0.9ms"),
+            Ok(Quantity::Whole(900_000))
+        );
+        assert_eq!(
+            parse_quantity("bytes", "abc"),
+            Err(parse_bytes("abc").unwrap_err())
+        );
+        assert_eq!(
+            parse_quantity("speed", "1"),
+            Err("unknown quantity kind 'speed' (allowed: bytes, rate, duration, fraction)".into())
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::loss::{LossKind, LossSpec};
 use super::units::{Bytes, Dur, Fraction, Rate};
-use super::SpecError;
+use super::{SpecError, Validate};
 use crate::net::wifi::{
     ErrorFrames, ErrorPlacement, MediumConf, Mobility, Propagation, Reception, Standard, WifiConf,
 };
@@ -72,46 +72,33 @@ fn kbps(rate: Rate) -> u32 {
 impl WifiSpec {
     /// Resolve onto `base`; `path` prefixes error paths.
     pub fn resolve(&self, base: WifiConf, path: &str) -> Result<WifiConf, SpecError> {
-        let field = |f: &str| format!("{path}.{f}");
         let mut w = base;
         if let Some(standard) = self.standard {
-            let (slot, sifs, cw_min, cw_max) = standard.timing();
-            w.standard = standard;
-            w.slot_ns = slot.0;
-            w.sifs_ns = sifs.0;
-            w.cw_min = cw_min;
-            w.cw_max = cw_max;
-            w.data_rate_kbps = standard.basic_rate_kbps();
-            w.control_rate_kbps = standard.basic_rate_kbps();
-            if standard != Standard::B {
-                // ns-3's OFDM PHYs: the NIST/YANS models are not reproduced;
-                // the threshold rule applies.
-                if matches!(w.reception, Reception::DsssBer { .. }) {
-                    w.reception = Reception::Threshold { sinr_db: 10.0 };
-                }
-            }
+            set_standard(&mut w, standard);
         }
-        if let Some(r) = self.rate {
-            w.data_rate_kbps = kbps(r);
+        self.apply_mac(&mut w, path)?;
+        self.apply_radio(&mut w);
+        w.error = self.error_model(path)?;
+        if let Some(p) = self.error_placement {
+            w.error_placement = p;
         }
-        if let Some(r) = self.control_rate {
-            w.control_rate_kbps = kbps(r);
+        if let Some(f) = self.error_frames {
+            w.error_frames = f;
         }
-        if let Some(v) = self.short_preamble {
-            w.short_preamble = v;
-        }
-        if let Some(d) = self.slot {
-            w.slot_ns = d.0;
-        }
-        if let Some(d) = self.sifs {
-            w.sifs_ns = d.0;
-        }
-        if let Some(v) = self.cw_min {
-            w.cw_min = v;
-        }
-        if let Some(v) = self.cw_max {
-            w.cw_max = v;
-        }
+        w.validate(path)?;
+        Ok(w)
+    }
+
+    /// Rates, timing, RTS/CTS, retries and queue.
+    fn apply_mac(&self, w: &mut WifiConf, path: &str) -> Result<(), SpecError> {
+        let field = |f: &str| format!("{path}.{f}");
+        set(&mut w.data_rate_kbps, self.rate.map(kbps));
+        set(&mut w.control_rate_kbps, self.control_rate.map(kbps));
+        set(&mut w.short_preamble, self.short_preamble);
+        set(&mut w.slot_ns, self.slot.map(|d| d.0));
+        set(&mut w.sifs_ns, self.sifs.map(|d| d.0));
+        set(&mut w.cw_min, self.cw_min);
+        set(&mut w.cw_max, self.cw_max);
         match (self.rts, self.rts_threshold) {
             (Some(_), Some(_)) => {
                 return Err(SpecError::new(
@@ -131,15 +118,9 @@ impl WifiSpec {
             }
             (None, None) => {}
         }
-        if let Some(v) = self.short_retry_limit {
-            w.short_retry_limit = v;
-        }
-        if let Some(v) = self.long_retry_limit {
-            w.long_retry_limit = v;
-        }
-        if let Some(v) = self.ifq {
-            w.ifq_packets = v;
-        }
+        set(&mut w.short_retry_limit, self.short_retry_limit);
+        set(&mut w.long_retry_limit, self.long_retry_limit);
+        set(&mut w.ifq_packets, self.ifq);
         let small = |name: &str, b: Bytes| {
             u32::try_from(b.0)
                 .map_err(|_| SpecError::new(field(name), format!("{} bytes is too large", b.0)))
@@ -150,36 +131,20 @@ impl WifiSpec {
         if let Some(b) = self.mtu {
             w.mtu_bytes = small("mtu", b)?;
         }
-        if let Some(v) = self.tx_power_dbm {
-            w.tx_power_dbm = v;
-        }
-        if let Some(v) = self.rx_sensitivity_dbm {
-            w.rx_sensitivity_dbm = v;
-        }
-        if let Some(v) = self.cca_threshold_dbm {
-            w.cca_threshold_dbm = v;
-        }
+        Ok(())
+    }
+
+    /// Powers, thresholds, reception and propagation.
+    fn apply_radio(&self, w: &mut WifiConf) {
+        set(&mut w.tx_power_dbm, self.tx_power_dbm);
+        set(&mut w.rx_sensitivity_dbm, self.rx_sensitivity_dbm);
+        set(&mut w.cca_threshold_dbm, self.cca_threshold_dbm);
         if let Some(v) = self.discard_below_dbm {
             w.discard_below_dbm = Some(v);
         }
-        if let Some(v) = self.noise_figure_db {
-            w.noise_figure_db = v;
-        }
-        if let Some(r) = self.reception {
-            w.reception = r;
-        }
-        if let Some(p) = self.propagation {
-            w.propagation = p;
-        }
-        w.error = self.error_model(path)?;
-        if let Some(p) = self.error_placement {
-            w.error_placement = p;
-        }
-        if let Some(f) = self.error_frames {
-            w.error_frames = f;
-        }
-        w.check().map_err(|(f, m)| SpecError::new(field(&f), m))?;
-        Ok(w)
+        set(&mut w.noise_figure_db, self.noise_figure_db);
+        set(&mut w.reception, self.reception);
+        set(&mut w.propagation, self.propagation);
     }
 
     /// The on-off model: Gilbert–Elliott in time, no loss in the good state,
@@ -233,6 +198,60 @@ impl WifiSpec {
             ..Default::default()
         }
         .resolve(&field("error_rate"))
+    }
+}
+
+/// Overwrite `slot` with `value` when it is given.
+fn set<T>(slot: &mut T, value: Option<T>) {
+    if let Some(v) = value {
+        *slot = v;
+    }
+}
+
+/// A standard's timing, contention window and basic rates.
+fn set_standard(w: &mut WifiConf, standard: Standard) {
+    let (slot, sifs, cw_min, cw_max) = standard.timing();
+    w.standard = standard;
+    w.slot_ns = slot.0;
+    w.sifs_ns = sifs.0;
+    w.cw_min = cw_min;
+    w.cw_max = cw_max;
+    w.data_rate_kbps = standard.basic_rate_kbps();
+    w.control_rate_kbps = standard.basic_rate_kbps();
+    // ns-3's OFDM PHYs: the NIST/YANS models are not reproduced; the
+    // threshold rule applies.
+    if standard != Standard::B && matches!(w.reception, Reception::DsssBer { .. }) {
+        w.reception = Reception::Threshold { sinr_db: 10.0 };
+    }
+}
+
+impl Validate for WifiConf {
+    /// The radio and MAC ranges (checked beside the model,
+    /// [`WifiConf::check`]) and the error model.
+    fn validate(&self, path: &str) -> Result<(), SpecError> {
+        self.check()
+            .map_err(|(f, m)| SpecError::new(format!("{path}.{f}"), m))?;
+        self.error.validate(&format!("{path}.error"))
+    }
+}
+
+impl Validate for MediumConf {
+    /// The radio, and every station's position and velocity (node names and
+    /// counts are [`super::Scenario::validate`]'s).
+    fn validate(&self, path: &str) -> Result<(), SpecError> {
+        self.wifi.validate(&format!("{path}.wifi"))?;
+        for (k, mob) in self.mobility.iter().enumerate() {
+            let finite = [mob.x_m, mob.y_m, mob.vx_mps, mob.vy_mps]
+                .iter()
+                .all(|v| v.is_finite() && v.abs() <= 1e7);
+            if !finite {
+                return Err(SpecError::new(
+                    format!("{path}.mobility[{k}]"),
+                    "positions (m) and velocities (m/s) must be finite and within ±1e7".into(),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -158,6 +158,13 @@ fn in_range(
 impl ChannelConf {
     /// Check every field; `Err((field name, message with the allowed range))`.
     pub fn check(&self) -> Result<(), (&'static str, String)> {
+        self.check_cell()?;
+        self.check_radio()?;
+        self.check_link_adaptation()
+    }
+
+    /// The bandwidth, this user's share of it, and the mean RSRP or distance.
+    fn check_cell(&self) -> Result<(), (&'static str, String)> {
         if !BANDWIDTHS_RB.contains(&self.bandwidth_rb) {
             return Err((
                 "bandwidth_rb",
@@ -196,6 +203,11 @@ impl ChannelConf {
                 ))
             }
         }
+        Ok(())
+    }
+
+    /// Speed, carrier, powers, noise, interference and shadowing.
+    fn check_radio(&self) -> Result<(), (&'static str, String)> {
         in_range("speed_mps", self.speed_mps, 0.0, 150.0, " m/s")?;
         in_range("carrier_hz", self.carrier_hz, 4e8, 6e9, " Hz")?;
         in_range("enb_power_dbm", self.enb_power_dbm, 0.0, 60.0, " dBm")?;
@@ -230,6 +242,11 @@ impl ChannelConf {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// The block error rate, HARQ and the highest TBS index.
+    fn check_link_adaptation(&self) -> Result<(), (&'static str, String)> {
         if !(self.bler.is_finite() && (0.0..1.0).contains(&self.bler)) {
             return Err((
                 "bler",

@@ -144,18 +144,23 @@ impl WifiConf {
 
     /// Check every value; `Err((field, message))` with the allowed range.
     pub fn check(&self) -> Result<(), (String, String)> {
-        let f = |s: &str| s.to_string();
-        if !self.standard.rates_kbps().contains(&self.data_rate_kbps) {
-            return Err((
-                f("data_rate_kbps"),
-                rates_message(self.standard, self.data_rate_kbps),
-            ));
-        }
-        if !self.standard.rates_kbps().contains(&self.control_rate_kbps) {
-            return Err((
-                f("control_rate_kbps"),
-                rates_message(self.standard, self.control_rate_kbps),
-            ));
+        self.check_rates()?;
+        self.check_mac()?;
+        self.check_radio()?;
+        self.propagation
+            .check()
+            .map_err(|(field, m)| (format!("propagation.{field}"), m))
+    }
+
+    /// The data and control rates: the standard's, and the reception model's.
+    fn check_rates(&self) -> Result<(), (String, String)> {
+        for (name, rate) in [
+            ("data_rate_kbps", self.data_rate_kbps),
+            ("control_rate_kbps", self.control_rate_kbps),
+        ] {
+            if !self.standard.rates_kbps().contains(&rate) {
+                return Err((name.into(), rates_message(self.standard, rate)));
+            }
         }
         for (name, rate) in [
             ("data_rate_kbps", self.data_rate_kbps),
@@ -163,7 +168,7 @@ impl WifiConf {
         ] {
             if !self.reception.supports(rate) {
                 return Err((
-                    f(name),
+                    name.into(),
                     format!(
                         "reception model dsss-ber has error rates for 1000 and 2000 kbit/s only \
                          (found {rate}); use reception.model = \"threshold\" for other rates"
@@ -171,48 +176,41 @@ impl WifiConf {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// Timing, contention window, retries, queue and frame sizes.
+    fn check_mac(&self) -> Result<(), (String, String)> {
         let range = |name: &str, v: u64, lo: u64, hi: u64| {
             if (lo..=hi).contains(&v) {
                 Ok(())
             } else {
-                Err((f(name), format!("{v} is outside [{lo}, {hi}]")))
+                Err((name.to_string(), format!("{v} is outside [{lo}, {hi}]")))
             }
         };
         range("slot_ns", self.slot_ns, 1_000, 1_000_000)?;
         range("sifs_ns", self.sifs_ns, 1_000, 1_000_000)?;
         range("cw_min", u64::from(self.cw_min), 1, 65_535)?;
-        range(
-            "cw_max",
-            u64::from(self.cw_max),
-            u64::from(self.cw_min),
-            65_535,
-        )?;
-        range(
-            "rts_threshold_bytes",
-            u64::from(self.rts_threshold_bytes),
-            0,
-            65_535,
-        )?;
-        range(
-            "short_retry_limit",
-            u64::from(self.short_retry_limit),
-            1,
-            255,
-        )?;
+        let cw_min = u64::from(self.cw_min);
+        range("cw_max", u64::from(self.cw_max), cw_min, 65_535)?;
+        let rts = u64::from(self.rts_threshold_bytes);
+        range("rts_threshold_bytes", rts, 0, 65_535)?;
+        let short = u64::from(self.short_retry_limit);
+        range("short_retry_limit", short, 1, 255)?;
         range("long_retry_limit", u64::from(self.long_retry_limit), 1, 255)?;
         range("ifq_packets", u64::from(self.ifq_packets), 1, 1_000_000)?;
-        range(
-            "mac_overhead_bytes",
-            u64::from(self.mac_overhead_bytes),
-            0,
-            1_000,
-        )?;
-        range("mtu_bytes", u64::from(self.mtu_bytes), 68, 7_935)?;
+        let overhead = u64::from(self.mac_overhead_bytes);
+        range("mac_overhead_bytes", overhead, 0, 1_000)?;
+        range("mtu_bytes", u64::from(self.mtu_bytes), 68, 7_935)
+    }
+
+    /// Powers, thresholds and the reception model's SINR.
+    fn check_radio(&self) -> Result<(), (String, String)> {
         let dbm = |name: &str, v: f64, lo: f64, hi: f64| {
             if v.is_finite() && (lo..=hi).contains(&v) {
                 Ok(())
             } else {
-                Err((f(name), format!("{v} is outside [{lo}, {hi}]")))
+                Err((name.to_string(), format!("{v} is outside [{lo}, {hi}]")))
             }
         };
         dbm("tx_power_dbm", self.tx_power_dbm, -50.0, 60.0)?;
@@ -223,14 +221,11 @@ impl WifiConf {
             dbm("discard_below_dbm", v, -200.0, 0.0)?;
         }
         match self.reception {
-            Reception::Threshold { sinr_db } => dbm("reception.sinr_db", sinr_db, -30.0, 60.0)?,
+            Reception::Threshold { sinr_db } => dbm("reception.sinr_db", sinr_db, -30.0, 60.0),
             Reception::DsssBer { preamble_snr_db } => {
-                dbm("reception.preamble_snr_db", preamble_snr_db, -30.0, 60.0)?
+                dbm("reception.preamble_snr_db", preamble_snr_db, -30.0, 60.0)
             }
         }
-        self.propagation
-            .check()
-            .map_err(|(field, m)| (format!("propagation.{field}"), m))
     }
 }
 

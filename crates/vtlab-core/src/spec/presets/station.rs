@@ -17,9 +17,10 @@
 
 use serde::Deserialize;
 
-use super::units::{Bytes, Dur, Rate};
-use super::{transfer_size, BqlField, FlowConf, LinkTemplate, QdiscField, Scenario, SpecError};
-use super::{LossKind, LossSpec, SessionSpec, TcpSpec};
+use super::common::{Common, LinkTemplate, Wired, DEFAULT_TRANSFER_BYTES};
+use crate::spec::units::{Bytes, Dur, Rate};
+use crate::spec::{BqlField, FlowConf, LinkConf, QdiscField, Scenario, SpecError};
+use crate::spec::{LossKind, LossSpec, SessionConf, SessionSpec, TcpSpec};
 
 /// Rate of the access hop between a segment and a vehicle: fast enough never
 /// to be a bottleneck (the segment is).
@@ -65,8 +66,37 @@ pub struct StationSpec {
     pub session: Option<SessionSpec>,
 }
 
+/// The station's layout: how many vehicles, how many per segment.
+struct Layout {
+    vehicles: u32,
+    per_segment: u32,
+    segments: u32,
+}
+
 impl StationSpec {
-    pub fn resolve(self) -> Result<Scenario, SpecError> {
+    fn common(&self) -> Common<'_> {
+        Common {
+            bytes: self.bytes,
+            tcp: self.tcp.as_ref(),
+            stop: self.stop,
+            trace_interval: self.trace_interval,
+            max_events: self.max_events,
+        }
+    }
+
+    fn wired(&self) -> Wired<'_> {
+        Wired {
+            queue_packets: self.queue_packets,
+            framing_bytes: self.framing_bytes,
+            mtu: self.mtu,
+            qdisc: self.qdisc.as_ref(),
+            bql: self.bql.as_ref(),
+            loss: self.loss.as_ref(),
+            reverse_loss: self.reverse_loss.as_ref(),
+        }
+    }
+
+    fn layout(&self) -> Result<Layout, SpecError> {
         let vehicles = self.vehicles.unwrap_or(21);
         if !(1..=1000).contains(&vehicles) {
             return Err(SpecError::new(
@@ -81,23 +111,16 @@ impl StationSpec {
                 format!("{per_segment} is outside [1, 1000]"),
             ));
         }
-        let t = LinkTemplate::new(self.queue_packets, self.framing_bytes, self.mtu)?
-            .with_qdisc(self.qdisc.as_ref(), self.tcp.as_ref())?
-            .with_bql(self.bql.as_ref())?;
-        let loss = self
-            .loss
-            .unwrap_or_default()
-            .resolve_or("loss", LossKind::Burst)?;
-        let reverse_loss = self
-            .reverse_loss
-            .unwrap_or_default()
-            .resolve_or("reverse_loss", LossKind::None)?;
-        let tcp = self.tcp.clone().unwrap_or_default().resolve("tcp")?;
-        let bytes = transfer_size(self.bytes)?;
-        let bulk = self.session.is_none() || self.bytes.is_some();
-        let mut sessions = Vec::new();
-        let stagger = self.stagger.map_or(2_000_000, |d| d.0);
-        let segments = vehicles.div_ceil(per_segment);
+        Ok(Layout {
+            vehicles,
+            per_segment,
+            segments: vehicles.div_ceil(per_segment),
+        })
+    }
+
+    /// The nodes and links up to the segments: SA, the switch, the WAN and
+    /// one PLC link per segment.
+    fn backbone(&self, t: &LinkTemplate, segments: u32) -> (Vec<String>, Vec<LinkConf>) {
         let mut nodes = vec!["sa".to_string(), "switch".to_string()];
         let mut links = vec![t.link(
             "wan",
@@ -118,10 +141,24 @@ impl StationSpec {
                 plc_delay,
             ));
         }
-        let mut flows = Vec::with_capacity(vehicles as usize);
-        for i in 1..=vehicles {
+        (nodes, links)
+    }
+
+    pub fn resolve(self) -> Result<Scenario, SpecError> {
+        let layout = self.layout()?;
+        let (common, wired) = (self.common(), self.wired());
+        let t = wired.template(self.tcp.as_ref())?;
+        let (loss, reverse_loss) = wired.losses(LossKind::Burst)?;
+        let tcp = common.tcp()?;
+        let bytes = common.transfer_size(DEFAULT_TRANSFER_BYTES)?;
+        let bulk = self.session.is_none() || self.bytes.is_some();
+        let stagger = self.stagger.map_or(2_000_000, |d| d.0);
+        let (mut nodes, mut links) = self.backbone(&t, layout.segments);
+        let mut flows = Vec::with_capacity(layout.vehicles as usize);
+        let mut sessions: Vec<SessionConf> = Vec::new();
+        for i in 1..=layout.vehicles {
             let ev = format!("ev{i}");
-            let segment = (i - 1) / per_segment + 1;
+            let segment = (i - 1) / layout.per_segment + 1;
             nodes.push(ev.clone());
             let mut access = t.link(
                 format!("access{i}"),
@@ -130,8 +167,7 @@ impl StationSpec {
                 ACCESS_RATE_BPS,
                 0,
             );
-            access.loss_ab = loss.clone();
-            access.loss_ba = reverse_loss.clone();
+            (access.loss_ab, access.loss_ba) = (loss.clone(), reverse_loss.clone());
             links.push(access);
             let start_ns = u64::from(i - 1) * stagger;
             if let Some(spec) = &self.session {
@@ -140,34 +176,27 @@ impl StationSpec {
                 sessions.push(c);
             }
             if bulk {
+                let tcp = tcp.clone();
+                let (src, name) = ("sa".into(), ev.clone());
                 flows.push(FlowConf {
-                    name: ev.clone(),
-                    src: "sa".into(),
+                    name,
+                    src,
                     dst: ev,
                     bytes,
                     start_ns,
-                    tcp: tcp.clone(),
+                    tcp,
                 });
             }
         }
-        let mut scenario = Scenario::assemble_with_sessions(
-            "station",
-            nodes,
-            links,
-            flows,
-            sessions,
-            self.stop,
-            self.trace_interval,
-            self.max_events,
-        )?;
+        let mut scenario = common.assemble("station", nodes, links, flows, sessions)?;
         // The addresses validation/ns3/v2g.cc assigns (what FQ-CoDel hashes):
         // the WAN in 10.1.1.0/24, one /30 per PLC segment in 10.2.0.0/16 and
         // per access hop in 10.3.0.0/16, the far end taking host 2.
         let host2 = |net: u32, k: u32| (net + 4 * k + 2).to_be_bytes();
         scenario.addresses = [[10, 1, 1, 1], [10, 1, 1, 2]]
             .into_iter()
-            .chain((0..segments).map(|j| host2(0x0a02_0000, j)))
-            .chain((0..vehicles).map(|i| host2(0x0a03_0000, i)))
+            .chain((0..layout.segments).map(|j| host2(0x0a02_0000, j)))
+            .chain((0..layout.vehicles).map(|i| host2(0x0a03_0000, i)))
             .collect();
         Ok(scenario)
     }
@@ -175,7 +204,7 @@ impl StationSpec {
 
 #[cfg(test)]
 mod tests {
-    use super::super::resolve_value;
+    use crate::spec::resolve_value;
     use serde_json::json;
 
     #[test]

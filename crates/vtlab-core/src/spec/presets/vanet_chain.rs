@@ -12,10 +12,11 @@
 
 use serde::Deserialize;
 
-use super::units::{Bytes, Dur, Fraction};
-use super::wifi::WifiSpec;
-use super::{FlowConf, Scenario, SpecError, TcpSpec};
+use super::common::Common;
 use crate::net::wifi::{MediumConf, Mobility, WifiConf};
+use crate::spec::units::{Bytes, Dur, Fraction};
+use crate::spec::wifi::WifiSpec;
+use crate::spec::{FlowConf, Scenario, SpecError, TcpSpec};
 use crate::tcp::cc::Profile;
 use crate::tcp::Recovery;
 
@@ -80,6 +81,48 @@ fn shortcut<T>(
 
 impl VanetChainSpec {
     pub fn resolve(self) -> Result<Scenario, SpecError> {
+        let (hops, mobility) = self.chain()?;
+        let wifi = self.wifi()?;
+        let names: Vec<String> = (0..=hops).map(|i| format!("v{i}")).collect();
+        let tcp = self.tcp_spec()?;
+        let start = self.start.map_or(1_000_000_000, |d| d.0);
+        let stop = self
+            .stop
+            .map_or(start.saturating_add(250_000_000_000), |d| d.0);
+        let common = Common {
+            bytes: self.bytes,
+            tcp: Some(&tcp),
+            stop: Some(Dur(stop)),
+            trace_interval: self.trace_interval,
+            max_events: self.max_events,
+        };
+        let flow = FlowConf {
+            name: "tcp".into(),
+            src: names[0].clone(),
+            dst: names[hops as usize].clone(),
+            bytes: common.transfer_size(10_000_000_000)?,
+            start_ns: start,
+            tcp: common.tcp()?,
+        };
+        let mut scenario = common.assemble(
+            "vanet-chain",
+            names.clone(),
+            Vec::new(),
+            vec![flow],
+            Vec::new(),
+        )?;
+        scenario.media = vec![MediumConf {
+            name: "wifi".into(),
+            nodes: names,
+            mobility,
+            wifi,
+        }];
+        scenario.check_structure()?;
+        Ok(scenario)
+    }
+
+    /// The number of hops and every vehicle's position and velocity.
+    fn chain(&self) -> Result<(u32, Vec<Mobility>), SpecError> {
         let hops = self.hops.unwrap_or(1);
         if !(1..=MAX_HOPS).contains(&hops) {
             return Err(SpecError::new(
@@ -101,6 +144,20 @@ impl VanetChainSpec {
                 format!("{speed} is outside [0, 500] km/h"),
             ));
         }
+        let v = speed / 3.6;
+        let mobility = (0..=hops)
+            .map(|i| Mobility {
+                x_m: f64::from(i) * spacing,
+                y_m: 0.0,
+                vx_mps: v,
+                vy_mps: 0.0,
+            })
+            .collect();
+        Ok((hops, mobility))
+    }
+
+    /// The radio: `wifi` with the shortcuts, over ns-2's defaults.
+    fn wifi(&self) -> Result<WifiConf, SpecError> {
         let mut wifi = self.wifi.clone().unwrap_or_default();
         shortcut(&mut wifi.ifq, self.ifq, "ifq", "wifi.ifq")?;
         shortcut(
@@ -117,18 +174,11 @@ impl VanetChainSpec {
                 "also set as wifi.rts_threshold; give one of them".into(),
             ));
         }
-        let wifi = wifi.resolve(WifiConf::ns2_defaults(), "wifi")?;
-        let names: Vec<String> = (0..=hops).map(|i| format!("v{i}")).collect();
-        let v = speed / 3.6;
-        let mobility = (0..=hops)
-            .map(|i| Mobility {
-                x_m: f64::from(i) * spacing,
-                y_m: 0.0,
-                vx_mps: v,
-                vy_mps: 0.0,
-            })
-            .collect();
+        wifi.resolve(WifiConf::ns2_defaults(), "wifi")
+    }
 
+    /// TCP as ns-2 ran it in the study, with the shortcuts.
+    fn tcp_spec(&self) -> Result<TcpSpec, SpecError> {
         let mut tcp = self.tcp.clone().unwrap_or_default();
         shortcut(
             &mut tcp.dupack_threshold,
@@ -166,51 +216,19 @@ impl VanetChainSpec {
         }
         tcp.prr = Some(tcp.prr.unwrap_or(false));
         tcp.timestamps = Some(tcp.timestamps.unwrap_or(false));
-        tcp.recv_buffer = Some(
-            tcp.recv_buffer
-                .unwrap_or(Bytes(u64::from(window) * segment)),
-        );
+        let window_bytes = Bytes(u64::from(window) * segment);
+        tcp.recv_buffer = Some(tcp.recv_buffer.unwrap_or(window_bytes));
         tcp.send_buffer = Some(tcp.send_buffer.unwrap_or(Bytes(1 << 20)));
         tcp.initial_cwnd = Some(tcp.initial_cwnd.unwrap_or(1));
         tcp.rto_min = Some(tcp.rto_min.unwrap_or(Dur(200_000_000)));
         tcp.delayed_ack_count = Some(tcp.delayed_ack_count.unwrap_or(1));
-
-        let start = self.start.map_or(1_000_000_000, |d| d.0);
-        let stop = self
-            .stop
-            .map_or(start.saturating_add(250_000_000_000), |d| d.0);
-        let bytes = super::transfer_size(Some(self.bytes.unwrap_or(Bytes(10_000_000_000))))?;
-        let flow = FlowConf {
-            name: "tcp".into(),
-            src: names[0].clone(),
-            dst: names[hops as usize].clone(),
-            bytes,
-            start_ns: start,
-            tcp: tcp.resolve("tcp")?,
-        };
-        let mut scenario = Scenario::assemble(
-            "vanet-chain",
-            names.clone(),
-            Vec::new(),
-            vec![flow],
-            Some(Dur(stop)),
-            self.trace_interval,
-            self.max_events,
-        )?;
-        scenario.media = vec![MediumConf {
-            name: "wifi".into(),
-            nodes: names,
-            mobility,
-            wifi,
-        }];
-        scenario.validate()?;
-        Ok(scenario)
+        Ok(tcp)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::resolve_value;
+    use crate::spec::resolve_value;
     use serde_json::json;
 
     #[test]

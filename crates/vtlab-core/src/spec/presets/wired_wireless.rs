@@ -16,11 +16,10 @@
 
 use serde::Deserialize;
 
-use super::units::{Bytes, Dur, Rate};
-use super::{
-    merge_tcp, transfer_size, BqlField, FlowConf, LinkTemplate, QdiscField, Scenario, SpecError,
-};
-use super::{LossKind, LossSpec, TcpSpec};
+use super::common::{Common, Wired, DEFAULT_TRANSFER_BYTES};
+use crate::spec::units::{Bytes, Dur, Rate};
+use crate::spec::{merge_tcp, BqlField, FlowConf, QdiscField, Scenario, SpecError};
+use crate::spec::{LossKind, LossSpec, TcpSpec};
 
 /// A group of identical flows.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -78,6 +77,53 @@ fn bdp_packets(rate_bps: u64, rtt_ns: u64) -> u32 {
     (bits.div_ceil(1500 * 8) as u32).max(2)
 }
 
+impl FlowGroup {
+    /// The group's flows (`path` names it), after the top-level `tcp` and
+    /// `bytes`.
+    fn flows(
+        &self,
+        path: &str,
+        tcp: Option<&TcpSpec>,
+        default_bytes: u64,
+    ) -> Result<Vec<FlowConf>, SpecError> {
+        let mut tcp_spec = merge_tcp(tcp, self.tcp.as_ref())?;
+        if let Some(cc) = &self.cc {
+            tcp_spec.cc = Some(cc.clone());
+        }
+        let tcp = tcp_spec.resolve(&format!("{path}.tcp"))?;
+        let count = self.flows.unwrap_or(1);
+        if !(1..=100_000).contains(&count) {
+            return Err(SpecError::new(
+                format!("{path}.flows"),
+                format!("{count} is outside [1, 100000]"),
+            ));
+        }
+        let bytes = match self.bytes {
+            Some(Bytes(0)) => {
+                return Err(SpecError::new(
+                    format!("{path}.bytes"),
+                    "must be at least 1 byte".into(),
+                ))
+            }
+            Some(b) => b.0,
+            None => default_bytes,
+        };
+        let prefix = self.name.clone().unwrap_or_else(|| tcp.cc.clone());
+        let start = self.start.map_or(0, |d| d.0);
+        let stagger = self.stagger.map_or(0, |d| d.0);
+        Ok((0..count)
+            .map(|i| FlowConf {
+                name: format!("{prefix}-{}", i + 1),
+                src: "s".into(),
+                dst: "d".into(),
+                bytes,
+                start_ns: start + u64::from(i) * stagger,
+                tcp: tcp.clone(),
+            })
+            .collect())
+    }
+}
+
 impl WiredWirelessSpec {
     pub fn resolve(self) -> Result<Scenario, SpecError> {
         let wired_rate = self.wired_rate.map_or(10_000_000, |r| r.0);
@@ -88,25 +134,29 @@ impl WiredWirelessSpec {
             wired_rate.min(wireless_rate),
             2 * (wired_delay + wireless_delay),
         );
-        let t = LinkTemplate::new(
-            Some(self.queue_packets.unwrap_or(bdp)),
-            self.framing_bytes,
-            self.mtu,
-        )?
-        .with_qdisc(self.qdisc.as_ref(), self.tcp.as_ref())?
-        .with_bql(self.bql.as_ref())?;
-        let wired = t.link("wired", "s", "n", wired_rate, wired_delay);
+        let common = Common {
+            bytes: self.bytes,
+            tcp: self.tcp.as_ref(),
+            stop: self.stop,
+            trace_interval: self.trace_interval,
+            max_events: self.max_events,
+        };
+        let wired = Wired {
+            queue_packets: Some(self.queue_packets.unwrap_or(bdp)),
+            framing_bytes: self.framing_bytes,
+            mtu: self.mtu,
+            qdisc: self.qdisc.as_ref(),
+            bql: self.bql.as_ref(),
+            loss: self.loss.as_ref(),
+            reverse_loss: self.reverse_loss.as_ref(),
+        };
+        let t = wired.template(self.tcp.as_ref())?;
+        let wired_link = t.link("wired", "s", "n", wired_rate, wired_delay);
         let mut wireless = t.link("wireless", "n", "d", wireless_rate, wireless_delay);
-        wireless.loss_ab = self
-            .loss
-            .unwrap_or_default()
-            .resolve_or("loss", LossKind::Bernoulli)?;
-        wireless.loss_ba = self
-            .reverse_loss
-            .unwrap_or_default()
-            .resolve_or("reverse_loss", LossKind::None)?;
-        let default_bytes = transfer_size(self.bytes)?;
-        let groups = self.groups.unwrap_or_else(|| vec![FlowGroup::default()]);
+        (wireless.loss_ab, wireless.loss_ba) = wired.losses(LossKind::Bernoulli)?;
+        let default_bytes = common.transfer_size(DEFAULT_TRANSFER_BYTES)?;
+        let one = [FlowGroup::default()];
+        let groups = self.groups.as_deref().unwrap_or(&one);
         if groups.is_empty() {
             return Err(SpecError::new(
                 "groups",
@@ -116,59 +166,23 @@ impl WiredWirelessSpec {
         let mut flows = Vec::new();
         for (g, group) in groups.iter().enumerate() {
             let path = format!("groups[{g}]");
-            let mut tcp_spec = merge_tcp(self.tcp.as_ref(), group.tcp.as_ref())?;
-            if let Some(cc) = &group.cc {
-                tcp_spec.cc = Some(cc.clone());
-            }
-            let tcp = tcp_spec.resolve(&format!("{path}.tcp"))?;
-            let count = group.flows.unwrap_or(1);
-            if !(1..=100_000).contains(&count) {
-                return Err(SpecError::new(
-                    format!("{path}.flows"),
-                    format!("{count} is outside [1, 100000]"),
-                ));
-            }
-            let bytes = match group.bytes {
-                Some(Bytes(0)) => {
-                    return Err(SpecError::new(
-                        format!("{path}.bytes"),
-                        "must be at least 1 byte".into(),
-                    ))
-                }
-                Some(b) => b.0,
-                None => default_bytes,
-            };
-            let prefix = group.name.clone().unwrap_or_else(|| tcp.cc.clone());
-            let start = group.start.map_or(0, |d| d.0);
-            let stagger = group.stagger.map_or(0, |d| d.0);
-            for i in 0..count {
-                flows.push(FlowConf {
-                    name: format!("{prefix}-{}", i + 1),
-                    src: "s".into(),
-                    dst: "d".into(),
-                    bytes,
-                    start_ns: start + u64::from(i) * stagger,
-                    tcp: tcp.clone(),
-                });
-            }
+            flows.extend(group.flows(&path, self.tcp.as_ref(), default_bytes)?);
         }
         let nodes = vec!["s".into(), "n".into(), "d".into()];
-        Scenario::assemble(
+        common.assemble(
             "wired-wireless",
             nodes,
-            vec![wired, wireless],
+            vec![wired_link, wireless],
             flows,
-            self.stop,
-            self.trace_interval,
-            self.max_events,
+            Vec::new(),
         )
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::resolve_value;
     use crate::net::LossConf;
+    use crate::spec::resolve_value;
     use serde_json::json;
 
     #[test]

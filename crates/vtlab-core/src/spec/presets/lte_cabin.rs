@@ -18,12 +18,13 @@
 
 use serde::Deserialize;
 
-use super::cellular::{CapacitySpec, ChannelSpec};
-use super::units::{Bytes, Dur, Rate};
-use super::{FlowConf, LinkTemplate, Scenario, SpecError, TcpSpec};
+use super::common::{check_queue, Common, LinkTemplate};
 use crate::net::cellular::channel::Direction;
 use crate::net::cellular::CapacityConf;
+use crate::spec::cellular::{self, CapacitySpec, ChannelSpec};
 use crate::spec::tcp::RwndKind;
+use crate::spec::units::{Bytes, Dur, Rate};
+use crate::spec::{FlowConf, LinkConf, Scenario, SpecError, TcpSpec};
 use crate::tcp::cc::Profile;
 
 /// Send buffer of both ends (Linux `tcp_wmem` max, 4 MiB): never the limit.
@@ -106,6 +107,44 @@ pub fn lambda_for(speed_kmh: f64, rsrp_dbm: f64) -> f64 {
 
 impl LteCabinSpec {
     pub fn resolve(self) -> Result<Scenario, SpecError> {
+        let (links, channel) = self.links()?;
+        let tcp = self.tcp_spec(&channel)?;
+        let common = Common {
+            bytes: self.bytes,
+            tcp: Some(&tcp),
+            stop: Some(self.stop.unwrap_or(Dur(60_000_000_000))),
+            trace_interval: self.trace_interval,
+            max_events: self.max_events,
+        };
+        let bytes = common.transfer_size(10_000_000_000)?;
+        let start = self.start.map_or(0, |d| d.0);
+        let mut flows = Vec::new();
+        let dir = self.direction.unwrap_or_default();
+        let ends = [
+            ("down", "server", "laptop", Flows::Downlink),
+            ("up", "laptop", "server", Flows::Uplink),
+        ];
+        for (name, src, dst, only) in ends {
+            if dir == only || dir == Flows::Both {
+                flows.push(FlowConf {
+                    name: name.into(),
+                    src: src.into(),
+                    dst: dst.into(),
+                    bytes,
+                    start_ns: start,
+                    tcp: common.tcp()?,
+                });
+            }
+        }
+        let nodes = ["server", "enb", "hotspot", "laptop"]
+            .map(String::from)
+            .to_vec();
+        common.assemble("lte-cabin", nodes, links, flows, Vec::new())
+    }
+
+    /// The core, LTE and cabin links, and the channel model both LTE
+    /// directions use unless given a capacity of their own.
+    fn links(&self) -> Result<(Vec<LinkConf>, ChannelSpec), SpecError> {
         let t = LinkTemplate::new(Some(self.queue_packets.unwrap_or(1000)), Some(0), self.mtu)?;
         let core = t.link(
             "core",
@@ -128,8 +167,7 @@ impl LteCabinSpec {
             0,
             self.radio_delay.map_or(4_000_000, |d| d.0),
         );
-        lte.queue_packets =
-            super::check_queue("buffer_packets", self.buffer_packets.unwrap_or(100_000))?;
+        lte.queue_packets = check_queue("buffer_packets", self.buffer_packets.unwrap_or(100_000))?;
         lte.queue_bytes = Some(self.buffer.map_or(2_000_000, |b| b.0));
         lte.framing_bytes = 0;
         let mut channel = self.channel.clone().unwrap_or_default();
@@ -156,47 +194,7 @@ impl LteCabinSpec {
             Direction::Uplink,
             "capacity_up",
         )?);
-
-        let tcp = self.tcp_spec(&channel)?;
-        let bytes = self.bytes.map_or(10_000_000_000, |b| b.0);
-        if bytes == 0 {
-            return Err(SpecError::new("bytes", "must be at least 1 byte".into()));
-        }
-        let start = self.start.map_or(0, |d| d.0);
-        let mut flows = Vec::new();
-        let dir = self.direction.unwrap_or_default();
-        if matches!(dir, Flows::Downlink | Flows::Both) {
-            flows.push(FlowConf {
-                name: "down".into(),
-                src: "server".into(),
-                dst: "laptop".into(),
-                bytes,
-                start_ns: start,
-                tcp: tcp.resolve("tcp")?,
-            });
-        }
-        if matches!(dir, Flows::Uplink | Flows::Both) {
-            flows.push(FlowConf {
-                name: "up".into(),
-                src: "laptop".into(),
-                dst: "server".into(),
-                bytes,
-                start_ns: start,
-                tcp: tcp.resolve("tcp")?,
-            });
-        }
-        let nodes = ["server", "enb", "hotspot", "laptop"]
-            .map(String::from)
-            .to_vec();
-        Scenario::assemble(
-            "lte-cabin",
-            nodes,
-            vec![core, lte, cabin],
-            flows,
-            Some(self.stop.unwrap_or(Dur(60_000_000_000))),
-            self.trace_interval,
-            self.max_events,
-        )
+        Ok((vec![core, lte, cabin], channel))
     }
 
     /// The TCP settings: Linux CUBIC by default; with `adaptive`, ARWND at the
@@ -211,9 +209,7 @@ impl LteCabinSpec {
             return Ok(tcp);
         }
         let speed = channel.speed_kmh.unwrap_or(0.0);
-        let rsrp = channel
-            .rsrp_dbm
-            .unwrap_or(super::cellular::defaults::RSRP_DBM);
+        let rsrp = channel.rsrp_dbm.unwrap_or(cellular::defaults::RSRP_DBM);
         let lambda = lambda_for(speed, rsrp);
         match tcp.cc.as_deref() {
             None | Some("acwnd") => tcp.cc = Some("acwnd".into()),
@@ -239,8 +235,8 @@ impl LteCabinSpec {
 
 #[cfg(test)]
 mod tests {
-    use super::super::resolve_value;
     use super::*;
+    use crate::spec::resolve_value;
     use crate::tcp::rwnd::RwndConf;
     use serde_json::json;
 

@@ -11,9 +11,10 @@
 
 use serde::Deserialize;
 
-use super::units::{Bytes, Dur, Rate};
-use super::{transfer_size, BqlField, FlowConf, LinkTemplate, QdiscField, Scenario, SpecError};
-use super::{LossKind, LossSpec, SessionSpec, TcpSpec};
+use super::common::{Common, Wired, DEFAULT_TRANSFER_BYTES};
+use crate::spec::units::{Bytes, Dur, Rate};
+use crate::spec::{BqlField, FlowConf, QdiscField, Scenario, SpecError};
+use crate::spec::{LossKind, LossSpec, SessionSpec, TcpSpec};
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -51,10 +52,31 @@ pub struct V2gSpec {
 }
 
 impl V2gSpec {
+    fn common(&self) -> Common<'_> {
+        Common {
+            bytes: self.bytes,
+            tcp: self.tcp.as_ref(),
+            stop: self.stop,
+            trace_interval: self.trace_interval,
+            max_events: self.max_events,
+        }
+    }
+
+    fn wired(&self) -> Wired<'_> {
+        Wired {
+            queue_packets: self.queue_packets,
+            framing_bytes: self.framing_bytes,
+            mtu: self.mtu,
+            qdisc: self.qdisc.as_ref(),
+            bql: self.bql.as_ref(),
+            loss: self.loss.as_ref(),
+            reverse_loss: self.reverse_loss.as_ref(),
+        }
+    }
+
     pub fn resolve(self) -> Result<Scenario, SpecError> {
-        let t = LinkTemplate::new(self.queue_packets, self.framing_bytes, self.mtu)?
-            .with_qdisc(self.qdisc.as_ref(), self.tcp.as_ref())?
-            .with_bql(self.bql.as_ref())?;
+        let (common, wired) = (self.common(), self.wired());
+        let t = wired.template(self.tcp.as_ref())?;
         let wan = t.link(
             "wan",
             "sa",
@@ -69,14 +91,7 @@ impl V2gSpec {
             self.plc_rate.map_or(10_000_000, |r| r.0),
             self.plc_delay.map_or(900_000, |d| d.0),
         );
-        plc.loss_ab = self
-            .loss
-            .unwrap_or_default()
-            .resolve_or("loss", LossKind::Burst)?;
-        plc.loss_ba = self
-            .reverse_loss
-            .unwrap_or_default()
-            .resolve_or("reverse_loss", LossKind::None)?;
+        (plc.loss_ab, plc.loss_ba) = wired.losses(LossKind::Burst)?;
         let sessions = match &self.session {
             Some(s) => vec![s.resolve("session", "session", "evcc", "secc", self.tcp.as_ref())?],
             None => Vec::new(),
@@ -87,22 +102,13 @@ impl V2gSpec {
                 name: "evcc".into(),
                 src: "sa".into(),
                 dst: "evcc".into(),
-                bytes: transfer_size(self.bytes)?,
+                bytes: common.transfer_size(DEFAULT_TRANSFER_BYTES)?,
                 start_ns: self.start.map_or(0, |d| d.0),
-                tcp: self.tcp.unwrap_or_default().resolve("tcp")?,
+                tcp: common.tcp()?,
             });
         }
         let nodes = vec!["sa".into(), "secc".into(), "evcc".into()];
-        let mut scenario = Scenario::assemble_with_sessions(
-            "v2g",
-            nodes,
-            vec![wan, plc],
-            flows,
-            sessions,
-            self.stop,
-            self.trace_interval,
-            self.max_events,
-        )?;
+        let mut scenario = common.assemble("v2g", nodes, vec![wan, plc], flows, sessions)?;
         // validation/ns3/v2g.cc's addresses (what FQ-CoDel hashes): SA on the
         // WAN 10.1.1.0/24, SECC and EVCC on the PLC 10.1.2.0/24.
         scenario.addresses = vec![[10, 1, 1, 1], [10, 1, 2, 1], [10, 1, 2, 2]];
@@ -112,8 +118,8 @@ impl V2gSpec {
 
 #[cfg(test)]
 mod tests {
-    use super::super::resolve_value;
     use crate::net::LossConf;
+    use crate::spec::resolve_value;
     use serde_json::json;
 
     #[test]

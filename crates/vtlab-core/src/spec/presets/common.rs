@@ -1,0 +1,225 @@
+//! What the presets share: the fields every preset has ([`Common`]: the
+//! transfer size, the TCP settings and the run's stop, trace interval and
+//! event budget), the per-link fields of the presets built from
+//! point-to-point links ([`Wired`]), and the link template they fill.
+
+use crate::net::qdisc::dql::DqlParams;
+use crate::net::qdisc::QdiscConf;
+use crate::net::LossConf;
+use crate::spec::qdisc::{check_bql, default_for_profile};
+use crate::spec::units::{Bytes, Dur};
+use crate::spec::{
+    BqlField, FlowConf, LinkConf, LossKind, LossSpec, QdiscField, QdiscSpec, Scenario, SessionConf,
+    SpecError, TcpSpec,
+};
+use crate::tcp::cc::Profile;
+use crate::tcp::TcpConfig;
+
+pub const DEFAULT_QUEUE_PACKETS: u32 = 100;
+pub const DEFAULT_FRAMING_BYTES: u32 = 2;
+pub const DEFAULT_MTU_BYTES: u32 = 1500;
+pub const DEFAULT_TRACE_INTERVAL_NS: u64 = 10_000_000;
+/// A preset's transfer size per flow unless it says otherwise (100 MB).
+pub const DEFAULT_TRANSFER_BYTES: u64 = 100_000_000;
+
+/// The fields every preset has, as its spec gives them (a preset with its
+/// own default `stop` fills it in).
+pub(crate) struct Common<'a> {
+    /// Transfer size per flow.
+    pub bytes: Option<Bytes>,
+    /// TCP settings of every flow.
+    pub tcp: Option<&'a TcpSpec>,
+    pub stop: Option<Dur>,
+    pub trace_interval: Option<Dur>,
+    /// Event budget of one run (default: [`crate::spec::DEFAULT_MAX_EVENTS`]).
+    pub max_events: Option<u64>,
+}
+
+impl Common<'_> {
+    /// The transfer size per flow (`default` unless set), at least one byte.
+    pub fn transfer_size(&self, default: u64) -> Result<u64, SpecError> {
+        match self.bytes.map_or(default, |b| b.0) {
+            0 => Err(SpecError::new("bytes", "must be at least 1 byte".into())),
+            n => Ok(n),
+        }
+    }
+
+    /// The TCP settings of every flow, resolved.
+    pub fn tcp(&self) -> Result<TcpConfig, SpecError> {
+        self.tcp.cloned().unwrap_or_default().resolve("tcp")
+    }
+
+    /// Put the preset's parts together with the run settings and check the
+    /// structure.
+    pub fn assemble(
+        &self,
+        preset: &str,
+        nodes: Vec<String>,
+        links: Vec<LinkConf>,
+        flows: Vec<FlowConf>,
+        sessions: Vec<SessionConf>,
+    ) -> Result<Scenario, SpecError> {
+        let scenario = Scenario {
+            preset: preset.into(),
+            nodes,
+            links,
+            flows,
+            stop_ns: self.stop.map(|d| d.0),
+            trace_interval_ns: self
+                .trace_interval
+                .map_or(DEFAULT_TRACE_INTERVAL_NS, |d| d.0),
+            max_events: self.max_events,
+            media: Vec::new(),
+            sessions,
+            addresses: Vec::new(),
+        };
+        scenario.check_structure()?;
+        Ok(scenario)
+    }
+}
+
+/// The per-link fields of the presets built from point-to-point links.
+pub(crate) struct Wired<'a> {
+    /// Transmit-queue limit of every link direction, packets.
+    pub queue_packets: Option<u32>,
+    pub framing_bytes: Option<u32>,
+    /// IP MTU of every link (default 1500).
+    pub mtu: Option<Bytes>,
+    /// Root queue disc of every link direction (default: the TCP profile's).
+    pub qdisc: Option<&'a QdiscField>,
+    /// Byte queue limits on every device queue (needs a qdisc; default off).
+    pub bql: Option<&'a BqlField>,
+    /// Loss toward the receivers on the lossy link...
+    pub loss: Option<&'a LossSpec>,
+    /// ... and back (default: none).
+    pub reverse_loss: Option<&'a LossSpec>,
+}
+
+impl Wired<'_> {
+    /// The template of every link, its queue disc by `tcp`'s profile unless set.
+    pub fn template(&self, tcp: Option<&TcpSpec>) -> Result<LinkTemplate, SpecError> {
+        LinkTemplate::new(self.queue_packets, self.framing_bytes, self.mtu)?
+            .with_qdisc(self.qdisc, tcp)?
+            .with_bql(self.bql)
+    }
+
+    /// The lossy direction's model (`kind` unless the spec names one) and
+    /// the reverse direction's.
+    pub fn losses(&self, kind: LossKind) -> Result<(LossConf, LossConf), SpecError> {
+        let loss = self.loss.cloned().unwrap_or_default();
+        let reverse = self.reverse_loss.cloned().unwrap_or_default();
+        Ok((
+            loss.resolve_or("loss", kind)?,
+            reverse.resolve_or("reverse_loss", LossKind::None)?,
+        ))
+    }
+}
+
+/// The queue disc a preset's `qdisc` field names, or its TCP profile's default.
+pub(crate) fn qdisc_or_default(field: Option<&QdiscField>, tcp: Option<&TcpSpec>) -> QdiscSpec {
+    match field {
+        Some(q) => q.0.clone(),
+        None => default_for_profile(tcp.and_then(|t| t.profile).unwrap_or(Profile::Ns3)),
+    }
+}
+
+/// Per-link settings shared by every link a preset builds.
+pub(crate) struct LinkTemplate {
+    queue_packets: u32,
+    framing_bytes: u32,
+    mtu_bytes: u32,
+    qdisc: Option<QdiscConf>,
+    bql: Option<DqlParams>,
+}
+
+impl LinkTemplate {
+    /// Validate a preset's `queue_packets`, `framing_bytes` and `mtu` fields.
+    pub(crate) fn new(
+        queue: Option<u32>,
+        framing: Option<u32>,
+        mtu: Option<Bytes>,
+    ) -> Result<Self, SpecError> {
+        Ok(LinkTemplate {
+            queue_packets: check_queue("queue_packets", queue.unwrap_or(DEFAULT_QUEUE_PACKETS))?,
+            framing_bytes: framing.unwrap_or(DEFAULT_FRAMING_BYTES),
+            mtu_bytes: check_mtu("mtu", mtu)?,
+            qdisc: None,
+            bql: None,
+        })
+    }
+
+    /// Put the queue disc `field` names (else the profile's default, see
+    /// [`default_for_profile`]) on every link of the template.
+    pub(crate) fn with_qdisc(
+        mut self,
+        field: Option<&QdiscField>,
+        tcp: Option<&TcpSpec>,
+    ) -> Result<Self, SpecError> {
+        self.qdisc = qdisc_or_default(field, tcp).resolve("qdisc", self.mtu_bytes)?;
+        Ok(self)
+    }
+
+    /// Byte queue limits (`bql`) on every link of the template; after
+    /// [`LinkTemplate::with_qdisc`].
+    pub(crate) fn with_bql(mut self, field: Option<&BqlField>) -> Result<Self, SpecError> {
+        self.bql = match field {
+            Some(b) => b.resolve("bql")?,
+            None => None,
+        };
+        check_bql(self.bql.as_ref(), self.qdisc.as_ref(), "bql")?;
+        Ok(self)
+    }
+
+    /// A lossless link a–b.
+    pub(crate) fn link(
+        &self,
+        name: impl Into<String>,
+        a: impl Into<String>,
+        b: impl Into<String>,
+        rate_bps: u64,
+        delay_ns: u64,
+    ) -> LinkConf {
+        LinkConf {
+            name: name.into(),
+            a: a.into(),
+            b: b.into(),
+            rate_bps,
+            delay_ns,
+            queue_packets: self.queue_packets,
+            framing_bytes: self.framing_bytes,
+            mtu_bytes: self.mtu_bytes,
+            loss_ab: LossConf::None,
+            loss_ba: LossConf::None,
+            queue_bytes: None,
+            capacity_ab: None,
+            capacity_ba: None,
+            qdisc: self.qdisc.clone(),
+            bql: self.bql.clone(),
+        }
+    }
+}
+
+/// A link's IP MTU (default 1500) within IPv4's [68, 65535] bytes.
+pub(crate) fn check_mtu(path: &str, mtu: Option<Bytes>) -> Result<u32, SpecError> {
+    let m = mtu.map_or(u64::from(DEFAULT_MTU_BYTES), |b| b.0);
+    if (68..=65_535).contains(&m) {
+        Ok(m as u32)
+    } else {
+        Err(SpecError::new(
+            path,
+            format!("{m} is outside [68, 65535] bytes (IPv4)"),
+        ))
+    }
+}
+
+/// A queue limit within [1, 1000000] packets.
+pub(crate) fn check_queue(path: &str, q: u32) -> Result<u32, SpecError> {
+    if (1..=1_000_000).contains(&q) {
+        Ok(q)
+    } else {
+        Err(SpecError::new(
+            path,
+            format!("{q} is outside [1, 1000000] packets"),
+        ))
+    }
+}
