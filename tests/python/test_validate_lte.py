@@ -473,7 +473,7 @@ def test_cli_without_ns3_or_cache_fails_cleanly(cli: Cli, tmp_path: Path, no_ns3
         (["--duration", "abc"], "error: --duration: "),
         (["--seeds", "0"], "error: --seeds: must be at least 1, got 0"),
         (["--tolerance", "2"], "error: --tolerance: 2 is outside (0, 1)"),
-        (["--tolerance", "lots"], "error: --tolerance: not a fraction: 'lots'"),
+        (["--tolerance", "lots"], "error: --tolerance: invalid fraction 'lots'"),
         (["--uplink-period", "0"], "error: --uplink-period: must be at least 1 ms, got 0"),
         (["--radio-delay", "-1"], "error: --radio-delay: -1 ms is outside [0, 1000] ms"),
         (["--repeat", "0"], "error: --repeat: must be at least 1, got 0"),

@@ -229,7 +229,7 @@ def test_parse_loss_names_its_option():
     assert parse_loss("0.25 %") == pytest.approx(0.0025)
     with pytest.raises(ValidateError, match=r"^--replay: 1\.5 is outside \[0, 1\)$"):
         parse_loss("1.5", "--replay")
-    with pytest.raises(ValidateError, match="^--loss: not a loss rate: 'x'"):
+    with pytest.raises(ValidateError, match="^--loss: invalid fraction 'x'"):
         parse_loss("x")
     with pytest.raises(ValidateError, match="^--jobs: must be at least 1, got 0$"):
         at_least("--jobs", 0)

@@ -87,7 +87,7 @@ from vtlab.validation.lte_ns3 import (
 )
 from vtlab.validation.lte_report import write_report
 from vtlab.validation.report import f
-from vtlab.validation.units import at_least
+from vtlab.validation.units import at_least, parse_fraction
 from vtlab.validation.verdict import ratio_ci
 from vtlab.validation.verdict import verdict as cell_verdict
 
@@ -335,14 +335,7 @@ def parse_cases(names: Iterable[str] | None) -> list[LteCase]:
 
 def parse_tolerance(text: str | float) -> float:
     """``15%`` -> 0.15, ``0.15`` -> 0.15; must lie in (0, 1)."""
-    s = str(text).strip()
-    try:
-        value = float(s[:-1].strip()) / 100 if s.endswith("%") else float(s)
-    except ValueError:
-        raise ValidateError("--tolerance", f"not a fraction: '{text}' (e.g. 15% or 0.15)") from None
-    if not 0 < value < 1:
-        raise ValidateError("--tolerance", f"{text} is outside (0, 1)")
-    return value
+    return parse_fraction(text, "--tolerance", zero=False)
 
 
 def check_options(
