@@ -17,7 +17,6 @@ ns-3 wheel.  The report goes to ``OUT/report.md`` and the table to
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -30,7 +29,9 @@ import typer
 from vtlab.cli_validate_options import QuietLinesOpt, RerunNs3Opt
 from vtlab.errors import fail, user_errors
 from vtlab.ns3 import program as _ns3
+from vtlab.ns3.cc import ns3_type_id
 from vtlab.ns3.process import run_process
+from vtlab.ns3.wifi import parse_result
 from vtlab.outputs import check_output_dir
 from vtlab.validation.report import typed_command
 
@@ -42,7 +43,6 @@ DEFAULT_DURATION_S = 100.0
 #: vtlab seeds per cell (ns-3's stored runs are RngRun 1..5).
 DEFAULT_SEEDS = 10
 NS3_RUNS = (1, 2, 3, 4, 5)
-NS3_CC = {"newreno": "TcpNewReno", "vegas": "TcpVegas"}
 
 
 def stored_dir() -> Path:
@@ -59,7 +59,7 @@ class Case:
 
     @property
     def name(self) -> str:
-        return f"h{self.hops}-rts{int(self.rts)}-{NS3_CC[self.cc].lower()}-d{self.delack}"
+        return f"h{self.hops}-rts{int(self.rts)}-{ns3_type_id(self.cc).lower()}-d{self.delack}"
 
 
 #: The validation grid: 2 topologies x RTS/CTS x 2 TCPs x 2 delayed-ACK counts.
@@ -103,58 +103,12 @@ def ns3_args(case: Case, run: int, duration_s: float = DEFAULT_DURATION_S) -> li
     return [
         f"--hops={case.hops}",
         f"--rts={int(case.rts)}",
-        f"--cc={NS3_CC[case.cc]}",
+        f"--cc={ns3_type_id(case.cc)}",
         f"--delAck={case.delack}",
         f"--start={START_S:g}",
         f"--duration={duration_s:g}",
         f"--run={run}",
     ]
-
-
-def wifi_args(expanded: Mapping[str, Any], seed: int) -> list[str]:
-    """``wifi.cc`` arguments for a resolved ``vanet-chain`` scenario (for
-    ``vtlab bench vanet-chain --vs-ns3``).  Raises ValueError naming what the
-    program cannot reproduce."""
-    media = expanded.get("media") or []
-    flows = expanded.get("flows") or []
-    if expanded.get("preset") != "vanet-chain" or len(media) != 1 or len(flows) != 1:
-        raise ValueError("the ns-3 Wi-Fi program reproduces the vanet-chain preset only")
-    w, tcp, flow = media[0]["wifi"], flows[0]["tcp"], flows[0]
-    cc = NS3_CC.get(tcp["cc"])
-    if cc is None:
-        raise ValueError(f"tcp.cc: the ns-3 Wi-Fi program runs {', '.join(NS3_CC)} only")
-    if w["data_rate_kbps"] != 1000 or w["control_rate_kbps"] != 1000 or w["standard"] != "b":
-        raise ValueError("wifi: the ns-3 Wi-Fi program runs 802.11b at 1 Mbit/s only")
-    if w["error"].get("model") != "none":
-        raise ValueError("wifi.error: the ns-3 Wi-Fi program has no error model")
-    x = [m["x_m"] for m in media[0]["mobility"]]
-    start = flow["start_ns"] / 1e9
-    stop = expanded["stop_ns"] / 1e9
-    return [
-        f"--hops={len(x) - 1}",
-        f"--spacing={x[1] - x[0]:g}",
-        f"--speed={media[0]['mobility'][0]['vx_mps']:.6g}",
-        f"--rts={int(w['rts_threshold_bytes'] == 0)}",
-        f"--ifq={w['ifq_packets']}",
-        f"--cc={cc}",
-        f"--sack={int(tcp['recovery'] == 'sack')}",
-        f"--delAck={tcp['delayed_ack_count'] if tcp['delayed_ack'] else 1}",
-        f"--initCwnd={tcp['initial_cwnd']}",
-        f"--minRto={tcp['rto_min_ns'] / 1e9:g}",
-        f"--segment={tcp['mss']}",
-        f"--window={tcp['recv_buffer'] // tcp['mss']}",
-        f"--start={start:g}",
-        f"--duration={stop - start:g}",
-        f"--run={seed}",
-    ]
-
-
-def parse_result(stdout: str) -> dict[str, Any]:
-    """The ``result`` object of a ``wifi.cc`` run."""
-    for line in stdout.splitlines():
-        if '"kind":"result"' in line.replace(" ", ""):
-            return json.loads(line)
-    raise _ns3.Ns3Error("the ns-3 Wi-Fi program printed no result line")
 
 
 def ns3_row(res: Mapping[str, Any]) -> dict[str, float]:

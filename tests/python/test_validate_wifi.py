@@ -19,6 +19,7 @@ from vtlab import _core
 from vtlab import validate_wifi as vw
 from vtlab.ns3 import program as ns3mod
 from vtlab.ns3.process import run_process
+from vtlab.ns3.wifi import wifi_args
 
 Cli = Callable[..., Result]
 
@@ -46,7 +47,7 @@ def test_the_vtlab_scenario_is_ns3_s():
     assert s["flows"][0]["start_ns"] == 1_000_000_000
     assert s["stop_ns"] == 101_000_000_000
     # and wifi_args maps it back onto the program's arguments
-    args = vw.wifi_args(s, 3)
+    args = wifi_args(s, 3)
     for a in ("--hops=8", "--rts=1", "--cc=TcpNewReno", "--delAck=1", "--window=20"):
         assert a in args
     assert "--duration=100" in args and "--run=3" in args
@@ -56,12 +57,12 @@ def test_the_vtlab_scenario_is_ns3_s():
 def test_wifi_args_refuses_what_the_program_cannot_run():
     spec = {"preset": "vanet-chain", "tcp": {"cc": "cubic"}}
     with pytest.raises(ValueError, match="tcp.cc"):
-        vw.wifi_args(json.loads(_core.expand(json.dumps(spec))), 1)
+        wifi_args(json.loads(_core.expand(json.dumps(spec))), 1)
     spec = {"preset": "vanet-chain", "error_rate": "20%"}
     with pytest.raises(ValueError, match="error model"):
-        vw.wifi_args(json.loads(_core.expand(json.dumps(spec))), 1)
+        wifi_args(json.loads(_core.expand(json.dumps(spec))), 1)
     with pytest.raises(ValueError, match="vanet-chain"):
-        vw.wifi_args(json.loads(_core.expand(json.dumps({"preset": "v2g"}))), 1)
+        wifi_args(json.loads(_core.expand(json.dumps({"preset": "v2g"}))), 1)
 
 
 def test_ratio_interval_and_verdicts_by_hand():
