@@ -141,14 +141,9 @@ def traced_reference(
 ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, list[int]]]:
     """One run of the reference program for a cell with ``--traceLoss``: its message
     rows, its summary and the positions of the packets its error models lost."""
-    args = iso15118_args(
-        schedule=[STEP],
-        seed=seed,
-        loss=loss,
-        reverse_loss=loss,
-        timestamps=False,
-        abort_on_miss=False,
-    )
+    from vtlab import _core
+
+    args = iso15118_args(json.loads(_core.expand(json.dumps(vtlab_spec(loss)))), seed)
     binary = _ns3.build_program(_ns3.ISO15118_PROGRAM, cache=cache, log=log)
     cmd = [str(binary.path), *args, "--traceLoss=true"]
     proc = run_process(cmd)

@@ -21,11 +21,19 @@ import json
 import sys
 from pathlib import Path
 
+from vtlab import _core
 from vtlab.ns3.iso15118 import iso15118_args
 from vtlab.ns3.process import run_process
 from vtlab.ns3.program import ISO15118_PROGRAM, build_program
 
-SCHEDULE = [("CurrentDemand", 60, 70, 0.25, 2400, 0.25)]
+STEP = {
+    "name": "CurrentDemand",
+    "request": 60,
+    "response": 70,
+    "timeout": 0.25,
+    "repeats": 2400,
+    "period": 0.25,
+}
 LOSSES = [(0.01, 0.01), (0.05, 0.05)]
 SEEDS = [1, 2, 3]
 QUANTILES = [0.5, 0.9, 0.99, 0.999]
@@ -52,6 +60,20 @@ def stats(rows: list[dict]) -> dict:
     }
 
 
+def resolved(loss: float, reverse_loss: float, timestamps: bool) -> dict:
+    """The resolved v2g scenario of a cell: its session, burst loss of these means toward
+    the EVCC and toward the SECC, no queue disc (the program installs none)."""
+    spec = {
+        "preset": "v2g",
+        "qdisc": "none",
+        "loss": {"model": "burst", "mean_loss": loss},
+        "reverse_loss": {"model": "burst", "mean_loss": reverse_loss},
+        "tcp": {"timestamps": timestamps},
+        "session": {"profile": "custom", "abort_on_miss": False, "steps": [STEP]},
+    }
+    return json.loads(_core.expand(json.dumps(spec)))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, default=Path("validation/iso15118/ns3"))
@@ -63,9 +85,7 @@ def main() -> int:
         for loss, rev in LOSSES:
             pooled: list[dict] = []
             for seed in SEEDS:
-                args = iso15118_args(
-                    schedule=SCHEDULE, seed=seed, loss=loss, reverse_loss=rev, timestamps=timestamps
-                )
+                args = iso15118_args(resolved(loss, rev, timestamps), seed)
                 proc = run_process([str(binary.path), *args])
                 if proc.returncode != 0:
                     print(proc.stderr, file=sys.stderr)

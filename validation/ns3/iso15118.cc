@@ -8,9 +8,10 @@
 // response as soon as it holds the whole request. Timing rules, loss and output:
 // validation/ns3/README-iso15118.md.
 //
-// Loss: ns3::BurstErrorModel (burst sizes U{1..4}, burst-start probability from the
-// mean loss as in v2g.cc) as ReceiveErrorModel on the EVCC's device (--loss, toward
-// the vehicle) and on the SECC's device (--reverseLoss, toward the charger), each
+// Loss: ns3::BurstErrorModel (burst sizes U{1..4}, burst-start probability p given as
+// is: the resolved scenario's burst_start) as ReceiveErrorModel on the EVCC's device
+// (--burstRate, toward the vehicle) and on the SECC's device (--reverseBurstRate,
+// toward the charger), each
 // with random streams of its own (0/1 toward the EVCC, 2/3 toward the SECC).
 // --lossStart keeps both models off until then (tests: let the handshake through).
 // --traceTcp prints both sockets' segments, RTT samples and RTO changes on stderr.
@@ -429,44 +430,6 @@ class SessionClient : public Application
 // Loss model (as v2g.cc)
 // ---------------------------------------------------------------------------
 
-// Mean loss of ns-3's BurstErrorModel with burst-start probability p and burst
-// size S ~ U{1..4}: a new burst may (re)start on every packet, so a packet is
-// lost iff the most recent burst start was j packets ago (j = 0..3) and S > j.
-static double
-MeanLossFromBurstRate(double p)
-{
-    double q = 1.0 - p;
-    return p * (1.0 + 0.75 * q + 0.5 * q * q + 0.25 * q * q * q);
-}
-
-static double
-BurstRateFromMeanLoss(double L)
-{
-    if (L <= 0)
-    {
-        return 0.0;
-    }
-    if (L >= 1)
-    {
-        return 1.0;
-    }
-    double lo = 0.0;
-    double hi = 1.0;
-    for (int i = 0; i < 200; ++i)
-    {
-        double mid = 0.5 * (lo + hi);
-        if (MeanLossFromBurstRate(mid) < L)
-        {
-            lo = mid;
-        }
-        else
-        {
-            hi = mid;
-        }
-    }
-    return 0.5 * (lo + hi);
-}
-
 // A BurstErrorModel whose two random variables use streams `stream` (burst start)
 // and `stream + 1` (burst size). BurstErrorModel::AssignStreams would give both the
 // same stream number (error-model.cc), so the variables are set here.
@@ -680,8 +643,8 @@ main(int argc, char* argv[])
 
     uint32_t run = 1;
     uint32_t seed = 1;
-    double loss = 0;
-    double reverseLoss = 0;
+    double burstRate = 0;
+    double reverseBurstRate = 0;
     double lossStart = 0;
     std::string cc = "TcpNewReno";
     std::string tsStr;
@@ -704,8 +667,8 @@ main(int argc, char* argv[])
     CommandLine cmd(__FILE__);
     cmd.AddValue("run", "RngRun (the seed is fixed by --seed)", run);
     cmd.AddValue("seed", "RngSeed", seed);
-    cmd.AddValue("loss", "mean loss toward the EVCC (BurstErrorModel on the EVCC's device)", loss);
-    cmd.AddValue("reverseLoss", "mean loss toward the SECC (BurstErrorModel on the SECC's device)", reverseLoss);
+    cmd.AddValue("burstRate", "burst-start probability toward the EVCC (BurstErrorModel on the EVCC's device)", burstRate);
+    cmd.AddValue("reverseBurstRate", "burst-start probability toward the SECC (BurstErrorModel on the SECC's device)", reverseBurstRate);
     cmd.AddValue("lossStart", "the error models drop packets from this simulated time on (s; testing)", lossStart);
     cmd.AddValue("cc", "congestion control TypeId suffix (TcpNewReno, TcpCubic, ...)", cc);
     cmd.AddValue("timestamps", "TCP timestamps true|false (default: ns-3 default, true)", tsStr);
@@ -742,9 +705,9 @@ main(int argc, char* argv[])
     {
         return 2;
     }
-    if (!(loss >= 0 && loss <= 1) || !(reverseLoss >= 0 && reverseLoss <= 1))
+    if (!(burstRate >= 0 && burstRate <= 1) || !(reverseBurstRate >= 0 && reverseBurstRate <= 1))
     {
-        std::cerr << "--loss and --reverseLoss must be in [0, 1]\n";
+        std::cerr << "--burstRate and --reverseBurstRate must be in [0, 1]\n";
         return 2;
     }
     if (delAckCount < 1)
@@ -815,14 +778,14 @@ main(int argc, char* argv[])
 
     // ---------------- loss ----------------
     std::vector<Ptr<BurstErrorModel>> models;
-    if (loss > 0)
+    if (burstRate > 0)
     {
-        models.push_back(MakeBurstModel(BurstRateFromMeanLoss(loss), 0));
+        models.push_back(MakeBurstModel(burstRate, 0));
         devs.Get(1)->SetAttribute("ReceiveErrorModel", PointerValue(models.back()));
     }
-    if (reverseLoss > 0)
+    if (reverseBurstRate > 0)
     {
-        models.push_back(MakeBurstModel(BurstRateFromMeanLoss(reverseLoss), 2));
+        models.push_back(MakeBurstModel(reverseBurstRate, 2));
         devs.Get(0)->SetAttribute("ReceiveErrorModel", PointerValue(models.back()));
     }
     if (lossStart > 0)
