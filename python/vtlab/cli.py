@@ -1199,20 +1199,16 @@ def version_command() -> None:
 
 
 from vtlab import cli_validate  # noqa: E402  (registers `vtlab validate FAMILY`)
+from vtlab.cli_validate_iso15118 import register_iso15118  # noqa: E402
+from vtlab.cli_validate_wifi import register_wifi  # noqa: E402
 
-cli_validate.register(app)
+validate_group = cli_validate.register(app)
+register_wifi(validate_group, app)
+register_iso15118(validate_group, app)
 
 from vtlab import validate_lte  # noqa: E402  (registers `vtlab validate-lte`)
 
 validate_lte.register(app)
-
-from vtlab import validate_wifi  # noqa: E402  (registers `vtlab validate-wifi`)
-
-validate_wifi.register(app)
-
-from vtlab import validate_iso15118  # noqa: E402  (registers `vtlab validate-iso15118`)
-
-validate_iso15118.register(app)
 
 from vtlab import reproduce  # noqa: E402  (registers `vtlab reproduce` and `vtlab study`)
 

@@ -48,6 +48,7 @@ from vtlab.ns3.iso15118 import (
     run_iso15118_reference,
 )
 from vtlab.ns3.program import ISO15118_PROGRAM, Ns3Error
+from vtlab.validation.iso15118_replay import paired_replay
 
 US = 1e-6
 WIRE_US_PER_BYTE = 0.8  # 10 Mbit/s
@@ -370,9 +371,7 @@ def test_paired_replay_reproduces_ns3_exchange_by_exchange(iso_cache, loss, seed
     one of the 2400 exchanges has the same request and response times within 1 us.
     RngRun 3 at 5 % holds a 183 s stall (eight timeouts in a row of one request)
     and the charger's backoff reset by its pure ACKs (ns-3 SendEmptyPacket)."""
-    from vtlab import validate_iso15118 as v
-
-    r = v.paired_replay(loss, seed, cache=iso_cache)
+    r = paired_replay(loss, seed, cache=iso_cache)
     assert len(r.drops["toward_evcc"]) > 0 and len(r.drops["toward_secc"]) > 0
     assert r.exchanges == {"ns3": 2400, "vtlab": 2400}
     assert (r.identical, r.compared, r.first) == (2400, 2400, None)

@@ -8,9 +8,9 @@ contract) and, for comparison, off.
 
 One process at a time. Writes <out>/cd-loss{L}-rev{R}-seed{S}.jsonl (the program's
 stdout, timestamps on; the timestamps-off runs are summarised only: the validation
-stores its own, 100 seeds per cell with the lost packet positions, as
-cd-loss{L}-nots.jsonl.gz via `vtlab validate-iso15118 --rerun-ns3`) and
-<out>/summary.json (per cell and pooled per loss level: wall time, response-time
+stores its own, 100 seeds per cell with the lost packet positions, in runs.jsonl.gz
+via `vtlab validate iso15118 --rerun-ns3 --store-ns3`) and <out>/summary.json (per
+cell and pooled per loss level: wall time, response-time
 percentiles, misses).
 """
 
@@ -93,8 +93,8 @@ def main() -> int:
                 if timestamps:
                     name = f"cd-loss{loss:g}-rev{rev:g}-seed{seed}.jsonl"
                     (a.out / name).write_text(proc.stdout)
-                else:  # summarised only (validate-iso15118 stores these cells)
-                    name = f"cd-loss{loss:g}-nots.jsonl.gz (seed {seed})"
+                else:  # summarised only (`vtlab validate iso15118` stores these cells)
+                    name = f"runs.jsonl.gz (loss {loss:g}, seed {seed})"
                 lines = [json.loads(x) for x in proc.stdout.splitlines()]
                 rows, summary = lines[:-1], lines[-1]
                 pooled.extend(rows)

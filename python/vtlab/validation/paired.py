@@ -21,7 +21,15 @@ from vtlab import api
 from vtlab.ns3.process import ProcResult, parse_loss_positions, run_process
 from vtlab.ns3.program import Ns3Error
 
-__all__ = ["DIRECTIONS", "TRACE_LOSS", "PairedRun", "paired_run", "replay_loss", "traced_losses"]
+__all__ = [
+    "DIRECTIONS",
+    "TRACE_LOSS",
+    "Drops",
+    "PairedRun",
+    "paired_run",
+    "replay_loss",
+    "traced_losses",
+]
 
 #: The directions of the PLC link, as ``--traceLoss`` names them.
 DIRECTIONS = ("toward_evcc", "toward_secc")
