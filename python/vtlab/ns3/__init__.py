@@ -7,8 +7,9 @@
 * :mod:`vtlab.ns3.cc` maps vtlab's congestion controls to ns-3 TypeIds
   (:func:`~vtlab.ns3.cc.ns3_type_id`);
 * one argument translator per program, fed only from the resolved scenario:
-  :mod:`vtlab.ns3.v2g` (the V2G cable and the charging station) and
-  :mod:`vtlab.ns3.iso15118` (request/response sessions).
+  :mod:`vtlab.ns3.v2g` (the V2G cable and the charging station),
+  :mod:`vtlab.ns3.wifi` (the 802.11 vehicular chain) and :mod:`vtlab.ns3.iso15118`
+  (request/response sessions).
 
 Nothing here compares or judges results; that is :mod:`vtlab.validation`.
 """
