@@ -47,6 +47,24 @@ def test_the_grid_is_the_issue_s():
     }
 
 
+def test_the_stored_runs_are_found_without_ns3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    # Without an ns-3 wheel the results hash is taken with the version vtlab's ns3
+    # extra pins, the one the stored runs were made with.
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    assert f'ns3 = ["ns3=={ns3mod.PINNED_NS3_VERSION}"]' in pyproject
+
+    def missing() -> None:
+        raise ns3mod.Ns3NotInstalled()
+
+    monkeypatch.setattr(ns3mod, "find_ns3", missing)
+    source = ns3mod.WIFI_PROGRAM.source().read_bytes()
+    pinned = ns3mod.results_hash(source, ns3mod.PINNED_NS3_VERSION)
+    assert ns3mod.program_results_hash(ns3mod.WIFI_PROGRAM) == pinned
+    # so validating from them compiles nothing
+    res = wifi.validate(wifi.make_grid(quick=True, seeds=1), tmp_path, progress=False)
+    assert (len(res.table), res.runs_done, res.errors) == (2, 2, [])
+
+
 def test_the_vtlab_scenario_is_ns3_s():
     s = _expanded(H8_RTS1)
     w = s["media"][0]["wifi"]
