@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vtlab import _core
 from vtlab.api import core_build
 from vtlab.ns3.iso15118 import iso15118_args, parse_iso15118_output
 from vtlab.ns3.process import run_child_streams
@@ -291,8 +292,6 @@ def run_ns3(run: Run, binary: Ns3Binary) -> dict[str, Any]:
 def run_vtlab(run: Run) -> dict[str, Any]:
     """One vtlab run (in this process; the core runs without the GIL) as a record: the
     response times (None for a request never answered)."""
-    from vtlab import _core
-
     started = time.perf_counter()
     out = _core.run(run.spec_json, run.seed, False)
     times = [
@@ -309,8 +308,6 @@ def plan(
 ) -> list[Run]:
     """Every run of the grid: ns-3's, then (with ``ns3_runs``, ns-3's records by (loss,
     seed)) vtlab's paired runs of those records and its runs with its own losses."""
-    from vtlab import _core
-
     ns_runs: list[Run] = []
     vt_runs: list[Run] = []
     for loss in grid.losses:

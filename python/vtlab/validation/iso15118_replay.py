@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vtlab import _core
 from vtlab.ns3.iso15118 import iso15118_args, parse_iso15118_output
 from vtlab.ns3.program import ISO15118_PROGRAM, build_program
 from vtlab.validation.errors import ValidateError
@@ -145,8 +146,6 @@ def paired_replay(
     vtlab on the same cell with ns-3's lost packet positions as ``replay`` loss models
     and compare the two timelines exchange by exchange, counting from the first
     request (:func:`_from_first_request`)."""
-    from vtlab import _core
-
     if not 0.0 <= loss < 1.0:
         raise ValidateError("--replay", f"loss {loss} is outside [0, 1)")
     if not 1 <= seed <= 2**31 - 1:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vtlab import _core
 from vtlab.api import core_build
 from vtlab.ns3.cc import ns3_type_id
 from vtlab.ns3.process import run_child
@@ -238,8 +239,6 @@ def _record(run: Run, body: Mapping[str, Any], wall_s: float) -> dict[str, Any]:
 def run_vtlab(run: Run) -> dict[str, Any]:
     """One vtlab run (in this process; the core runs without the GIL) as a record: the
     compared quantities of :func:`compared`."""
-    from vtlab import _core
-
     started = time.perf_counter()
     out = _core.run(run.spec_json, run.seed, False)
     flows, links = out["flows"], out["links"]
@@ -283,8 +282,6 @@ def compared(rec: Mapping[str, Any]) -> dict[str, float]:
 def plan(grid: Grid, ns3_hash: str, vtlab_hash: str) -> list[Run]:
     """Every run of the grid, ns-3's first (they are the long ones).  ns-3's arguments
     come from the cell's resolved scenario."""
-    from vtlab import _core
-
     ns_runs: list[Run] = []
     vt_runs: list[Run] = []
     for cell in grid.cells:
@@ -412,8 +409,6 @@ class WifiFamily(Family):
     def write_report(
         self, out: Path, table: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]
     ) -> dict[str, Path]:
-        from vtlab import _core
-
         g = self.grid
         full = {
             **meta,
