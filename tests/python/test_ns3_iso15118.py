@@ -32,20 +32,23 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
 from conftest import requires_ns3
 from vtlab import _core
+from vtlab._core import ScenarioError
 from vtlab.ns3 import program as ns3mod
 from vtlab.ns3.iso15118 import (
-    burst_starts,
     iso15118_args,
     iso15118_schedule,
     parse_iso15118_output,
     run_iso15118_reference,
 )
 from vtlab.ns3.program import ISO15118_PROGRAM, Ns3Error
+from vtlab.validation.iso15118_replay import paired_replay
 
 US = 1e-6
 WIRE_US_PER_BYTE = 0.8  # 10 Mbit/s
@@ -67,79 +70,129 @@ def data_us(payload: int) -> float:
     return wire_us(payload + 52)
 
 
+def _loss(mean: float) -> dict[str, Any]:
+    """A burst loss model of this mean (1.0: every packet, burst-start probability 1)."""
+    if mean == 0:
+        return {"model": "none"}
+    if mean == 1:
+        return {"model": "burst", "burst_start": 1.0}
+    return {"model": "burst", "mean_loss": mean}
+
+
+def resolved(
+    schedule: Sequence[tuple[str, int, int, float, int, float]],
+    *,
+    loss: float = 0.0,
+    reverse_loss: float = 0.0,
+    cc: str = "newreno",
+    timestamps: bool = True,
+    abort_on_miss: bool = False,
+) -> dict[str, Any]:
+    """The resolved v2g scenario with one session of ``schedule`` (name, request B,
+    response B, timeout s, repeats, period s) and burst loss of these means toward the
+    EVCC (``loss``) and toward the SECC (``reverse_loss``), no queue disc."""
+    steps = [
+        {"name": n, "request": q, "response": r, "timeout": t, "repeats": k, "period": p}
+        for n, q, r, t, k, p in schedule
+    ]
+    spec = {
+        "preset": "v2g",
+        "qdisc": "none",
+        "loss": _loss(loss),
+        "reverse_loss": _loss(reverse_loss),
+        "tcp": {"cc": cc, "timestamps": timestamps},
+        "session": {"profile": "custom", "abort_on_miss": abort_on_miss, "steps": steps},
+    }
+    return json.loads(_core.expand(json.dumps(spec)))
+
+
 # -- without ns-3 ------------------------------------------------------------------------
 
 
 def test_schedule_argument():
-    s = iso15118_schedule(
-        [("SessionSetup", 40, 60, 2, 1, 0), ("CurrentDemand", 60, 70, 0.25, 2400, 0.25)]
+    s = resolved([("SessionSetup", 40, 60, 2, 1, 0), ("CurrentDemand", 60, 70, 0.25, 2400, 0.25)])
+    assert (
+        iso15118_schedule(s["sessions"][0]["steps"])
+        == "SessionSetup:40:60:2:1:0;CurrentDemand:60:70:0.25:2400:0.25"
     )
-    assert s == "SessionSetup:40:60:2:1:0;CurrentDemand:60:70:0.25:2400:0.25"
+
+
+@pytest.mark.parametrize("name", ["a:b", "a;b"])
+def test_schedule_argument_refuses_names_the_program_cannot_parse(name):
+    with pytest.raises(ValueError, match="name"):
+        iso15118_args(resolved([(name, 1, 1, 1.0, 1, 0.0)]), 1)
 
 
 @pytest.mark.parametrize(
     ("step", "match"),
     [
-        (("a:b", 1, 1, 1.0, 1, 0.0), "name"),
         (("", 1, 1, 1.0, 1, 0.0), "name"),
-        (("a", 0, 1, 1.0, 1, 0.0), "1 or more"),
-        (("a", 1, 1, 1.0, 0, 0.0), "1 or more"),
+        (("a", 0, 1, 1.0, 1, 0.0), "request"),
+        (("a", 1, 1, 1.0, 0, 0.0), "repeats"),
         (("a", 1, 1, 0.0, 1, 0.0), "timeout"),
         (("a", 1, 1, 1.0, 1, -1.0), "period"),
     ],
 )
-def test_schedule_argument_errors(step, match):
-    with pytest.raises(ValueError, match=match):
-        iso15118_schedule([step])
-
-
-def test_schedule_argument_empty():
-    with pytest.raises(ValueError, match="at least one"):
-        iso15118_schedule([])
+def test_steps_the_program_would_refuse_do_not_resolve(step, match):
+    # the resolver refuses them before the program could (empty names, sizes and
+    # repeats below 1, a timeout of 0, a negative period)
+    with pytest.raises(ScenarioError, match=match):
+        resolved([step])
 
 
 def test_args():
-    args = iso15118_args(
-        schedule=[("A", 100, 100, 1, 2, 0.5)],
-        seed=3,
-        burst_start=0.020412432150076765,
-        reverse_burst_start=0.0040160966706053736,
+    s = resolved(
+        [("A", 100, 100, 1, 2, 0.5)],
+        loss=0.05,
+        reverse_loss=0.01,
         cc="cubic",
         timestamps=False,
         abort_on_miss=True,
-        stop_s=60,
     )
+    plc = s["links"][1]
+    args = iso15118_args(s, 3, stop_s=60)
+    # the resolved burst-start probabilities themselves, at full precision
+    toward_evcc, toward_secc = plc["loss_ab"]["burst_start"], plc["loss_ba"]["burst_start"]
+    assert toward_evcc == _core.burst_start_for_mean_loss(0.05)
     assert args == [
         "--schedule=A:100:100:1:2:0.5",
         "--run=3",
-        "--burstRate=0.020412432150076765",
-        "--reverseBurstRate=0.0040160966706053736",
+        f"--burstRate={toward_evcc!r}",
+        f"--reverseBurstRate={toward_secc!r}",
         "--cc=TcpCubic",
+        "--sack=true",
         "--timestamps=false",
+        "--delAckCount=2",
+        "--segmentSize=1460",
+        "--initialCwnd=10",
+        "--minRto=1",
+        "--sndBuf=131072",
+        "--rcvBuf=131072",
+        "--rate=10000000bps",
+        "--delay=900000ns",
+        "--mtu=1500",
+        "--queuePackets=100",
         "--abortOnMiss=true",
         "--stop=60",
     ]
-    assert "--cc=TcpNewReno" in iso15118_args(schedule=[("A", 1, 1, 1, 1, 0)], seed=1)
+    one = [("A", 1, 1, 1, 1, 0)]
+    assert "--cc=TcpNewReno" in iso15118_args(resolved(one), 1)
+    assert "--burstRate=0" in iso15118_args(resolved(one), 1)
+    assert "--reverseBurstRate=1.0" in iso15118_args(resolved(one, reverse_loss=1.0), 1)
     with pytest.raises(ValueError, match="no ns-3 counterpart"):
-        iso15118_args(schedule=[("A", 1, 1, 1, 1, 0)], seed=1, cc="reno")
-    with pytest.raises(ValueError, match="reverse_burst_start"):
-        iso15118_args(schedule=[("A", 1, 1, 1, 1, 0)], seed=1, reverse_burst_start=1.5)
-
-
-def test_burst_starts_come_from_the_resolved_scenario():
-    spec = {
-        "preset": "v2g",
-        "loss": {"model": "burst", "mean_loss": 0.05},
-        "reverse_loss": {"model": "burst", "mean_loss": 0.01},
-    }
-    expanded = json.loads(_core.expand(json.dumps(spec)))
-    start, reverse = burst_starts(expanded)
-    assert start == _core.burst_start_for_mean_loss(0.05)
-    assert reverse == _core.burst_start_for_mean_loss(0.01)
-    assert burst_starts(json.loads(_core.expand('{"preset": "v2g"}'))) == (0.0, 0.0)
-    bernoulli = {"preset": "v2g", "loss": {"model": "bernoulli", "mean_loss": 0.01}}
-    with pytest.raises(ValueError, match="links.plc.loss_ab"):
-        burst_starts(json.loads(_core.expand(json.dumps(bernoulli))))
+        iso15118_args(resolved(one, cc="reno"), 1)
+    with pytest.raises(ValueError, match="no flows"):
+        iso15118_args(json.loads(_core.expand(json.dumps({"preset": "v2g", "bytes": "1MB"}))), 1)
+    queued = resolved(one)
+    queued["links"][1]["qdisc"] = {"kind": "fq_codel"}
+    with pytest.raises(ValueError, match="qdisc"):
+        iso15118_args(queued, 1)
+    fixed = resolved(one)
+    fixed["sessions"][0]["tcp"]["rto_max_ns"] = 120_000_000_000
+    with pytest.raises(ValueError, match="rto_max_ns"):
+        iso15118_args(fixed, 1)
+    with pytest.raises(ValueError, match="stop_s"):
+        iso15118_args(resolved(one), 1, stop_s=0)
 
 
 def test_parse_output():
@@ -175,8 +228,10 @@ def iso_cache(tmp_path_factory):
     return cache
 
 
-def run(iso_cache, schedule, **kw):
-    return run_iso15118_reference(schedule=schedule, seed=kw.pop("seed", 1), cache=iso_cache, **kw)
+def run(iso_cache, schedule, *, stop_s=None, loss_start_s=0.0, **kw):
+    return run_iso15118_reference(
+        resolved(schedule, **kw), 1, stop_s=stop_s, loss_start_s=loss_start_s, cache=iso_cache
+    )
 
 
 @requires_ns3
@@ -244,19 +299,14 @@ def test_total_reverse_loss_nothing_gets_through(iso_cache):
     # retries of the SYN, ConnTimeout 3 s doubling: 0.1 + 3 + 6 + 12 + 24 + 48 + 96 s
     for abort in (False, True):
         messages, summary = run(
-            iso_cache,
-            [("Req", 100, 100, 1.0, 2, 0.0)],
-            reverse_burst_start=1.0,
-            abort_on_miss=abort,
+            iso_cache, [("Req", 100, 100, 1.0, 2, 0.0)], reverse_loss=1.0, abort_on_miss=abort
         )
         assert messages == []
         assert summary["completed"] is False and summary["messages"] == 0
         assert summary["connected_s"] is None
         assert summary["end"] == "connection_failed"
         assert summary["end_s"] == pytest.approx(189.1, abs=1e-9)
-    _, summary = run(
-        iso_cache, [("Req", 100, 100, 1.0, 2, 0.0)], reverse_burst_start=1.0, stop_s=10
-    )
+    _, summary = run(iso_cache, [("Req", 100, 100, 1.0, 2, 0.0)], reverse_loss=1.0, stop_s=10)
     assert summary["end"] == "stop" and summary["end_s"] == pytest.approx(10.0)
 
 
@@ -266,7 +316,7 @@ def test_abort_on_miss_ends_the_session(iso_cache):
     # the third request (at 0.1018928 + 1.0 s) never gets a response
     sched = [("Req", 100, 100, 0.3, 4, 0.5)]
     messages, summary = run(
-        iso_cache, sched, reverse_burst_start=1.0, loss_start_s=0.9, abort_on_miss=True
+        iso_cache, sched, reverse_loss=1.0, loss_start_s=0.9, abort_on_miss=True
     )
     assert len(messages) == 3
     assert [m["missed"] for m in messages] == [False, False, True]
@@ -278,7 +328,7 @@ def test_abort_on_miss_ends_the_session(iso_cache):
     # the client gives up at t_req + timeout
     assert summary["end_s"] == pytest.approx(last["request_s"] + 0.3, abs=1e-9)
     # without abort on miss the session waits (here: until the stop time)
-    messages, summary = run(iso_cache, sched, reverse_burst_start=1.0, loss_start_s=0.9, stop_s=5)
+    messages, summary = run(iso_cache, sched, reverse_loss=1.0, loss_start_s=0.9, stop_s=5)
     assert len(messages) == 3 and messages[-1]["missed"] is True
     assert summary["aborted"] is False and summary["end"] == "stop"
 
@@ -288,8 +338,7 @@ def test_abort_on_miss_ends_the_session(iso_cache):
 def test_json_lines_and_message_count(iso_cache, loss):
     sched = [("SessionSetup", 40, 60, 2.0, 1, 0.0), ("CurrentDemand", 60, 70, 0.25, 40, 0.25)]
     binary = ns3mod.build_program(ISO15118_PROGRAM, cache=iso_cache)
-    p = _core.burst_start_for_mean_loss(loss)
-    args = iso15118_args(schedule=sched, seed=2, burst_start=p, reverse_burst_start=p)
+    args = iso15118_args(resolved(sched, loss=loss, reverse_loss=loss), 2)
     out = subprocess.run(
         [str(binary.path), *args], capture_output=True, text=True, check=True
     ).stdout
@@ -322,9 +371,7 @@ def test_paired_replay_reproduces_ns3_exchange_by_exchange(iso_cache, loss, seed
     one of the 2400 exchanges has the same request and response times within 1 us.
     RngRun 3 at 5 % holds a 183 s stall (eight timeouts in a row of one request)
     and the charger's backoff reset by its pure ACKs (ns-3 SendEmptyPacket)."""
-    from vtlab import validate_iso15118 as v
-
-    r = v.paired_replay(loss, seed, cache=iso_cache)
+    r = paired_replay(loss, seed, cache=iso_cache)
     assert len(r.drops["toward_evcc"]) > 0 and len(r.drops["toward_secc"]) > 0
     assert r.exchanges == {"ns3": 2400, "vtlab": 2400}
     assert (r.identical, r.compared, r.first) == (2400, 2400, None)

@@ -1,7 +1,7 @@
-"""vtlab's 802.11 medium against ns-3's wifi module (vtlab.validate_wifi): the
+"""vtlab's 802.11 medium against ns-3's wifi module (vtlab.validation.wifi): the
 scenario translation both ways, the verdicts and orderings on hand-made numbers, the
 command against the stored ns-3 runs (no ns-3 needed), its errors, and one ns-3 run
-of the reference program compared with the stored file (needs the ns3 wheel and g++).
+of the reference program compared with the stored one (needs the ns3 wheel and g++).
 """
 
 from __future__ import annotations
@@ -16,27 +16,57 @@ from typer.testing import Result
 
 from conftest import assert_usage_error, requires_ns3
 from vtlab import _core
-from vtlab import validate_wifi as vw
 from vtlab.ns3 import program as ns3mod
 from vtlab.ns3.process import run_process
+from vtlab.ns3.wifi import parse_output, wifi_args
+from vtlab.validation import wifi
+from vtlab.validation.cache import read_records
+from vtlab.validation.errors import ValidateError
+from vtlab.validation.runner import NS3
+from vtlab.validation.verdict import ratio_ci_delta, verdict
 
 Cli = Callable[..., Result]
 
 
-H8_RTS1 = next(c for c in vw.CASES if c.name == "h8-rts1-tcpnewreno-d1")
+H8_RTS1 = next(c for c in wifi.CELLS if c.name == "h8-rts1-tcpnewreno-d1")
+
+
+def _expanded(cell: wifi.Cell) -> dict:
+    return json.loads(_core.expand(json.dumps(wifi.vtlab_spec(cell))))
 
 
 def test_the_grid_is_the_issue_s():
     # hops {1, 8} x RTS {off, on} x {NewReno, Vegas} x delayed ACK {1, 2}
-    assert len(vw.CASES) == 16
-    assert {c.name for c in vw.CASES} >= set(vw.QUICK)
-    names = sorted(p.name.rsplit("-r", 1)[0] for p in vw.stored_dir().glob("*.jsonl"))
-    # five stored ns-3 runs per cell
-    assert names == sorted(c.name for c in vw.CASES for _ in vw.NS3_RUNS)
+    assert len(wifi.CELLS) == 16
+    assert {c.name for c in wifi.CELLS} >= set(wifi.QUICK)
+    # five stored ns-3 runs per cell, keyed by the results hash of today's wifi.cc
+    stored = read_records(wifi.stored_ns3_runs_path(), wifi.record_key)
+    h = ns3mod.program_results_hash(ns3mod.WIFI_PROGRAM)
+    assert set(stored) == {
+        wifi.run_key(NS3, c.name, r, 100.0, h) for c in wifi.CELLS for r in wifi.NS3_RUNS
+    }
+
+
+def test_the_stored_runs_are_found_without_ns3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    # Without an ns-3 wheel the results hash is taken with the version vtlab's ns3
+    # extra pins, the one the stored runs were made with.
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    assert f'ns3 = ["ns3=={ns3mod.PINNED_NS3_VERSION}"]' in pyproject
+
+    def missing() -> None:
+        raise ns3mod.Ns3NotInstalled()
+
+    monkeypatch.setattr(ns3mod, "find_ns3", missing)
+    source = ns3mod.WIFI_PROGRAM.source().read_bytes()
+    pinned = ns3mod.results_hash(source, ns3mod.PINNED_NS3_VERSION)
+    assert ns3mod.program_results_hash(ns3mod.WIFI_PROGRAM) == pinned
+    # so validating from them compiles nothing
+    res = wifi.validate(wifi.make_grid(quick=True, seeds=1), tmp_path, progress=False)
+    assert (len(res.table), res.runs_done, res.errors) == (2, 2, [])
 
 
 def test_the_vtlab_scenario_is_ns3_s():
-    s = json.loads(_core.expand(json.dumps(vw.vtlab_spec(H8_RTS1))))
+    s = _expanded(H8_RTS1)
     w = s["media"][0]["wifi"]
     assert len(s["nodes"]) == 9
     assert w["reception"] == {"model": "dsss-ber", "preamble_snr_db": 4.0}
@@ -46,99 +76,128 @@ def test_the_vtlab_scenario_is_ns3_s():
     assert s["flows"][0]["start_ns"] == 1_000_000_000
     assert s["stop_ns"] == 101_000_000_000
     # and wifi_args maps it back onto the program's arguments
-    args = vw.wifi_args(s, 3)
+    args = wifi_args(s, 3)
     for a in ("--hops=8", "--rts=1", "--cc=TcpNewReno", "--delAck=1", "--window=20"):
         assert a in args
     assert "--duration=100" in args and "--run=3" in args
-    assert args[:2] == ["--hops=8", "--spacing=200"]
+    assert args[:3] == ["--hops=8", "--spacing=200", "--speed=5.5556"]
 
 
 def test_wifi_args_refuses_what_the_program_cannot_run():
     spec = {"preset": "vanet-chain", "tcp": {"cc": "cubic"}}
     with pytest.raises(ValueError, match="tcp.cc"):
-        vw.wifi_args(json.loads(_core.expand(json.dumps(spec))), 1)
+        wifi_args(json.loads(_core.expand(json.dumps(spec))), 1)
     spec = {"preset": "vanet-chain", "error_rate": "20%"}
     with pytest.raises(ValueError, match="error model"):
-        vw.wifi_args(json.loads(_core.expand(json.dumps(spec))), 1)
+        wifi_args(json.loads(_core.expand(json.dumps(spec))), 1)
     with pytest.raises(ValueError, match="vanet-chain"):
-        vw.wifi_args(json.loads(_core.expand(json.dumps({"preset": "v2g"}))), 1)
+        wifi_args(json.loads(_core.expand(json.dumps({"preset": "v2g"}))), 1)
 
 
 def test_ratio_interval_and_verdicts_by_hand():
-    # means 110 and 100: ratio 1.1; sd 10 over 4 and 0 over 4 runs: relative se
-    # (10/110)/2 = 0.04545, so the interval is 1.1·(1 ± 1.96·0.04545) = 1.002–1.198
-    r, lo, hi = vw.ratio_ci([100.0, 120.0, 100.0, 120.0], [100.0] * 4)
-    assert r == pytest.approx(1.1)
+    # means 110 and 100: ratio 1.1; sample sd 11.547 over 4 runs and 0 over 4: relative
+    # se (11.547/110)/2 = 0.05249, so the interval is 1.1·(1 ± 1.96·0.05249)
+    r = ratio_ci_delta([100.0, 120.0, 100.0, 120.0], [100.0] * 4)
+    assert r.ratio == pytest.approx(1.1)
     sd = 11.547005383792516  # sample sd of 100, 120, 100, 120
     rel = (sd / 110) / 2
-    assert (lo, hi) == pytest.approx((1.1 * (1 - 1.96 * rel), 1.1 * (1 + 1.96 * rel)))
-    assert vw.verdict(1.1) == "agree" and vw.verdict(0.9) == "agree"
-    assert vw.verdict(1.1001) == "differs" and vw.verdict(0.8999) == "differs"
+    assert (r.low, r.high) == pytest.approx((1.1 * (1 - 1.96 * rel), 1.1 * (1 + 1.96 * rel)))
+
+    def v(ratio: float) -> str:
+        return verdict(ratio, True, wifi.TOLERANCE, wifi.TOLERANCE)
+
+    assert v(1.1) == "agree" and v(0.9) == "agree"
+    assert v(1.1001) == "differs" and v(0.8999) == "differs"
 
 
 def test_orderings_compare_ranks_within_a_group():
-    rows = [
-        {"hops": 1, "rts": 0, "cc": "a", "delack": 1, "ns3_kbps": 3.0, "vtlab_kbps": 3.0},
-        {"hops": 1, "rts": 0, "cc": "b", "delack": 1, "ns3_kbps": 2.0, "vtlab_kbps": 1.0},
-        {"hops": 8, "rts": 0, "cc": "a", "delack": 1, "ns3_kbps": 1.0, "vtlab_kbps": 2.0},
-        {"hops": 8, "rts": 0, "cc": "b", "delack": 1, "ns3_kbps": 2.0, "vtlab_kbps": 1.0},
-    ]
-    o = vw.orderings(rows)
-    assert [x["same"] for x in o] == [True, False]
-    assert o[1]["ns3"] == "b/d1 > a/d1" and o[1]["vtlab"] == "a/d1 > b/d1"
-    # cells ns-3 puts within 1 % of each other are a tie, whatever vtlab's order
-    tie = [dict(rows[0]), dict(rows[1], ns3_kbps=2.99, vtlab_kbps=3.5)]
-    assert (vw.orderings(tie)[0]["pairs"], vw.orderings(tie)[0]["same"]) == (0, True)
+    a1, b1 = wifi.Cell(1, False, "newreno", 1), wifi.Cell(1, False, "vegas", 1)
+    a8, b8 = wifi.Cell(8, False, "newreno", 1), wifi.Cell(8, False, "vegas", 1)
+
+    def runs(mean: float) -> list[float]:
+        return [mean - 0.1, mean, mean + 0.1]  # 95 % half-width 0.25
+
+    goodputs = {
+        ("vtlab", a1.name): runs(3.0),
+        ("ns-3", a1.name): runs(3.0),
+        ("vtlab", b1.name): runs(1.0),
+        ("ns-3", b1.name): runs(2.0),
+        ("vtlab", a8.name): runs(2.0),
+        ("ns-3", a8.name): runs(1.0),
+        ("vtlab", b8.name): runs(1.0),
+        ("ns-3", b8.name): runs(2.0),
+    }
+    o = wifi.orderings([a1, b1, a8, b8], goodputs)
+    assert [x["significant_inversions"] for x in o] == [[], ["newreno/d1/vegas/d1"]]
+    assert o[1]["ns3_order"] == ["vegas/d1", "newreno/d1"]
+    assert o[1]["vtlab_order"] == ["newreno/d1", "vegas/d1"]
+    # cells ns-3 cannot tell apart (overlapping intervals) are a tie, whatever vtlab's order
+    tie = {**goodputs, ("ns-3", b1.name): runs(2.99), ("vtlab", b1.name): runs(3.5)}
+    assert wifi.orderings([a1, b1], tie)[0]["significant_inversions"] == []
 
 
-def test_quick_validation_from_the_cli(cli: Cli, tmp_path: Path):
-    res = cli("validate-wifi", "--quick", "-o", str(tmp_path), "--quiet")
+@pytest.mark.parametrize("command", [("validate", "wifi"), ("validate-wifi",)])
+def test_quick_validation_from_the_cli(cli: Cli, tmp_path: Path, command: tuple[str, ...]):
+    res = cli(*command, "--quick", "-o", str(tmp_path), "--quiet")
     assert res.exit_code == 0, res.output + res.stderr
-    assert "2 of 2 cells agree" in res.output
+    assert "2 of 2 cells agree within ±10 %" in res.output
     rows = list(csv.DictReader((tmp_path / "agreement.csv").open()))
-    assert [r["case"] for r in rows] == list(vw.QUICK)
+    assert [r["case"] for r in rows] == list(wifi.QUICK)
     for r in rows:
         # ns-3's stored single hop: 501.4 kbit/s (validation/wifi/ns3)
-        assert abs(float(r["ratio"]) - 1) <= vw.TOLERANCE
+        assert abs(float(r["ratio"]) - 1) <= wifi.TOLERANCE
         assert r["vtlab_runs"] == "3" and r["ns3_runs"] == "5"
     report = (tmp_path / "report.md").read_text()
     assert "| h1-rts1-tcpnewreno-d1 | 501.4 |" in report
+    # every vtlab run is in the cache; the same command again runs nothing new and
+    # writes the same table
+    cache = (tmp_path / "runs.jsonl").read_text()
+    table = (tmp_path / "agreement.csv").read_bytes()
+    assert len(cache.splitlines()) == 2 * 3
+    again = cli(*command, "--quick", "-o", str(tmp_path), "--quiet")
+    assert again.exit_code == 0, again.output + again.stderr
+    assert (tmp_path / "runs.jsonl").read_text() == cache
+    assert (tmp_path / "agreement.csv").read_bytes() == table
 
 
 def test_the_api_gives_the_same_table(tmp_path: Path):
-    res = vw.validate_wifi(tmp_path, cases=["h1-rts0-tcpvegas-d2"], seeds=2)
-    assert (res.agree, res.cells) == (1, 1)
+    res = wifi.validate(wifi.make_grid(["h1-rts0-tcpvegas-d2"], 2), tmp_path, progress=False)
+    assert [r["verdict"] for r in res.table] == ["agree"]
     # ns-3's five runs of this cell: 655.2 kbit/s on average (summary.csv)
-    assert res.rows[0]["ns3_kbps"] == pytest.approx(655.2, abs=0.1)
+    assert res.table[0]["ns3_kbps"] == pytest.approx(655.2, abs=0.1)
+    assert (res.runs_done, res.errors) == (2, [])
 
 
 def test_bad_options_exit_2(cli: Cli, tmp_path: Path):
-    assert_usage_error(cli("validate-wifi", "--case", "h3-x", "-o", str(tmp_path)), "--case")
+    assert_usage_error(cli("validate", "wifi", "--case", "h3-x", "-o", str(tmp_path)), "--case")
     assert_usage_error(
-        cli("validate-wifi", "--seeds", "0", "-o", str(tmp_path)), "--seeds", "[1, 1000]"
+        cli("validate", "wifi", "--seeds", "0", "-o", str(tmp_path)), "--seeds", "[1, 1000]"
     )
     assert_usage_error(
-        cli("validate-wifi", "--duration", "50", "-o", str(tmp_path)), "--duration", "--rerun-ns3"
+        cli("validate", "wifi", "--duration", "50", "-o", str(tmp_path)),
+        "--duration",
+        "--rerun-ns3",
     )
-    missing = tmp_path / "nowhere"
-    with pytest.raises(vw.WifiValidateError, match="missing"):
-        vw.validate_wifi(tmp_path, cases=[H8_RTS1.name], ns3_dir=missing)
+    missing = tmp_path / "nowhere.jsonl.gz"
+    grid = wifi.make_grid([H8_RTS1.name])
+    with pytest.raises(ValidateError, match="missing"):
+        wifi.validate(grid, tmp_path, stored=[missing], progress=False)
 
 
 @requires_ns3
 def test_the_reference_program_reproduces_its_stored_run(tmp_path: Path):
-    # The stored files are the program's output: a fresh run of the shortest cell
-    # matches byte for byte apart from the wall time.
-    case = next(c for c in vw.CASES if c.name == "h1-rts1-tcpnewreno-d2")
+    # The stored runs are the program's output: a fresh run of the shortest cell, with
+    # the arguments of its resolved scenario, matches apart from the wall time.
+    cell = next(c for c in wifi.CELLS if c.name == "h1-rts1-tcpnewreno-d2")
     binary = ns3mod.build_program(ns3mod.WIFI_PROGRAM, cache=tmp_path / "cache")
-    proc = run_process([str(binary.path), *vw.ns3_args(case, 1)])
+    proc = run_process([str(binary.path), *wifi_args(_expanded(cell), 1)])
     assert proc.returncode == 0, proc.stderr
-    stored = (vw.stored_dir() / f"{case.name}-r1.jsonl").read_text()
+    got = parse_output(proc.stdout)
+    stored = read_records(wifi.stored_ns3_runs_path(), wifi.record_key)
+    rec = stored[wifi.run_key(NS3, cell.name, 1, 100.0, binary.results_hash)]
 
-    def strip(text: str) -> list[dict]:
-        rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-        for r in rows:
-            r.pop("wall_s", None)
-        return rows
+    def strip(d: dict, *keys: str) -> dict:
+        return {k: v for k, v in d.items() if k not in keys}
 
-    assert strip(proc.stdout) == strip(stored)
+    assert strip(got["result"], "wall_s") == strip(rec["result"], "wall_s")
+    assert got["config"] == rec["config"]

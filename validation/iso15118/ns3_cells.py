@@ -8,9 +8,9 @@ contract) and, for comparison, off.
 
 One process at a time. Writes <out>/cd-loss{L}-rev{R}-seed{S}.jsonl (the program's
 stdout, timestamps on; the timestamps-off runs are summarised only: the validation
-stores its own, 100 seeds per cell with the lost packet positions, as
-cd-loss{L}-nots.jsonl.gz via `vtlab validate-iso15118 --rerun-ns3`) and
-<out>/summary.json (per cell and pooled per loss level: wall time, response-time
+stores its own, 100 seeds per cell with the lost packet positions, in runs.jsonl.gz
+via `vtlab validate iso15118 --rerun-ns3 --store-ns3`) and <out>/summary.json (per
+cell and pooled per loss level: wall time, response-time
 percentiles, misses).
 """
 
@@ -22,11 +22,18 @@ import sys
 from pathlib import Path
 
 from vtlab import _core
-from vtlab.ns3.iso15118 import burst_starts, iso15118_args
+from vtlab.ns3.iso15118 import iso15118_args
 from vtlab.ns3.process import run_process
 from vtlab.ns3.program import ISO15118_PROGRAM, build_program
 
-SCHEDULE = [("CurrentDemand", 60, 70, 0.25, 2400, 0.25)]
+STEP = {
+    "name": "CurrentDemand",
+    "request": 60,
+    "response": 70,
+    "timeout": 0.25,
+    "repeats": 2400,
+    "period": 0.25,
+}
 LOSSES = [(0.01, 0.01), (0.05, 0.05)]
 SEEDS = [1, 2, 3]
 QUANTILES = [0.5, 0.9, 0.99, 0.999]
@@ -53,12 +60,16 @@ def stats(rows: list[dict]) -> dict:
     }
 
 
-def resolved(loss: float, reverse_loss: float) -> dict:
-    """The resolved v2g scenario with burst loss of these means in each direction."""
+def resolved(loss: float, reverse_loss: float, timestamps: bool) -> dict:
+    """The resolved v2g scenario of a cell: its session, burst loss of these means toward
+    the EVCC and toward the SECC, no queue disc (the program installs none)."""
     spec = {
         "preset": "v2g",
+        "qdisc": "none",
         "loss": {"model": "burst", "mean_loss": loss},
         "reverse_loss": {"model": "burst", "mean_loss": reverse_loss},
+        "tcp": {"timestamps": timestamps},
+        "session": {"profile": "custom", "abort_on_miss": False, "steps": [STEP]},
     }
     return json.loads(_core.expand(json.dumps(spec)))
 
@@ -74,14 +85,7 @@ def main() -> int:
         for loss, rev in LOSSES:
             pooled: list[dict] = []
             for seed in SEEDS:
-                start, reverse_start = burst_starts(resolved(loss, rev))
-                args = iso15118_args(
-                    schedule=SCHEDULE,
-                    seed=seed,
-                    burst_start=start,
-                    reverse_burst_start=reverse_start,
-                    timestamps=timestamps,
-                )
+                args = iso15118_args(resolved(loss, rev, timestamps), seed)
                 proc = run_process([str(binary.path), *args])
                 if proc.returncode != 0:
                     print(proc.stderr, file=sys.stderr)
@@ -89,8 +93,8 @@ def main() -> int:
                 if timestamps:
                     name = f"cd-loss{loss:g}-rev{rev:g}-seed{seed}.jsonl"
                     (a.out / name).write_text(proc.stdout)
-                else:  # summarised only (validate-iso15118 stores these cells)
-                    name = f"cd-loss{loss:g}-nots.jsonl.gz (seed {seed})"
+                else:  # summarised only (`vtlab validate iso15118` stores these cells)
+                    name = f"runs.jsonl.gz (loss {loss:g}, seed {seed})"
                 lines = [json.loads(x) for x in proc.stdout.splitlines()]
                 rows, summary = lines[:-1], lines[-1]
                 pooled.extend(rows)
@@ -121,7 +125,7 @@ def main() -> int:
             )
     (a.out / "summary.json").write_text(
         json.dumps(
-            {"binary": binary.results_hash, "ns3": binary.ns3_version, "cells": cells}, indent=1
+            {"binary": binary.short_hash, "ns3": binary.ns3_version, "cells": cells}, indent=1
         )
         + "\n"
     )

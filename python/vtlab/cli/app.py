@@ -8,7 +8,20 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from vtlab.cli import bench, cc, expand, listings, lte_trace, reproduce, run, sweep
+from vtlab.cli import (
+    bench,
+    cc,
+    expand,
+    listings,
+    lte_trace,
+    reproduce,
+    run,
+    sweep,
+    validate,
+    validate_iso15118,
+    validate_lte,
+    validate_wifi,
+)
 from vtlab.errors import EXIT_USAGE, fail, one_line, usage_error_line
 
 __all__ = ["VtlabGroup", "app", "main"]
@@ -90,24 +103,16 @@ def _root(
     """vtlab: packet-level TCP congestion-control simulator for vehicle links."""
 
 
-# -- validation against ns-3: its commands and `vtlab bench --vs-ns3` ---------------------
-from vtlab import validate_iso15118, validate_wifi  # noqa: E402
-from vtlab.cli import validate, validate_lte  # noqa: E402
-
-VALIDATION_COMMANDS = (validate_wifi, validate_iso15118)
-BENCH_VS_NS3 = validate.bench_vs_ns3_command
-# -------------------------------------------------------------------------------------------
-
 run.register(app)
 sweep.register(app)
-bench.register(app, run_vs_ns3=BENCH_VS_NS3)
+bench.register(app, run_vs_ns3=validate.bench_vs_ns3_command)
 expand.register(app)
 lte_trace.register(app)
 listings.register(app)
 validate_group = validate.register(app)
 validate_lte.register_lte(validate_group, app)
-for module in VALIDATION_COMMANDS:
-    module.register(app)
+validate_wifi.register_wifi(validate_group, app)
+validate_iso15118.register_iso15118(validate_group, app)
 reproduce.register(app)
 reproduce.register(app, "study")
 cc.register(app)

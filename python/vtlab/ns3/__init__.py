@@ -8,8 +8,8 @@
   (:func:`~vtlab.ns3.cc.ns3_type_id`);
 * one argument translator per program, fed only from the resolved scenario:
   :mod:`vtlab.ns3.v2g` (the V2G cable and the charging station),
-  :mod:`vtlab.ns3.iso15118` (request/response sessions) and :mod:`vtlab.ns3.lte`
-  (ns-3's LTE module).
+  :mod:`vtlab.ns3.wifi` (the 802.11 vehicular chain), :mod:`vtlab.ns3.iso15118`
+  (request/response sessions) and :mod:`vtlab.ns3.lte` (ns-3's LTE module).
 
 Nothing here compares or judges results; that is :mod:`vtlab.validation`.
 """

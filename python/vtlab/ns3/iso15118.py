@@ -1,6 +1,6 @@
 """The request/response (ISO 15118-style) session program ``validation/ns3/iso15118.cc``:
-its command line, running it and parsing its output (see
-validation/ns3/README-iso15118.md)."""
+its command line from a resolved vtlab scenario (:func:`iso15118_args`), running it
+and parsing its output (see validation/ns3/README-iso15118.md)."""
 
 from __future__ import annotations
 
@@ -15,102 +15,140 @@ from vtlab.ns3.process import num, run_process
 from vtlab.ns3.program import ISO15118_PROGRAM, Ns3Error, build_program
 
 __all__ = [
-    "SessionStep",
-    "burst_starts",
     "iso15118_args",
     "iso15118_schedule",
     "parse_iso15118_output",
     "run_iso15118_reference",
 ]
 
+#: TCP settings the program leaves at ns-3's defaults; a vtlab session must match them.
+_NS3_FIXED: dict[str, Any] = {
+    "profile": "ns3",
+    "header_bytes": 40,
+    "dupack_threshold": 3,
+    "limited_transmit": True,
+    "prr": True,
+    "initial_ssthresh": None,
+    "rto_initial_ns": 1_000_000_000,
+    "rto_max_ns": 60_000_000_000,
+    "clock_granularity_ns": 1_000_000,
+    "syn_timeout_ns": 3_000_000_000,
+    "delayed_ack_timeout_ns": 200_000_000,
+}
 
-#: One step of a session schedule: (name, request bytes, response bytes, timeout in s,
-#: repeats, period in s), as validation/ns3/README-iso15118.md describes.
-SessionStep = tuple[str, int, int, float, int, float]
 
-
-def iso15118_schedule(schedule: Sequence[SessionStep]) -> str:
-    """The ``--schedule`` argument: ``name:req:resp:timeout:repeats:period;...``.
-    Raises :class:`ValueError` for a step the program would refuse."""
-    if not schedule:
-        raise ValueError("schedule: at least one step")
+def iso15118_schedule(steps: Sequence[Mapping[str, Any]]) -> str:
+    """The ``--schedule`` argument of a resolved session's steps:
+    ``name:req:resp:timeout:repeats:period;...`` (bytes, bytes, s, count, s).
+    Raises :class:`ValueError` for a step name the program cannot parse."""
+    if not steps:
+        raise ValueError("sessions.steps: at least one step")
     items = []
-    for step in schedule:
-        if len(step) != 6:
-            raise ValueError(
-                f"schedule step {step!r}: want (name, req, resp, timeout, repeats, period)"
-            )
-        name, req, resp, timeout, repeats, period = step
+    for step in steps:
+        name = str(step["name"])
         if not name or any(c in name for c in ":;"):
             raise ValueError(
-                f"schedule step {step!r}: the name must be non-empty without ':' or ';'"
+                f"sessions.steps: the program needs a step name without ':' or ';', not {name!r}"
             )
-        if int(req) < 1 or int(resp) < 1 or int(repeats) < 1:
-            raise ValueError(f"schedule step {step!r}: sizes and repeats must be 1 or more")
-        if not float(timeout) > 0 or not float(period) >= 0:
-            raise ValueError(f"schedule step {step!r}: timeout must be > 0 and period >= 0")
-        items.append(f"{name}:{int(req)}:{int(resp)}:{num(timeout)}:{int(repeats)}:{num(period)}")
+        items.append(
+            f"{name}:{int(step['request_bytes'])}:{int(step['response_bytes'])}:"
+            f"{num(step['timeout_ns'] / 1e9)}:{int(step['repeats'])}:"
+            f"{num(step['period_ns'] / 1e9)}"
+        )
     return ";".join(items)
 
 
-def burst_starts(expanded: Mapping[str, Any]) -> tuple[float, float]:
-    """The burst-start probabilities toward the EVCC and toward the SECC of a resolved
-    single-vehicle scenario (preset ``v2g``: its ``plc`` link's ``loss_ab`` and
-    ``loss_ba``), as :func:`iso15118_args` takes them.  Raises :class:`ValueError`
-    for a loss model the program does not have (burst, sizes 1..4, or none)."""
+def _burst_rate(where: str, model: Mapping[str, Any]) -> str:
+    """The burst-start probability of a resolved loss model, at full precision (repr
+    round-trips a double), so that both simulators draw against the same p."""
+    if model.get("model") == "none":
+        return "0"
+    if model.get("model") == "burst" and (model["burst_min"], model["burst_max"]) == (1, 4):
+        return repr(float(model["burst_start"]))
+    raise ValueError(f"links.plc.{where}: the program has the burst model (bursts of 1..4) only")
+
+
+def _session(expanded: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The one session of a resolved scenario the program can run: EVCC (client) and
+    SECC (server) on the two ends of the ``plc`` link, no flows."""
+    sessions = list(expanded.get("sessions") or [])
     links = {link["name"]: link for link in expanded.get("links", [])}
-    if "plc" not in links:
-        raise ValueError("links: the ISO 15118 program models the v2g preset's plc link")
-    starts = []
-    for side in ("loss_ab", "loss_ba"):
-        model = links["plc"][side]
-        if model.get("model") == "none":
-            starts.append(0.0)
-        elif model.get("model") == "burst" and (model["burst_min"], model["burst_max"]) == (1, 4):
-            starts.append(float(model["burst_start"]))
-        else:
-            raise ValueError(f"links.plc.{side}: the program has the burst model (1..4) only")
-    return starts[0], starts[1]
+    if len(sessions) != 1 or expanded.get("flows"):
+        raise ValueError("the ISO 15118 program runs one session and no flows")
+    session = sessions[0]
+    plc = links.get("plc")
+    if plc is None or (plc["a"], plc["b"]) != ("secc", "evcc"):
+        raise ValueError("links.plc: the ISO 15118 program models the v2g preset's secc -- evcc")
+    if (session["client"], session["server"]) != ("evcc", "secc"):
+        raise ValueError(
+            "sessions: the ISO 15118 program runs the evcc (client) and the secc (server)"
+        )
+    if session["processing_ns"] != 0:
+        raise ValueError("sessions.processing: the ISO 15118 program answers at once (0)")
+    if plc.get("qdisc") is not None:
+        raise ValueError("links.plc.qdisc: the ISO 15118 program installs no queue disc (none)")
+    if plc["framing_bytes"] != 2:
+        raise ValueError("links.plc.framing_bytes: ns-3 point-to-point frames add 2 bytes (PPP)")
+    return session
+
+
+def _tcp_args(tcp: Mapping[str, Any]) -> list[str]:
+    """The TCP flags of a resolved session's ``tcp`` (``DataRetries`` stays the
+    program's 1000: vtlab allows at most 100)."""
+    type_id = ns3_type_id(tcp["cc"])
+    if type_id is None:
+        raise ValueError(
+            f"tcp.cc: '{tcp['cc']}' has no ns-3 counterpart (ns-3 has: {', '.join(ns3_ccs())})"
+        )
+    for name, want in _NS3_FIXED.items():
+        if tcp.get(name) != want:
+            raise ValueError(f"tcp.{name}: must be {want!r} to compare with ns-3")
+    if tcp.get("cc_params"):
+        raise ValueError("tcp.cc_params: the ns-3 program runs every algorithm at its defaults")
+    if tcp["recovery"] not in ("sack", "newreno"):
+        raise ValueError(f"tcp.recovery: '{tcp['recovery']}' has no ns-3 counterpart")
+    return [
+        f"--cc={type_id}",
+        f"--sack={'true' if tcp['recovery'] == 'sack' else 'false'}",
+        f"--timestamps={'true' if tcp['timestamps'] else 'false'}",
+        f"--delAckCount={tcp['delayed_ack_count'] if tcp['delayed_ack'] else 1}",
+        f"--segmentSize={tcp['mss']}",
+        f"--initialCwnd={tcp['initial_cwnd']}",
+        f"--minRto={num(tcp['rto_min_ns'] / 1e9)}",
+        f"--sndBuf={tcp['send_buffer']}",
+        f"--rcvBuf={tcp['recv_buffer']}",
+    ]
 
 
 def iso15118_args(
-    *,
-    schedule: Sequence[SessionStep],
+    expanded: Mapping[str, Any],
     seed: int,
-    burst_start: float = 0.0,
-    reverse_burst_start: float = 0.0,
-    cc: str = "newreno",
-    timestamps: bool = True,
-    abort_on_miss: bool = False,
+    *,
     stop_s: float | None = None,
     loss_start_s: float = 0.0,
 ) -> list[str]:
-    """The command line of the ISO 15118 session program (without the binary):
-    ``seed`` is ns-3's RngRun (RngSeed stays 1, as for v2g.cc), ``burst_start`` the
-    burst model's start probability toward the EVCC, ``reverse_burst_start`` toward
-    the SECC (the resolved scenario's, :func:`burst_starts`), ``cc`` a vtlab name
-    (:func:`~vtlab.ns3.cc.ns3_type_id`) or an ns-3 TypeId suffix; ``loss_start_s`` > 0 keeps both
-    error models off until that simulated time (``--lossStart``, for tests that
-    need the handshake through)."""
-    ns3_cc = ns3_type_id(cc) or cc
-    if ns3_cc not in {ns3_type_id(c) for c in ns3_ccs()}:
-        raise ValueError(f"cc: '{cc}' has no ns-3 counterpart (ns-3 has: {', '.join(ns3_ccs())})")
-    for label, value in (
-        ("burst_start", burst_start),
-        ("reverse_burst_start", reverse_burst_start),
-    ):
-        if not 0.0 <= float(value) <= 1.0:
-            raise ValueError(f"{label}: {value!r} is not in [0, 1]")
+    """The command line of the ISO 15118 session program (without the binary) for a
+    resolved single-vehicle scenario with one session (``Scenario.expand()``): its
+    schedule, the ``plc`` link and its burst-start probabilities (toward the EVCC:
+    ``loss_ab``, toward the SECC: ``loss_ba``), the session's TCP and
+    ``abort_on_miss``.  ``seed`` is ns-3's RngRun (RngSeed stays 1, as for v2g.cc).
+    ``stop_s`` ends the simulation then; ``loss_start_s`` > 0 keeps both error models
+    off until that simulated time (``--lossStart``, for tests that need the handshake
+    through).  Anything the program cannot reproduce raises :class:`ValueError`
+    naming the field."""
+    session = _session(expanded)
+    plc = {link["name"]: link for link in expanded["links"]}["plc"]
     args = [
-        f"--schedule={iso15118_schedule(schedule)}",
+        f"--schedule={iso15118_schedule(session['steps'])}",
         f"--run={int(seed)}",
-        # full precision (repr round-trips a double): both simulators draw against
-        # the same p
-        f"--burstRate={float(burst_start)!r}",
-        f"--reverseBurstRate={float(reverse_burst_start)!r}",
-        f"--cc={ns3_cc}",
-        f"--timestamps={'true' if timestamps else 'false'}",
-        f"--abortOnMiss={'true' if abort_on_miss else 'false'}",
+        f"--burstRate={_burst_rate('loss_ab', plc['loss_ab'])}",
+        f"--reverseBurstRate={_burst_rate('loss_ba', plc['loss_ba'])}",
+        *_tcp_args(session["tcp"]),
+        f"--rate={int(plc['rate_bps'])}bps",
+        f"--delay={int(plc['delay_ns'])}ns",
+        f"--mtu={plc['mtu_bytes']}",
+        f"--queuePackets={plc['queue_packets']}",
+        f"--abortOnMiss={'true' if session['abort_on_miss'] else 'false'}",
     ]
     if stop_s is not None:
         if not float(stop_s) > 0:
@@ -142,21 +180,17 @@ def parse_iso15118_output(stdout: str) -> tuple[list[dict[str, Any]], dict[str, 
 
 
 def run_iso15118_reference(
-    *,
-    schedule: Sequence[SessionStep],
+    expanded: Mapping[str, Any],
     seed: int,
-    burst_start: float = 0.0,
-    reverse_burst_start: float = 0.0,
-    cc: str = "newreno",
-    timestamps: bool = True,
-    abort_on_miss: bool = False,
+    *,
     stop_s: float | None = None,
     loss_start_s: float = 0.0,
     cache: Path | None = None,
     log: Callable[[str], None] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Run the ns-3 request/response session (validation/ns3/iso15118.cc, compiled on
-    demand by :func:`build_program` into ``<cache>/ns3-iso15118/<hash>/iso15118``).
+    demand by :func:`build_program` into ``<cache>/ns3-iso15118/<hash>/iso15118``) for
+    a resolved scenario (:func:`iso15118_args`).
 
     Returns ``(messages, summary)``: ``messages`` has one dict per request written,
     in order, with the keys ``index`` (from 0), ``name``, ``request_s`` and
@@ -166,20 +200,11 @@ def run_iso15118_reference(
     ``misses``, ``wall_s`` of the contract, and ``aborted``, ``end`` (why the
     session ended: completed, aborted, stop, connection_failed, ...), ``end_s``,
     ``connected_s``, ``scheduled``) plus the process's ``process_wall_s`` and
-    ``max_rss_mib`` (:func:`run_process`).  Raises :class:`ValueError` for bad
-    arguments, :class:`Ns3Error` (or :class:`Ns3NotInstalled`) when ns-3 fails.
+    ``max_rss_mib`` (:func:`run_process`).  Raises :class:`ValueError` for a scenario
+    the program cannot run, :class:`Ns3Error` (or :class:`Ns3NotInstalled`) when ns-3
+    fails.
     """
-    args = iso15118_args(
-        schedule=schedule,
-        seed=seed,
-        burst_start=burst_start,
-        reverse_burst_start=reverse_burst_start,
-        cc=cc,
-        timestamps=timestamps,
-        abort_on_miss=abort_on_miss,
-        stop_s=stop_s,
-        loss_start_s=loss_start_s,
-    )
+    args = iso15118_args(expanded, seed, stop_s=stop_s, loss_start_s=loss_start_s)
     binary = build_program(ISO15118_PROGRAM, cache=cache, log=log)
     cmd = [str(binary.path), *args]
     proc = run_process(cmd)

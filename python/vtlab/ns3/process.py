@@ -27,6 +27,7 @@ __all__ = [
     "parse_flow_lines",
     "parse_loss_positions",
     "run_child",
+    "run_child_streams",
     "run_process",
     "vtlab_child_command",
 ]
@@ -127,6 +128,11 @@ def run_child(cmd: Sequence[str]) -> str:
     """Run one child process to completion and return its stdout; raises
     ``RuntimeError`` with the tail of its stderr when it fails, or when
     :func:`kill_children` was called since the last :func:`allow_children`."""
+    return run_child_streams(cmd)[0]
+
+
+def run_child_streams(cmd: Sequence[str]) -> tuple[str, str]:
+    """:func:`run_child`, returning the child's stdout and stderr."""
     if _STOP.is_set():
         raise RuntimeError("stopped")
     proc = subprocess.Popen(
@@ -146,7 +152,7 @@ def run_child(cmd: Sequence[str]) -> str:
     if proc.returncode != 0:
         tail = " | ".join(err.strip().splitlines()[-3:])
         raise RuntimeError(f"{Path(cmd[0]).name} exited with {proc.returncode}: {tail}")
-    return out
+    return out, err
 
 
 def allow_children() -> None:

@@ -35,6 +35,7 @@ __all__ = [
     "ISO15118_PROGRAM",
     "NS3_MISSING",
     "NS3_MODULES",
+    "PINNED_NS3_VERSION",
     "V2G_PROGRAM",
     "WIFI_PROGRAM",
     "Ns3Binary",
@@ -47,6 +48,7 @@ __all__ = [
     "compile_command",
     "ensure_binary",
     "find_ns3",
+    "program_results_hash",
     "source_path",
 ]
 
@@ -349,6 +351,33 @@ ISO15118_PROGRAM = Program(
     "ns3-iso15118",
     ("core", "network", "internet", "point-to-point", "traffic-control"),
 )
+
+
+#: The ns-3 version of vtlab's ``ns3`` extra (pyproject.toml), which the stored ns-3 runs
+#: were made with: :func:`program_results_hash` uses it where no ns-3 is installed.
+PINNED_NS3_VERSION = "3.44.post0"
+
+
+def program_results_hash(program: Program) -> str:
+    """The results hash (:func:`results_hash`) of ``program``'s source with the installed
+    ns-3's version, or with :data:`PINNED_NS3_VERSION` where none is installed: the key
+    of the program's stored runs, known without compiling, so that validating from
+    stored runs needs neither ns-3 nor g++.  Equals :attr:`Ns3Binary.results_hash` of
+    the binary :func:`build_program` makes.  Raises :class:`Ns3Error` when the source
+    cannot be read."""
+    src = program.source()
+    try:
+        source = src.read_bytes()
+    except OSError as exc:
+        raise Ns3Error(
+            f"cannot read the ns-3 {program.label} {src}: {exc.strerror or exc} "
+            f"(set {program.env} to validation/ns3/{src.name} of a vtlab checkout)"
+        ) from None
+    try:
+        version = find_ns3().version
+    except Ns3NotInstalled:
+        version = PINNED_NS3_VERSION
+    return results_hash(source, version)
 
 
 def ensure_binary(

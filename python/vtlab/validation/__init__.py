@@ -11,8 +11,10 @@ module and one report skeleton, with one small module per validation family.
 * :mod:`vtlab.validation.errors`: the errors of a validation;
 * :mod:`vtlab.validation.units`: parsing option values (loss rates, sizes);
 * families: :mod:`vtlab.validation.v2g` (bulk transfers on the V2G cable and at the
-  charging station, :mod:`vtlab.validation.station`) and :mod:`vtlab.validation.lte`
-  (trace replay against ns-3's LTE module).
+  charging station, :mod:`vtlab.validation.station`), :mod:`vtlab.validation.lte`
+  (trace replay against ns-3's LTE module), :mod:`vtlab.validation.wifi` (the 802.11
+  chain) and :mod:`vtlab.validation.iso15118` (request/response sessions, paired by
+  :mod:`vtlab.validation.paired`, the mechanism of every paired replay).
 
 The ns-3 programs themselves are built and run by :mod:`vtlab.ns3`; the command line
 is :mod:`vtlab.cli.validate`.

@@ -28,10 +28,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from vtlab.ns3.cc import ns3_ccs, ns3_type_id
-from vtlab.ns3.process import parse_flow_lines, parse_loss_positions, run_process
-from vtlab.ns3.program import Ns3Binary, Ns3Error, ensure_binary
+from vtlab.ns3.process import parse_flow_lines, parse_loss_positions
+from vtlab.ns3.program import Ns3Binary, ensure_binary
 from vtlab.ns3.v2g import ns3_args
 from vtlab.validation.errors import ValidateError
+from vtlab.validation.paired import paired_run, replay_loss
 from vtlab.validation.units import parse_loss
 from vtlab.validation.v2g import QDISCS, vtlab_spec
 
@@ -317,7 +318,6 @@ def _ns3_command(
         str(binary.path),
         *ns3_args(expanded, seed),
         f"--qdisc={QDISCS[qdisc][0]}",
-        "--traceLoss=true",
         "--traceTcp=true",
     ]
 
@@ -347,13 +347,10 @@ def replay_spec(
     """vtlab's scenario of the cell with ns-3's lost positions as ``replay`` models
     (toward the EVCC translated by :func:`vtlab_positions`)."""
     spec = vtlab_spec(cc, 0.0, nbytes, "1", profile, qdisc)
-    spec["loss"] = {
-        "model": "replay",
-        "drops": vtlab_positions(drops.get("toward_evcc", []))[0],
-    }
+    spec["loss"] = replay_loss(vtlab_positions(drops.get("toward_evcc", []))[0])
     back = list(drops.get("toward_secc", []))
     if back:
-        spec["reverse_loss"] = {"model": "replay", "drops": back}
+        spec["reverse_loss"] = replay_loss(back)
     return spec
 
 
@@ -378,25 +375,24 @@ def paired_replay(
     binary: Ns3Binary | None = None,
     log: Callable[[str], None] | None = None,
 ) -> Replay:
-    """Run ns-3 on the cell with its loss and TCP traces, vtlab with ns-3's losses,
-    and compare the two timelines (:func:`first_divergence`)."""
-    import vtlab
+    """Run ns-3 on the cell with its loss and TCP traces, vtlab with ns-3's losses
+    (:func:`vtlab.validation.paired.paired_run`), and compare the two timelines
+    (:func:`first_divergence`)."""
     from vtlab import _core
 
     # vtlab's side must be runnable before ns-3 spends its time (ScenarioError)
     _core.expand(json.dumps(replay_spec(cc, nbytes, {}, qdisc, profile)))
     if binary is None:
         binary = ensure_binary(log=log)
-    cmd = _ns3_command(cc, loss, seed, nbytes, qdisc, binary)
-    proc = run_process(cmd)
-    if proc.returncode != 0:
-        tail = " | ".join(proc.stderr.strip().splitlines()[-3:])
-        raise Ns3Error(f"the ns-3 run exited with {proc.returncode}: {tail}")
-    ns_events, drops = ns3_timeline(proc.stderr)
-    if set(drops) != {"toward_evcc", "toward_secc"}:
-        raise Ns3Error("the ns-3 program printed no loss positions (--traceLoss)")
-    (ns_flow,) = parse_flow_lines(proc.stdout)
-    res = vtlab.run(replay_spec(cc, nbytes, drops, qdisc, profile), seed=seed, events=True)
+    pair = paired_run(
+        _ns3_command(cc, loss, seed, nbytes, qdisc, binary),
+        lambda drops: replay_spec(cc, nbytes, drops, qdisc, profile),
+        seed,
+        events=True,
+    )
+    ns_events, drops = ns3_timeline(pair.ns3.stderr)
+    (ns_flow,) = parse_flow_lines(pair.ns3.stdout)
+    res = pair.vtlab
     assert res.events is not None
     vt_events = vtlab_timeline(res.events.to_dict("records"))
     matched, div = first_divergence(ns_events, vt_events, tolerance_s)
@@ -417,7 +413,7 @@ def paired_replay(
             "ns-3": float(ns_flow["goodput_bps"]) / 1e6,
             "vtlab": float(res.flows["goodput_bps"].iloc[0]) / 1e6,
         },
-        cmd,
+        pair.command,
         by_value,
     )
 

@@ -57,16 +57,22 @@ def typed_command() -> str:
     return ""
 
 
-def write_tables(out: Path, table: Sequence[Mapping[str, Any]]) -> dict[str, Path]:
+def write_tables(
+    out: Path,
+    table: Sequence[Mapping[str, Any]],
+    csv_options: Mapping[str, Any] | None = None,
+) -> dict[str, Path]:
     """Write ``agreement.csv`` and ``agreement.parquet`` into ``out`` (created if
-    missing); returns their paths under ``csv`` and ``parquet``."""
+    missing); returns their paths under ``csv`` and ``parquet``.  ``csv_options``:
+    further arguments of ``DataFrame.to_csv`` (the number format and line ends of a
+    family's published table)."""
     import pandas as pd
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     df = pd.DataFrame(list(table))
     paths = {"csv": out / "agreement.csv", "parquet": out / "agreement.parquet"}
-    df.to_csv(paths["csv"], index=False)
+    df.to_csv(paths["csv"], index=False, **(csv_options or {}))
     df.to_parquet(paths["parquet"], index=False)
     return paths
 
@@ -78,11 +84,13 @@ def write_report(
     *,
     errors: Sequence[str] = (),
     files: str,
+    csv_options: Mapping[str, Any] | None = None,
 ) -> dict[str, Path]:
-    """Write the tables (:func:`write_tables`) and ``report.md``: the ``sections`` (lists
-    of lines) in order, a *Failed runs* section when there are ``errors``, and the
-    ``files`` paragraph.  Returns the paths under ``report``, ``csv`` and ``parquet``."""
-    paths = {"report": Path(out) / "report.md", **write_tables(out, table)}
+    """Write the tables (:func:`write_tables`, with ``csv_options``) and ``report.md``:
+    the ``sections`` (lists of lines) in order, a *Failed runs* section when there are
+    ``errors``, and the ``files`` paragraph.  Returns the paths under ``report``,
+    ``csv`` and ``parquet``."""
+    paths = {"report": Path(out) / "report.md", **write_tables(out, table, csv_options)}
     lines = [line for section in sections for line in section]
     if errors:
         lines += ["", "## Failed runs", ""]

@@ -15,6 +15,7 @@ from typing import Any
 from vtlab.ns3.process import VTLAB_CHILD, ProcResult, run_process, vtlab_child_command
 from vtlab.ns3.program import WIFI_PROGRAM, Ns3Binary, Ns3Error, build_program, ensure_binary
 from vtlab.ns3.v2g import ns3_args, run_v2g_flows, vehicle_summary
+from vtlab.ns3.wifi import parse_result, wifi_args
 
 __all__ = [
     "BENCH_21_NOTE",
@@ -168,8 +169,6 @@ def _wifi_reference(
 ) -> tuple[list[str], Ns3Binary, Ns3Run]:
     """The ns-3 Wi-Fi program's arguments, binary and one timed run, for a
     ``vanet-chain`` scenario (``vtlab bench vanet-chain --vs-ns3``)."""
-    from vtlab.validate_wifi import parse_result, wifi_args
-
     try:
         args = wifi_args(expanded, seed)
     except ValueError as exc:

@@ -1,0 +1,99 @@
+"""``vtlab validate wifi``: the 802.11 family (:mod:`vtlab.validation.wifi`) on the command
+line, and its old spelling ``vtlab validate-wifi`` (hidden, for one release)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from vtlab.cli.validate_options import JobsOpt, OutOpt, QuietOpt, RerunNs3Opt
+from vtlab.cli.validate_run import console, logger, run_family
+from vtlab.errors import user_errors
+from vtlab.outputs import check_output_dir
+from vtlab.validation import wifi
+from vtlab.validation.report import typed_command
+from vtlab.validation.units import at_least
+
+__all__ = ["register_wifi", "wifi_command"]
+
+CaseOpt = Annotated[
+    list[str] | None,
+    typer.Option("--case", help="Cells to run (repeatable or comma-separated; default all 16)."),
+]
+QuickOpt = Annotated[
+    bool,
+    typer.Option(
+        "--quick",
+        help=f"Two cells ({', '.join(wifi.QUICK)}), {wifi.QUICK_SEEDS} seeds (CI runs it).",
+    ),
+]
+SeedsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--seeds", help=f"vtlab seeds per cell (default {wifi.DEFAULT_SEEDS}).", show_default=False
+    ),
+]
+DurationOpt = Annotated[
+    float,
+    typer.Option(
+        "--duration",
+        help=f"Flow time per run, s (other than {wifi.DEFAULT_DURATION_S:g} needs --rerun-ns3).",
+    ),
+]
+
+StoreNs3Opt = Annotated[
+    bool,
+    typer.Option(
+        "--store-ns3",
+        help="Afterwards merge the grid's ns-3 runs into the stored runs "
+        "validation/wifi/ns3/runs.jsonl.gz (committed; reused while wifi.cc is the same).",
+    ),
+]
+
+
+def wifi_command(
+    case: CaseOpt = None,
+    quick: QuickOpt = False,
+    seeds: SeedsOpt = None,
+    duration: DurationOpt = wifi.DEFAULT_DURATION_S,
+    rerun_ns3: RerunNs3Opt = False,
+    store_ns3: StoreNs3Opt = False,
+    out: OutOpt = Path("validation/wifi"),
+    jobs: JobsOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Validate vtlab's 802.11 medium and DCF against ns-3's wifi module: goodput
+    within ±10 % per cell, the orders of the cells, MAC counters side by side."""
+    with user_errors():
+        grid = wifi.make_grid(case, seeds, duration, rerun_ns3, quick)
+        n_jobs = at_least("--jobs", jobs if jobs is not None else (os.cpu_count() or 1))
+        check_output_dir("--out", out)
+    con = console()
+
+    def call() -> Any:
+        return wifi.validate(
+            grid,
+            out,
+            jobs=n_jobs,
+            progress=not quiet,
+            command=typed_command(),
+            log=logger(con, quiet),
+            console=con,
+            store_ns3=wifi.stored_ns3_runs_path() if store_ns3 else None,
+        )
+
+    def summary(res: Any) -> str:
+        agree = sum(r["verdict"] == "agree" for r in res.table)
+        return f"{agree} of {len(res.table)} cells agree within ±{wifi.TOLERANCE * 100:g} %"
+
+    run_family(call, out, con, summary)
+
+
+def register_wifi(group: typer.Typer, app: typer.Typer) -> None:
+    """Add ``wifi`` to the ``validate`` group and the hidden ``validate-wifi`` to
+    ``app``."""
+    group.command("wifi")(wifi_command)
+    app.command("validate-wifi", hidden=True)(wifi_command)
