@@ -32,8 +32,8 @@ def test_every_module_imports_only_from_lower_layers():
     for path in SRC.rglob("*.rs"):
         rel = path.relative_to(SRC)
         top = rel.parts[0].removesuffix(".rs")
-        if top not in ALLOWED:
-            continue
+        if top not in ALLOWED or path.name == "tests.rs" or path.name.endswith("_tests.rs"):
+            continue  # test modules (compiled only under #[cfg(test)]) may use anything
         for target in imports(path):
             first = target.split("::")[0]
             if first != top and first not in ALLOWED[top] and first != "VERSION":
