@@ -8,18 +8,17 @@ comparisons across the grid need fewer runs.
 With a ``store`` directory each finished run is written at once, atomically, as
 ``runs/<scenario hash>-<seed>-<version>-<core build>.parquet`` (plus ``.links.parquet``, with
 request/response sessions ``.sessions.parquet`` and ``.messages.parquet``, and with
-traces ``.traces.parquet``), and a later call skips every run whose file exists:
-an interrupted sweep resumes without repeating or losing runs, and a finished one
-reloads without simulating. The engine releases the GIL, so runs execute in
-parallel threads (one per core by default).
+traces ``.traces.parquet``; :mod:`vtlab.runstore`), and a later call skips every run
+whose file exists: an interrupted sweep resumes without repeating or losing runs, and
+a finished one reloads without simulating. A stored file that is not what was written
+(a flipped bit, another run's file) is moved aside and simulated again. The engine
+releases the GIL, so runs execute in parallel threads (one per core by default).
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import os
-import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -39,26 +38,11 @@ from vtlab.api import (
     core_build,
 )
 from vtlab.progress import run_progress
+from vtlab.runstore import MESSAGE_COUNT_COLUMNS, MESSAGE_FORMS, load_run, store_run
 from vtlab.scenario import Scenario, ScenarioLike, set_path
 
 if TYPE_CHECKING:  # pandas is imported when runs are stored or loaded
     import pandas as pd
-
-#: How a sweep keeps the message rows of request/response sessions: every row as
-#: the core returns it, or their response-time counts (:func:`message_counts`).
-MESSAGE_FORMS = ("rows", "counts")
-
-#: Columns of the messages table in the ``counts`` form.
-MESSAGE_COUNT_COLUMNS: tuple[str, ...] = (
-    "scenario_hash",
-    "seed",
-    "version",
-    "session",
-    "message",
-    "response_time_s",
-    "missed",
-    "count",
-)
 
 
 def message_counts(messages: pd.DataFrame) -> pd.DataFrame:
@@ -259,6 +243,11 @@ class Sweep:
 
         With a cluster the runs execute on its workers and come back to this process,
         which stores each one as it arrives (the workers need no shared file system).
+
+        A stored file that is not what was written is moved to ``runs/quarantine/``
+        (with a warning on stderr) and its run simulated again; a run stored without
+        checksums (by an earlier vtlab) raises :class:`vtlab.runstore.StoreError`
+        naming the store, before anything runs.
         """
         on_cluster = scheduler is not None or cluster is not None
         if on_cluster and jobs is not None:
@@ -306,7 +295,7 @@ class Sweep:
         def load(key: str) -> Result | None:
             if not (run_dir / f"{key}.parquet").exists():
                 return None
-            return _load_run(run_dir, key, self.trace, self.messages)
+            return load_run(run_dir, key, self.trace, self.messages)
 
         with ThreadPoolExecutor(workers) as pool:
             for start in range(0, len(points), COMPACT_BATCH):
@@ -322,7 +311,7 @@ class Sweep:
         res = Result.from_core(raw)
         _add_labels(res, p.labels)
         if run_dir is not None:
-            _store_run(run_dir, p.key, res, self.messages)
+            store_run(run_dir, p.key, res, self.messages)
         return res
 
     def _execute_on_cluster(
@@ -454,145 +443,3 @@ def _strip_labels(res: Result) -> None:
     res.messages = res.messages[[c for c in res.messages.columns if c in known]]
     if res.traces is not None:
         res.traces = res.traces[[c for c in res.traces.columns if c in TRACE_COLUMNS]]
-
-
-def _paths(run_dir: Path, key: str) -> dict[str, Path]:
-    return {
-        "flows": run_dir / f"{key}.parquet",
-        "links": run_dir / f"{key}.links.parquet",
-        "traces": run_dir / f"{key}.traces.parquet",
-        "sessions": run_dir / f"{key}.sessions.parquet",
-        "messages": run_dir / f"{key}.messages.parquet",
-    }
-
-
-#: Schema-metadata key under which every stored file carries its run's identity.
-STORE_KEY = b"vtlab.run"
-
-
-def _identity(key: str) -> dict[str, Any]:
-    scenario_hash, seed, version = key.split("-", 2)
-    return {"key": key, "scenario_hash": scenario_hash, "seed": int(seed), "version": version}
-
-
-def _write_atomic(
-    frame: pd.DataFrame, path: Path, key: str, extra: Mapping[str, Any] | None = None
-) -> None:
-    """Write ``frame`` with the run's identity (and ``extra``) inside, then rename
-    into place."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    meta = dict(table.schema.metadata or {})
-    meta[STORE_KEY] = json.dumps({**_identity(key), **(extra or {})}).encode()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    pq.write_table(table.replace_schema_metadata(meta), tmp)
-    os.replace(tmp, path)
-
-
-def _store_run(run_dir: Path, key: str, res: Result, messages: str = "rows") -> None:
-    """Write one run; the flows file goes last and marks the run complete. It records
-    whether the run has session and message files, and the messages' form."""
-    paths = _paths(run_dir, key)
-    if res.traces is not None:
-        _write_atomic(res.traces, paths["traces"], key)
-    _write_atomic(res.links, paths["links"], key)
-    sessions = res.has_sessions()
-    if sessions:
-        _write_atomic(res.sessions, paths["sessions"], key)
-        _write_atomic(res.messages, paths["messages"], key)
-    _write_atomic(res.flows, paths["flows"], key, {"sessions": sessions, "messages": messages})
-
-
-class StoredRunError(ValueError):
-    """A stored run file that cannot be trusted (unreadable, or not the run its
-    name says)."""
-
-
-def _read_verified(path: Path, key: str, inside_out: dict[str, Any] | None = None) -> pd.DataFrame:
-    """Read one stored file and check that it is the run ``key``: the identity it
-    carries inside and the identity columns of its rows. The identity read is
-    copied into ``inside_out`` when given."""
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(path)
-    except Exception as e:  # noqa: BLE001 - any read failure means: not trustworthy
-        raise StoredRunError(f"unreadable ({type(e).__name__}: {e})") from None
-    raw = (table.schema.metadata or {}).get(STORE_KEY)
-    if raw is None:
-        raise StoredRunError("without the run identity inside")
-    inside = json.loads(raw)
-    if inside.get("key") != key:
-        raise StoredRunError(f"the stored run {inside.get('key')!r}, not {key!r}")
-    if inside_out is not None:
-        inside_out.update(inside)
-    frame = table.to_pandas()
-    want = _identity(key)
-    for column in ("scenario_hash", "seed"):
-        if column in frame.columns and len(frame) and not (frame[column] == want[column]).all():
-            raise StoredRunError(f"holding rows of another run (column {column})")
-    return frame
-
-
-def _quarantine(run_dir: Path, paths: dict[str, Path], reason: str) -> None:
-    """Move a run's files aside (``runs/quarantine/``) and say so on stderr."""
-    target = run_dir / "quarantine"
-    target.mkdir(exist_ok=True)
-    moved = []
-    for p in paths.values():
-        if p.exists():
-            dest = target / p.name
-            n = 1
-            while dest.exists():
-                dest = target / f"{p.name}.{n}"
-                n += 1
-            os.replace(p, dest)
-            moved.append(p.name)
-    print(
-        f"warning: stored run {', '.join(moved)} is {reason}; moved to {target} and "
-        "simulated again",
-        file=sys.stderr,
-    )
-
-
-def _load_run(run_dir: Path, key: str, trace: bool, messages: str = "rows") -> Result | None:
-    """A stored run, verified; ``None`` if it is not stored (or was moved aside
-    because it could not be trusted or holds its messages in another form, so that
-    it runs again)."""
-    paths = _paths(run_dir, key)
-    if not paths["flows"].exists() or (trace and not paths["traces"].exists()):
-        return None
-    inside: dict[str, Any] = {}
-    sessions = stored_messages = None
-    try:
-        flows = _read_verified(paths["flows"], key, inside)
-        links = _read_verified(paths["links"], key)
-        traces = _read_verified(paths["traces"], key) if trace else None
-        if inside.get("sessions"):
-            if inside.get("messages", "rows") != messages:
-                raise StoredRunError(
-                    f"holding its messages as {inside.get('messages', 'rows')}, not {messages}"
-                )
-            sessions = _read_verified(paths["sessions"], key)
-            stored_messages = _read_verified(paths["messages"], key)
-    except StoredRunError as e:
-        _quarantine(run_dir, paths, str(e))
-        return None
-    scenario_hash, seed, version, build = key.split("-", 3)
-    meta = {
-        "scenario_hash": scenario_hash,
-        "seed": int(seed),
-        "version": version,
-        "core_build": build,
-        "stored": True,
-    }
-    return Result(
-        flows=flows,
-        links=links,
-        traces=traces,
-        meta=meta,
-        sessions=sessions,
-        messages=stored_messages,
-    )

@@ -207,18 +207,29 @@ def _two_seed_sweep():
     return Sweep({"preset": "v2g", "bytes": "200kB", "loss": {"mean_loss": "1%"}}, seeds=[1, 2])
 
 
-def test_a_run_file_copied_over_another_seed_is_caught_and_rerun(tmp_path, capsys):
+@pytest.mark.parametrize(
+    ("suffixes", "reason"),
+    [
+        # The data files alone: they fail seed 2's checksums.
+        ((".parquet", ".links.parquet"), "fails its checksum"),
+        # With seed 1's checksums too: the checksums are seed 1's, not seed 2's.
+        ((".parquet", ".links.parquet", ".sha256"), "not '"),
+    ],
+)
+def test_a_run_file_copied_over_another_seed_is_caught_and_rerun(
+    tmp_path, capsys, suffixes, reason
+):
     sweep = _two_seed_sweep()
     first = sweep.run(tmp_path, progress=False)
     runs = tmp_path / "runs"
     k1, k2 = (p.key for p in sweep.points())
     # Seed 1's file under seed 2's name: before, it was counted twice and seed 2
     # never noticed missing.
-    for suffix in (".parquet", ".links.parquet"):
+    for suffix in suffixes:
         (runs / f"{k2}{suffix}").write_bytes((runs / f"{k1}{suffix}").read_bytes())
     again = sweep.run(tmp_path, progress=False)
     err = capsys.readouterr().err
-    assert f"{k2}.parquet" in err and "moved to" in err and "not" in err
+    assert f"{k2}.parquet" in err and "moved to" in err and reason in err
     assert sorted(again.flows["seed"]) == [1, 2]
     assert (
         again.flows.sort_values("seed")
@@ -235,7 +246,7 @@ def test_a_truncated_run_file_is_moved_aside_and_rerun(tmp_path, capsys):
     path = tmp_path / "runs" / f"{k1}.parquet"
     path.write_bytes(path.read_bytes()[:100])
     again = sweep.run(tmp_path, progress=False)
-    assert "unreadable" in capsys.readouterr().err
+    assert "fails its checksum" in capsys.readouterr().err
     assert sorted(again.flows["seed"]) == sorted(first.flows["seed"])
     # Stored again, properly: a third run reads both without a warning.
     sweep.run(tmp_path, progress=False)

@@ -139,6 +139,7 @@ def sweep_command(
     quiet: QuietOpt = False,
 ) -> None:
     """Run a grid of scenario variations × seeds in parallel; report mean ± 95 % CI per point."""
+    from vtlab.runstore import StoreError
     from vtlab.sweep import Sweep
 
     check_runs_seed(runs, seed)
@@ -171,12 +172,15 @@ def sweep_command(
         sweep = Sweep(sc, axes, seeds)
     except ValueError as e:
         raise CliError("--axis", str(e)) from None
-    if on_cluster:
-        res = _sweep_on_cluster(
-            sweep, store, scheduler, cluster, connect_timeout, task_runs, quiet=quiet
-        )
-    else:
-        res = sweep.run(store, jobs=jobs, progress=not quiet)
+    try:
+        if on_cluster:
+            res = _sweep_on_cluster(
+                sweep, store, scheduler, cluster, connect_timeout, task_runs, quiet=quiet
+            )
+        else:
+            res = sweep.run(store, jobs=jobs, progress=not quiet)
+    except StoreError as e:
+        raise CliError("--store", str(e)) from None
     wall = time.perf_counter() - started
     if out is not None:
         res.to_parquet(out, traces=False)
