@@ -289,7 +289,7 @@ def load_run(run_dir: Path, key: str, trace: bool, messages: str = "rows") -> Re
         links = _read_verified(paths["links"], key, digests, LINK_COLUMNS)
         if trace:
             traces = _read_verified(paths["traces"], key, digests, TRACE_COLUMNS)
-        has_sessions, form = inside.get("sessions", False), inside.get("messages", "rows")
+        has_sessions, form = inside.get("sessions"), inside.get("messages")
         if not isinstance(has_sessions, bool) or form not in MESSAGE_FORMS:
             raise StoredRunError("with run metadata of the wrong shape (sessions, messages)")
         if has_sessions:

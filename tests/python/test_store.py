@@ -113,6 +113,7 @@ def test_every_flipped_bit_of_a_stored_run_is_moved_aside_never_loaded(tmp_path,
         (b'{"key": 5}', "the stored run 5, not"),
         ("sessions", "of the wrong shape (sessions, messages)"),
         ("messages", "of the wrong shape (sessions, messages)"),
+        ("no form", "of the wrong shape (sessions, messages)"),
     ],
 )
 def test_run_metadata_of_the_wrong_shape_is_moved_aside(tmp_path, capsys, metadata, reason):
@@ -126,6 +127,8 @@ def test_run_metadata_of_the_wrong_shape_is_moved_aside(tmp_path, capsys, metada
         metadata = json.dumps({**inside, "sessions": "yes"}).encode()
     elif metadata == "messages":  # a form that is not one of the forms
         metadata = json.dumps({**inside, "messages": 7}).encode()
+    elif metadata == "no form":  # without the flags: the session files would be missed
+        metadata = json.dumps({"key": key}).encode()
     pq.write_table(
         table.replace_schema_metadata({**table.schema.metadata, STORE_KEY: metadata}), flows
     )
