@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import operator
 import os
@@ -24,12 +25,14 @@ __all__ = [
     "Interrupted",
     "SCHEMA",
     "LINK_COLUMNS",
+    "MAX_RUNS",
     "MAX_SEED",
     "MESSAGE_COLUMNS",
     "SESSION_COLUMNS",
     "TRACE_COLUMNS",
     "Result",
     "check_seed",
+    "check_seeds",
     "core_build",
     "pcap_dir",
     "run",
@@ -39,6 +42,12 @@ __all__ = [
 
 #: Largest accepted seed (seeds are unsigned 64-bit integers).
 MAX_SEED = 2**64 - 1
+
+#: Most runs one call makes: seeds of :func:`run_many`, runs of a sweep
+#: (:class:`vtlab.sweep.Sweep`: grid points × seeds), ``--runs`` of the command line.
+#: A run held in memory costs about 20 kB (a small scenario's rows and metadata), so
+#: the largest call holds a few gigabytes at most.
+MAX_RUNS = 100_000
 
 #: The declared columns of every result table, from the core's one declaration
 #: (``vtlab._core.schema()``): table -> list of {name, kind, unit, doc}.
@@ -121,6 +130,29 @@ def check_seed(seed: Any) -> int:
     if value > MAX_SEED:
         raise ValueError(f"seed must fit in 64 bits (at most {MAX_SEED}), got {value}")
     return value
+
+
+def check_seeds(seeds: Iterable[Any], what: str = "seeds") -> list[int]:
+    """The seeds of one call as a list, each checked (:func:`check_seed`).
+
+    Refuses no seed, a seed given twice (its run would count twice in every mean
+    and confidence interval) and more than :data:`MAX_RUNS` seeds (read no further
+    than one past the limit, so an endless iterator is refused too). ``what`` names
+    the argument in the messages.
+    """
+    seed_list = [check_seed(s) for s in itertools.islice(seeds, MAX_RUNS + 1)]
+    if len(seed_list) > MAX_RUNS:
+        raise ValueError(f"{what}: more than {MAX_RUNS} seeds (the most runs of one call)")
+    if not seed_list:
+        raise ValueError(f"{what}: needs at least one seed")
+    seen: set[int] = set()
+    for seed in seed_list:
+        if seed in seen:
+            raise ValueError(
+                f"{what}: seed {seed} is given more than once (its run would count twice)"
+            )
+        seen.add(seed)
+    return seed_list
 
 
 def sibling_paths(path: str | os.PathLike[str]) -> dict[str, Path]:
@@ -595,7 +627,8 @@ def run_many(
     With ``pcap`` each run writes packet captures as :func:`run` does, into
     ``pcap`` for one seed and into ``pcap/seed-SEED`` for several.
 
-    All seeds are checked before the first run.  A rich progress bar (on stderr) is
+    All seeds are checked before the first run (:func:`check_seeds`: at least one,
+    none repeated, at most :data:`MAX_RUNS`).  A rich progress bar (on stderr) is
     shown when ``progress`` is true, there is more than one run and stderr is a
     terminal (or a Jupyter notebook).  ``on_result`` is
     called with each run's :class:`Result` as soon as it finishes (e.g. to stream
@@ -607,9 +640,7 @@ def run_many(
     milliseconds and raises :class:`Interrupted` carrying the completed runs.
     """
     sc = Scenario.coerce(scenario)
-    seed_list = [check_seed(s) for s in seeds]
-    if not seed_list:
-        raise ValueError("run_many needs at least one seed")
+    seed_list = check_seeds(seeds)
     spec_json = sc.to_json()
     flags = (*trace_flags(trace), bool(events))
     _pcap_args(pcap, pcap_points, pcap_payload)  # checked before the first run

@@ -11,7 +11,14 @@ if TYPE_CHECKING:  # numpy and pandas are imported when a function needs them
     import numpy as np
     import pandas as pd
 
-__all__ = ["DEFAULT_METRICS", "ci95_halfwidth", "jain_index", "summarize", "t975"]
+__all__ = [
+    "DEFAULT_METRICS",
+    "SUMMARY_COLUMNS",
+    "ci95_halfwidth",
+    "jain_index",
+    "summarize",
+    "t975",
+]
 
 #: Metrics summarised by default (all are flow-table columns).
 DEFAULT_METRICS: tuple[str, ...] = (
@@ -23,6 +30,9 @@ DEFAULT_METRICS: tuple[str, ...] = (
     "drops_link_error",
     "drops_queue",
 )
+
+#: Columns :func:`summarize` adds after the ``by`` columns.
+SUMMARY_COLUMNS: tuple[str, ...] = ("metric", "n", "mean", "sd", "ci95")
 
 
 def t975(df: float) -> float:
@@ -85,7 +95,7 @@ def summarize(
     if missing:
         raise KeyError(f"summarize: column(s) not in the flow table: {', '.join(missing)}")
 
-    columns = [*by_cols, "metric", "n", "mean", "sd", "ci95"]
+    columns = [*by_cols, *SUMMARY_COLUMNS]
     if by_cols:
         groups = [
             (key if isinstance(key, tuple) else (key,), frame)

@@ -8,18 +8,18 @@ comparisons across the grid need fewer runs.
 With a ``store`` directory each finished run is written at once, atomically, as
 ``runs/<scenario hash>-<seed>-<version>-<core build>.parquet`` (plus ``.links.parquet``, with
 request/response sessions ``.sessions.parquet`` and ``.messages.parquet``, and with
-traces ``.traces.parquet``), and a later call skips every run whose file exists:
-an interrupted sweep resumes without repeating or losing runs, and a finished one
-reloads without simulating. The engine releases the GIL, so runs execute in
-parallel threads (one per core by default).
+traces ``.traces.parquet``; :mod:`vtlab.runstore`), and a later call skips every run
+whose file exists: an interrupted sweep resumes without repeating or losing runs, and
+a finished one reloads without simulating. A stored file that is not what was written
+(a flipped bit, another run's file) is moved aside and simulated again. The engine
+releases the GIL, so runs execute in parallel threads (one per core by default).
 """
 
 from __future__ import annotations
 
 import itertools
-import json
+import math
 import os
-import sys
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -31,34 +31,21 @@ from vtlab import _core
 from vtlab.api import (
     FLOW_COLUMNS,
     LINK_COLUMNS,
+    MAX_RUNS,
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
     TRACE_COLUMNS,
     Result,
-    check_seed,
+    check_seeds,
     core_build,
 )
 from vtlab.progress import run_progress
+from vtlab.runstore import MESSAGE_COUNT_COLUMNS, MESSAGE_FORMS, load_run, store_run
 from vtlab.scenario import Scenario, ScenarioLike, set_path
+from vtlab.stats import SUMMARY_COLUMNS
 
 if TYPE_CHECKING:  # pandas is imported when runs are stored or loaded
     import pandas as pd
-
-#: How a sweep keeps the message rows of request/response sessions: every row as
-#: the core returns it, or their response-time counts (:func:`message_counts`).
-MESSAGE_FORMS = ("rows", "counts")
-
-#: Columns of the messages table in the ``counts`` form.
-MESSAGE_COUNT_COLUMNS: tuple[str, ...] = (
-    "scenario_hash",
-    "seed",
-    "version",
-    "session",
-    "message",
-    "response_time_s",
-    "missed",
-    "count",
-)
 
 
 def message_counts(messages: pd.DataFrame) -> pd.DataFrame:
@@ -99,35 +86,76 @@ def _raw_message_counts(columns: Mapping[str, Sequence[Any]]) -> dict[str, list[
     return out
 
 
+class AxisError(ValueError):
+    """A bad axis of a sweep: ``axis`` is its column name and ``problem`` what is wrong
+    (printed as ``axis 'NAME': PROBLEM``)."""
+
+    def __init__(self, axis: str, problem: str) -> None:
+        super().__init__(f"axis {axis!r}: {problem}")
+        self.axis = axis
+        self.problem = problem
+
+
 @dataclass(frozen=True)
 class Axis:
     """One dimension of a sweep: a column name and its labelled settings.
 
     Each level is ``(label, assignments)``: the label goes into the result column
     ``name``; the assignments (dotted spec path → value) are applied to the scenario.
+    ``spellings``, when given, are the levels as the user wrote them (one per level),
+    for error messages.
     """
 
     name: str
     levels: tuple[tuple[Any, tuple[tuple[str, Any], ...]], ...]
+    spellings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        """Refuse a repeated level: its runs would be counted twice in every summary
-        (and two points with the same label could not be told apart)."""
-        seen: list[Any] = []
-        for label, _ in self.levels:
-            if any(_same(label, other) for other in seen):
-                raise ValueError(f"axis {self.name!r}: value {label!r} is given more than once")
-            seen.append(label)
+        """Refuse an axis without values and a repeated label: the runs of a repeated
+        level would be counted twice in every summary (two levels that differ in
+        spelling only are refused by :meth:`Sweep.points`, which resolves them)."""
+        if not self.levels:
+            raise AxisError(self.name, "has no values")
+        if self.spellings and len(self.spellings) != len(self.levels):
+            raise ValueError(f"axis {self.name!r}: one spelling per level is needed")
+        seen: dict[Any, int] = {}
+        for i, (label, _) in enumerate(self.levels):
+            j = seen.setdefault(_label_key(label), i)
+            if j != i:
+                raise self.twice(j, i, "the same value")
+
+    def twice(self, i: int, j: int, why: str) -> AxisError:
+        """The error for levels ``i`` and ``j`` that are one point (``why``: how),
+        naming both as the user wrote them."""
+        first, second = (self._spelling(k) for k in (i, j))
+        if first == second:
+            return AxisError(self.name, f"value {first} is given more than once")
+        return AxisError(self.name, f"values {first} and {second} are {why}; give each once")
+
+    def _spelling(self, i: int) -> str:
+        """Level ``i`` as the user wrote it (quoted), else its label's ``repr``."""
+        return repr(self.spellings[i]) if self.spellings else repr(self.levels[i][0])
 
     @classmethod
-    def values(cls, path: str, values: Iterable[Any], name: str | None = None) -> Axis:
+    def values(
+        cls,
+        path: str,
+        values: Iterable[Any],
+        name: str | None = None,
+        *,
+        spellings: Sequence[str] = (),
+    ) -> Axis:
         """An axis setting one spec field: ``Axis.values("loss.mean_loss", ["1%", "5%"])``.
 
-        The column name defaults to the path with dots replaced by underscores.
+        The column name defaults to the path with dots replaced by underscores. At
+        most :data:`vtlab.api.MAX_RUNS` values (an endless iterator is refused).
         """
+        name = name or path.replace(".", "_")
+        taken = list(itertools.islice(values, MAX_RUNS + 1))
+        if len(taken) > MAX_RUNS:
+            raise AxisError(name, f"more than {MAX_RUNS} values (the most runs of a sweep)")
         return cls(
-            name=name or path.replace(".", "_"),
-            levels=tuple((v, ((path, v),)) for v in values),
+            name=name, levels=tuple((v, ((path, v),)) for v in taken), spellings=tuple(spellings)
         )
 
     @classmethod
@@ -141,14 +169,14 @@ class Axis:
         )
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Equal values of the same type (so ``1``, ``1.0`` and ``True`` stay distinct)."""
-    if type(a) is not type(b):
-        return False
+def _label_key(label: Any) -> Any:
+    """A key equal for equal labels of the same type (so ``1``, ``1.0`` and ``True``
+    stay distinct); unhashable labels (e.g. lists) by their text."""
     try:
-        return bool(a == b)
-    except Exception:  # e.g. arrays: compare their text
-        return repr(a) == repr(b)
+        hash(label)
+    except TypeError:
+        return (type(label), repr(label))
+    return (type(label), label)
 
 
 @dataclass(frozen=True)
@@ -165,6 +193,25 @@ class Point:
         return dict(self.labels)
 
 
+def _check_names(axes: Sequence[Axis]) -> None:
+    """Axis names are result columns: unique, and none a column of the flow or link
+    table or of a summary (:func:`vtlab.summarize`, the table ``vtlab sweep`` prints).
+    (An axis may share a name with a session or message column, e.g. the default name
+    tcp_profile of tcp.profile: those tables keep their own.)"""
+    names = [a.name for a in axes]
+    for name in names:
+        if name in FLOW_COLUMNS or name in LINK_COLUMNS:
+            raise AxisError(name, "the name collides with a result column; give it another name")
+        if name in SUMMARY_COLUMNS:
+            raise AxisError(
+                name,
+                f"the name collides with a summary column ({', '.join(SUMMARY_COLUMNS)}); "
+                "give it another name",
+            )
+    if len(set(names)) != len(names):
+        raise ValueError(f"axis names must be unique: {names}")
+
+
 class Sweep:
     """A grid of scenario variations × seeds.
 
@@ -172,7 +219,8 @@ class Sweep:
         base: the scenario every point starts from.
         axes: the grid dimensions (:class:`Axis`), expanded as a cartesian product in
             the order given.
-        seeds: seeds run at every point.
+        seeds: seeds run at every point: at least one, none twice; the grid
+            (points × seeds) at most :data:`vtlab.api.MAX_RUNS` runs.
         trace: also record sampled traces (stored beside each run).
         messages: how to keep the message rows of request/response sessions:
             ``"rows"`` (every exchange, as :func:`vtlab.run` returns them) or
@@ -193,41 +241,63 @@ class Sweep:
     ) -> None:
         self.base = Scenario.coerce(base)
         self.axes = list(axes)
-        self.seeds = [check_seed(s) for s in seeds]
+        self.seeds = check_seeds(seeds)
         self.trace = trace
         if messages not in MESSAGE_FORMS:
             raise ValueError(f"messages: {messages!r} is not one of {', '.join(MESSAGE_FORMS)}")
         self.messages = messages
-        if not self.seeds:
-            raise ValueError("a sweep needs at least one seed")
-        # (An axis may share a name with a session or message column, e.g. the
-        # default name tcp_profile of tcp.profile: those tables keep their own.)
-        reserved = set(FLOW_COLUMNS) | set(LINK_COLUMNS)
-        names = [a.name for a in self.axes]
-        for name in names:
-            if name in reserved:
-                raise ValueError(
-                    f"axis name {name!r} collides with a result column; give it another name"
-                )
-        if len(set(names)) != len(names):
-            raise ValueError(f"axis names must be unique: {names}")
+        _check_names(self.axes)
+        runs = math.prod(len(a.levels) for a in self.axes) * len(self.seeds)
+        if runs > MAX_RUNS:
+            sizes = " × ".join(f"{len(a.levels)} values of {a.name}" for a in self.axes)
+            raise ValueError(
+                f"the grid is {runs} runs ({sizes} × {len(self.seeds)} seeds), more than "
+                f"the {MAX_RUNS} a sweep may run"
+            )
 
     def points(self) -> list[Point]:
         """Every (grid point, seed), validated: a bad setting raises ScenarioError
-        before anything runs."""
+        and two grid points that resolve to the same scenario (``5%`` and ``0.05``,
+        ``1ms`` and ``0.001``) raise :class:`AxisError` naming both, before anything
+        runs."""
         points: list[Point] = []
         version = f"{_core.version()}-{core_build()[:8]}"
-        for combo in itertools.product(*(a.levels for a in self.axes)):
+        first: dict[str, tuple[int, ...]] = {}  # scenario hash -> its first grid point
+        for combo in itertools.product(*(range(len(a.levels)) for a in self.axes)):
             sc = self.base.copy()
-            for _, assignments in combo:
-                for path, value in assignments:
+            for axis, i in zip(self.axes, combo, strict=True):
+                for path, value in axis.levels[i][1]:
                     set_path(sc.spec, path, value)
             scenario_hash = sc.hash()
-            labels = tuple((a.name, label) for a, (label, _) in zip(self.axes, combo, strict=True))
+            if scenario_hash in first:
+                raise self._one_point(first[scenario_hash], combo)
+            first[scenario_hash] = combo
+            labels = tuple((a.name, a.levels[i][0]) for a, i in zip(self.axes, combo, strict=True))
             for seed in self.seeds:
                 key = f"{scenario_hash}-{seed}-{version}"  # version includes the build
                 points.append(Point(labels=labels, scenario=sc, seed=seed, key=key))
         return points
+
+    def _one_point(self, a: tuple[int, ...], b: tuple[int, ...]) -> ValueError:
+        """The error for grid points ``a`` and ``b`` (level numbers) that resolve to
+        the same scenario: their runs would be one point with every seed counted
+        twice."""
+        differ = [k for k, (i, j) in enumerate(zip(a, b, strict=True)) if i != j]
+
+        def at(c: tuple[int, ...], ks: Iterable[int]) -> str:
+            return ", ".join(f"{self.axes[k].name}={self.axes[k].levels[c[k]][0]!r}" for k in ks)
+
+        if len(differ) == 1:
+            k = differ[0]
+            others = at(a, (o for o in range(len(a)) if o != k))
+            why = "the same setting once resolved" + (f" (at {others})" if others else "")
+            return self.axes[k].twice(a[k], b[k], why)
+        names = ", ".join(self.axes[k].name for k in differ)
+        points = [at(c, differ) for c in (a, b)]
+        return ValueError(
+            f"axes {names}: grid points ({points[0]}) and ({points[1]}) are the same "
+            "scenario once resolved (the axes set the same fields); give each setting once"
+        )
 
     def run(
         self,
@@ -259,6 +329,11 @@ class Sweep:
 
         With a cluster the runs execute on its workers and come back to this process,
         which stores each one as it arrives (the workers need no shared file system).
+
+        A stored file that is not what was written is moved to ``runs/quarantine/``
+        (with a warning on stderr) and its run simulated again; a run stored without
+        checksums (by an earlier vtlab) raises :class:`vtlab.runstore.StoreError`
+        naming the store, before anything runs.
         """
         on_cluster = scheduler is not None or cluster is not None
         if on_cluster and jobs is not None:
@@ -280,7 +355,7 @@ class Sweep:
                 # keep the result columns and label it for this sweep.
                 _strip_labels(stored)
                 _add_labels(stored, p.labels)
-                gather.add(p.key, stored)
+                gather.add(stored)
             else:
                 todo.append(p)
         if todo and on_cluster:
@@ -303,17 +378,15 @@ class Sweep:
             return
         workers = max(1, jobs or os.cpu_count() or 1)
 
-        def load(key: str) -> Result | None:
-            if not (run_dir / f"{key}.parquet").exists():
+        def load(p: Point) -> Result | None:
+            if not (run_dir / f"{p.key}.parquet").exists():
                 return None
-            return _load_run(run_dir, key, self.trace, self.messages)
+            return load_run(run_dir, p.key, self.trace, self.messages)
 
         with ThreadPoolExecutor(workers) as pool:
             for start in range(0, len(points), COMPACT_BATCH):
                 batch = points[start : start + COMPACT_BATCH]
-                keys = list(dict.fromkeys(p.key for p in batch))
-                loaded = dict(zip(keys, pool.map(load, keys), strict=True))
-                yield from ((p, loaded[p.key]) for p in batch)
+                yield from zip(batch, pool.map(load, batch), strict=True)
 
     def _finish(self, p: Point, raw: Mapping[str, Any], run_dir: Path | None) -> Result:
         """A run's result from the core's raw columns, labelled, and stored."""
@@ -322,7 +395,7 @@ class Sweep:
         res = Result.from_core(raw)
         _add_labels(res, p.labels)
         if run_dir is not None:
-            _store_run(run_dir, p.key, res, self.messages)
+            store_run(run_dir, p.key, res, self.messages)
         return res
 
     def _execute_on_cluster(
@@ -339,7 +412,7 @@ class Sweep:
         from vtlab import cluster as dask_cluster  # imports Dask only when connecting
 
         def finish(p: Point, raw: Mapping[str, Any]) -> None:
-            gather.add(p.key, self._finish(p, raw, run_dir))
+            gather.add(self._finish(p, raw, run_dir))
 
         if connect_timeout is None:
             connect_timeout = dask_cluster.DEFAULT_CONNECT_TIMEOUT
@@ -361,9 +434,7 @@ class Sweep:
         trace = self.trace
 
         def one(p: Point) -> None:
-            gather.add(
-                p.key, self._finish(p, _core.run(p.scenario.to_json(), p.seed, trace), run_dir)
-            )
+            gather.add(self._finish(p, _core.run(p.scenario.to_json(), p.seed, trace), run_dir))
 
         with run_progress(len(todo), progress) as advance, ThreadPoolExecutor(workers) as pool:
             pending: set[Future[None]] = set()
@@ -401,36 +472,28 @@ class _Gather:
     A pandas DataFrame costs tens of kilobytes however few its rows, so 100 000 runs
     held as separate results take gigabytes. The results are therefore concatenated
     every :data:`COMPACT_BATCH` runs as they arrive (from the store or the
-    simulations, in any order) and put in the points' order at the end. (Points
-    that share a run, the same scenario and seed, keep the plain way: each point's
-    rows are its run's.)
+    simulations, in any order) and put in the points' order at the end (every point
+    is a run of its own: :meth:`Sweep.points` refuses two that are one scenario, and
+    the seeds are distinct).
     """
 
     def __init__(self, points: Sequence[Point]) -> None:
-        self.points = list(points)
         self.position: dict[tuple[str, int], int] = {}
-        for i, p in enumerate(self.points):
+        for i, p in enumerate(points):
             scenario_hash, seed = p.key.split("-")[:2]
-            self.position.setdefault((scenario_hash, int(seed)), i)
-        self.compact = len(self.position) == len(self.points)
+            self.position[(scenario_hash, int(seed))] = i
         self.lock = threading.Lock()
-        self.by_key: dict[str, Result] = {}
         self.pending: list[Result] = []
         self.chunks: list[Result] = []
 
-    def add(self, key: str, res: Result) -> None:
+    def add(self, res: Result) -> None:
         with self.lock:
-            if not self.compact:
-                self.by_key[key] = res
-                return
             self.pending.append(res)
             if len(self.pending) >= COMPACT_BATCH:
                 self.chunks.append(Result.concat(self.pending).compacted())
                 self.pending = []
 
     def result(self) -> Result:
-        if not self.compact:
-            return Result.concat([self.by_key[p.key] for p in self.points])
         parts = [*self.chunks, *self.pending]
         if len(parts) == 1:
             return parts[0]
@@ -454,145 +517,3 @@ def _strip_labels(res: Result) -> None:
     res.messages = res.messages[[c for c in res.messages.columns if c in known]]
     if res.traces is not None:
         res.traces = res.traces[[c for c in res.traces.columns if c in TRACE_COLUMNS]]
-
-
-def _paths(run_dir: Path, key: str) -> dict[str, Path]:
-    return {
-        "flows": run_dir / f"{key}.parquet",
-        "links": run_dir / f"{key}.links.parquet",
-        "traces": run_dir / f"{key}.traces.parquet",
-        "sessions": run_dir / f"{key}.sessions.parquet",
-        "messages": run_dir / f"{key}.messages.parquet",
-    }
-
-
-#: Schema-metadata key under which every stored file carries its run's identity.
-STORE_KEY = b"vtlab.run"
-
-
-def _identity(key: str) -> dict[str, Any]:
-    scenario_hash, seed, version = key.split("-", 2)
-    return {"key": key, "scenario_hash": scenario_hash, "seed": int(seed), "version": version}
-
-
-def _write_atomic(
-    frame: pd.DataFrame, path: Path, key: str, extra: Mapping[str, Any] | None = None
-) -> None:
-    """Write ``frame`` with the run's identity (and ``extra``) inside, then rename
-    into place."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    meta = dict(table.schema.metadata or {})
-    meta[STORE_KEY] = json.dumps({**_identity(key), **(extra or {})}).encode()
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    pq.write_table(table.replace_schema_metadata(meta), tmp)
-    os.replace(tmp, path)
-
-
-def _store_run(run_dir: Path, key: str, res: Result, messages: str = "rows") -> None:
-    """Write one run; the flows file goes last and marks the run complete. It records
-    whether the run has session and message files, and the messages' form."""
-    paths = _paths(run_dir, key)
-    if res.traces is not None:
-        _write_atomic(res.traces, paths["traces"], key)
-    _write_atomic(res.links, paths["links"], key)
-    sessions = res.has_sessions()
-    if sessions:
-        _write_atomic(res.sessions, paths["sessions"], key)
-        _write_atomic(res.messages, paths["messages"], key)
-    _write_atomic(res.flows, paths["flows"], key, {"sessions": sessions, "messages": messages})
-
-
-class StoredRunError(ValueError):
-    """A stored run file that cannot be trusted (unreadable, or not the run its
-    name says)."""
-
-
-def _read_verified(path: Path, key: str, inside_out: dict[str, Any] | None = None) -> pd.DataFrame:
-    """Read one stored file and check that it is the run ``key``: the identity it
-    carries inside and the identity columns of its rows. The identity read is
-    copied into ``inside_out`` when given."""
-    import pyarrow.parquet as pq
-
-    try:
-        table = pq.read_table(path)
-    except Exception as e:  # noqa: BLE001 - any read failure means: not trustworthy
-        raise StoredRunError(f"unreadable ({type(e).__name__}: {e})") from None
-    raw = (table.schema.metadata or {}).get(STORE_KEY)
-    if raw is None:
-        raise StoredRunError("without the run identity inside")
-    inside = json.loads(raw)
-    if inside.get("key") != key:
-        raise StoredRunError(f"the stored run {inside.get('key')!r}, not {key!r}")
-    if inside_out is not None:
-        inside_out.update(inside)
-    frame = table.to_pandas()
-    want = _identity(key)
-    for column in ("scenario_hash", "seed"):
-        if column in frame.columns and len(frame) and not (frame[column] == want[column]).all():
-            raise StoredRunError(f"holding rows of another run (column {column})")
-    return frame
-
-
-def _quarantine(run_dir: Path, paths: dict[str, Path], reason: str) -> None:
-    """Move a run's files aside (``runs/quarantine/``) and say so on stderr."""
-    target = run_dir / "quarantine"
-    target.mkdir(exist_ok=True)
-    moved = []
-    for p in paths.values():
-        if p.exists():
-            dest = target / p.name
-            n = 1
-            while dest.exists():
-                dest = target / f"{p.name}.{n}"
-                n += 1
-            os.replace(p, dest)
-            moved.append(p.name)
-    print(
-        f"warning: stored run {', '.join(moved)} is {reason}; moved to {target} and "
-        "simulated again",
-        file=sys.stderr,
-    )
-
-
-def _load_run(run_dir: Path, key: str, trace: bool, messages: str = "rows") -> Result | None:
-    """A stored run, verified; ``None`` if it is not stored (or was moved aside
-    because it could not be trusted or holds its messages in another form, so that
-    it runs again)."""
-    paths = _paths(run_dir, key)
-    if not paths["flows"].exists() or (trace and not paths["traces"].exists()):
-        return None
-    inside: dict[str, Any] = {}
-    sessions = stored_messages = None
-    try:
-        flows = _read_verified(paths["flows"], key, inside)
-        links = _read_verified(paths["links"], key)
-        traces = _read_verified(paths["traces"], key) if trace else None
-        if inside.get("sessions"):
-            if inside.get("messages", "rows") != messages:
-                raise StoredRunError(
-                    f"holding its messages as {inside.get('messages', 'rows')}, not {messages}"
-                )
-            sessions = _read_verified(paths["sessions"], key)
-            stored_messages = _read_verified(paths["messages"], key)
-    except StoredRunError as e:
-        _quarantine(run_dir, paths, str(e))
-        return None
-    scenario_hash, seed, version, build = key.split("-", 3)
-    meta = {
-        "scenario_hash": scenario_hash,
-        "seed": int(seed),
-        "version": version,
-        "core_build": build,
-        "stored": True,
-    }
-    return Result(
-        flows=flows,
-        links=links,
-        traces=traces,
-        meta=meta,
-        sessions=sessions,
-        messages=stored_messages,
-    )

@@ -105,6 +105,19 @@ def test_bad_seed_rejected(seed: int) -> None:
         vtlab.run_many({"preset": "v2g", "bytes": "1MB"}, seeds=[1, seed])
 
 
+def test_run_many_refuses_repeated_seeds_before_running(monkeypatch) -> None:
+    """A repeated seed counted its run twice in every mean and interval."""
+
+    def no_run(*args, **kwargs):
+        raise AssertionError("nothing may be simulated")
+
+    monkeypatch.setattr(vtlab._core, "run", no_run)
+    with pytest.raises(ValueError, match="^seeds: seed 2 is given more than once"):
+        vtlab.run_many({"preset": "v2g", "bytes": "1MB"}, seeds=[2, 1, 2], progress=False)
+    with pytest.raises(ValueError, match="^seeds: needs at least one seed"):
+        vtlab.run_many({"preset": "v2g", "bytes": "1MB"}, seeds=[], progress=False)
+
+
 @pytest.mark.parametrize("seed", [1.5, True, "3"])
 def test_non_integer_seed_rejected(seed: object) -> None:
     with pytest.raises(TypeError, match="seed"):

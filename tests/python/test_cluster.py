@@ -29,7 +29,8 @@ import test_pipeline
 import vtlab
 from conftest import assert_usage_error
 from vtlab import sweep as sweep_module
-from vtlab.sweep import Axis, Sweep, _load_run
+from vtlab.runstore import load_run
+from vtlab.sweep import Axis, Sweep
 
 PYTHON_DIR = Path(vtlab.__file__).resolve().parent.parent
 KEY = ["scenario_hash", "seed", "flow"]
@@ -183,7 +184,7 @@ def _assert_store_complete(store: Path, sweep: Sweep) -> None:
     assert not list((store / "runs").glob(".*tmp")), "no partial files left"
     assert not (store / "runs" / "quarantine").exists()
     for key in keys:
-        stored = _load_run(store / "runs", key, trace=False)
+        stored = load_run(store / "runs", key, trace=False)
         assert stored is not None and set(stored.flows["seed"]) == {int(key.split("-")[1])}
 
 
@@ -240,7 +241,7 @@ def test_resume_after_an_interrupted_cluster_sweep_simulates_only_the_missing_ru
     n = len(sweep.points())
     want = sweep.run(progress=False, jobs=2).flows
     store = tmp_path / "store"
-    real_store = sweep_module._store_run
+    real_store = sweep_module.store_run
     stored_keys: list[str] = []
 
     def interrupted_store(run_dir: Path, key: str, res: Any, *rest: Any) -> None:
@@ -249,7 +250,7 @@ def test_resume_after_an_interrupted_cluster_sweep_simulates_only_the_missing_ru
         real_store(run_dir, key, res, *rest)
         stored_keys.append(key)
 
-    monkeypatch.setattr(sweep_module, "_store_run", interrupted_store)
+    monkeypatch.setattr(sweep_module, "store_run", interrupted_store)
     with pytest.raises(KeyboardInterrupt):
         _bounded(
             lambda: sweep.run(store, progress=False, scheduler=loopback.address, task_runs=2),
@@ -264,7 +265,7 @@ def test_resume_after_an_interrupted_cluster_sweep_simulates_only_the_missing_ru
         real_store(run_dir, key, res, *rest)
         resumed.append(key)
 
-    monkeypatch.setattr(sweep_module, "_store_run", counting_store)
+    monkeypatch.setattr(sweep_module, "store_run", counting_store)
     res = _bounded(
         lambda: sweep.run(store, progress=False, scheduler=loopback.address, task_runs=2), 120
     )

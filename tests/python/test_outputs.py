@@ -239,7 +239,7 @@ def test_repeated_axis_value_refused(cli: Cli, no_simulation: list[Any]) -> None
     assert line == "error: --axis v: value 'newreno' is given more than once"
     line = refused(cli("sweep", "v2g", "--axis", "loss.mean_loss=0.05,1%,5e-2"), no_simulation)
     assert line == (
-        "error: --axis loss_mean_loss: value '5e-2' (the same as '0.05') is given more than once"
+        "error: --axis loss_mean_loss: values '0.05' and '5e-2' are the same value; give each once"
     )
 
 

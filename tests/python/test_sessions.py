@@ -283,8 +283,8 @@ def test_sweep_stores_the_session_tables_and_reloads_them(tmp_path: Path, monkey
     counts = Sweep(base, axes, seeds=[1, 2], messages="counts")
     first = counts.run(tmp_path / "counts", progress=False)
     names = [p.name for p in (tmp_path / "counts" / "runs").iterdir()]
-    assert len(names) == 4 * 4
-    for ending in (".links.parquet", ".sessions.parquet", ".messages.parquet"):
+    assert len(names) == 4 * 5
+    for ending in (".links.parquet", ".sessions.parquet", ".messages.parquet", ".sha256"):
         assert sum(n.endswith(ending) for n in names) == 4
     assert list(first.sessions["loss"]) == ["0", "0", "2%", "2%"]
     assert tuple(first.messages.columns) == ("loss", *MESSAGE_COUNT_COLUMNS)

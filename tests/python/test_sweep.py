@@ -1,12 +1,16 @@
 """Sweeps: grid expansion, labels, storage, and resume after an interruption."""
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from vtlab import ScenarioError, _core
-from vtlab.sweep import Axis, Sweep
+from vtlab.api import MAX_RUNS
+from vtlab.sweep import Axis, AxisError, Sweep
 
 BASE = {"preset": "v2g", "bytes": "1MB"}
 AXES = [
@@ -117,6 +121,117 @@ def test_bad_axes_fail_before_running():
         Sweep(BASE, [Axis.values("tcp.cc", ["nope"], name="variant")]).points()
     with pytest.raises(ValueError, match="at least one seed"):
         Sweep(BASE, seeds=[])
+    with pytest.raises(AxisError, match="axis 'tcp_cc': has no values"):
+        Axis.values("tcp.cc", [])
+
+
+# -- axes and seeds are checked before anything runs --------------------------------------
+
+
+def _no_run(*args, **kwargs):
+    raise AssertionError("nothing may be simulated")
+
+
+@pytest.mark.parametrize(
+    ("path", "one", "same", "other"),
+    [
+        ("loss.mean_loss", "5%", 0.05, 0.5),  # 5 % is 5/100 (a bare fraction is a fraction)
+        ("bytes", "1MB", 1000000, 1048576),  # MB is 10**6 bytes, MiB 2**20
+        ("tcp.rto_min", "1ms", 0.001, 0.01),  # a bare duration is in seconds
+    ],
+)
+def test_axis_values_are_compared_once_resolved(path, one, same, other, monkeypatch):
+    """Two spellings of one setting were one grid point with every seed counted
+    twice (docs/scenarios.md: units and bare numbers in the base unit); they are
+    refused naming the axis and both spellings, before any run."""
+    monkeypatch.setattr(_core, "run", _no_run)
+    sweep = Sweep(BASE, [Axis.values(path, [one, same], name="x")], seeds=[1, 2])
+    with pytest.raises(AxisError) as caught:
+        sweep.run(progress=False)
+    assert caught.value.axis == "x"
+    assert str(caught.value) == (
+        f"axis 'x': values {one!r} and {same!r} are the same setting once resolved; give each once"
+    )
+    # A different setting in the other spelling is a point of its own.
+    assert len(Sweep(BASE, [Axis.values(path, [one, other], name="x")], seeds=[1, 2]).points()) == 4
+
+
+def test_axes_that_set_the_same_field_are_refused_naming_the_points(monkeypatch):
+    monkeypatch.setattr(_core, "run", _no_run)
+    # "loss" then "size" both set a field; (p, r) and (q, s) are one scenario.
+    first = Axis.variants("a", {"p": {"loss.mean_loss": "1%"}, "q": {"bytes": "2MB"}})
+    second = Axis.variants("b", {"r": {"bytes": "2MB"}, "s": {"loss.mean_loss": "1%"}})
+    with pytest.raises(ValueError, match=r"axes a, b: grid points \(a='p', b='r'\) and "):
+        Sweep(BASE, [first, second], seeds=[1]).run(progress=False)
+    # One axis overriding another at one point names that point.
+    cc = Axis.values("tcp.cc", ["newreno", "cubic"], name="a")
+    with pytest.raises(AxisError, match=r"'newreno' and 'cubic' .* resolved \(at b='cubic'\)"):
+        Sweep(BASE, [cc, Axis.values("tcp.cc", ["cubic"], name="b")]).points()
+
+
+@pytest.mark.parametrize("name", ["metric", "n", "mean", "sd", "ci95"])
+def test_axis_names_of_summary_columns_are_refused_before_running(name, monkeypatch):
+    """``summarize`` (the table ``vtlab sweep`` prints) adds these columns: an axis of
+    the same name ran the whole grid and then failed naming nothing."""
+    from typer.testing import CliRunner
+
+    from vtlab.cli.app import app
+
+    monkeypatch.setattr(_core, "run", _no_run)
+    with pytest.raises(AxisError, match=f"axis '{name}': the name collides with a summary"):
+        Sweep(BASE, [Axis.values("tcp.cc", ["newreno"], name=name)])
+    r = CliRunner().invoke(app, ["sweep", "v2g", "--axis", f"{name}:tcp.cc=newreno,cubic"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"error: --axis {name}: the name collides with a summary column")
+
+
+def test_repeated_seeds_are_refused_naming_the_seed(monkeypatch):
+    monkeypatch.setattr(_core, "run", _no_run)
+    with pytest.raises(ValueError, match="seeds: seed 3 is given more than once"):
+        Sweep(BASE, seeds=[1, 3, 2, 3])
+
+
+def test_a_grid_above_the_run_limit_is_refused_before_expanding():
+    # 1000 values × 101 seeds = 101 000 runs > MAX_RUNS (100 000).
+    axis = Axis.values("loss.mean_loss", [i / 10**6 for i in range(1000)], name="loss")
+    with pytest.raises(ValueError, match=r"the grid is 101000 runs \(1000 values of loss × 101"):
+        Sweep(BASE, [axis], seeds=range(1, 102))
+
+
+def test_endless_seed_and_value_iterators_are_refused(tmp_path: Path):
+    """An endless iterator of seeds or axis values filled memory; now one past the
+    limit is read. Run in a child limited to 2 GiB and 120 s, so that a regression
+    fails this test instead of the machine."""
+    code = (
+        "import itertools, resource\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
+        "import vtlab\n"
+        "from vtlab.sweep import Axis, Sweep\n"
+        "calls = [\n"
+        "    lambda: vtlab.run_many({'preset': 'v2g'}, itertools.count(), progress=False),\n"
+        "    lambda: Sweep({'preset': 'v2g'}, seeds=itertools.count(1)),\n"
+        "    lambda: Axis.values('tcp.cc', itertools.repeat('newreno')),\n"
+        "]\n"
+        "for call in calls:\n"
+        "    try:\n"
+        "        call()\n"
+        "    except ValueError as e:\n"
+        "        print(e)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ.copy(),
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        f"seeds: more than {MAX_RUNS} seeds (the most runs of one call)",
+        f"seeds: more than {MAX_RUNS} seeds (the most runs of one call)",
+        f"axis 'tcp_cc': more than {MAX_RUNS} values (the most runs of a sweep)",
+    ]
 
 
 def test_sweep_cli_groups_by_axes_and_resumes(tmp_path: Path):
@@ -167,6 +282,52 @@ def test_sweep_cli_bad_axis_exits_2():
         assert "--axis" in r.output or "collides" in r.output
 
 
+@pytest.mark.parametrize(
+    ("axis", "message"),
+    [
+        # Before: "Result.concat needs at least one result", after the runs.
+        ("tcp.cc=,", "--axis tcp_cc: value 1 of 2 in ',' is empty"),
+        ("cc2:tcp.cc=newreno,,cubic", "--axis cc2: value 2 of 3 in 'newreno,,cubic' is empty"),
+        ("tcp.cc=newreno,", "--axis tcp_cc: value 2 of 2 in 'newreno,' is empty"),
+        # Spellings of one setting, named as written; before: one point, seeds twice.
+        (
+            "loss:loss.mean_loss=1%,5%,0.05",
+            "--axis loss: values '5%' and '0.05' are the same setting once resolved; "
+            "give each once",
+        ),
+        ("b:bytes=1MB,1000000", "--axis b: values '1MB' and '1000000' are the same setting"),
+        ("tcp.rto_min=1ms,0.001", "--axis tcp_rto_min: values '1ms' and '0.001' are the same"),
+        ("loss.mean_loss=0.05,0.050", "--axis loss_mean_loss: values '0.05' and '0.050' are"),
+        ("tcp.cc=newreno,newreno", "--axis tcp_cc: value 'newreno' is given more than once"),
+    ],
+)
+def test_sweep_cli_refuses_empty_and_repeated_axis_values_before_running(
+    axis, message, monkeypatch
+):
+    from typer.testing import CliRunner
+
+    from vtlab.cli.app import app
+
+    monkeypatch.setattr(_core, "run", _no_run)
+    r = CliRunner().invoke(app, ["sweep", "v2g", "--axis", axis])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"error: {message}"), r.stderr
+    assert len(r.stderr.splitlines()) == 1
+
+
+def test_sweep_cli_runs_are_bounded():
+    from typer.testing import CliRunner
+
+    from vtlab.cli.app import app
+
+    r = CliRunner().invoke(app, ["sweep", "v2g", "--runs", str(MAX_RUNS + 1)])
+    assert r.exit_code == 2
+    assert r.stderr == (
+        f"error: --runs: must be at most {MAX_RUNS} (the most runs of one call), "
+        f"got {MAX_RUNS + 1}\n"
+    )
+
+
 def test_cc_table_markdown(tmp_path: Path):
     from typer.testing import CliRunner
 
@@ -207,18 +368,29 @@ def _two_seed_sweep():
     return Sweep({"preset": "v2g", "bytes": "200kB", "loss": {"mean_loss": "1%"}}, seeds=[1, 2])
 
 
-def test_a_run_file_copied_over_another_seed_is_caught_and_rerun(tmp_path, capsys):
+@pytest.mark.parametrize(
+    ("suffixes", "reason"),
+    [
+        # The data files alone: they fail seed 2's checksums.
+        ((".parquet", ".links.parquet"), "fails its checksum"),
+        # With seed 1's checksums too: the checksums are seed 1's, not seed 2's.
+        ((".parquet", ".links.parquet", ".sha256"), "not '"),
+    ],
+)
+def test_a_run_file_copied_over_another_seed_is_caught_and_rerun(
+    tmp_path, capsys, suffixes, reason
+):
     sweep = _two_seed_sweep()
     first = sweep.run(tmp_path, progress=False)
     runs = tmp_path / "runs"
     k1, k2 = (p.key for p in sweep.points())
     # Seed 1's file under seed 2's name: before, it was counted twice and seed 2
     # never noticed missing.
-    for suffix in (".parquet", ".links.parquet"):
+    for suffix in suffixes:
         (runs / f"{k2}{suffix}").write_bytes((runs / f"{k1}{suffix}").read_bytes())
     again = sweep.run(tmp_path, progress=False)
     err = capsys.readouterr().err
-    assert f"{k2}.parquet" in err and "moved to" in err and "not" in err
+    assert f"{k2}.parquet" in err and "moved to" in err and reason in err
     assert sorted(again.flows["seed"]) == [1, 2]
     assert (
         again.flows.sort_values("seed")
@@ -235,7 +407,7 @@ def test_a_truncated_run_file_is_moved_aside_and_rerun(tmp_path, capsys):
     path = tmp_path / "runs" / f"{k1}.parquet"
     path.write_bytes(path.read_bytes()[:100])
     again = sweep.run(tmp_path, progress=False)
-    assert "unreadable" in capsys.readouterr().err
+    assert "fails its checksum" in capsys.readouterr().err
     assert sorted(again.flows["seed"]) == sorted(first.flows["seed"])
     # Stored again, properly: a third run reads both without a warning.
     sweep.run(tmp_path, progress=False)

@@ -14,6 +14,7 @@ from vtlab.cli.options import (
     BytesOpt,
     ForceOpt,
     check_jobs,
+    check_runs_seed,
     jobs_option,
     json_option,
     out_option,
@@ -118,9 +119,10 @@ def cc_table_command(
 ) -> None:
     """Goodput of every algorithm on the V2G cable, both profiles, as a Markdown table."""
     from vtlab.cctable import DEFAULT_LOSSES, DEFAULT_PROFILES, cc_table, to_markdown
+    from vtlab.runstore import StoreError
+    from vtlab.sweep import AxisError
 
-    if runs < 1:
-        raise CliError("--runs", f"must be at least 1, got {runs}")
+    check_runs_seed(runs, 1)
     check_jobs(jobs)
     if store is not None:
         check_output_dir("--store", store)
@@ -131,15 +133,21 @@ def cc_table_command(
     if out is not None:
         check_outputs([Output("--out", out, "", (".md",))], force=force)
     size = bytes_ or "100MB"
-    table = cc_table(
-        runs=runs,
-        bytes_=size,
-        losses=loss or DEFAULT_LOSSES,
-        profiles=profile or DEFAULT_PROFILES,
-        algorithms=cc,
-        store=store,
-        jobs=jobs,
-    )
+    try:
+        table = cc_table(
+            runs=runs,
+            bytes_=size,
+            losses=loss or DEFAULT_LOSSES,
+            profiles=profile or DEFAULT_PROFILES,
+            algorithms=cc,
+            store=store,
+            jobs=jobs,
+        )
+    except AxisError as e:  # e.g. --loss 1% --loss 0.01: one setting
+        option = {"algorithm": "--cc", "tcp_profile": "--profile", "loss": "--loss"}
+        raise CliError(option.get(e.axis, e.axis), e.problem) from None
+    except StoreError as e:
+        raise CliError("--store", str(e)) from None
     command = "vtlab cc table " + " ".join(sys.argv[3:]) if len(sys.argv) > 3 else "vtlab cc table"
     text = to_markdown(table, runs=runs, bytes_=size, command=command.strip())
     if out is None:

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 import typer
 
 from vtlab import _core
-from vtlab.api import MAX_SEED
+from vtlab.api import MAX_RUNS, MAX_SEED
 from vtlab.cluster import parse_cluster
 from vtlab.errors import CliError, remember_text
 from vtlab.scenario import Scenario, apply_assignment, parse_assignment, parse_value, set_path
@@ -256,9 +256,13 @@ def check_cluster_options(
 
 
 def check_runs_seed(runs: int, seed: int) -> None:
-    """``--runs`` at least 1; seeds ``SEED..SEED+RUNS-1`` within ``0..MAX_SEED``."""
+    """``--runs`` in ``1..MAX_RUNS``; seeds ``SEED..SEED+RUNS-1`` within ``0..MAX_SEED``."""
     if runs < 1:
         raise CliError("--runs", f"must be at least 1, got {runs}")
+    if runs > MAX_RUNS:
+        raise CliError(
+            "--runs", f"must be at most {MAX_RUNS} (the most runs of one call), got {runs}"
+        )
     if seed < 0:
         raise CliError("--seed", f"must be a non-negative integer (0 to 2**64-1), got {seed}")
     if seed + runs - 1 > MAX_SEED:

@@ -1,13 +1,13 @@
 """``vtlab sweep``: run a grid of scenario variations × seeds in parallel (threads, or a
 Dask cluster) and print mean ± 95 % CI per grid point."""
 
-import json
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from vtlab._core import ScenarioError
 from vtlab.cli.display import console, print_table
 from vtlab.cli.options import (
     BytesOpt,
@@ -54,7 +54,7 @@ AxisOpt = Annotated[
         metavar="[NAME:]PATH=V1,V2,...",
         help="A grid dimension: spec field PATH takes each value (column NAME, default "
         "PATH with dots as underscores); repeatable, expanded as a cartesian product. "
-        "Each value may appear once.",
+        "Each setting may appear once, in any spelling (5% and 0.05 are one).",
         show_default=False,
     ),
 ]
@@ -79,39 +79,36 @@ def register(app: typer.Typer) -> None:
 
 
 def parse_axis(text: str) -> "Axis":
-    """``[NAME:]PATH=V1,V2,...`` → an :class:`Axis` (values parsed like ``--set``).
+    """``[NAME:]PATH=V1,V2,...`` → an :class:`Axis` (values parsed like ``--set``, and
+    kept as written for messages).
 
-    A value given twice is refused (its runs would count twice in the confidence
-    intervals)."""
-    from vtlab.sweep import Axis
+    An empty value (``tcp.cc=,``, ``a,,b``) is refused here. A value given twice is
+    refused by the axis, and two values that are one setting once resolved (``5%``
+    and ``0.05``) by :meth:`Sweep.points`: their runs would count twice in the
+    confidence intervals."""
+    from vtlab.sweep import Axis, AxisError
 
     name, sep, rest = text.partition(":")
     if not sep or "=" in name:
         name, rest = "", text
     path, eq, values = rest.partition("=")
-    if not eq or not path.strip() or not values.strip():
+    path, name = path.strip(), name.strip()
+    if not eq or not path or not values.strip():
         raise CliError("--axis", f"expected [NAME:]PATH=V1,V2,..., got {text!r}")
-    texts = [v.strip() for v in values.split(",") if v.strip()]
-    for value_text in texts:
-        remember_text(path.strip(), value_text)
-    label = name.strip() or path.strip().replace(".", "_")
-    seen: dict[str, str] = {}
-    for value_text in texts:
-        value = parse_value(value_text)
-        canon = json.dumps([type(value).__name__, value], sort_keys=True, default=str)
-        if canon in seen:
-            again = (
-                f"'{value_text}'"
-                if value_text == seen[canon]
-                else (f"'{value_text}' (the same as '{seen[canon]}')")
+    texts = [v.strip() for v in values.split(",")]
+    for i, value_text in enumerate(texts, 1):
+        if not value_text:
+            raise CliError(
+                f"--axis {name or path.replace('.', '_')}",
+                f"value {i} of {len(texts)} in {values.strip()!r} is empty",
             )
-            raise CliError(f"--axis {label}", f"value {again} is given more than once")
-        seen[canon] = value_text
+        remember_text(path, value_text)
     try:
-        axis = Axis.values(path.strip(), [parse_value(v) for v in texts], name=name.strip() or None)
-    except ValueError as e:
-        raise CliError(f"--axis {label}", str(e)) from None
-    return axis
+        return Axis.values(
+            path, [parse_value(v) for v in texts], name=name or None, spellings=texts
+        )
+    except AxisError as e:
+        raise CliError(f"--axis {e.axis}", e.problem) from None
 
 
 @cli_errors
@@ -139,7 +136,8 @@ def sweep_command(
     quiet: QuietOpt = False,
 ) -> None:
     """Run a grid of scenario variations × seeds in parallel; report mean ± 95 % CI per point."""
-    from vtlab.sweep import Sweep
+    from vtlab.runstore import StoreError
+    from vtlab.sweep import AxisError, Sweep
 
     check_runs_seed(runs, seed)
     check_jobs(jobs)
@@ -169,14 +167,22 @@ def sweep_command(
     started = time.perf_counter()
     try:
         sweep = Sweep(sc, axes, seeds)
+        sweep.points()  # every point resolved, and none twice, before any run
+    except AxisError as e:
+        raise CliError(f"--axis {e.axis}", e.problem) from None
+    except ScenarioError:
+        raise  # a bad value: its own field
     except ValueError as e:
         raise CliError("--axis", str(e)) from None
-    if on_cluster:
-        res = _sweep_on_cluster(
-            sweep, store, scheduler, cluster, connect_timeout, task_runs, quiet=quiet
-        )
-    else:
-        res = sweep.run(store, jobs=jobs, progress=not quiet)
+    try:
+        if on_cluster:
+            res = _sweep_on_cluster(
+                sweep, store, scheduler, cluster, connect_timeout, task_runs, quiet=quiet
+            )
+        else:
+            res = sweep.run(store, jobs=jobs, progress=not quiet)
+    except StoreError as e:
+        raise CliError("--store", str(e)) from None
     wall = time.perf_counter() - started
     if out is not None:
         res.to_parquet(out, traces=False)
