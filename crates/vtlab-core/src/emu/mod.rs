@@ -77,3 +77,6 @@ impl Path {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;
