@@ -1,6 +1,7 @@
 """The core's layers: each module imports only from the layers below it
-(engine ← net ← tcp ← sim; spec above them; emu, the real-time driver, on top), and congestion controls and
-recoveries do not import the sender. Read from the sources' `use crate::` lines."""
+(engine ← net ← tcp ← sim; spec above them; emu, the real-time driver, on top), and
+congestion controls and recoveries do not import the sender. Read from the sources'
+`use crate::` lines."""
 
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from vtlab.cli.options import (
     scenario_from_cli,
     seed_option,
 )
-from vtlab.emulate import Emulation, format_counters
+from vtlab.emulation import Emulation, format_counters
 from vtlab.errors import EXIT_INTERRUPTED, CliError, cli_errors
 
 __all__ = ["emulate_command", "register"]

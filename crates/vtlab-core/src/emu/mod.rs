@@ -8,7 +8,7 @@
 //! `link_dirs` (same random stream labels, so seed *k* meets the same losses);
 //! [`driver::Emulator`] reads and writes the TAP devices and keeps the
 //! clock. Namespaces, addresses and processes are the Python side's
-//! (`vtlab.emulate`); docs/emulation.md.
+//! (`vtlab.emulation`); docs/emulation.md.
 
 pub mod driver;
 pub mod relay;
