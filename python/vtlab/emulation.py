@@ -167,12 +167,14 @@ class Emulation:
         log: str | os.PathLike[str] | None = None,
         pcap: str | os.PathLike[str] | None = None,
         tun: str | None = None,
+        realtime: bool = False,
     ) -> None:
         self.scenario = Scenario.coerce(scenario)
         self.seed = seed
         self.log = None if log is None else str(log)
         self.pcap = None if pcap is None else str(pcap)
         self.tun = tun or os.environ.get(TUN_ENV) or TUN_DEFAULT
+        self.realtime = realtime
         pid = os.getpid()
         self.namespaces = {side: f"vtlab-{pid}-{side}" for side in SIDES}
         self._taps = {"far": f"vt{pid}f", "near": f"vt{pid}n"}
@@ -203,6 +205,7 @@ class Emulation:
             self.tun,
             log=self.log,
             pcap=self.pcap,
+            realtime=self.realtime,
         )
         self.nodes = {"near": self._core.near, "far": self._core.far}
         self.mtu = self._core.mtu
@@ -339,8 +342,9 @@ def _end(proc: subprocess.Popen[Any]) -> None:
 
 def emulate(scenario: ScenarioLike, **options: Any) -> Emulation:
     """An :class:`Emulation` of ``scenario`` (a preset name, a dict or a
-    :class:`Scenario`), to be used with ``with``; ``options``: seed, log, pcap,
-    tun."""
+    :class:`Scenario`), to be used with ``with``; ``options``: seed, log (a CSV file
+    of every decision), pcap (a directory for near.pcap and far.pcap), tun (the clone
+    device), realtime (run the links at real-time priority)."""
     return Emulation(scenario, **options)
 
 
@@ -355,4 +359,12 @@ def format_counters(report: Mapping[str, Any]) -> str:
     refused = sum(report["refused"])
     tail = f"{report['seconds']:.1f} s; frames read {report['read'][0]} far, "
     tail += f"{report['read'][1]} near; refused by the kernel {refused}"
+    late = [
+        f"{way} p50 {x['p50_ns'] / 1e3:.0f} µs, p99 {x['p99_ns'] / 1e3:.0f} µs, "
+        f"max {x['max_ns'] / 1e3:.0f} µs"
+        for way, x in zip(("far->near", "near->far"), report["lateness"], strict=True)
+        if x["frames"]
+    ]
+    if late:
+        tail += "\nwritten after the links delivered: " + "; ".join(late)
     return "\n".join([*lines, tail])

@@ -19,7 +19,8 @@ use crate::to_py_err;
 type Pending = (Driver, Plan, Path, u64);
 
 /// Two TAP devices joined through a scenario's path in real time.
-/// `Emulator(spec_json, seed, far_tap, near_tap, tun, log=None, pcap=None)`
+/// `Emulator(spec_json, seed, far_tap, near_tap, tun, log=None, pcap=None,
+/// realtime=False)`
 /// checks the scenario, then creates the devices; `start()` runs the links,
 /// `stop()` ends the run and returns its counters.
 #[pyclass(module = "vtlab._core")]
@@ -38,7 +39,7 @@ pub struct Emulator {
 #[pymethods]
 impl Emulator {
     #[new]
-    #[pyo3(signature = (spec_json, seed, far_tap, near_tap, tun, log=None, pcap=None))]
+    #[pyo3(signature = (spec_json, seed, far_tap, near_tap, tun, log=None, pcap=None, realtime=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         spec_json: &str,
@@ -48,11 +49,16 @@ impl Emulator {
         tun: PathBuf,
         log: Option<PathBuf>,
         pcap: Option<PathBuf>,
+        realtime: bool,
     ) -> PyResult<Self> {
         let scenario = spec::resolve_json(spec_json).map_err(to_py_err)?;
         let plan = spec::plan(&scenario).map_err(to_py_err)?;
         let path = Path::of(&plan).map_err(to_py_err)?;
-        let options = Options { log, pcap };
+        let options = Options {
+            log,
+            pcap,
+            realtime,
+        };
         let driver = Driver::open(&tun, far_tap, near_tap, &options).map_err(PyOSError::new_err)?;
         Ok(Emulator {
             near: path.near.clone(),
@@ -118,5 +124,16 @@ fn report_dict<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>>
     out.set_item("written", r.written.to_vec())?;
     out.set_item("refused", r.refused.to_vec())?;
     out.set_item("seconds", r.seconds)?;
+    let late = PyList::empty(py);
+    for l in &r.lateness {
+        let d = PyDict::new(py);
+        d.set_item("frames", l.count)?;
+        d.set_item("p50_ns", l.quantile_ns(0.5))?;
+        d.set_item("p99_ns", l.quantile_ns(0.99))?;
+        d.set_item("p999_ns", l.quantile_ns(0.999))?;
+        d.set_item("max_ns", l.max_ns)?;
+        late.append(d)?;
+    }
+    out.set_item("lateness", late)?;
     Ok(out)
 }

@@ -69,6 +69,16 @@ PcapOpt = Annotated[
         show_default=False,
     ),
 ]
+RealtimeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--realtime",
+        help="Run the links at real-time priority (SCHED_FIFO 1): fewer late frames "
+        "while other programs keep the CPUs busy; a link that keeps the emulator fully "
+        "busy (1 Gbit/s saturated) then pauses 50 ms a second (the kernel's real-time "
+        "throttling). docs/emulation.md.",
+    ),
+]
 CommandArg = Annotated[
     list[str] | None,
     typer.Argument(
@@ -100,6 +110,7 @@ def emulate_command(
     wait: WaitOpt = 0.5,
     log: LogOpt = None,
     pcap: PcapOpt = None,
+    realtime: RealtimeOpt = False,
     quiet: Annotated[bool, quiet_option("Do not print the link counters at the end.")] = False,
 ) -> None:
     """Join two network namespaces through the scenario's path (every link, queue disc
@@ -112,7 +123,7 @@ def emulate_command(
     sc = scenario_from_cli(
         preset, scenario, cc=cc, loss=loss, sets=set_, profile=profile, qdisc=qdisc
     )
-    em = Emulation(sc, seed=seed, log=log, pcap=pcap)
+    em = Emulation(sc, seed=seed, log=log, pcap=pcap, realtime=realtime)
     previous = signal.signal(signal.SIGTERM, _terminated)
     status = EXIT_INTERRUPTED
     try:

@@ -3,9 +3,11 @@
 //! links run every event when its time has come, and frames that reach the
 //! end of their way are written to the other TAP device.
 //!
-//! The loop sleeps in `ppoll` until shortly before the next event (or a
-//! frame arrives) and polls without sleeping for the last [`SPIN_NS`]; the
-//! thread's timer slack is set to 1 ns.
+//! The loop sleeps in `ppoll` (1 ns timer slack) until [`SPIN_NS`] before
+//! the next event is due or a frame arrives, then polls without sleeping.
+//! With [`Options::realtime`] it runs at the lowest real-time priority
+//! (SCHED_FIFO 1) and never spins: a real-time thread that kept a CPU busy
+//! would be throttled by the kernel (50 ms in every second by default).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -22,7 +24,8 @@ use crate::engine::Time;
 use crate::sim::capture::ethernet_pcap;
 use crate::sim::Plan;
 
-/// The loop stops sleeping this long before the next event.
+/// Without real-time priority, the loop stops sleeping this long before
+/// the next event (waking from `ppoll` takes tens of µs).
 pub const SPIN_NS: u64 = 60_000;
 
 /// Longest sleep, so that a stop request is seen within it.
@@ -42,6 +45,8 @@ pub struct Options {
     /// A directory for `near.pcap` and `far.pcap`: the frames each end sent
     /// and received, at the time the emulator read or wrote them.
     pub pcap: Option<PathBuf>,
+    /// Run at real-time priority (needs CAP_SYS_NICE; ignored without it).
+    pub realtime: bool,
 }
 
 /// What a run did.
@@ -55,6 +60,57 @@ pub struct Report {
     pub written: [u64; 2],
     pub refused: [u64; 2],
     pub seconds: f64,
+    /// Per way: how late frames were written, after the time the links
+    /// delivered them (the emulator's own error).
+    pub lateness: [Lateness; 2],
+}
+
+/// A histogram of lateness in 1 µs bins up to [`Lateness::RANGE_US`], and
+/// the largest value.
+#[derive(Clone, Debug)]
+pub struct Lateness {
+    bins: Vec<u64>,
+    pub max_ns: u64,
+    pub count: u64,
+}
+
+impl Default for Lateness {
+    fn default() -> Self {
+        Lateness {
+            bins: vec![0; Self::RANGE_US as usize + 1],
+            max_ns: 0,
+            count: 0,
+        }
+    }
+}
+
+impl Lateness {
+    /// Bins of 1 µs cover 0 to 10 ms; later frames share the last bin.
+    pub const RANGE_US: u64 = 10_000;
+
+    fn add(&mut self, ns: u64) {
+        self.bins[(ns / 1000).min(Self::RANGE_US) as usize] += 1;
+        self.max_ns = self.max_ns.max(ns);
+        self.count += 1;
+    }
+
+    /// The `q` quantile in ns (the upper edge of its 1 µs bin; the maximum
+    /// beyond the range), 0 without frames.
+    pub fn quantile_ns(&self, q: f64) -> u64 {
+        let want = (q.clamp(0.0, 1.0) * self.count as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (us, &n) in self.bins.iter().enumerate() {
+            seen += n;
+            if seen >= want && self.count > 0 {
+                return if us as u64 == Self::RANGE_US {
+                    self.max_ns
+                } else {
+                    ((us as u64 + 1) * 1000).min(self.max_ns)
+                };
+            }
+        }
+        0
+    }
 }
 
 /// The TAP devices and output files of an emulation, opened before it runs.
@@ -64,6 +120,9 @@ pub struct Emulator {
     log: Option<BufWriter<File>>,
     /// `[far, near]`, like the devices.
     pcaps: Option<[PcapWriter<BufWriter<File>>; 2]>,
+    /// Stop sleeping this long before an event (0 at real-time priority).
+    spin_ns: u64,
+    realtime: bool,
 }
 
 impl Emulator {
@@ -98,6 +157,8 @@ impl Emulator {
             taps: [tap(far)?, tap(near)?],
             log,
             pcaps,
+            spin_ns: if options.realtime { 0 } else { SPIN_NS },
+            realtime: options.realtime,
         })
     }
 
@@ -109,8 +170,8 @@ impl Emulator {
         seed: u64,
         stop: &AtomicBool,
     ) -> Result<Report, String> {
-        // SAFETY: PR_SET_TIMERSLACK takes one integer argument.
-        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        timing(self.realtime);
+        let spin = self.spin_ns;
         let record = self.log.is_some();
         let mut run = Run {
             relay: Relay::new(plan, path, seed, record),
@@ -119,6 +180,7 @@ impl Emulator {
             read: [0; 2],
             written: [0; 2],
             refused: [0; 2],
+            lateness: Default::default(),
             buf: vec![0; MAX_FRAME],
         };
         while !stop.load(Ordering::Relaxed) {
@@ -127,8 +189,7 @@ impl Emulator {
             run.flush()?;
             let next = run.relay.next_event().map_or(u64::MAX, |t| t.0);
             let wait = next.saturating_sub(run.now().0).min(MAX_WAIT_NS);
-            let sleep = if wait > SPIN_NS { wait - SPIN_NS } else { 0 };
-            let ready = run.poll(sleep)?;
+            let ready = run.poll(if wait > spin { wait - spin } else { 0 })?;
             for (w, &r) in ready.iter().enumerate() {
                 if r {
                     run.read(w)?;
@@ -139,6 +200,21 @@ impl Emulator {
     }
 }
 
+/// Best effort: 1 ns timer slack and, with `realtime`, the lowest real-time
+/// priority (SCHED_FIFO 1, so that busy processes do not delay the links).
+/// A thread without the privilege stays at normal priority.
+fn timing(realtime: bool) {
+    let param = libc::sched_param { sched_priority: 1 };
+    // SAFETY: PR_SET_TIMERSLACK takes one integer argument; sched_setscheduler
+    // reads one sched_param. Failures leave the thread as it was.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
+        if realtime {
+            libc::sched_setscheduler(0, libc::SCHED_FIFO, &param);
+        }
+    }
+}
+
 struct Run {
     relay: Relay,
     em: Emulator,
@@ -146,6 +222,7 @@ struct Run {
     read: [u64; 2],
     written: [u64; 2],
     refused: [u64; 2],
+    lateness: [Lateness; 2],
     buf: Vec<u8>,
 }
 
@@ -201,8 +278,9 @@ impl Run {
     /// Write the frames that reached the end of their way, and log.
     fn flush(&mut self) -> Result<(), String> {
         let now = self.now();
-        let delivered: Vec<(u8, Vec<u8>)> = self.relay.take_delivered().collect();
-        for (w, frame) in delivered {
+        let delivered: Vec<_> = self.relay.take_delivered().collect();
+        for (w, due, frame) in delivered {
+            self.lateness[usize::from(w)].add(now.0.saturating_sub(due.0));
             let side = 1 - usize::from(w);
             let tap = &self.em.taps[side];
             match tap.write(&frame) {
@@ -260,6 +338,7 @@ impl Run {
             written: self.written,
             refused: self.refused,
             seconds: self.start.elapsed().as_secs_f64(),
+            lateness: self.lateness,
         })
     }
 }

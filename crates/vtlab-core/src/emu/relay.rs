@@ -96,7 +96,7 @@ pub struct Relay {
     tc_out: TcOut,
     record: bool,
     decisions: Vec<Decision>,
-    delivered: Vec<(u8, Vec<u8>)>,
+    delivered: Vec<(u8, Time, Vec<u8>)>,
 }
 
 impl Relay {
@@ -192,8 +192,8 @@ impl Relay {
     }
 
     /// Frames that reached the end of their way since the last call, with
-    /// their way, in order.
-    pub fn take_delivered(&mut self) -> std::vec::Drain<'_, (u8, Vec<u8>)> {
+    /// their way and the time they reached it, in order.
+    pub fn take_delivered(&mut self) -> std::vec::Drain<'_, (u8, Time, Vec<u8>)> {
         self.delivered.drain(..)
     }
 
@@ -275,7 +275,7 @@ impl Relay {
                     Some(&next) => self.send(t, next, p),
                     None => {
                         if let Some(f) = self.frames.remove(&p.seq) {
-                            self.delivered.push((w, f.bytes));
+                            self.delivered.push((w, t, f.bytes));
                         }
                     }
                 }

@@ -35,7 +35,7 @@ fn a_frame_takes_each_links_transmission_and_propagation_time() {
     assert_eq!(r.take_delivered().count(), 0);
     r.advance(Time(2_606_208));
     let got: Vec<_> = r.take_delivered().collect();
-    assert_eq!(got, vec![(0, sent)]);
+    assert_eq!(got, vec![(0, Time(2_606_208), sent)]);
     let times: Vec<u64> = r.take_decisions().map(|d| d.time.0).collect();
     assert_eq!(times, vec![915_808, 2_606_208]);
 }
@@ -63,9 +63,16 @@ fn losses_are_the_simulations_stream_for_the_seed() {
     }
     r.advance(Time(n * 5_000_000 + 10_000_000));
     got.extend(r.take_decisions());
-    let plc: Vec<&Decision> = got.iter().filter(|d| r.dir_name(d.dir).0 == "plc").collect();
+    let plc: Vec<&Decision> = got
+        .iter()
+        .filter(|d| r.dir_name(d.dir).0 == "plc")
+        .collect();
     assert_eq!(plc.len() as u64, n);
-    let lost: Vec<u64> = plc.iter().filter(|d| d.fate == Fate::Lost).map(|d| d.frame).collect();
+    let lost: Vec<u64> = plc
+        .iter()
+        .filter(|d| d.fate == Fate::Lost)
+        .map(|d| d.frame)
+        .collect();
     assert_eq!(lost, want);
     assert!(lost.len() > 60 && lost.len() < 120, "{}", lost.len());
 }

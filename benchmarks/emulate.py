@@ -1,0 +1,161 @@
+"""How accurate and how fast `vtlab emulate` is on this machine (needs root and iperf3).
+
+    sudo python benchmarks/emulate.py [--seconds 5] [--rates 1,10,100,1000]
+
+Three measurements, printed as a Markdown table for docs/emulation.md:
+
+* **Rate.** The v2g path with the cable (plc) at RATE Mbit/s, 5 ms, no queue disc, a
+  1000-packet queue (more than the 833 packets of 1 Gbit/s × 10 ms), and a WAN fast
+  enough not to matter (100 Gbit/s, no delay). Four iperf3 TCP streams from the
+  charger's end keep the cable's queue from running empty (1500 B IP packets, 1502 B
+  on the cable with its 2 B framing; iperf3's UDP sender cannot offer 1 Gbit/s on a
+  2-core machine, TCP can). The delivered rate is counted
+  where the emulator hands frames to the vehicle's namespace: the frames in near.pcap
+  (stamped when written) in the window from 1 s after the first to 0.5 s before the
+  last, × 1502 B × 8 / the window.
+* **Lateness while saturated.** How long after the time the links delivered a frame
+  the emulator wrote it (its own error on top of the model's delay; p50, p99, max),
+  from the driver's histogram for the same runs.
+* **Ceiling.** Both links at 100 Gbit/s without delay: iperf3 TCP throughput (the
+  receiver's figure) with 1500 B frames through the emulator, and the frames per
+  second that makes.
+* ``--realtime`` runs the links at real-time priority (``vtlab emulate --realtime``).
+* **Idle round trip.** ping over the default v2g path (no load) against the model's
+  round trip for 84 B ICMP packets, derived by hand below.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "python"))
+
+from vtlab.emulation import ADDRESSES, Emulation  # noqa: E402
+from vtlab.scenario import Scenario  # noqa: E402
+
+FAR_MAC = bytes.fromhex(ADDRESSES["far"]["mac"].replace(":", ""))
+FRAME_ON_CABLE = 1502  # 1500 B IP packet + 2 B PLC framing
+
+
+def _scenario(plc_rate: str, plc_delay: str = "5ms") -> Scenario:
+    return Scenario.preset(
+        "v2g",
+        wan_rate="100Gbps",
+        wan_delay=0,
+        plc_rate=plc_rate,
+        plc_delay=plc_delay,
+        qdisc="none",
+        queue_packets=1000,
+    )
+
+
+def _write_times(pcap: Path) -> list[float]:
+    """Times (s) of the 1514 B frames from the far end in a nanosecond pcap file."""
+    data = pcap.read_bytes()
+    out, at = [], 24
+    while at + 16 <= len(data):
+        sec, nsec, incl, _ = struct.unpack_from("<IIII", data, at)
+        frame = data[at + 16 : at + 16 + incl]
+        if incl == 1514 and frame[6:12] == FAR_MAC:
+            out.append(sec + nsec * 1e-9)
+        at += 16 + incl
+    return out
+
+
+def rate_run(mbps: float, seconds: float, realtime: bool) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        sc = _scenario(f"{mbps}Mbps")
+        with Emulation(sc, pcap=tmp, realtime=realtime) as em:
+            em.popen("iperf3 -s -1", "near", stdout=subprocess.DEVNULL)
+            time.sleep(0.5)
+            em.run(
+                f"iperf3 -c {ADDRESSES['near']['ipv4']} -P 4 -t {seconds}",
+                "far",
+                stdout=subprocess.DEVNULL,
+                timeout=seconds + 30,
+            )
+        times = _write_times(Path(tmp) / "near.pcap")
+    report = em.counters or {}
+    a, b = times[0] + 1.0, times[-1] - 0.5
+    n = sum(1 for t in times if a <= t < b)
+    late = report["lateness"][0]
+    return {
+        "configured": mbps,
+        "delivered": n * FRAME_ON_CABLE * 8 / (b - a) / 1e6,
+        "p50_us": late["p50_ns"] / 1e3,
+        "p99_us": late["p99_ns"] / 1e3,
+        "max_us": late["max_ns"] / 1e3,
+    }
+
+
+def ceiling(seconds: float, realtime: bool) -> dict[str, float]:
+    sc = _scenario("100Gbps", "0")
+    with Emulation(sc, realtime=realtime) as em:
+        em.popen("iperf3 -s -1", "near", stdout=subprocess.DEVNULL)
+        time.sleep(0.5)
+        done = em.run(
+            f"iperf3 -J -c {ADDRESSES['near']['ipv4']} -t {seconds}",
+            "far",
+            stdout=subprocess.PIPE,
+            text=True,
+            timeout=seconds + 30,
+        )
+    bps = json.loads(done.stdout)["end"]["sum_received"]["bits_per_second"]
+    # 1448 B of payload per 1514 B Ethernet frame (timestamps on).
+    return {"tcp_mbps": bps / 1e6, "frames_per_s": bps / 8 / 1448}
+
+
+def idle_rtt() -> tuple[float, float]:
+    """Smallest ping RTT (ms) of 20 over the default v2g path, and the model's.
+
+    84 B ICMP packets + 2 B framing = 86 B on each link: WAN 86·8/500e6 = 1.376 µs,
+    PLC 86·8/10e6 = 68.8 µs, 0.9 ms each: one way 1870.176 µs, a round trip
+    3.740352 ms."""
+    with Emulation("v2g") as em:
+        done = em.run(
+            f"ping -q -c 20 -i 0.05 {ADDRESSES['far']['ipv4']}",
+            "near",
+            stdout=subprocess.PIPE,
+            text=True,
+            timeout=30,
+        )
+    stats = done.stdout.strip().splitlines()[-1].split("=")[1].split("/")
+    return float(stats[0]), 3.740352
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=5.0)
+    ap.add_argument("--rates", default="1,10,100,1000", help="Mbit/s, comma-separated")
+    ap.add_argument("--realtime", action="store_true", help="Links at real-time priority.")
+    args = ap.parse_args()
+    if shutil.which("iperf3") is None or shutil.which("ping") is None:
+        print("needs iperf3 and ping (Debian: apt-get install iperf3 iputils-ping)")
+        return 2
+    print("| configured (Mbit/s) | delivered (Mbit/s) | error | late p50 | p99 | max |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for r in (float(x) for x in args.rates.split(",")):
+        m = rate_run(r, args.seconds, args.realtime)
+        err = (m["delivered"] / m["configured"] - 1) * 100
+        print(
+            f"| {r:g} | {m['delivered']:.3f} | {err:+.2f} % | {m['p50_us']:.0f} µs "
+            f"| {m['p99_us']:.0f} µs | {m['max_us']:.0f} µs |",
+            flush=True,
+        )
+    c = ceiling(args.seconds, args.realtime)
+    print(f"\nceiling: TCP {c['tcp_mbps']:.0f} Mbit/s, {c['frames_per_s']:.0f} frames/s of 1514 B")
+    measured, model = idle_rtt()
+    print(f"idle round trip (min of 20 pings): {measured:.3f} ms, model {model:.3f} ms")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
