@@ -13,8 +13,9 @@ whose owner's PID is no longer alive).  The host's own interfaces and routes are
 touched: the devices are created in the host namespace only to be moved at once, and
 every address and route lives inside the two namespaces.
 
-    >>> with vtlab.emulate(vtlab.Scenario.preset("v2g", loss="1%"), seed=3) as em:
-    ...     em.run("ping -c 3 $VTLAB_PEER", side="near")    # doctest: +SKIP
+    >>> sc = vtlab.Scenario.preset("v2g", loss={"mean_loss": "1%"})
+    >>> with vtlab.emulate(sc, seed=3) as em:    # doctest: +SKIP
+    ...     em.run("ping -c 3 $VTLAB_PEER", side="near")
 """
 
 from __future__ import annotations
