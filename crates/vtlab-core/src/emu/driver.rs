@@ -189,7 +189,7 @@ impl Emulator {
             run.flush()?;
             let next = run.relay.next_event().map_or(u64::MAX, |t| t.0);
             let wait = next.saturating_sub(run.now().0).min(MAX_WAIT_NS);
-            let ready = run.poll(if wait > spin { wait - spin } else { 0 })?;
+            let ready = run.poll(wait.saturating_sub(spin))?;
             for (w, &r) in ready.iter().enumerate() {
                 if r {
                     run.read(w)?;
