@@ -119,7 +119,7 @@ def emulate_command(
     if scenario is not None and preset is not None and preset not in _core.presets():
         command, preset = [preset, *(command or [])], None  # the command's first word
     if not 0 <= wait <= 60:
-        raise CliError("--wait", f"{wait} is outside [0, 60] seconds")
+        raise CliError("--wait", f"{wait:g} is outside [0, 60] seconds")
     sc = scenario_from_cli(
         preset, scenario, cc=cc, loss=loss, sets=set_, profile=profile, qdisc=qdisc
     )
