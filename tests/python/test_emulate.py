@@ -126,6 +126,29 @@ def test_the_exit_status_is_the_near_commands():
     assert _emulate("v2g", "-q", "--", "exit 7").returncode == 7
 
 
+@pytest.mark.parametrize("preset", ["wired-wireless", "lte-cabin"])
+def test_other_point_to_point_and_cellular_paths_carry_frames(tmp_path, preset):
+    server = _script(tmp_path, "echo_server.py", ECHO_SERVER)
+    client = _script(tmp_path, "echo_client.py", ECHO_CLIENT)
+    done = _emulate(preset, "-q", "--far", server, "--", client, "$VTLAB_PEER6")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["ok fe80::1%vtlab0"]
+
+
+def test_without_a_command_a_shell_runs_in_the_near_namespace():
+    # The shell reads its commands from standard input here; its status is the run's.
+    done = subprocess.run(
+        [*VTLAB, "emulate", "v2g", "-q"],
+        input="echo $VTLAB_PEER $VTLAB_NETNS\nexit 3\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 3, done.stderr
+    peer, netns = done.stdout.split()
+    assert peer == "10.0.23.1" and re.fullmatch(r"vtlab-\d+-near", netns)
+
+
 def test_replayed_losses_hit_the_frames_at_their_positions(tmp_path):
     # Replay loses the frames at positions 1, 3 and 4 of the cable's direction
     # toward the EVCC (the loss model's stream, whatever the frames are): the log
