@@ -19,6 +19,10 @@ Three measurements, printed as a Markdown table for docs/emulation.md:
 * **Ceiling.** Both links at 100 Gbit/s without delay: iperf3 TCP throughput (the
   receiver's figure) with 1500 B frames through the emulator, and the frames per
   second that makes.
+* **Capacity step.** lte-cabin's downlink from a mahimahi trace whose capacity halves
+  after 3 s, saturated by UDP: the share of frames the radio link delivered exactly at
+  an opportunity of the trace (+ the 4 ms radio delay), the rate before and after the
+  step (from the ``--log`` decisions), and the lateness of the writes.
 * ``--realtime`` runs the links at real-time priority (``vtlab emulate --realtime``).
 * **Idle round trip.** ping over the default v2g path (no load) against the model's
   round trip for 84 B ICMP packets, derived by hand below.
@@ -31,6 +35,7 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -99,6 +104,54 @@ def ceiling(seconds: float, realtime: bool) -> dict[str, float]:
     return {"tcp_mbps": bps / 1e6, "frames_per_s": bps / 8 / 1448}
 
 
+#: The step's trace: one 1504 B opportunity per ms (12.03 Mbit/s) for 3 s, then one
+#: every 2 ms (6.02 Mbit/s) until 6 s (it then repeats).
+STEP_TRACE = [*range(1, 3001), *range(3002, 6001, 2)]
+RADIO_DELAY_NS = 4_000_000  # lte-cabin's radio_delay
+
+
+def step(log: Path, realtime: bool) -> dict[str, float]:
+    """lte-cabin's downlink from a trace with a step, saturated by UDP (1500 B IP
+    packets, one per opportunity); from the --log decisions on the radio link: the
+    share of frames delivered exactly at an opportunity + the radio delay, the rate
+    before and after the step; and the lateness."""
+    sc = Scenario.preset("lte-cabin", capacity_down={"trace_ms": STEP_TRACE})
+    with Emulation(sc, log=log, realtime=realtime) as em:
+        em.popen("iperf3 -s -1", "near", stdout=subprocess.DEVNULL)
+        time.sleep(0.5)
+        em.run(
+            f"iperf3 -c {ADDRESSES['near']['ipv4']} -u -b 15M -l 1472 -t 5.5",
+            "far",
+            stdout=subprocess.DEVNULL,
+            timeout=40,
+        )
+    times = []
+    for line in log.read_text().splitlines()[1:]:
+        t, _, _, link, direction, fate = line.split(",")
+        if (link, direction, fate) == ("lte", "enb->hotspot", "delivered"):
+            times.append(int(t))
+    opportunities = set(STEP_TRACE)
+    on_time = sum(
+        1
+        for t in times
+        if (t - RADIO_DELAY_NS) % 1_000_000 == 0
+        and ((t - RADIO_DELAY_NS) // 1_000_000 - 1) % 6000 + 1 in opportunities
+    )
+
+    def rate(a: float, b: float) -> float:
+        n = sum(1 for t in times if a * 1e9 <= t < b * 1e9)
+        return n * 1500 * 8 / (b - a) / 1e6
+
+    late = (em.counters or {})["lateness"][0]
+    return {
+        "frames": len(times),
+        "on_opportunity": on_time / max(1, len(times)),
+        "before": rate(1.5, 3.0),
+        "after": rate(3.5, 5.5),
+        "p99_us": late["p99_ns"] / 1e3,
+    }
+
+
 def idle_rtt() -> tuple[float, float]:
     """Smallest ping RTT (ms) of 20 over the default v2g path, and the model's.
 
@@ -138,6 +191,14 @@ def main() -> int:
         )
     c = ceiling(args.seconds, args.realtime)
     print(f"\nceiling: TCP {c['tcp_mbps']:.0f} Mbit/s, {c['frames_per_s']:.0f} frames/s of 1514 B")
+    with tempfile.TemporaryDirectory() as tmp:
+        st = step(Path(tmp) / "log.csv", args.realtime)
+    print(
+        f"capacity step: {st['frames']} frames on the radio link, "
+        f"{st['on_opportunity'] * 100:.2f} % at an opportunity + 4 ms; "
+        f"{st['before']:.3f} Mbit/s before (trace 12.03), {st['after']:.3f} after (6.02); "
+        f"late p99 {st['p99_us']:.0f} µs"
+    )
     measured, model = idle_rtt()
     print(f"idle round trip (min of 20 pings): {measured:.3f} ms, model {model:.3f} ms")
     return 0
