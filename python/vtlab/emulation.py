@@ -70,6 +70,9 @@ TERM_GRACE_S = 2.0
 
 _STALE = re.compile(r"^vtlab-(\d+)-(near|far)$")
 
+#: Namespaces of the emulations open in this process (never stale).
+_OPEN: set[str] = set()
+
 
 class EmulateError(CliError):
     """The emulator cannot run here (privileges, devices, ``ip``) or a step failed;
@@ -140,14 +143,19 @@ def _kill_namespace(name: str) -> None:
 
 def cleanup_stale() -> list[str]:
     """Remove the namespaces (and the processes in them) of emulators that were
-    killed: ``vtlab-<pid>-near``/``-far`` whose PID is no longer alive. Their TAP
-    devices went with the killed process.  Returns the names removed."""
+    killed: ``vtlab-<pid>-near``/``-far`` whose PID is no longer alive (or is this
+    process's, reused, without an open emulation of ours). Their TAP devices went with
+    the killed process.  Returns the names removed."""
     done = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
     removed = []
     for line in done.stdout.splitlines():
         name = line.split()[0] if line.split() else ""
         match = _STALE.match(name)
-        if match and int(match.group(1)) != os.getpid() and not _alive(int(match.group(1))):
+        if not match or name in _OPEN:
+            continue
+        pid = int(match.group(1))
+        # Our own PID: left by an earlier process that had it (not open here).
+        if pid == os.getpid() or not _alive(pid):
             _kill_namespace(name)
             removed.append(name)
     return removed
@@ -220,8 +228,11 @@ class Emulation:
 
     def _namespace(self, side: str) -> None:
         ns, tap, a = self.namespaces[side], self._taps[side], self.addresses[side]
+        if ns in _OPEN:
+            raise EmulateError("emulate", "one emulation at a time in a process")
         _ip("netns", "add", ns)
         self._created.append(ns)
+        _OPEN.add(ns)
         _ip("link", "set", "dev", tap, "netns", ns)
         _ip("-n", ns, "link", "set", "dev", tap, "name", IFACE)
         _ip("-n", ns, "link", "set", "dev", IFACE, "address", a["mac"], "mtu", str(self.mtu))
@@ -307,6 +318,7 @@ class Emulation:
             self._core = None
         for ns in self._created:
             _kill_namespace(ns)
+            _OPEN.discard(ns)
         self._created.clear()
         if errors:
             raise EmulateError("emulate", f"the driver failed: {errors[0]}")
