@@ -168,9 +168,10 @@ def _run_commands(em: Emulation, command: list[str] | None, far: str | None, wai
         f"the peer ({em.nodes['far']}) is $VTLAB_PEER / $VTLAB_PEER6; exit to end",
         file=sys.stderr,
     )
+    # Started before SIGINT is ignored here: an ignored signal stays ignored across exec.
+    proc = em.popen([shell], "near", start_new_session=False)
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        proc = em.popen([shell], "near", start_new_session=False)
         return proc.wait()
     finally:
         signal.signal(signal.SIGINT, previous)
