@@ -13,6 +13,7 @@ from __future__ import annotations
 from vtlab import _core
 from vtlab._core import ScenarioError
 from vtlab.api import Result, run, run_many
+from vtlab.emulation import Emulation, emulate
 from vtlab.scenario import Scenario
 from vtlab.stats import jain_index, summarize
 
@@ -31,11 +32,13 @@ def congestion_controls() -> list[dict[str, object]]:
 
 
 __all__ = [
+    "Emulation",
     "Result",
     "Scenario",
     "ScenarioError",
     "__version__",
     "congestion_controls",
+    "emulate",
     "presets",
     "run",
     "run_many",

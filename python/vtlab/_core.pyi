@@ -120,3 +120,35 @@ class Column(TypedDict):
 def schema() -> dict[str, list[Column]]:
     """The declared columns of every result table (flows, links, sessions, messages,
     traces, events; identity columns first)."""
+
+class Emulator:
+    """Two TAP devices joined through the spec's path (the first flow's) in real
+    time (Linux only; docs/emulation.md). The constructor checks the scenario
+    (ScenarioError; 802.11 media are refused), then creates the devices ``far_tap``
+    and ``near_tap`` through ``tun`` (OSError); ``log`` and ``pcap`` as in
+    ``vtlab emulate``."""
+
+    near: str
+    far: str
+    mtu: int
+    def __init__(
+        self,
+        spec_json: str,
+        seed: int,
+        far_tap: str,
+        near_tap: str,
+        tun: str | Path,
+        log: str | Path | None = None,
+        pcap: str | Path | None = None,
+        realtime: bool = False,
+    ) -> None: ...
+    def start(self) -> None:
+        """Carry frames, in a thread of its own (it never holds the GIL)."""
+    def running(self) -> bool:
+        """Whether the driver thread still carries frames."""
+    def stop(self) -> dict[str, Any] | None:
+        """End the run: ``counters`` (one dict per path direction: link, direction,
+        frames, bytes, drops_queue, drops_aqm, drops_loss, drops_harq, queue_max),
+        ``read``, ``written``, ``refused`` (per way), ``seconds`` and ``lateness``
+        (per way: frames, p50_ns, p99_ns, p999_ns, max_ns). OSError if the driver
+        failed; None if it never started."""

@@ -1,6 +1,7 @@
 """The core's layers: each module imports only from the layers below it
-(engine ← net ← tcp ← sim; spec above them), and congestion controls and
-recoveries do not import the sender. Read from the sources' `use crate::` lines."""
+(engine ← net ← tcp ← sim; spec above them; emu, the real-time driver, on top), and
+congestion controls and recoveries do not import the sender. Read from the sources'
+`use crate::` lines."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ ALLOWED = {
     "metrics": set(),
     "sim": {"engine", "net", "tcp", "metrics"},
     "spec": {"engine", "net", "tcp", "sim", "metrics"},
+    "emu": {"engine", "net", "tcp", "sim", "spec", "metrics"},
 }
 
 

@@ -6,6 +6,8 @@
 //! and checked into a [`Plan`], which [`run_plan`] simulates with a seed; the result is tables of flows and
 //! links and optional sampled traces ([`metrics`]).
 
+#[cfg(target_os = "linux")]
+pub mod emu;
 pub mod engine;
 pub mod metrics;
 pub mod net;

@@ -2,6 +2,9 @@
 //! No simulation logic lives here: it converts JSON specs in and result
 //! tables out (as dicts of column lists).
 
+#[cfg(target_os = "linux")]
+mod emulate;
+
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -22,7 +25,7 @@ create_exception!(
     "An invalid scenario: the message names the field and the allowed values."
 );
 
-fn to_py_err(e: SpecError) -> PyErr {
+pub(crate) fn to_py_err(e: SpecError) -> PyErr {
     ScenarioError::new_err(e.to_string())
 }
 
@@ -413,5 +416,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(channel_series, m)?)?;
     m.add_function(wrap_pyfunction!(request_stop, m)?)?;
+    #[cfg(target_os = "linux")]
+    m.add_class::<emulate::Emulator>()?;
     Ok(())
 }

@@ -14,6 +14,7 @@
     listings.py   ``vtlab presets``, ``vtlab version``
     cc.py         ``vtlab cc list``, ``vtlab cc table``
     reproduce.py  ``vtlab reproduce``, ``vtlab study``
+    emulate.py    ``vtlab emulate``
 
 Adding a command group: a module here with a ``register(app)`` that adds its
 commands, and one ``register`` line in ``app.py``. Each command function is decorated

@@ -11,6 +11,7 @@ from typer.core import TyperGroup
 from vtlab.cli import (
     bench,
     cc,
+    emulate,
     expand,
     listings,
     lte_trace,
@@ -115,6 +116,7 @@ validate_wifi.register_wifi(validate_group, app)
 validate_iso15118.register_iso15118(validate_group, app)
 reproduce.register(app)
 reproduce.register(app, "study")
+emulate.register(app)
 cc.register(app)
 
 

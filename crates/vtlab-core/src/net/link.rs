@@ -402,6 +402,12 @@ impl LinkDir {
         self.fifo.len() - self.first_queued(now)
     }
 
+    /// Packets waiting at `now` in the device queue and the queue disc
+    /// together (the queue's high-water mark the emulator reports).
+    pub fn backlog(&self, now: Time) -> usize {
+        self.queue_len(now) + self.tc.as_ref().map_or(0, |tc| tc.qdisc.len_packets())
+    }
+
     /// Bytes (with framing) queued at `now`.
     pub fn queue_bytes(&self, now: Time) -> u64 {
         match self.first_queued(now) {

@@ -621,6 +621,16 @@ impl Capture {
 }
 
 fn open_file(path: &Path) -> Result<CaptureFile, CaptureError> {
+    Ok(CaptureFile {
+        path: path.to_owned(),
+        writer: Some(ethernet_pcap(path)?),
+        packets: 0,
+    })
+}
+
+/// A new pcap file of Ethernet frames with nanosecond timestamps (the
+/// simulation's captures and the emulator's, [`crate::emu`]).
+pub(crate) fn ethernet_pcap(path: &Path) -> Result<PcapWriter<BufWriter<File>>, CaptureError> {
     let fail = |e: String| CaptureError(format!("cannot write {}: {e}", path.display()));
     let file = File::create(path).map_err(|e| fail(e.to_string()))?;
     let header = PcapHeader {
@@ -633,13 +643,7 @@ fn open_file(path: &Path) -> Result<CaptureFile, CaptureError> {
         ts_resolution: TsResolution::NanoSecond,
         endianness: Endianness::Little,
     };
-    let writer =
-        PcapWriter::with_header(BufWriter::new(file), header).map_err(|e| fail(e.to_string()))?;
-    Ok(CaptureFile {
-        path: path.to_owned(),
-        writer: Some(writer),
-        packets: 0,
-    })
+    PcapWriter::with_header(BufWriter::new(file), header).map_err(|e| fail(e.to_string()))
 }
 
 #[cfg(test)]

@@ -824,8 +824,8 @@ impl Simulation {
     }
 }
 
-/// The row of link direction `l`.
-fn dir_row(l: &LinkDir, name: &str, dir: &str) -> LinkResult {
+/// The row of link direction `l` (also the emulator's counters).
+pub(crate) fn dir_row(l: &LinkDir, name: &str, dir: &str) -> LinkResult {
     let (qdisc, qs) = l.qdisc().unwrap_or(("none", &EMPTY_QDISC_STATS));
     let (limit, aqm) = qdisc_drops(qs);
     LinkResult {
@@ -870,8 +870,10 @@ fn site_row(m: &AnyFamily, k: usize) -> LinkResult {
 }
 
 /// The link directions of `plan` for a run with `seed`, with their (link,
-/// direction) names.
-fn link_dirs(plan: &Plan, seed: u64) -> (Vec<LinkDir>, Vec<(String, String)>) {
+/// direction) names. The simulation and the real-time driver
+/// ([`crate::emu`]) both build their links here, so they draw from the same
+/// random streams.
+pub(crate) fn link_dirs(plan: &Plan, seed: u64) -> (Vec<LinkDir>, Vec<(String, String)>) {
     let mut links = Vec::with_capacity(plan.links.len() * 2);
     let mut names = Vec::with_capacity(plan.links.len() * 2);
     for (l, from, to) in plan.directions() {
