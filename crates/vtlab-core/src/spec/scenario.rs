@@ -359,7 +359,7 @@ impl Scenario {
             Some((field, start)) => Err(SpecError::new(
                 "stop",
                 format!(
-                    "{} is not after {field} ({}): a flow or session that starts at \
+                    "{} is not after {field}, {}: a flow or session that starts at \
                      or after the stop never runs",
                     secs(stop),
                     secs(start)

@@ -59,7 +59,8 @@ impl Common<'_> {
     }
 
     /// A flow's or session's start (ns; `None`: beyond 2⁶⁴ ns), which the
-    /// spec field `field` gives as `what` (e.g. "ev21's start, 20 × stagger"):
+    /// spec field `field` gives, `what` naming it in errors (e.g. "ev21's
+    /// transfer start (20 × stagger)"):
     /// at most one day, and before the run's stop (one that starts at or
     /// after it would never run). An error names `field`, or `stop` when the
     /// spec gives the stop the start contradicts.
@@ -76,7 +77,7 @@ impl Common<'_> {
                 return Err(SpecError::new(
                     field,
                     format!(
-                        "{what}, {}, is after the latest start accepted ({limit}, one day)",
+                        "{what} is {}, after the latest start accepted ({limit}, one day)",
                         secs(s)
                     ),
                 ))
@@ -92,8 +93,8 @@ impl Common<'_> {
             (Some(stop), _) if start >= stop.0 => Err(SpecError::new(
                 "stop",
                 format!(
-                    "{} is not after {what} ({}, set by {field}): a flow or session \
-                     that starts at or after the stop never runs",
+                    "{} is not after {what}, {}: a flow or session that starts at \
+                     or after the stop never runs",
                     secs(stop.0),
                     secs(start)
                 ),
@@ -101,7 +102,7 @@ impl Common<'_> {
             (None, Some(stop)) if start >= stop => Err(SpecError::new(
                 field,
                 format!(
-                    "{what}, {}, is not before stop ({}, the default): a flow or \
+                    "{what} is {}, not before stop ({}, the default): a flow or \
                      session that starts at or after the stop never runs; set stop",
                     secs(start),
                     secs(stop)

@@ -122,7 +122,7 @@ impl FlowGroup {
         common.check_start(&format!("{path}.start"), "the group's start", Some(start))?;
         let stagger = self.stagger.map_or(0, |d| d.0);
         let last = u64::from(count - 1);
-        let what = format!("its last flow's start (start + {last} × stagger)");
+        let what = format!("the group's last start (start + {last} × stagger)");
         let at = last.checked_mul(stagger).and_then(|o| o.checked_add(start));
         common.check_start(&format!("{path}.stagger"), &what, at)?;
         Ok((0..count)
