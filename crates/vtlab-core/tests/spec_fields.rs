@@ -152,7 +152,7 @@ fn explore(spec: &Value, path: &[Seg], out: &mut Vec<(Value, Vec<Seg>)>) {
         }
         for base in table_bases(&name) {
             let merged = match (current.as_object(), base) {
-                (Some(have), Value::Object(mut b)) if have.len() > 0 => {
+                (Some(have), Value::Object(mut b)) if !have.is_empty() => {
                     b.extend(have.clone());
                     Value::Object(b)
                 }

@@ -84,8 +84,8 @@ impl SessionApp {
 
     /// When the session completed (every exchange answered), if it did.
     pub(crate) fn completed_at(&self) -> Option<Time> {
-        match &self.ended {
-            Some((t, r)) if r.is_empty() => Some(*t),
+        match self.ended {
+            Some((t, "")) => Some(t),
             _ => None,
         }
     }
