@@ -176,6 +176,13 @@ fn lte_cabin_fields_are_named_as_written() {
         err(json!({"preset": "lte-cabin", "speed_kmh": 50, "channel": {"speed_kmh": 60}})),
         "speed_kmh: also set as channel.speed_kmh; give one of them"
     );
+    // Before: "links[1].capacity_ab.channel: this channel never delivers ...".
+    assert!(err(json!({"preset": "lte-cabin", "rsrp_dbm": -150}))
+        .starts_with("rsrp_dbm: this channel never delivers anything"));
+    assert!(
+        err(json!({"preset": "lte-cabin", "channel": {"rsrp_dbm": -150}}))
+            .starts_with("channel: this channel never delivers anything")
+    );
     let e = err(json!({"preset": "lte-cabin", "rsrp_dbm": -90, "channel": {"distance_m": 500}}));
     assert!(
         e.starts_with("rsrp_dbm: also set as channel.distance_m"),

@@ -230,11 +230,14 @@ impl LteCabinSpec {
     }
 
     /// An error about a channel setting given as a top-level shortcut names
-    /// the shortcut (`speed_kmh`, not `channel.speed_kmh`).
+    /// the shortcut (`speed_kmh`, not `channel.speed_kmh`); one about the
+    /// whole channel, when no `channel` table is given, names the position
+    /// (`rsrp_dbm` or `distance_m`) that decides it.
     fn shortcut_path(&self, mut e: SpecError) -> SpecError {
         let set = [self.speed_kmh, self.rsrp_dbm, self.distance_m];
         for (name, value) in CHANNEL_SHORTCUTS.iter().zip(set) {
-            if value.is_some() && e.path == format!("channel.{name}") {
+            let whole = e.path == "channel" && self.channel.is_none() && *name != "speed_kmh";
+            if value.is_some() && (whole || e.path == format!("channel.{name}")) {
                 e.path = (*name).to_string();
             }
         }
