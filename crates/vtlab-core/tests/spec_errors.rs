@@ -144,6 +144,13 @@ fn wifi_fields_are_named_as_written() {
         e.starts_with("wifi.reception.height_m: unknown field"),
         "{e}"
     );
+    // 1e-300 of the time in error: lossless periods of 5·10²⁹⁸ s. Before:
+    // "wifi.error_rate.mean_good: 5000…(299 digits) is not a valid mean sojourn".
+    assert_eq!(
+        err(json!({"preset": "vanet-chain", "error_rate": 1e-300})),
+        "error_rate: 1e-300 leaves lossless periods longer than 10⁹ s with error_burst \
+         50000000 ns; raise error_rate or lower error_burst"
+    );
     // A radio that cannot reach the next car. Before: "flows: flow 'tcp' has no
     // path between its source and destination".
     let e = err(json!({"preset": "vanet-chain", "wifi": {"tx_power_dbm": 0}}));

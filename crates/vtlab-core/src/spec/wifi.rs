@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::loss::{LossKind, LossSpec};
+use super::loss::{LossKind, LossSpec, MAX_SOJOURN};
 use super::units::{Bytes, Dur, Fraction, Rate};
 use super::{SpecError, Validate};
 use crate::engine::Num;
@@ -219,12 +219,17 @@ impl WifiSpec {
             ));
         }
         let bad = burst as f64 * 1e-9;
-        if bad * (1.0 - rate) / rate < 1e-6 {
+        let good = bad * (1.0 - rate) / rate;
+        if !(1e-6..=MAX_SOJOURN).contains(&good) {
+            let (side, change) = if good < 1e-6 {
+                ("shorter than 1 µs", "lower error_rate or raise error_burst")
+            } else {
+                ("longer than 10⁹ s", "raise error_rate or lower error_burst")
+            };
             return Err(SpecError::new(
                 field("error_rate"),
                 format!(
-                    "{} leaves lossless periods shorter than 1 µs with error_burst {burst} ns; \
-                     lower error_rate or raise error_burst",
+                    "{} leaves lossless periods {side} with error_burst {burst} ns; {change}",
                     Num(rate)
                 ),
             ));
@@ -233,7 +238,7 @@ impl WifiSpec {
             model: Some(LossKind::GilbertElliott),
             sojourn: Some(Sojourn::Time),
             mean_bad: Some(bad),
-            mean_good: Some(bad * (1.0 - rate) / rate),
+            mean_good: Some(good),
             loss_good: Some(Fraction(0.0)),
             loss_bad: Some(Fraction(1.0)),
             ..Default::default()
