@@ -12,9 +12,9 @@ context manager); the parser's own errors go through :func:`usage_error_line`.  
 ``VTLAB_DEBUG=1`` to get the traceback instead.
 
 Numbers are echoed as the user wrote them: the core formats a rejected number its own
-way (``1.5`` as ``1.5e0``, ``1e300`` with all 301 digits), so the command line records
-the text of every value it sets (:func:`remember_text`) and :func:`message_of` puts it
-back into the core's message.
+way (``1.5`` as ``1.5e0``, ``1.50`` as ``1.5``, ``1e14`` as ``100000000000000``), so the
+command line records the text of every value it sets (:func:`remember_text`) and
+:func:`message_of` puts it back into the core's message.
 
 This module imports only the standard library and the compiled core, so that it costs
 nothing at start-up.

@@ -191,6 +191,75 @@ def test_renderings_of_the_core(value: float, expected: set[str]) -> None:
     assert set(errors._renderings(value)) == expected
 
 
+# -- scenario fields as the user wrote them (issue 29) -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        # Before: "error: links[1].rate_bps: 100000000000000 is outside ...".
+        (
+            ["v2g", "--set", "plc_rate=1e14"],
+            "error: plc_rate: 1e14 is outside [1, 10000000000000] bit/s",
+        ),
+        # Before: "error: flows[20].start_ns: ...".
+        (
+            ["station", "--set", "stagger=1e4"],
+            "error: stagger: ev21's transfer start (20 × stagger) is 200000 s, after the latest "
+            "start accepted (86400 s, one day)",
+        ),
+        # Before: "error: wifi.data_rate_kbps: 3000 kbit/s is not an 802.11b rate ...".
+        (
+            ["vanet-chain", "--set", "wifi.rate=3Mbps"],
+            "error: wifi.rate: 3000 kbit/s is not an 802.11b rate (allowed, Mbit/s: 1, 2, 5.5, 11)",
+        ),
+        # Before: "error: tcp.mss: 0 is outside [1, 65495] bytes".
+        (["vanet-chain", "--set", "segment=0"], "error: segment: 0 is outside [1, 65495] bytes"),
+        # Before: "error: links[1].queue_bytes: 0 is outside [1, 68719476736] bytes".
+        (
+            ["lte-cabin", "--set", "buffer=0"],
+            "error: buffer: 0 is outside [1, 68719476736] bytes",
+        ),
+        # Before: q_w's lower bound in 310 characters.
+        (
+            ["v2g", "--set", 'qdisc={kind="red", q_w=0}'],
+            "error: qdisc.q_w: must be between 2.2250738585072014e-308 and 1 (got 0)",
+        ),
+        # Before: "error: qdisc: missing field `kind`".
+        (["v2g", "--set", "qdisc={limit=10}"], "error: qdisc.kind: missing (required)"),
+        # Before: accepted (the flow never ran).
+        (
+            ["v2g", "--set", "start=2s", "--set", "stop=1s"],
+            "error: stop: 1 s is not after the transfer's start, 2 s: a flow or session that "
+            "starts at or after the stop never runs",
+        ),
+        # Before: accepted (maxP adapted within an empty range).
+        (
+            ["v2g", "--set", 'qdisc={kind="red", top=0.1, bottom=0.2}'],
+            "error: qdisc.top: top = 0.1 is below bottom = 0.2: maxP is adapted between bottom "
+            "and top",
+        ),
+    ],
+)
+def test_scenario_errors_name_the_field_as_written(
+    cli: Cli, args: list[str], expected: str
+) -> None:
+    assert error_line(cli("expand", *args)) == expected
+
+
+def test_a_missing_field_of_a_file_is_named_by_its_path(cli: Cli, tmp_path: Path) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text(
+        'preset = "custom"\nnodes = ["a", "b"]\n'
+        '[[links]]\na = "a"\nb = "b"\nrate = "1Mbps"\n'
+        '[[flows]]\nsrc = "a"\ndst = "b"\nbytes = 1000\n'
+    )
+    # Before: "error: links[0]: missing field `delay`".
+    assert error_line(cli("run", "--scenario", str(spec))) == (
+        "error: links[0].delay: missing (required)"
+    )
+
+
 # -- --profile on every command that simulates ------------------------------------------
 
 

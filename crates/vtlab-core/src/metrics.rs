@@ -170,7 +170,7 @@ tables! {
         recovery: &'static str, "", "Loss recovery: tahoe, reno, newreno, sack or sack+prr";
         bytes: u64, "B", "Application bytes to transfer";
         completed: bool, "", "Whether every byte reached the receiver before the run ended";
-        abort_reason: &'static str, "", "Why an incomplete flow ended: syn_retries (connection attempt failed), data_retries (too many timeouts in a row), stop_time (the scenario's stop), horizon (the default horizon), event_budget, stalled (nothing left to simulate); empty when completed";
+        abort_reason: &'static str, "", "Why an incomplete flow ended: syn_retries (connection attempt failed), data_retries (too many timeouts in a row), stop_time (the scenario's stop), horizon (the default horizon), event_budget, stalled (nothing left to simulate), deadline (a session's flows: their session ended at a missed response deadline; a session's two flows always carry their session's reason unless their own connection gave up); empty when completed";
         goodput_bps: f64, "bit/s", "Application bytes received in order × 8 / (last byte time − flow start)";
         completion_s: f64, "s", "From flow start to the last byte received; NaN if incomplete";
         segments_sent: u64, "", "Data segments transmitted, retransmissions included";

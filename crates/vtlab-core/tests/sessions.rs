@@ -70,6 +70,47 @@ fn a_missed_deadline_aborts_the_session_at_the_deadline() {
 }
 
 #[test]
+fn a_session_s_flows_end_with_their_session_s_reason() {
+    // The missed deadline above: the session ends at 2.8864 ms and the run
+    // with it (nothing else runs); both of its flow rows used to read
+    // completed = false with an empty abort_reason.
+    let r = run_json(
+        json!({"preset": "v2g", "session": {"profile": "custom",
+               "steps": [{"name": "A", "request": 100, "response": 100, "timeout": "1ms"}]}}),
+        1,
+    );
+    let rows: Vec<(&str, bool, &str)> = r
+        .flows
+        .iter()
+        .map(|f| (f.flow.as_str(), f.completed, f.abort_reason))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("session/requests", false, "deadline"),
+            ("session/responses", false, "deadline")
+        ]
+    );
+    // Every packet toward the charger lost: the vehicle's SYNs give up
+    // (its own reason), and the charger's direction ends with the session.
+    let r = run_json(
+        json!({"preset": "v2g", "reverse_loss": {"model": "burst", "burst_start": 1},
+               "session": {"profile": "custom",
+                           "steps": [{"name": "A", "request": 100, "response": 100}]}}),
+        1,
+    );
+    assert_eq!(r.sessions[0].abort_reason, "syn_retries");
+    for f in &r.flows {
+        assert_eq!(
+            (f.completed, f.abort_reason),
+            (false, "syn_retries"),
+            "{}",
+            f.flow
+        );
+    }
+}
+
+#[test]
 fn an_acknowledgement_sent_while_backed_off_resets_the_backoff_in_the_ns3_profile() {
     // ns-3.44 `SendEmptyPacket` recomputes m_rto for every pure ACK it sends.
     // Timestamps off: a 100 B message is 100 + 40 + 2 = 142 B on the PLC link,

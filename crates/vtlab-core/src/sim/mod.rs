@@ -782,14 +782,19 @@ impl Simulation {
             .flows
             .iter()
             .map(|f| {
-                // A session's directions complete with their session.
-                let completed_at = match f.role {
-                    FlowRole::Bulk => f.receiver.completed_at(),
+                // A session's directions complete with their session, and
+                // end with it: an unfinished one's reason is theirs.
+                let (completed_at, reason) = match f.role {
+                    FlowRole::Bulk => (f.receiver.completed_at(), self.end_reason),
                     FlowRole::Requests(k) | FlowRole::Responses(k) => {
-                        self.sessions[k as usize].completed_at()
+                        let s = &self.sessions[k as usize];
+                        (
+                            s.completed_at(),
+                            s.abort_reason().unwrap_or(self.end_reason),
+                        )
                     }
                 };
-                f.result(end, completed_at, self.end_reason)
+                f.result(end, completed_at, reason)
             })
             .collect();
         let links = self.link_rows();

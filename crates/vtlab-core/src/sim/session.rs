@@ -49,7 +49,8 @@ pub(crate) struct SessionApp {
     preparing: VecDeque<(Time, u64)>,
     // ---- outcome
     pub(crate) messages: Vec<MessageRow>,
-    ended: Option<(Time, String)>,
+    /// When and why it ended (an empty reason: completed).
+    ended: Option<(Time, &'static str)>,
     failed_message: String,
     energy_at: Option<Time>,
 }
@@ -83,10 +84,16 @@ impl SessionApp {
 
     /// When the session completed (every exchange answered), if it did.
     pub(crate) fn completed_at(&self) -> Option<Time> {
-        match &self.ended {
-            Some((t, r)) if r.is_empty() => Some(*t),
+        match self.ended {
+            Some((t, "")) => Some(t),
             _ => None,
         }
+    }
+
+    /// Why the session ended before completing, if it did (`deadline`, or
+    /// the TCP give-up of one of its directions).
+    pub(crate) fn abort_reason(&self) -> Option<&'static str> {
+        self.ended.and_then(|(_, r)| (!r.is_empty()).then_some(r))
     }
 
     /// The next time the session must act (a request to write, a deadline, a
@@ -230,9 +237,9 @@ impl SessionApp {
     }
 
     /// The connection failed (`reason`: the TCP give-up) or the run ended.
-    pub(crate) fn end(&mut self, now: Time, reason: &str, message: &str) {
+    pub(crate) fn end(&mut self, now: Time, reason: &'static str, message: &str) {
         if self.ended.is_none() {
-            self.ended = Some((now, reason.to_owned()));
+            self.ended = Some((now, reason));
             self.failed_message = message.to_owned();
             self.next_request_at = None;
             self.preparing.clear();
@@ -269,8 +276,8 @@ impl SessionApp {
     /// The session's row; `end` is when the run stopped, `reason` why, for a
     /// session still running then.
     pub(crate) fn result(&self, end: Time, reason: &str) -> SessionResult {
-        let (ended_at, abort) = match &self.ended {
-            Some((t, r)) => (*t, r.clone()),
+        let (ended_at, abort) = match self.ended {
+            Some((t, r)) => (t, r.to_owned()),
             None => (end, reason.to_owned()),
         };
         let completed = self.ended.as_ref().is_some_and(|(_, r)| r.is_empty());

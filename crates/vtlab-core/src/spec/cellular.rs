@@ -8,6 +8,7 @@ use serde::Deserialize;
 
 use super::scenario::check_range;
 use super::{SpecError, Validate};
+use crate::engine::Num;
 use crate::net::cellular::channel::{self, ChannelConf, Direction};
 use crate::net::cellular::trace::{parse_mahimahi, MAHIMAHI_OPPORTUNITY_BYTES, MAX_TRACE_MS};
 use crate::net::cellular::CapacityConf;
@@ -82,7 +83,8 @@ pub mod defaults {
 
 impl ChannelSpec {
     /// The model's configuration with defaults; `direction` unless the spec
-    /// says otherwise. Checked by the plan ([`Validate`]).
+    /// says otherwise; checked ([`Validate`]), errors naming the spec's
+    /// fields (`speed_kmh`, which the configuration holds in m/s).
     pub fn resolve(&self, direction: Direction, path: &str) -> Result<ChannelConf, SpecError> {
         use defaults as d;
         let direction = self.direction.unwrap_or(direction);
@@ -92,14 +94,14 @@ impl ChannelSpec {
         if !(0.0..=540.0).contains(&speed_kmh) {
             return Err(SpecError::new(
                 format!("{path}.speed_kmh"),
-                format!("{speed_kmh} is outside [0, 540] km/h"),
+                format!("{} is outside [0, 540] km/h", Num(speed_kmh)),
             ));
         }
         let rsrp_dbm = match (self.rsrp_dbm, self.distance_m) {
             (None, None) => Some(d::RSRP_DBM),
             (r, _) => r,
         };
-        Ok(ChannelConf {
+        let conf = ChannelConf {
             direction,
             bandwidth_rb,
             share: self.share.unwrap_or(d::SHARE),
@@ -131,7 +133,14 @@ impl ChannelSpec {
             max_itbs: self
                 .max_itbs
                 .unwrap_or(if up { d::MAX_ITBS_UL } else { d::MAX_ITBS_DL }),
-        })
+        };
+        conf.validate(path).map_err(|mut e| {
+            if e.path == format!("{path}.speed_mps") {
+                e.path = format!("{path}.speed_kmh");
+            }
+            e
+        })?;
+        Ok(conf)
     }
 }
 

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::units::Fraction;
 use super::{SpecError, Validate};
+use crate::engine::Num;
 use crate::net::loss::{burst_mean_loss, burst_start_for_mean_loss};
 use crate::net::{LossConf, Sojourn};
 
@@ -212,14 +213,19 @@ pub fn checked_burst_start(
     check_burst_sizes(burst_min, burst_max, "burst_max")?;
     let max_l = burst_mean_loss(1.0, burst_min, burst_max);
     if !(0.0..1.0).contains(&l) {
-        return Err(SpecError::new(path, format!("{l} is outside [0, 1)")));
+        return Err(SpecError::new(
+            path,
+            format!("{} is outside [0, 1)", Num(l)),
+        ));
     }
     if l >= max_l {
         return Err(SpecError::new(
             path,
             format!(
-                "{l} is not reachable with burst sizes {burst_min}..{burst_max} \
-                 (the mean loss must be below {max_l})"
+                "{} is not reachable with burst sizes {burst_min}..{burst_max} \
+                 (the mean loss must be below {})",
+                Num(l),
+                Num(max_l)
             ),
         ));
     }
@@ -230,7 +236,7 @@ pub fn checked_burst_start(
 pub fn checked_mean_loss(p: f64, burst_min: u32, burst_max: u32) -> Result<f64, SpecError> {
     check_burst_sizes(burst_min, burst_max, "burst_max")?;
     if !(0.0..=1.0).contains(&p) {
-        return Err(SpecError::new("p", format!("{p} is outside [0, 1]")));
+        return Err(SpecError::new("p", format!("{} is outside [0, 1]", Num(p))));
     }
     Ok(burst_mean_loss(p, burst_min, burst_max))
 }
@@ -252,7 +258,12 @@ fn check_sojourn(sojourn: Sojourn, x: f64, path: &str) -> Result<(), SpecError> 
     } else {
         Err(SpecError::new(
             path,
-            format!("{x} is not a valid mean sojourn (allowed: [{lo}, {MAX_SOJOURN}] {unit})"),
+            format!(
+                "{} is not a valid mean sojourn (allowed: [{}, {}] {unit})",
+                Num(x),
+                Num(lo),
+                Num(MAX_SOJOURN)
+            ),
         ))
     }
 }
@@ -290,7 +301,7 @@ fn check_prob(path: &str, x: f64, upper_open: bool) -> Result<f64, SpecError> {
         let range = if upper_open { "[0, 1)" } else { "[0, 1]" };
         Err(SpecError::new(
             path,
-            format!("{x} is outside {range} (write 0.05 or \"5%\")"),
+            format!("{} is outside {range} (write 0.05 or \"5%\")", Num(x)),
         ))
     }
 }

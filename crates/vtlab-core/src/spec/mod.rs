@@ -97,20 +97,40 @@ pub(crate) fn foreign_field(path: String, what: &str, allowed: &[&str]) -> SpecE
 }
 
 /// Deserialize `value` as `T`, turning serde's error into a [`SpecError`]
-/// whose path is `prefix` plus the path inside `value`.
+/// whose path is `prefix` plus the path inside `value`. A missing field is
+/// named in the path (`links[0].delay: missing`), not only in the message:
+/// serde reports it at the table that lacks it.
 pub(crate) fn from_value<T: DeserializeOwned>(
     value: serde_json::Value,
     prefix: &str,
 ) -> Result<T, SpecError> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let inner = e.path().to_string();
-        let path = match (prefix.is_empty(), inner.as_str()) {
+        let mut path = match (prefix.is_empty(), inner.as_str()) {
             (_, ".") => prefix.to_string(),
             (true, _) => inner,
             (false, _) => format!("{prefix}.{inner}"),
         };
-        SpecError::new(path, e.into_inner().to_string())
+        let mut message = e.into_inner().to_string();
+        if let Some(field) = missing_field(&message) {
+            path = if path.is_empty() {
+                field.to_string()
+            } else {
+                format!("{path}.{field}")
+            };
+            message = "missing (required)".into();
+        }
+        SpecError::new(path, message)
     })
+}
+
+/// The field of serde's "missing field `x`" error (its wording is serde's
+/// `Error::missing_field`).
+fn missing_field(message: &str) -> Option<&str> {
+    message
+        .strip_prefix("missing field `")?
+        .strip_suffix('`')
+        .filter(|f| !f.contains('`'))
 }
 
 /// Build the resolved scenario from a spec given as JSON text.

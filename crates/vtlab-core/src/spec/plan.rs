@@ -134,6 +134,17 @@ fn media(
     (media, air)
 }
 
+/// What decides a path over a shared medium, for a scenario that has one.
+fn radio_hint(scenario: &Scenario) -> &'static str {
+    if scenario.media.is_empty() {
+        ""
+    } else {
+        " (over 802.11, stations are neighbours when each receives the other at or above \
+         rx_sensitivity_dbm, given tx_power_dbm, the propagation model and their positions \
+         at the start)"
+    }
+}
+
 /// The bulk transfers, each with a path both ways.
 fn flows(
     scenario: &Scenario,
@@ -144,10 +155,11 @@ fn flows(
         let (src, dst) = (node(scenario, &f.src), node(scenario, &f.dst));
         if !connected(src, dst) {
             return Err(SpecError::new(
-                "flows",
+                format!("flows[{i}]"),
                 format!(
-                    "flow '{}' has no path between its source and destination",
-                    f.name
+                    "flow '{}' has no path between its source and destination{}",
+                    f.name,
+                    radio_hint(scenario)
                 ),
             ));
         }
@@ -180,8 +192,9 @@ fn sessions(
             return Err(SpecError::new(
                 p,
                 format!(
-                    "session '{}' has no path between its vehicle and charger",
-                    c.name
+                    "session '{}' has no path between its vehicle and charger{}",
+                    c.name,
+                    radio_hint(scenario)
                 ),
             ));
         }

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::units::{Bytes, Dur, Fraction, Rate};
 use super::{SpecError, Validate};
-use crate::engine::Duration;
+use crate::engine::{Duration, Num};
 use crate::net::qdisc::dql::{DqlParams, DQL_MAX_LIMIT};
 use crate::net::qdisc::{
     CoDelParams, FqCoDelParams, Limit, PfifoFastParams, PieParams, QdiscConf, RedParams,
@@ -495,7 +495,12 @@ impl Attrs<'_> {
         if !(x.is_finite() && x >= lo && x <= hi) {
             return Err(SpecError::new(
                 self.field(name),
-                format!("must be between {lo} and {hi} (got {x})"),
+                format!(
+                    "must be between {} and {} (got {})",
+                    Num(lo),
+                    Num(hi),
+                    Num(x)
+                ),
             ));
         }
         Ok(())
@@ -524,7 +529,7 @@ impl Attrs<'_> {
             if l_interm.is_nan() || l_interm < 1.0 {
                 return Err(SpecError::new(
                     self.field("max_p"),
-                    format!("must be between 0 and 1 (got {})", 1.0 / l_interm),
+                    format!("must be between 0 and 1 (got {})", Num(1.0 / l_interm)),
                 ));
             }
             return Ok(());
@@ -539,17 +544,46 @@ impl Attrs<'_> {
         Ok(())
     }
 
+    /// A RED threshold within [0, the queue's limit]. When the spec leaves
+    /// the threshold at its default and sets the limit, the error names the
+    /// limit.
+    fn threshold(&self, name: &str, x: f64, limit: Limit) -> Result<(), SpecError> {
+        let (limit_name, max) = match limit {
+            Limit::Packets(n) => ("limit", f64::from(n)),
+            Limit::Bytes(n) => ("limit_bytes", f64::from(n)),
+        };
+        if x.is_finite() && (0.0..=max).contains(&x) {
+            return Ok(());
+        }
+        let default = self.written.filter(|s| match name {
+            "min_th" => s.min_th.is_none(),
+            _ => s.max_th.is_none(),
+        });
+        let (x, max) = (Num(x), Num(max));
+        Err(match default {
+            Some(_) if x.0 >= 0.0 => SpecError::new(
+                self.field(limit_name),
+                format!("{max} is below {name} ({x}, the default): RED's thresholds lie within the queue's limit; set {name}"),
+            ),
+            _ => SpecError::new(
+                self.field(name),
+                format!("must be between 0 and the queue's limit ({limit_name} = {max}) (got {x})"),
+            ),
+        })
+    }
+
     fn red(&self, p: &RedParams) -> Result<(), SpecError> {
         self.limit(p.limit)?;
-        let max_size = match p.limit {
-            Limit::Packets(n) | Limit::Bytes(n) => f64::from(n),
-        };
-        self.real("min_th", p.min_th, 0.0, max_size)?;
-        self.real("max_th", p.max_th, 0.0, max_size)?;
+        self.threshold("min_th", p.min_th, p.limit)?;
+        self.threshold("max_th", p.max_th, p.limit)?;
         if p.max_th < p.min_th {
             return Err(SpecError::new(
                 self.field("max_th"),
-                format!("must be at least min_th ({}; got {})", p.min_th, p.max_th),
+                format!(
+                    "must be at least min_th ({}; got {})",
+                    Num(p.min_th),
+                    Num(p.max_th)
+                ),
             ));
         }
         self.max_p(p.l_interm)?;
@@ -560,7 +594,62 @@ impl Attrs<'_> {
         self.real("bottom", p.bottom, 0.0, 1.0)?;
         self.real("alpha", p.alpha, 0.0, 1.0)?;
         self.real("beta", p.beta, 0.0, 1.0)?;
-        self.time("rtt", p.rtt)
+        self.time("rtt", p.rtt)?;
+        self.red_bounds(p)?;
+        self.ared_overrides()
+    }
+
+    /// maxP is adapted within [bottom, top]: `top` may not be below the
+    /// bottom in use (given, or automatic when 0). The error names the one
+    /// the spec gives (`top` when both or neither).
+    fn red_bounds(&self, p: &RedParams) -> Result<(), SpecError> {
+        let bottom = p.bottom_in_use();
+        if p.top >= bottom {
+            return Ok(());
+        }
+        let only_bottom = self
+            .written
+            .is_some_and(|s| s.bottom.is_some() && s.top.is_none());
+        let name = if only_bottom { "bottom" } else { "top" };
+        let bottom_is = if p.bottom == 0.0 {
+            format!(
+                "the automatic bottom, min(0.01, 8 · mean_pkt_size · rtt / link_bandwidth) = {}",
+                Num(bottom)
+            )
+        } else {
+            format!("bottom = {}", Num(bottom))
+        };
+        Err(SpecError::new(
+            self.field(name),
+            format!(
+                "top = {} is below {bottom_is}: maxP is adapted between bottom and top",
+                Num(p.top)
+            ),
+        ))
+    }
+
+    /// `ared = true` sets the thresholds and weight itself and always adapts
+    /// maxP (ns-3 `RedQueueDisc::InitializeParams`): given values of those
+    /// would be ignored.
+    fn ared_overrides(&self) -> Result<(), SpecError> {
+        let Some(s) = self.written.filter(|s| s.ared == Some(true)) else {
+            return Ok(());
+        };
+        let ignored = [
+            ("min_th", s.min_th.is_some()),
+            ("max_th", s.max_th.is_some()),
+            ("q_w", s.q_w.is_some()),
+            ("adapt_max_p", s.adapt_max_p == Some(false)),
+        ];
+        match ignored.iter().find(|(_, given)| *given) {
+            Some((name, _)) => Err(SpecError::new(
+                self.field(name),
+                "ared = true sets min_th, max_th and q_w automatically and adapts maxP; \
+                 drop this setting or ared"
+                    .into(),
+            )),
+            None => Ok(()),
+        }
     }
 
     fn pie(&self, p: &PieParams) -> Result<(), SpecError> {

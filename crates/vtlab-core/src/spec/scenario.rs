@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 
 use super::session::SessionConf;
 use super::{SpecError, Validate};
+use crate::engine::secs;
 use crate::net::cellular::CapacityConf;
 use crate::net::qdisc::dql::DqlParams;
 use crate::net::qdisc::QdiscConf;
@@ -176,6 +177,7 @@ impl Scenario {
         self.check_flow_names()?;
         if let Some(stop) = self.stop_ns {
             check_range("stop".into(), stop, (1, MAX_STOP_NS), " ns")?;
+            self.check_starts_before(stop)?;
         }
         if let Some(n) = self.max_events {
             check_range("max_events".into(), n, (1, MAX_EVENTS), " events")?;
@@ -344,6 +346,27 @@ impl Scenario {
             }
         }
         Ok(())
+    }
+
+    /// Every flow and session starts before `stop`: one that starts at or
+    /// after it would never run.
+    fn check_starts_before(&self, stop: u64) -> Result<(), SpecError> {
+        let flows = self.flows.iter().enumerate();
+        let flows = flows.map(|(i, f)| (format!("flows[{i}].start_ns"), f.start_ns));
+        let sessions = self.sessions.iter().enumerate();
+        let sessions = sessions.map(|(i, c)| (format!("sessions[{i}].start_ns"), c.start_ns));
+        match flows.chain(sessions).find(|(_, start)| *start >= stop) {
+            Some((field, start)) => Err(SpecError::new(
+                "stop",
+                format!(
+                    "{} is not after {field}, {}: a flow or session that starts at \
+                     or after the stop never runs",
+                    secs(stop),
+                    secs(start)
+                ),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// A session runs as two flows, `<session>/requests` and

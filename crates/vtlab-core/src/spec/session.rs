@@ -212,7 +212,7 @@ impl SessionSpec {
         base: Option<&TcpSpec>,
     ) -> Result<SessionConf, SpecError> {
         let f = |field: &str| format!("{path}.{field}");
-        let tcp = super::tcp::merge_tcp(base, self.tcp.as_ref())?.resolve(&f("tcp"))?;
+        let tcp = super::tcp::resolve_over(base, self.tcp.as_ref(), &f("tcp"), "tcp")?;
         let seq = self.sequence(path)?;
         let processing = check_ns(&f("processing"), self.processing, 0, 0)?;
         let start = check_ns(&f("start"), self.start, 0, 0)?;

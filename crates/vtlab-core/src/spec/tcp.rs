@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::units::{Bytes, Dur};
 use super::{SpecError, Validate};
+use crate::engine::Num;
 use crate::tcp::cc::{self, Params, Profile};
 use crate::tcp::rwnd::{ArwndConf, GrowthMode, RwndConf};
 use crate::tcp::{Recovery, TcpConfig};
@@ -152,7 +153,7 @@ fn in_range_f(path: &str, v: f64, lo: f64, hi: f64, unit: &str) -> Result<(), Sp
     } else {
         Err(SpecError::new(
             path,
-            format!("{v} is outside [{lo}, {hi}]{unit}"),
+            format!("{} is outside [{}, {}]{unit}", Num(v), Num(lo), Num(hi)),
         ))
     }
 }
@@ -398,21 +399,92 @@ fn check_loss_detection(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
     Ok(())
 }
 
-/// Overlay `over` on `base`: fields set in `over` win.
-pub fn merge_tcp(base: Option<&TcpSpec>, over: Option<&TcpSpec>) -> Result<TcpSpec, SpecError> {
-    let to_map = |s: Option<&TcpSpec>| -> serde_json::Map<String, serde_json::Value> {
-        match s.and_then(|s| serde_json::to_value(s).ok()) {
-            Some(serde_json::Value::Object(m)) => m,
-            _ => serde_json::Map::new(),
+/// Every field of [`TcpSpec`], once: its overlay and the test whether a
+/// spec sets a field by name (a field added to the spec and not here does
+/// not compile).
+macro_rules! tcp_spec_fields {
+    ($($f:ident),* $(,)?) => {
+        impl TcpSpec {
+            /// `self` with the fields `over` sets replaced by `over`'s.
+            pub fn overlay(&self, over: &TcpSpec) -> TcpSpec {
+                TcpSpec {
+                    $($f: over.$f.clone().or_else(|| self.$f.clone()),)*
+                }
+            }
+
+            /// Whether this spec sets the field named `name`.
+            fn sets(&self, name: &str) -> bool {
+                match name {
+                    $(stringify!($f) => self.$f.is_some(),)*
+                    _ => false,
+                }
+            }
         }
     };
-    let mut merged = to_map(base);
-    for (k, v) in to_map(over) {
-        if !v.is_null() {
-            merged.insert(k, v);
-        }
+}
+
+tcp_spec_fields!(
+    profile,
+    cc,
+    cc_params,
+    recovery,
+    prr,
+    mss,
+    header_bytes,
+    send_buffer,
+    recv_buffer,
+    initial_cwnd,
+    initial_ssthresh,
+    dupack_threshold,
+    limited_transmit,
+    timestamps,
+    rto_initial,
+    rto_min,
+    rto_max,
+    clock_granularity,
+    syn_timeout,
+    delayed_ack,
+    delayed_ack_count,
+    delayed_ack_timeout,
+    syn_retries,
+    data_retries,
+    rwnd,
+    tlp,
+    rack,
+    early_retransmit,
+    rto_from_head,
+);
+
+/// Overlay `over` on `base`: fields set in `over` win (a table such as
+/// `rwnd` or `cc_params` as a whole).
+pub fn merge_tcp(base: Option<&TcpSpec>, over: Option<&TcpSpec>) -> TcpSpec {
+    let base = base.cloned().unwrap_or_default();
+    match over {
+        Some(o) => base.overlay(o),
+        None => base,
     }
-    super::from_value(serde_json::Value::Object(merged), "tcp")
+}
+
+/// Resolve `over` laid on `base` for the connection whose settings are at
+/// `path` (e.g. `flows[0].tcp`). An error about a field that only `base`
+/// sets (the preset's top-level `tcp`, at `base_path`) names it there.
+pub(crate) fn resolve_over(
+    base: Option<&TcpSpec>,
+    over: Option<&TcpSpec>,
+    path: &str,
+    base_path: &str,
+) -> Result<TcpConfig, SpecError> {
+    merge_tcp(base, over).resolve(path).map_err(|mut e| {
+        let rest = e.path.strip_prefix(path).and_then(|r| r.strip_prefix('.'));
+        if let Some(rest) = rest {
+            let field = rest.split(['.', '[']).next().unwrap_or(rest);
+            let own = over.is_some_and(|o| o.sets(field));
+            if !own && base.is_some_and(|b| b.sets(field)) {
+                e.path = format!("{base_path}.{rest}");
+            }
+        }
+        e
+    })
 }
 
 impl TcpSpec {

@@ -4,11 +4,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::loss::{LossKind, LossSpec};
+use super::loss::{LossKind, LossSpec, MAX_SOJOURN};
 use super::units::{Bytes, Dur, Fraction, Rate};
 use super::{SpecError, Validate};
+use crate::engine::Num;
 use crate::net::wifi::{
-    ErrorFrames, ErrorPlacement, MediumConf, Mobility, Propagation, Reception, Standard, WifiConf,
+    not_a_rate, ErrorFrames, ErrorPlacement, MediumConf, Mobility, Propagation, Reception,
+    Standard, WifiConf,
 };
 use crate::net::{LossConf, Sojourn};
 
@@ -50,8 +52,8 @@ pub struct WifiSpec {
     /// Signals weaker than this are ignored entirely (default: the CCA threshold).
     pub discard_below_dbm: Option<f64>,
     pub noise_figure_db: Option<f64>,
-    pub reception: Option<Reception>,
-    pub propagation: Option<Propagation>,
+    pub reception: Option<ReceptionSpec>,
+    pub propagation: Option<PropagationSpec>,
     /// The two-state on-off error model on every node's incoming and outgoing
     /// traffic: the share of time in the lossy state (default 0)...
     pub error_rate: Option<Fraction>,
@@ -65,8 +67,35 @@ pub struct WifiSpec {
     pub error_frames: Option<ErrorFrames>,
 }
 
-fn kbps(rate: Rate) -> u32 {
-    u32::try_from(rate.0 / 1_000).unwrap_or(u32::MAX)
+/// A rate in the whole kbit/s the MAC works in; `path` names it in the
+/// error for one that is not (no 802.11 rate is).
+fn kbps(path: String, rate: Option<Rate>, standard: Standard) -> Result<Option<u32>, SpecError> {
+    let Some(Rate(bps)) = rate else {
+        return Ok(None);
+    };
+    match u32::try_from(bps / 1_000) {
+        Ok(k) if bps % 1_000 == 0 => Ok(Some(k)),
+        _ => Err(SpecError::new(
+            path,
+            format!("{bps} bit/s is {}", not_a_rate(standard)),
+        )),
+    }
+}
+
+/// The spec's name of a resolved field that the spec writes differently
+/// (`data_rate_kbps` is `rate`): errors name what the user wrote.
+fn spec_field(resolved: &str) -> &str {
+    match resolved {
+        "data_rate_kbps" => "rate",
+        "control_rate_kbps" => "control_rate",
+        "slot_ns" => "slot",
+        "sifs_ns" => "sifs",
+        "rts_threshold_bytes" => "rts_threshold",
+        "ifq_packets" => "ifq",
+        "mac_overhead_bytes" => "mac_overhead",
+        "mtu_bytes" => "mtu",
+        other => other,
+    }
 }
 
 impl WifiSpec {
@@ -77,7 +106,7 @@ impl WifiSpec {
             set_standard(&mut w, standard);
         }
         self.apply_mac(&mut w, path)?;
-        self.apply_radio(&mut w);
+        self.apply_radio(&mut w, path)?;
         w.error = self.error_model(path)?;
         if let Some(p) = self.error_placement {
             w.error_placement = p;
@@ -85,15 +114,21 @@ impl WifiSpec {
         if let Some(f) = self.error_frames {
             w.error_frames = f;
         }
-        w.validate(path)?;
+        w.check()
+            .map_err(|(f, m)| SpecError::new(format!("{path}.{}", spec_field(&f)), m))?;
         Ok(w)
     }
 
     /// Rates, timing, RTS/CTS, retries and queue.
     fn apply_mac(&self, w: &mut WifiConf, path: &str) -> Result<(), SpecError> {
         let field = |f: &str| format!("{path}.{f}");
-        set(&mut w.data_rate_kbps, self.rate.map(kbps));
-        set(&mut w.control_rate_kbps, self.control_rate.map(kbps));
+        let standard = w.standard;
+        set(
+            &mut w.data_rate_kbps,
+            kbps(field("rate"), self.rate, standard)?,
+        );
+        let control = kbps(field("control_rate"), self.control_rate, standard)?;
+        set(&mut w.control_rate_kbps, control);
         set(&mut w.short_preamble, self.short_preamble);
         set(&mut w.slot_ns, self.slot.map(|d| d.0));
         set(&mut w.sifs_ns, self.sifs.map(|d| d.0));
@@ -135,7 +170,7 @@ impl WifiSpec {
     }
 
     /// Powers, thresholds, reception and propagation.
-    fn apply_radio(&self, w: &mut WifiConf) {
+    fn apply_radio(&self, w: &mut WifiConf, path: &str) -> Result<(), SpecError> {
         set(&mut w.tx_power_dbm, self.tx_power_dbm);
         set(&mut w.rx_sensitivity_dbm, self.rx_sensitivity_dbm);
         set(&mut w.cca_threshold_dbm, self.cca_threshold_dbm);
@@ -143,8 +178,13 @@ impl WifiSpec {
             w.discard_below_dbm = Some(v);
         }
         set(&mut w.noise_figure_db, self.noise_figure_db);
-        set(&mut w.reception, self.reception);
-        set(&mut w.propagation, self.propagation);
+        if let Some(r) = &self.reception {
+            w.reception = r.resolve(&format!("{path}.reception"))?;
+        }
+        if let Some(p) = &self.propagation {
+            w.propagation = p.resolve(&format!("{path}.propagation"))?;
+        }
+        Ok(())
     }
 
     /// The on-off model: Gilbert–Elliott in time, no loss in the good state,
@@ -164,7 +204,7 @@ impl WifiSpec {
         if !(0.0..1.0).contains(&rate) {
             return Err(SpecError::new(
                 field("error_rate"),
-                format!("{rate} is outside [0, 1)"),
+                format!("{} is outside [0, 1)", Num(rate)),
             ));
         }
         if rate == 0.0 {
@@ -179,12 +219,18 @@ impl WifiSpec {
             ));
         }
         let bad = burst as f64 * 1e-9;
-        if bad * (1.0 - rate) / rate < 1e-6 {
+        let good = bad * (1.0 - rate) / rate;
+        if !(1e-6..=MAX_SOJOURN).contains(&good) {
+            let (side, change) = if good < 1e-6 {
+                ("shorter than 1 µs", "lower error_rate or raise error_burst")
+            } else {
+                ("longer than 10⁹ s", "raise error_rate or lower error_burst")
+            };
             return Err(SpecError::new(
                 field("error_rate"),
                 format!(
-                    "{rate} leaves lossless periods shorter than 1 µs with error_burst {burst} ns; \
-                     lower error_rate or raise error_burst"
+                    "{} leaves lossless periods {side} with error_burst {burst} ns; {change}",
+                    Num(rate)
                 ),
             ));
         }
@@ -192,13 +238,162 @@ impl WifiSpec {
             model: Some(LossKind::GilbertElliott),
             sojourn: Some(Sojourn::Time),
             mean_bad: Some(bad),
-            mean_good: Some(bad * (1.0 - rate) / rate),
+            mean_good: Some(good),
             loss_good: Some(Fraction(0.0)),
             loss_bad: Some(Fraction(1.0)),
             ..Default::default()
         }
         .resolve(&field("error_rate"))
     }
+}
+
+/// Reception models, as named in scenarios.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReceptionKind {
+    Threshold,
+    DsssBer,
+}
+
+/// A reception model as written: `model` and its parameter (`sinr_db` for
+/// `threshold`, `preamble_snr_db` for `dsss-ber`). A plain table rather than
+/// a tagged enum, so that an error names the parameter.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ReceptionSpec {
+    pub model: ReceptionKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sinr_db: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preamble_snr_db: Option<f64>,
+}
+
+impl ReceptionSpec {
+    fn resolve(&self, path: &str) -> Result<Reception, SpecError> {
+        let given = [
+            ("sinr_db", self.sinr_db),
+            ("preamble_snr_db", self.preamble_snr_db),
+        ];
+        Ok(match self.model {
+            ReceptionKind::Threshold => {
+                let [sinr_db] = model_params(path, "threshold", &given, ["sinr_db"])?;
+                Reception::Threshold { sinr_db }
+            }
+            ReceptionKind::DsssBer => {
+                let [preamble_snr_db] =
+                    model_params(path, "dsss-ber", &given, ["preamble_snr_db"])?;
+                Reception::DsssBer { preamble_snr_db }
+            }
+        })
+    }
+}
+
+/// Path-loss models, as named in scenarios.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PropagationKind {
+    Friis,
+    TwoRayGround,
+    LogDistance,
+}
+
+/// A path-loss model as written: `model` and its parameters (all required:
+/// friis `frequency_hz`, `system_loss`; two-ray-ground those and
+/// `height_m`; log-distance `exponent`, `reference_distance_m`,
+/// `reference_loss_db`).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PropagationSpec {
+    pub model: PropagationKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frequency_hz: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_loss: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub height_m: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exponent: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_distance_m: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_loss_db: Option<f64>,
+}
+
+impl PropagationSpec {
+    fn resolve(&self, path: &str) -> Result<Propagation, SpecError> {
+        let given = [
+            ("frequency_hz", self.frequency_hz),
+            ("system_loss", self.system_loss),
+            ("height_m", self.height_m),
+            ("exponent", self.exponent),
+            ("reference_distance_m", self.reference_distance_m),
+            ("reference_loss_db", self.reference_loss_db),
+        ];
+        Ok(match self.model {
+            PropagationKind::Friis => {
+                let wanted = ["frequency_hz", "system_loss"];
+                let [frequency_hz, system_loss] = model_params(path, "friis", &given, wanted)?;
+                Propagation::Friis {
+                    frequency_hz,
+                    system_loss,
+                }
+            }
+            PropagationKind::TwoRayGround => {
+                let wanted = ["frequency_hz", "system_loss", "height_m"];
+                let [frequency_hz, system_loss, height_m] =
+                    model_params(path, "two-ray-ground", &given, wanted)?;
+                Propagation::TwoRayGround {
+                    frequency_hz,
+                    system_loss,
+                    height_m,
+                }
+            }
+            PropagationKind::LogDistance => {
+                let wanted = ["exponent", "reference_distance_m", "reference_loss_db"];
+                let [exponent, reference_distance_m, reference_loss_db] =
+                    model_params(path, "log-distance", &given, wanted)?;
+                Propagation::LogDistance {
+                    exponent,
+                    reference_distance_m,
+                    reference_loss_db,
+                }
+            }
+        })
+    }
+}
+
+/// The parameters `wanted` of model `model` from those `given`: each one
+/// required, any other refused.
+fn model_params<const N: usize>(
+    path: &str,
+    model: &str,
+    given: &[(&str, Option<f64>)],
+    wanted: [&str; N],
+) -> Result<[f64; N], SpecError> {
+    if let Some((bad, _)) = given
+        .iter()
+        .find(|(name, v)| v.is_some() && !wanted.contains(name))
+    {
+        return Err(super::foreign_field(
+            format!("{path}.{bad}"),
+            &format!("model '{model}'"),
+            &wanted,
+        ));
+    }
+    let mut out = [0.0; N];
+    for (slot, name) in out.iter_mut().zip(wanted) {
+        *slot = given
+            .iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, v)| *v)
+            .ok_or_else(|| {
+                SpecError::new(
+                    format!("{path}.{name}"),
+                    format!("missing (required for model '{model}')"),
+                )
+            })?;
+    }
+    Ok(out)
 }
 
 /// Overwrite `slot` with `value` when it is given.
@@ -241,13 +436,20 @@ impl Validate for MediumConf {
     fn validate(&self, path: &str) -> Result<(), SpecError> {
         self.wifi.validate(&format!("{path}.wifi"))?;
         for (k, mob) in self.mobility.iter().enumerate() {
-            let finite = [mob.x_m, mob.y_m, mob.vx_mps, mob.vy_mps]
-                .iter()
-                .all(|v| v.is_finite() && v.abs() <= 1e7);
-            if !finite {
+            let values = [
+                ("x_m", mob.x_m),
+                ("y_m", mob.y_m),
+                ("vx_mps", mob.vx_mps),
+                ("vy_mps", mob.vy_mps),
+            ];
+            if let Some((name, v)) = values.iter().find(|(_, v)| !v.is_finite() || v.abs() > 1e7) {
                 return Err(SpecError::new(
-                    format!("{path}.mobility[{k}]"),
-                    "positions (m) and velocities (m/s) must be finite and within ±1e7".into(),
+                    format!("{path}.mobility[{k}].{name}"),
+                    format!(
+                        "{} is outside [-1e7, 1e7]: positions (m) and velocities (m/s) must be \
+                         finite and within ±1e7",
+                        Num(*v)
+                    ),
                 ));
             }
         }
@@ -347,6 +549,9 @@ mod tests {
         v["media"][0]["wifi"]["rts"] = json!(true);
         let s = resolve_value(v).unwrap();
         let e = plan(&s).err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(e.starts_with("media[0].mobility[2]: positions"), "{e}");
+        assert!(
+            e.starts_with("media[0].mobility[2].x_m: 1e300 is outside [-1e7, 1e7]"),
+            "{e}"
+        );
     }
 }

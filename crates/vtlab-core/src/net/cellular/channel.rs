@@ -75,7 +75,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::tables::{cqi_from_sinr_db, cqi_mcs, mcs_itbs, tbs_bits};
-use crate::engine::RngStream;
+use crate::engine::{Num, RngStream};
 
 /// Link direction of a cellular channel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -151,6 +151,7 @@ fn in_range(
     if v.is_finite() && (lo..=hi).contains(&v) {
         Ok(())
     } else {
+        let (lo, hi, v) = (Num(lo), Num(hi), Num(v));
         Err((field, format!("must be from {lo} to {hi}{unit} (got {v})")))
     }
 }
@@ -179,7 +180,7 @@ impl ChannelConf {
                 "share",
                 format!(
                     "must be in (0, 1], above 0 and at most 1 (got {})",
-                    self.share
+                    Num(self.share)
                 ),
             ));
         }
@@ -219,7 +220,7 @@ impl ChannelConf {
                 format!(
                     "must be finite and at most -30 dBm per resource element \
                      (-200 for none) (got {})",
-                    self.interference_dbm
+                    Num(self.interference_dbm)
                 ),
             ));
         }
@@ -238,7 +239,7 @@ impl ChannelConf {
                 "shadowing_decorrelation_m",
                 format!(
                     "must be above 0 and at most 10000 m (got {})",
-                    self.shadowing_decorrelation_m
+                    Num(self.shadowing_decorrelation_m)
                 ),
             ));
         }
@@ -252,7 +253,7 @@ impl ChannelConf {
                 "bler",
                 format!(
                     "must be in [0, 1), at least 0 and below 1 (got {})",
-                    self.bler
+                    Num(self.bler)
                 ),
             ));
         }

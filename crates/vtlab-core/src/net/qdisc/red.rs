@@ -91,6 +91,22 @@ pub struct RedParams {
     pub rtt: Duration,
 }
 
+impl RedParams {
+    /// The lower bound of the adapted maxP: `bottom`, or with `bottom` 0
+    /// ns-3's automatic one, at most 1/W with W the bandwidth-delay product
+    /// in packets of a connection: min(0.01, 8 · MeanPktSize · Rtt /
+    /// LinkBandwidth).
+    pub fn bottom_in_use(&self) -> f64 {
+        if self.bottom == 0.0 {
+            let bottom1 = 8.0 * f64::from(self.mean_pkt_size) * seconds(self.rtt)
+                / self.link_bandwidth_bps as f64;
+            bottom1.min(0.01)
+        } else {
+            self.bottom
+        }
+    }
+}
+
 impl Default for RedParams {
     fn default() -> Self {
         RedParams {
@@ -164,14 +180,7 @@ impl<T> Red<T> {
             (params.min_th, params.max_th, params.q_w)
         };
         let adapt_max_p = params.ared || params.adapt_max_p;
-        let bottom = if params.bottom == 0.0 {
-            // At most 1/W, W the bandwidth-delay product in packets of a connection.
-            let bottom1 = 8.0 * f64::from(params.mean_pkt_size) * seconds(params.rtt)
-                / params.link_bandwidth_bps as f64;
-            bottom1.min(0.01)
-        } else {
-            params.bottom
-        };
+        let bottom = params.bottom_in_use();
         if min_th == 0.0 && max_th == 0.0 {
             min_th = 5.0;
             let target_queue = seconds(params.target_delay) * ptc;

@@ -20,6 +20,7 @@ mod tests;
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::Num;
 use crate::net::LossConf;
 pub use medium::Medium;
 pub use phy::{Reception, Standard};
@@ -210,6 +211,7 @@ impl WifiConf {
             if v.is_finite() && (lo..=hi).contains(&v) {
                 Ok(())
             } else {
+                let (v, lo, hi) = (Num(v), Num(lo), Num(hi));
                 Err((name.to_string(), format!("{v} is outside [{lo}, {hi}]")))
             }
         };
@@ -230,14 +232,19 @@ impl WifiConf {
 }
 
 fn rates_message(standard: Standard, rate: u32) -> String {
+    format!("{rate} kbit/s is {}", not_a_rate(standard))
+}
+
+/// "not an 802.11b rate (allowed, Mbit/s: 1, 2, 5.5, 11)": what a rate the
+/// standard does not have is told.
+pub fn not_a_rate(standard: Standard) -> String {
     let list: Vec<String> = standard
         .rates_kbps()
         .iter()
         .map(|r| format!("{}", *r as f64 / 1000.0))
         .collect();
     format!(
-        "{} kbit/s is not an 802.11{} rate (allowed, Mbit/s: {})",
-        rate,
+        "not an 802.11{} rate (allowed, Mbit/s: {})",
         standard.name(),
         list.join(", ")
     )

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::Time;
+use crate::engine::{Num, Time};
 
 /// Speed of light, m/s (ns-3's `ConstantSpeedPropagationDelayModel`).
 pub const SPEED_OF_LIGHT: f64 = 299_792_458.0;
@@ -110,7 +110,7 @@ impl Propagation {
             if v.is_finite() && v > 0.0 && v <= hi {
                 Ok(())
             } else {
-                Err((field, format!("{v} is outside (0, {hi}]")))
+                Err((field, format!("{} is outside (0, {}]", Num(v), Num(hi))))
             }
         };
         match *self {
@@ -142,7 +142,7 @@ impl Propagation {
                 } else {
                     Err((
                         "reference_loss_db",
-                        format!("{reference_loss_db} is outside [0, 300] dB"),
+                        format!("{} is outside [0, 300] dB", Num(reference_loss_db)),
                     ))
                 }
             }
@@ -154,7 +154,10 @@ fn at_least_one(system_loss: f64) -> Result<(), (&'static str, String)> {
     if system_loss.is_finite() && (1.0..=1e6).contains(&system_loss) {
         Ok(())
     } else {
-        Err(("system_loss", format!("{system_loss} is outside [1, 1e6]")))
+        Err((
+            "system_loss",
+            format!("{} is outside [1, 1e6]", Num(system_loss)),
+        ))
     }
 }
 

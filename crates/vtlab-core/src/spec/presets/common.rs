@@ -3,11 +3,13 @@
 //! event budget), the per-link fields of the presets built from
 //! point-to-point links ([`Wired`]), and the link template they fill.
 
+use crate::engine::secs;
 use crate::net::qdisc::dql::DqlParams;
 use crate::net::qdisc::QdiscConf;
 use crate::net::LossConf;
 use crate::spec::qdisc::{check_bql, default_for_profile};
-use crate::spec::units::{Bytes, Dur};
+use crate::spec::scenario::{check_range, MAX_FRAMING_BYTES, MAX_TIME_NS, RATE_RANGE_BPS};
+use crate::spec::units::{Bytes, Dur, Rate};
 use crate::spec::{
     BqlField, FlowConf, LinkConf, LossKind, LossSpec, QdiscField, QdiscSpec, Scenario, SessionConf,
     SpecError, TcpSpec,
@@ -22,14 +24,16 @@ pub const DEFAULT_TRACE_INTERVAL_NS: u64 = 10_000_000;
 /// A preset's transfer size per flow unless it says otherwise (100 MB).
 pub const DEFAULT_TRANSFER_BYTES: u64 = 100_000_000;
 
-/// The fields every preset has, as its spec gives them (a preset with its
-/// own default `stop` fills it in).
+/// The fields every preset has, as its spec gives them.
 pub(crate) struct Common<'a> {
     /// Transfer size per flow.
     pub bytes: Option<Bytes>,
     /// TCP settings of every flow.
     pub tcp: Option<&'a TcpSpec>,
+    /// The run's end as the spec gives it...
     pub stop: Option<Dur>,
+    /// ... and the preset's own default when it has one (ns).
+    pub default_stop: Option<u64>,
     pub trace_interval: Option<Dur>,
     /// Event budget of one run (default: [`crate::spec::DEFAULT_MAX_EVENTS`]).
     pub max_events: Option<u64>,
@@ -49,6 +53,65 @@ impl Common<'_> {
         self.tcp.cloned().unwrap_or_default().resolve("tcp")
     }
 
+    /// The run's end (ns): `stop`, else the preset's default, if any.
+    pub fn stop_ns(&self) -> Option<u64> {
+        self.stop.map(|d| d.0).or(self.default_stop)
+    }
+
+    /// A flow's or session's start (ns; `None`: beyond 2⁶⁴ ns), which the
+    /// spec field `field` gives, `what` naming it in errors (e.g. "ev21's
+    /// transfer start (20 × stagger)"):
+    /// at most one day, and before the run's stop (one that starts at or
+    /// after it would never run). An error names `field`, or `stop` when the
+    /// spec gives the stop the start contradicts.
+    pub fn check_start(
+        &self,
+        field: &str,
+        what: &str,
+        start: Option<u64>,
+    ) -> Result<u64, SpecError> {
+        let limit = secs(MAX_TIME_NS);
+        let start = match start {
+            Some(s) if s <= MAX_TIME_NS => s,
+            Some(s) => {
+                return Err(SpecError::new(
+                    field,
+                    format!(
+                        "{what} is {}, after the latest start accepted ({limit}, one day)",
+                        secs(s)
+                    ),
+                ))
+            }
+            None => {
+                return Err(SpecError::new(
+                    field,
+                    format!("{what} is after the latest start accepted ({limit}, one day)"),
+                ))
+            }
+        };
+        match (self.stop, self.default_stop) {
+            (Some(stop), _) if start >= stop.0 => Err(SpecError::new(
+                "stop",
+                format!(
+                    "{} is not after {what}, {}: a flow or session that starts at \
+                     or after the stop never runs",
+                    secs(stop.0),
+                    secs(start)
+                ),
+            )),
+            (None, Some(stop)) if start >= stop => Err(SpecError::new(
+                field,
+                format!(
+                    "{what} is {}, not before stop ({}, the default): a flow or \
+                     session that starts at or after the stop never runs; set stop",
+                    secs(start),
+                    secs(stop)
+                ),
+            )),
+            _ => Ok(start),
+        }
+    }
+
     /// Put the preset's parts together with the run settings and check the
     /// structure.
     pub fn assemble(
@@ -64,7 +127,7 @@ impl Common<'_> {
             nodes,
             links,
             flows,
-            stop_ns: self.stop.map(|d| d.0),
+            stop_ns: self.stop_ns(),
             trace_interval_ns: self
                 .trace_interval
                 .map_or(DEFAULT_TRACE_INTERVAL_NS, |d| d.0),
@@ -141,7 +204,7 @@ impl LinkTemplate {
     ) -> Result<Self, SpecError> {
         Ok(LinkTemplate {
             queue_packets: check_queue("queue_packets", queue.unwrap_or(DEFAULT_QUEUE_PACKETS))?,
-            framing_bytes: framing.unwrap_or(DEFAULT_FRAMING_BYTES),
+            framing_bytes: check_framing("framing_bytes", framing)?,
             mtu_bytes: check_mtu("mtu", mtu)?,
             qdisc: None,
             bql: None,
@@ -170,7 +233,7 @@ impl LinkTemplate {
         Ok(self)
     }
 
-    /// A lossless link a–b.
+    /// A lossless link a–b, its rate and delay checked ([`rate`], [`delay`]).
     pub(crate) fn link(
         &self,
         name: impl Into<String>,
@@ -222,4 +285,40 @@ pub(crate) fn check_queue(path: &str, q: u32) -> Result<u32, SpecError> {
             format!("{q} is outside [1, 1000000] packets"),
         ))
     }
+}
+
+/// A link-layer framing overhead (default 2 B) within [0, 65535] bytes.
+pub(crate) fn check_framing(path: &str, framing: Option<u32>) -> Result<u32, SpecError> {
+    let f = framing.unwrap_or(DEFAULT_FRAMING_BYTES);
+    check_range(
+        path.into(),
+        u64::from(f),
+        (0, u64::from(MAX_FRAMING_BYTES)),
+        " bytes",
+    )?;
+    Ok(f)
+}
+
+/// A link rate a spec field gives (`default` unless set), within
+/// [`RATE_RANGE_BPS`].
+pub(crate) fn rate(path: &str, r: Option<Rate>, default: u64) -> Result<u64, SpecError> {
+    let bps = r.map_or(default, |r| r.0);
+    check_range(path.into(), bps, RATE_RANGE_BPS, " bit/s")?;
+    Ok(bps)
+}
+
+/// A one-way delay a spec field gives (`default` unless set): at most one day.
+pub(crate) fn delay(path: &str, d: Option<Dur>, default: u64) -> Result<u64, SpecError> {
+    let ns = d.map_or(default, |d| d.0);
+    if ns > MAX_TIME_NS {
+        return Err(SpecError::new(
+            path,
+            format!(
+                "{} is outside [0, {}] (at most one day)",
+                secs(ns),
+                secs(MAX_TIME_NS)
+            ),
+        ));
+    }
+    Ok(ns)
 }

@@ -4,12 +4,14 @@
 
 use serde::Deserialize;
 
-use super::common::{check_mtu, check_queue, qdisc_or_default, Common};
-use super::common::{DEFAULT_FRAMING_BYTES, DEFAULT_QUEUE_PACKETS};
+use super::common::DEFAULT_QUEUE_PACKETS;
+use super::common::{check_framing, check_mtu, check_queue, delay, qdisc_or_default, rate, Common};
 use crate::net::qdisc::dql::DqlParams;
 use crate::spec::qdisc::check_bql;
+use crate::spec::scenario::{check_range, MAX_QUEUE_BYTES};
+use crate::spec::tcp::resolve_over;
 use crate::spec::units::{Bytes, Dur, Rate};
-use crate::spec::{cellular, merge_tcp, wifi};
+use crate::spec::{cellular, wifi};
 use crate::spec::{
     BqlField, FlowConf, LinkConf, LossKind, LossSpec, QdiscField, QdiscSpec, Scenario, SpecError,
     TcpSpec,
@@ -123,16 +125,16 @@ impl LinkSpec {
             a: self.a.clone(),
             b: self.b.clone(),
             rate_bps: self.rate_bps(&p)?,
-            delay_ns: self.delay.0,
+            delay_ns: delay(&format!("{p}.delay"), Some(self.delay), 0)?,
             queue_packets: check_queue(
                 &format!("{p}.queue_packets"),
                 self.queue_packets.unwrap_or(DEFAULT_QUEUE_PACKETS),
             )?,
-            framing_bytes: self.framing_bytes.unwrap_or(DEFAULT_FRAMING_BYTES),
+            framing_bytes: check_framing(&format!("{p}.framing_bytes"), self.framing_bytes)?,
             mtu_bytes,
             loss_ab: loss(&self.loss_ab, "loss_ab")?,
             loss_ba: loss(&self.loss_ba, "loss_ba")?,
-            queue_bytes: self.queue_bytes.map(|b| b.0),
+            queue_bytes: self.queue_bytes(&p)?,
             capacity_ab: capacity(&self.capacity_ab, "capacity_ab")?,
             capacity_ba: capacity(&self.capacity_ba, "capacity_ba")?,
             qdisc,
@@ -140,10 +142,20 @@ impl LinkSpec {
         })
     }
 
+    /// The byte limit of each direction's queue, if any.
+    fn queue_bytes(&self, p: &str) -> Result<Option<u64>, SpecError> {
+        let Some(b) = self.queue_bytes else {
+            return Ok(None);
+        };
+        let path = format!("{p}.queue_bytes");
+        check_range(path, b.0, (1, MAX_QUEUE_BYTES), " bytes")?;
+        Ok(Some(b.0))
+    }
+
     /// The rate; 0 (unused) when both directions are cellular.
     fn rate_bps(&self, p: &str) -> Result<u64, SpecError> {
         match (self.rate, &self.capacity_ab, &self.capacity_ba) {
-            (Some(r), _, _) => Ok(r.0),
+            (Some(r), _, _) => rate(&format!("{p}.rate"), Some(r), 0),
             (None, Some(_), Some(_)) => Ok(0),
             (None, _, _) => Err(SpecError::new(
                 format!("{p}.rate"),
@@ -170,12 +182,6 @@ impl CustomSpec {
             .enumerate()
             .map(|(i, l)| l.resolve(i, &defaults))
             .collect::<Result<Vec<_>, SpecError>>()?;
-        let flows = self
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| self.flow(i, f))
-            .collect::<Result<Vec<_>, SpecError>>()?;
         let media = self
             .media
             .iter()
@@ -186,16 +192,23 @@ impl CustomSpec {
             bytes: self.bytes,
             tcp: self.tcp.as_ref(),
             stop: self.stop,
+            default_stop: None,
             trace_interval: self.trace_interval,
             max_events: self.max_events,
         };
+        let flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| self.flow(i, f, &common))
+            .collect::<Result<Vec<_>, SpecError>>()?;
         let mut scenario = common.assemble("custom", self.nodes, links, flows, Vec::new())?;
         scenario.media = media;
         scenario.check_structure()?;
         Ok(scenario)
     }
 
-    fn flow(&self, i: usize, f: &FlowSpec) -> Result<FlowConf, SpecError> {
+    fn flow(&self, i: usize, f: &FlowSpec, common: &Common) -> Result<FlowConf, SpecError> {
         let p = format!("flows[{i}]");
         let bytes = f.bytes.or(self.bytes).ok_or_else(|| {
             SpecError::new(
@@ -203,13 +216,22 @@ impl CustomSpec {
                 "required (or set a top-level `bytes`)".into(),
             )
         })?;
-        let tcp = merge_tcp(self.tcp.as_ref(), f.tcp.as_ref())?.resolve(&format!("{p}.tcp"))?;
+        let tcp = resolve_over(
+            self.tcp.as_ref(),
+            f.tcp.as_ref(),
+            &format!("{p}.tcp"),
+            "tcp",
+        )?;
         Ok(FlowConf {
             name: f.name.clone().unwrap_or_else(|| format!("flow{i}")),
             src: f.src.clone(),
             dst: f.dst.clone(),
             bytes: bytes.0,
-            start_ns: f.start.map_or(0, |d| d.0),
+            start_ns: common.check_start(
+                &format!("{p}.start"),
+                &format!("flows[{i}]'s start"),
+                Some(f.start.map_or(0, |d| d.0)),
+            )?,
             tcp,
         })
     }

@@ -18,10 +18,11 @@
 
 use serde::Deserialize;
 
-use super::common::{check_queue, Common, LinkTemplate};
+use super::common::{check_queue, delay, rate, Common, LinkTemplate};
 use crate::net::cellular::channel::Direction;
 use crate::net::cellular::CapacityConf;
 use crate::spec::cellular::{self, CapacitySpec, ChannelSpec};
+use crate::spec::scenario::{check_range, MAX_QUEUE_BYTES};
 use crate::spec::tcp::RwndKind;
 use crate::spec::units::{Bytes, Dur, Rate};
 use crate::spec::{FlowConf, LinkConf, Scenario, SpecError, TcpSpec};
@@ -36,6 +37,10 @@ pub const SEND_BUFFER: u64 = 4 << 20;
 pub const DEFAULT_RWND: u64 = 128 << 10;
 /// The buffer within which ARWND adapts the window (Linux `tcp_rmem` max, 6 MiB).
 pub const ARWND_BUFFER: u64 = 6 << 20;
+/// The run's end unless `stop` says otherwise: 60 s.
+const DEFAULT_STOP_NS: u64 = 60_000_000_000;
+/// The channel settings the preset also takes at its top level.
+const CHANNEL_SHORTCUTS: [&str; 3] = ["speed_kmh", "rsrp_dbm", "distance_m"];
 
 /// Which flows run.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
@@ -112,12 +117,14 @@ impl LteCabinSpec {
         let common = Common {
             bytes: self.bytes,
             tcp: Some(&tcp),
-            stop: Some(self.stop.unwrap_or(Dur(60_000_000_000))),
+            stop: self.stop,
+            default_stop: Some(DEFAULT_STOP_NS),
             trace_interval: self.trace_interval,
             max_events: self.max_events,
         };
         let bytes = common.transfer_size(10_000_000_000)?;
         let start = self.start.map_or(0, |d| d.0);
+        let start = common.check_start("start", "the flows' start", Some(start))?;
         let mut flows = Vec::new();
         let dir = self.direction.unwrap_or_default();
         let ends = [
@@ -150,38 +157,30 @@ impl LteCabinSpec {
             "core",
             "server",
             "enb",
-            self.core_rate.map_or(1_000_000_000, |r| r.0),
-            self.core_delay.map_or(35_000_000, |d| d.0),
+            rate("core_rate", self.core_rate, 1_000_000_000)?,
+            delay("core_delay", self.core_delay, 35_000_000)?,
         );
         let cabin = t.link(
             "cabin",
             "hotspot",
             "laptop",
-            self.cabin_rate.map_or(100_000_000, |r| r.0),
-            self.cabin_delay.map_or(500_000, |d| d.0),
+            rate("cabin_rate", self.cabin_rate, 100_000_000)?,
+            delay("cabin_delay", self.cabin_delay, 500_000)?,
         );
-        let mut lte = t.link(
-            "lte",
-            "enb",
-            "hotspot",
-            0,
-            self.radio_delay.map_or(4_000_000, |d| d.0),
-        );
+        let radio_delay = delay("radio_delay", self.radio_delay, 4_000_000)?;
+        let mut lte = t.link("lte", "enb", "hotspot", 0, radio_delay);
         lte.queue_packets = check_queue("buffer_packets", self.buffer_packets.unwrap_or(100_000))?;
-        lte.queue_bytes = Some(self.buffer.map_or(2_000_000, |b| b.0));
+        let buffer = self.buffer.map_or(2_000_000, |b| b.0);
+        check_range("buffer".into(), buffer, (1, MAX_QUEUE_BYTES), " bytes")?;
+        lte.queue_bytes = Some(buffer);
         lte.framing_bytes = 0;
-        let mut channel = self.channel.clone().unwrap_or_default();
-        if self.speed_kmh.is_some() {
-            channel.speed_kmh = self.speed_kmh;
-        }
-        if self.rsrp_dbm.is_some() || self.distance_m.is_some() {
-            channel.rsrp_dbm = self.rsrp_dbm;
-            channel.distance_m = self.distance_m;
-        }
+        let channel = self.channel_spec()?;
         let capacity = |spec: &Option<CapacitySpec>, dir: Direction, field: &str| match spec {
             Some(c) => c.resolve(dir, field),
             None => Ok(CapacityConf::Model {
-                channel: channel.resolve(dir, "channel")?,
+                channel: channel
+                    .resolve(dir, "channel")
+                    .map_err(|e| self.shortcut_path(e))?,
             }),
         };
         lte.capacity_ab = Some(capacity(
@@ -195,6 +194,54 @@ impl LteCabinSpec {
             "capacity_up",
         )?);
         Ok((vec![core, lte, cabin], channel))
+    }
+
+    /// `channel` with the top-level shortcuts (`speed_kmh`, and `rsrp_dbm` or
+    /// `distance_m`), each given in one place only.
+    fn channel_spec(&self) -> Result<ChannelSpec, SpecError> {
+        let mut channel = self.channel.clone().unwrap_or_default();
+        if self.speed_kmh.is_some() && channel.speed_kmh.is_some() {
+            return Err(SpecError::new(
+                "speed_kmh",
+                "also set as channel.speed_kmh; give one of them".into(),
+            ));
+        }
+        let named = |rsrp: Option<f64>, distance: Option<f64>| {
+            rsrp.map(|_| "rsrp_dbm").or(distance.map(|_| "distance_m"))
+        };
+        let top = named(self.rsrp_dbm, self.distance_m);
+        if let (Some(top), Some(inner)) = (top, named(channel.rsrp_dbm, channel.distance_m)) {
+            return Err(SpecError::new(
+                top,
+                format!(
+                    "also set as channel.{inner}: give the position (rsrp_dbm or \
+                     distance_m) in one place"
+                ),
+            ));
+        }
+        if self.speed_kmh.is_some() {
+            channel.speed_kmh = self.speed_kmh;
+        }
+        if self.rsrp_dbm.is_some() || self.distance_m.is_some() {
+            channel.rsrp_dbm = self.rsrp_dbm;
+            channel.distance_m = self.distance_m;
+        }
+        Ok(channel)
+    }
+
+    /// An error about a channel setting given as a top-level shortcut names
+    /// the shortcut (`speed_kmh`, not `channel.speed_kmh`); one about the
+    /// whole channel, when no `channel` table is given, names the position
+    /// (`rsrp_dbm` or `distance_m`) that decides it.
+    fn shortcut_path(&self, mut e: SpecError) -> SpecError {
+        let set = [self.speed_kmh, self.rsrp_dbm, self.distance_m];
+        for (name, value) in CHANNEL_SHORTCUTS.iter().zip(set) {
+            let whole = e.path == "channel" && self.channel.is_none() && *name != "speed_kmh";
+            if value.is_some() && (whole || e.path == format!("channel.{name}")) {
+                e.path = (*name).to_string();
+            }
+        }
+        e
     }
 
     /// The TCP settings: Linux CUBIC by default; with `adaptive`, ARWND at the

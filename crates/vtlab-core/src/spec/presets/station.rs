@@ -17,7 +17,7 @@
 
 use serde::Deserialize;
 
-use super::common::{Common, LinkTemplate, Wired, DEFAULT_TRANSFER_BYTES};
+use super::common::{delay, rate, Common, LinkTemplate, Wired, DEFAULT_TRANSFER_BYTES};
 use crate::spec::units::{Bytes, Dur, Rate};
 use crate::spec::{BqlField, FlowConf, LinkConf, QdiscField, Scenario, SpecError};
 use crate::spec::{LossKind, LossSpec, SessionConf, SessionSpec, TcpSpec};
@@ -79,6 +79,7 @@ impl StationSpec {
             bytes: self.bytes,
             tcp: self.tcp.as_ref(),
             stop: self.stop,
+            default_stop: None,
             trace_interval: self.trace_interval,
             max_events: self.max_events,
         }
@@ -120,17 +121,21 @@ impl StationSpec {
 
     /// The nodes and links up to the segments: SA, the switch, the WAN and
     /// one PLC link per segment.
-    fn backbone(&self, t: &LinkTemplate, segments: u32) -> (Vec<String>, Vec<LinkConf>) {
+    fn backbone(
+        &self,
+        t: &LinkTemplate,
+        segments: u32,
+    ) -> Result<(Vec<String>, Vec<LinkConf>), SpecError> {
         let mut nodes = vec!["sa".to_string(), "switch".to_string()];
         let mut links = vec![t.link(
             "wan",
             "sa",
             "switch",
-            self.wan_rate.map_or(500_000_000, |r| r.0),
-            self.wan_delay.map_or(10_000_000, |d| d.0),
+            rate("wan_rate", self.wan_rate, 500_000_000)?,
+            delay("wan_delay", self.wan_delay, 10_000_000)?,
         )];
-        let plc_rate = self.plc_rate.map_or(10_000_000, |r| r.0);
-        let plc_delay = self.plc_delay.map_or(900_000, |d| d.0);
+        let plc_rate = rate("plc_rate", self.plc_rate, 10_000_000)?;
+        let plc_delay = delay("plc_delay", self.plc_delay, 900_000)?;
         for j in 1..=segments {
             nodes.push(format!("seg{j}"));
             links.push(t.link(
@@ -141,7 +146,27 @@ impl StationSpec {
                 plc_delay,
             ));
         }
-        (nodes, links)
+        Ok((nodes, links))
+    }
+
+    /// Each vehicle's start offset (`i × stagger`, from 0), checked for the
+    /// last vehicle's transfer and session: the latest of each.
+    fn starts(&self, common: &Common, vehicles: u32) -> Result<Vec<u64>, SpecError> {
+        let stagger = self.stagger.map_or(2_000_000, |d| d.0);
+        let last = u64::from(vehicles - 1);
+        let offset = last.checked_mul(stagger);
+        if self.session.is_none() || self.bytes.is_some() {
+            let what = format!("ev{vehicles}'s transfer start ({last} × stagger)");
+            common.check_start("stagger", &what, offset)?;
+        }
+        if let Some(spec) = &self.session {
+            let first = spec.start.map_or(0, |d| d.0);
+            common.check_start("session.start", "ev1's session start", Some(first))?;
+            let at = offset.and_then(|o| o.checked_add(first));
+            let what = format!("ev{vehicles}'s session start (session.start + {last} × stagger)");
+            common.check_start("stagger", &what, at)?;
+        }
+        Ok((0..u64::from(vehicles)).map(|i| i * stagger).collect())
     }
 
     pub fn resolve(self) -> Result<Scenario, SpecError> {
@@ -152,8 +177,8 @@ impl StationSpec {
         let tcp = common.tcp()?;
         let bytes = common.transfer_size(DEFAULT_TRANSFER_BYTES)?;
         let bulk = self.session.is_none() || self.bytes.is_some();
-        let stagger = self.stagger.map_or(2_000_000, |d| d.0);
-        let (mut nodes, mut links) = self.backbone(&t, layout.segments);
+        let starts = self.starts(&common, layout.vehicles)?;
+        let (mut nodes, mut links) = self.backbone(&t, layout.segments)?;
         let mut flows = Vec::with_capacity(layout.vehicles as usize);
         let mut sessions: Vec<SessionConf> = Vec::new();
         for i in 1..=layout.vehicles {
@@ -169,7 +194,7 @@ impl StationSpec {
             );
             (access.loss_ab, access.loss_ba) = (loss.clone(), reverse_loss.clone());
             links.push(access);
-            let start_ns = u64::from(i - 1) * stagger;
+            let start_ns = starts[(i - 1) as usize];
             if let Some(spec) = &self.session {
                 let mut c = spec.resolve("session", &ev, &ev, "switch", self.tcp.as_ref())?;
                 c.start_ns += start_ns;

@@ -11,7 +11,7 @@
 
 use serde::Deserialize;
 
-use super::common::{Common, Wired, DEFAULT_TRANSFER_BYTES};
+use super::common::{delay, rate, Common, Wired, DEFAULT_TRANSFER_BYTES};
 use crate::spec::units::{Bytes, Dur, Rate};
 use crate::spec::{BqlField, FlowConf, QdiscField, Scenario, SpecError};
 use crate::spec::{LossKind, LossSpec, SessionSpec, TcpSpec};
@@ -57,6 +57,7 @@ impl V2gSpec {
             bytes: self.bytes,
             tcp: self.tcp.as_ref(),
             stop: self.stop,
+            default_stop: None,
             trace_interval: self.trace_interval,
             max_events: self.max_events,
         }
@@ -81,29 +82,33 @@ impl V2gSpec {
             "wan",
             "sa",
             "secc",
-            self.wan_rate.map_or(500_000_000, |r| r.0),
-            self.wan_delay.map_or(900_000, |d| d.0),
+            rate("wan_rate", self.wan_rate, 500_000_000)?,
+            delay("wan_delay", self.wan_delay, 900_000)?,
         );
         let mut plc = t.link(
             "plc",
             "secc",
             "evcc",
-            self.plc_rate.map_or(10_000_000, |r| r.0),
-            self.plc_delay.map_or(900_000, |d| d.0),
+            rate("plc_rate", self.plc_rate, 10_000_000)?,
+            delay("plc_delay", self.plc_delay, 900_000)?,
         );
         (plc.loss_ab, plc.loss_ba) = wired.losses(LossKind::Burst)?;
-        let sessions = match &self.session {
-            Some(s) => vec![s.resolve("session", "session", "evcc", "secc", self.tcp.as_ref())?],
-            None => Vec::new(),
-        };
+        let mut sessions = Vec::new();
+        if let Some(s) = &self.session {
+            let c = s.resolve("session", "session", "evcc", "secc", self.tcp.as_ref())?;
+            let what = "the session's start";
+            common.check_start("session.start", what, Some(c.start_ns))?;
+            sessions.push(c);
+        }
         let mut flows = Vec::new();
         if sessions.is_empty() || self.bytes.is_some() {
+            let start = self.start.map_or(0, |d| d.0);
             flows.push(FlowConf {
                 name: "evcc".into(),
                 src: "sa".into(),
                 dst: "evcc".into(),
                 bytes: common.transfer_size(DEFAULT_TRANSFER_BYTES)?,
-                start_ns: self.start.map_or(0, |d| d.0),
+                start_ns: common.check_start("start", "the transfer's start", Some(start))?,
                 tcp: common.tcp()?,
             });
         }

@@ -13,7 +13,8 @@
 use serde::Deserialize;
 
 use super::common::Common;
-use crate::net::wifi::{MediumConf, Mobility, WifiConf};
+use crate::engine::Num;
+use crate::net::wifi::{Medium, MediumConf, Mobility, WifiConf};
 use crate::spec::units::{Bytes, Dur, Fraction};
 use crate::spec::wifi::WifiSpec;
 use crate::spec::{FlowConf, Scenario, SpecError, TcpSpec};
@@ -59,6 +60,28 @@ pub struct VanetChainSpec {
     pub max_events: Option<u64>,
 }
 
+/// Each vehicle must receive its neighbours in the chain (the route runs
+/// hop by hop): else the radio settings break the chain, and the error says
+/// which settings decide.
+fn check_hops(medium: &MediumConf, hops: u32) -> Result<(), SpecError> {
+    let pairs = Medium::neighbours(medium);
+    let broken =
+        (0..hops as usize).find(|&i| !(pairs.contains(&(i, i + 1)) && pairs.contains(&(i + 1, i))));
+    match broken {
+        Some(i) => Err(SpecError::new(
+            "spacing_m",
+            format!(
+                "v{i} and v{} ({} m apart) do not receive each other: the received power \
+                 (wifi.tx_power_dbm through wifi.propagation) is below wifi.rx_sensitivity_dbm, \
+                 so the chain has no route; lower spacing_m or change those settings",
+                i + 1,
+                Num(medium.mobility[i + 1].x_m - medium.mobility[i].x_m)
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Fill `slot` from a shortcut, refusing both.
 fn shortcut<T>(
     slot: &mut Option<T>,
@@ -82,17 +105,15 @@ fn shortcut<T>(
 impl VanetChainSpec {
     pub fn resolve(self) -> Result<Scenario, SpecError> {
         let (hops, mobility) = self.chain()?;
-        let wifi = self.wifi()?;
+        let wifi = self.wifi().map_err(|e| self.shortcut_path(e))?;
         let names: Vec<String> = (0..=hops).map(|i| format!("v{i}")).collect();
-        let tcp = self.tcp_spec()?;
+        let tcp = self.tcp_spec().map_err(|e| self.shortcut_path(e))?;
         let start = self.start.map_or(1_000_000_000, |d| d.0);
-        let stop = self
-            .stop
-            .map_or(start.saturating_add(250_000_000_000), |d| d.0);
         let common = Common {
             bytes: self.bytes,
             tcp: Some(&tcp),
-            stop: Some(Dur(stop)),
+            stop: self.stop,
+            default_stop: Some(start.saturating_add(250_000_000_000)),
             trace_interval: self.trace_interval,
             max_events: self.max_events,
         };
@@ -101,8 +122,8 @@ impl VanetChainSpec {
             src: names[0].clone(),
             dst: names[hops as usize].clone(),
             bytes: common.transfer_size(10_000_000_000)?,
-            start_ns: start,
-            tcp: common.tcp()?,
+            start_ns: common.check_start("start", "the flow's start", Some(start))?,
+            tcp: common.tcp().map_err(|e| self.shortcut_path(e))?,
         };
         let mut scenario = common.assemble(
             "vanet-chain",
@@ -111,14 +132,36 @@ impl VanetChainSpec {
             vec![flow],
             Vec::new(),
         )?;
-        scenario.media = vec![MediumConf {
+        let medium = MediumConf {
             name: "wifi".into(),
             nodes: names,
             mobility,
             wifi,
-        }];
+        };
+        check_hops(&medium, hops)?;
+        scenario.media = vec![medium];
         scenario.check_structure()?;
         Ok(scenario)
+    }
+
+    /// An error about a setting given by its shortcut names the shortcut
+    /// (`ifq`, not `wifi.ifq`; `segment`, not `tcp.mss`).
+    fn shortcut_path(&self, mut e: SpecError) -> SpecError {
+        let shortcuts = [
+            ("ifq", self.ifq.is_some(), "wifi.ifq"),
+            ("error_rate", self.error_rate.is_some(), "wifi.error_rate"),
+            ("dupack", self.dupack.is_some(), "tcp.dupack_threshold"),
+            ("delack", self.delack.is_some(), "tcp.delayed_ack_count"),
+            ("segment", self.segment.is_some(), "tcp.mss"),
+            ("window", self.window.is_some(), "tcp.recv_buffer"),
+        ];
+        for (short, set, long) in shortcuts {
+            let rest = e.path.strip_prefix(long);
+            if let Some(rest) = rest.filter(|r| set && (r.is_empty() || r.starts_with('.'))) {
+                e.path = format!("{short}{rest}");
+            }
+        }
+        e
     }
 
     /// The number of hops and every vehicle's position and velocity.
@@ -134,14 +177,14 @@ impl VanetChainSpec {
         if !(spacing.is_finite() && spacing > 0.0 && spacing <= 100_000.0) {
             return Err(SpecError::new(
                 "spacing_m",
-                format!("{spacing} is outside (0, 100000] m"),
+                format!("{} is outside (0, 100000] m", Num(spacing)),
             ));
         }
         let speed = self.speed_kmh.unwrap_or(20.0);
         if !(speed.is_finite() && (0.0..=500.0).contains(&speed)) {
             return Err(SpecError::new(
                 "speed_kmh",
-                format!("{speed} is outside [0, 500] km/h"),
+                format!("{} is outside [0, 500] km/h", Num(speed)),
             ));
         }
         let v = speed / 3.6;
@@ -267,7 +310,7 @@ mod tests {
         .unwrap_err();
         assert!(
             e.to_string()
-                .starts_with("wifi.data_rate_kbps: reception model dsss-ber"),
+                .starts_with("wifi.rate: reception model dsss-ber"),
             "{e}"
         );
         let e =

@@ -12,13 +12,14 @@
 //! one preset covers a single transfer, n LP + m NewReno competitors, and
 //! hundreds of short transfers one after another. Queues hold the bandwidth-
 //! delay product by default, as in the study: ⌈min(C_SN, C_ND) · 2(T_SN + T_ND)
-//! / (1500 B · 8)⌉ packets, at least 2.
+//! / (1500 B · 8)⌉ packets, at least 2 and at most 10⁶ (the largest queue).
 
 use serde::Deserialize;
 
-use super::common::{Common, Wired, DEFAULT_TRANSFER_BYTES};
+use super::common::{delay, rate, Common, Wired, DEFAULT_TRANSFER_BYTES};
+use crate::spec::tcp::resolve_over;
 use crate::spec::units::{Bytes, Dur, Rate};
-use crate::spec::{merge_tcp, BqlField, FlowConf, QdiscField, Scenario, SpecError};
+use crate::spec::{BqlField, FlowConf, QdiscField, Scenario, SpecError};
 use crate::spec::{LossKind, LossSpec, TcpSpec};
 
 /// A group of identical flows.
@@ -71,26 +72,34 @@ pub struct WiredWirelessSpec {
     pub max_events: Option<u64>,
 }
 
-/// Bandwidth-delay product in 1500-byte packets.
+/// Bandwidth-delay product in 1500-byte packets, within [2, 10⁶] (the
+/// largest queue, [`super::common::check_queue`]).
 fn bdp_packets(rate_bps: u64, rtt_ns: u64) -> u32 {
     let bits = u128::from(rate_bps) * u128::from(rtt_ns) / 1_000_000_000;
-    (bits.div_ceil(1500 * 8) as u32).max(2)
+    bits.div_ceil(1500 * 8).clamp(2, 1_000_000) as u32
 }
 
 impl FlowGroup {
     /// The group's flows (`path` names it), after the top-level `tcp` and
-    /// `bytes`.
+    /// `bytes`, each started before `common`'s stop.
     fn flows(
         &self,
         path: &str,
-        tcp: Option<&TcpSpec>,
+        common: &Common,
         default_bytes: u64,
     ) -> Result<Vec<FlowConf>, SpecError> {
-        let mut tcp_spec = merge_tcp(tcp, self.tcp.as_ref())?;
+        let tcp = common.tcp;
+        let mut own = self.tcp.clone().unwrap_or_default();
         if let Some(cc) = &self.cc {
-            tcp_spec.cc = Some(cc.clone());
+            own.cc = Some(cc.clone());
         }
-        let tcp = tcp_spec.resolve(&format!("{path}.tcp"))?;
+        let tcp_path = format!("{path}.tcp");
+        let tcp = resolve_over(tcp, Some(&own), &tcp_path, "tcp").map_err(|mut e| {
+            if self.cc.is_some() && e.path == format!("{tcp_path}.cc") {
+                e.path = format!("{path}.cc");
+            }
+            e
+        })?;
         let count = self.flows.unwrap_or(1);
         if !(1..=100_000).contains(&count) {
             return Err(SpecError::new(
@@ -110,7 +119,12 @@ impl FlowGroup {
         };
         let prefix = self.name.clone().unwrap_or_else(|| tcp.cc.clone());
         let start = self.start.map_or(0, |d| d.0);
+        common.check_start(&format!("{path}.start"), "the group's start", Some(start))?;
         let stagger = self.stagger.map_or(0, |d| d.0);
+        let last = u64::from(count - 1);
+        let what = format!("the group's last start (start + {last} × stagger)");
+        let at = last.checked_mul(stagger).and_then(|o| o.checked_add(start));
+        common.check_start(&format!("{path}.stagger"), &what, at)?;
         Ok((0..count)
             .map(|i| FlowConf {
                 name: format!("{prefix}-{}", i + 1),
@@ -126,10 +140,10 @@ impl FlowGroup {
 
 impl WiredWirelessSpec {
     pub fn resolve(self) -> Result<Scenario, SpecError> {
-        let wired_rate = self.wired_rate.map_or(10_000_000, |r| r.0);
-        let wired_delay = self.wired_delay.map_or(50_000_000, |d| d.0);
-        let wireless_rate = self.wireless_rate.map_or(10_000_000, |r| r.0);
-        let wireless_delay = self.wireless_delay.map_or(10_000, |d| d.0);
+        let wired_rate = rate("wired_rate", self.wired_rate, 10_000_000)?;
+        let wired_delay = delay("wired_delay", self.wired_delay, 50_000_000)?;
+        let wireless_rate = rate("wireless_rate", self.wireless_rate, 10_000_000)?;
+        let wireless_delay = delay("wireless_delay", self.wireless_delay, 10_000)?;
         let bdp = bdp_packets(
             wired_rate.min(wireless_rate),
             2 * (wired_delay + wireless_delay),
@@ -138,6 +152,7 @@ impl WiredWirelessSpec {
             bytes: self.bytes,
             tcp: self.tcp.as_ref(),
             stop: self.stop,
+            default_stop: None,
             trace_interval: self.trace_interval,
             max_events: self.max_events,
         };
@@ -166,7 +181,7 @@ impl WiredWirelessSpec {
         let mut flows = Vec::new();
         for (g, group) in groups.iter().enumerate() {
             let path = format!("groups[{g}]");
-            flows.extend(group.flows(&path, self.tcp.as_ref(), default_bytes)?);
+            flows.extend(group.flows(&path, &common, default_bytes)?);
         }
         let nodes = vec!["s".into(), "n".into(), "d".into()];
         common.assemble(
@@ -214,7 +229,7 @@ mod tests {
             .unwrap_err();
         assert!(
             e.to_string()
-                .starts_with("groups[0].tcp.cc: unknown congestion control 'nope'"),
+                .starts_with("groups[0].cc: unknown congestion control 'nope'"),
             "{e}"
         );
     }

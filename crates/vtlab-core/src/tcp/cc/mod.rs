@@ -62,7 +62,7 @@ pub use yeah::Yeah;
 
 use std::collections::BTreeMap;
 
-use crate::engine::{Duration, RngStream, Time};
+use crate::engine::{Duration, Num, RngStream, Time};
 pub use crate::tcp::rate::{RateConn, RateSample};
 use crate::tcp::state::CaState;
 
@@ -681,15 +681,22 @@ pub fn validate_params(
         if !(value.is_finite() && *value >= spec.min && *value <= spec.max) {
             return Err((
                 name.clone(),
-                format!("{value} is outside [{}, {}]", spec.min, spec.max),
+                format!(
+                    "{} is outside [{}, {}]",
+                    Num(*value),
+                    Num(spec.min),
+                    Num(spec.max)
+                ),
             ));
         }
         if spec.integer && value.fract() != 0.0 {
             return Err((
                 name.clone(),
                 format!(
-                    "{value} is not a whole number (an integer in [{}, {}])",
-                    spec.min, spec.max
+                    "{} is not a whole number (an integer in [{}, {}])",
+                    Num(*value),
+                    Num(spec.min),
+                    Num(spec.max)
                 ),
             ));
         }
@@ -706,7 +713,12 @@ pub fn validate_params(
                 };
                 return Err((
                     name.to_string(),
-                    format!("{} = {lo} must not exceed {upper} = {hi}", spec.name),
+                    format!(
+                        "{} = {} must not exceed {upper} = {}",
+                        spec.name,
+                        Num(lo),
+                        Num(hi)
+                    ),
                 ));
             }
         }
