@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -126,9 +125,6 @@ def unfinished_sessions(draw: Any) -> dict[str, Any]:
     return spec
 
 
-@pytest.mark.xfail(
-    strict=True, reason="issue 29: session flows lack abort_reason (fixed on branch h-i29d)"
-)
 @props(60)
 @given(unfinished_sessions(), seeds)
 def test_every_incomplete_session_flow_has_an_abort_reason(spec, seed):
