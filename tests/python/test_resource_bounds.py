@@ -5,11 +5,17 @@ exhausting the machine."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
+
+from conftest import assert_usage_error
+from vtlab import _core
+from vtlab.scenario import ScenarioError
 
 #: Sets the child's address-space limit (MiB, argv[1]), then runs the command line
 #: with the remaining arguments.
@@ -67,3 +73,61 @@ def test_mahimahi_writer_refuses_an_invalid_trace_and_leaves_no_file(tmp_path: P
     # 150 000 lines cross the 65 536-line chunks: every line arrives, in order.
     write_mahimahi(path, range(1, 150_001))
     assert path.read_text().split() == [str(i) for i in range(1, 150_001)]
+
+
+def pie_spec(t_update: str, second_start: str) -> str:
+    """Two 100 kB transfers through a PIE queue, the second ``second_start`` after
+    the first: the queue sits idle in between."""
+    return json.dumps(
+        {
+            "preset": "custom",
+            "nodes": ["a", "b"],
+            "links": [
+                {"a": "a", "b": "b", "rate": "10Mbps", "delay": "1ms",
+                 "qdisc": {"kind": "pie", "t_update": t_update}},
+            ],
+            "flows": [
+                {"src": "a", "dst": "b", "bytes": "100KB"},
+                {"src": "a", "dst": "b", "bytes": "100KB", "start": second_start},
+            ],
+        }
+    )  # fmt: skip
+
+
+def test_pie_update_period_has_a_floor(cli):
+    """t_update = 10 µs took 11 s for an hour of idle queue, 1 µs over 100 s without
+    answering Ctrl-C: below 1 ms it is refused, naming the field."""
+    with pytest.raises(ScenarioError, match=r"^links\[0\]\.qdisc\.t_update: must be at least 1 ms"):
+        _core.run(pie_spec("999us", "1s"), 1)
+    assert_usage_error(cli("run", "v2g", "--set", "qdisc={kind='pie', t_update='1us'}"), "t_update")
+
+
+def test_pie_idle_day_costs_no_more_than_its_packets():
+    """A day between two transfers is 86.4 million updates at the 1 ms floor; the
+    catch-up skips those that cannot change the controller, and the run's event
+    count (scheduler events plus the updates run, what the budget counts) stays
+    that of the packets: under 10 000, where a catch-up of every update would
+    count twice 86.4 million (both directions' queues); before, it took 5 s."""
+    out = _core.run(pie_spec("1ms", "86400s"), 1)
+    assert out["flows"]["completed"] == [True, True]
+    assert out["meta"]["events"] < 10_000
+
+
+def test_request_stop_ends_a_run_through_pie():
+    spec = '{"preset": "v2g", "bytes": "100GB", "qdisc": {"kind": "pie", "t_update": "1ms"}}'
+    result: list[BaseException] = []
+
+    def work():
+        try:
+            _core.run(spec, 1)
+        except BaseException as e:  # noqa: BLE001 - the interrupt is what we expect
+            result.append(e)
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join(timeout=0.3)
+    _core.request_stop()
+    t.join(timeout=60)
+    _core.request_stop(clear=True)
+    assert not t.is_alive()
+    assert len(result) == 1 and isinstance(result[0], KeyboardInterrupt)

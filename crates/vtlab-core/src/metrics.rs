@@ -307,7 +307,8 @@ pub struct RunResult {
     /// The capture files written, when captures were asked for.
     #[serde(skip)]
     pub capture: Option<CaptureReport>,
-    /// Events processed by the scheduler.
+    /// Events processed by the scheduler, plus the queue discs' own work
+    /// (PIE's updates): what the event budget counts.
     pub events_processed: u64,
     /// Packet transmissions over links (one per hop).
     pub packets: u64,

@@ -108,6 +108,9 @@ pub struct Simulation {
     horizon: Time,
     horizon_reason: &'static str,
     max_events: u64,
+    /// The queue discs' own work (PIE's updates, caught up lazily between
+    /// packets), counted against `max_events` as the events ns-3 runs it in.
+    qdisc_work: u64,
     /// Why the run ended before every flow was done (`abort_reason` of the
     /// flows still running then).
     end_reason: &'static str,
@@ -189,6 +192,7 @@ impl Simulation {
             horizon: plan.horizon,
             horizon_reason: plan.horizon_reason,
             max_events: plan.max_events,
+            qdisc_work: 0,
             end_reason: "",
             packets: 0,
             hash: plan.hash.clone(),
@@ -249,7 +253,7 @@ impl Simulation {
                 return Some(self.horizon);
             }
             let n = self.sched.events_processed();
-            if n > self.max_events {
+            if n + self.qdisc_work > self.max_events {
                 self.end_reason = "event_budget";
                 return Some(now);
             }
@@ -686,6 +690,7 @@ impl Simulation {
     /// Act on what a pass through direction `d`'s traffic-control layer did,
     /// and keep `out`'s buffers for the next pass.
     fn after_tc<const CAPTURE: bool>(&mut self, now: Time, d: u32, mut out: TcOut) {
+        self.qdisc_work += std::mem::take(&mut out.work);
         for p in &out.sent {
             self.packets += 1;
             if let (true, Some(c)) = (CAPTURE, self.capture.as_mut()) {
@@ -804,7 +809,7 @@ impl Simulation {
             trace: self.trace,
             events: self.events,
             capture,
-            events_processed: self.sched.events_processed(),
+            events_processed: self.sched.events_processed() + self.qdisc_work,
             packets: self.packets,
             sim_time_s: end.as_secs_f64(),
             wall_s,
