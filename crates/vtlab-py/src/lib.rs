@@ -5,7 +5,9 @@
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyDict, PyList};
+use pyo3::types::{PyByteArray, PyDict, PyList, PyString};
+use pyo3::IntoPyObjectExt;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use vtlab_core::metrics::{
@@ -136,18 +138,42 @@ fn columns<'py>(
     id: &RowId,
 ) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("scenario_hash", vec![id.scenario_hash; n])?;
-    d.set_item("seed", vec![id.seed; n])?;
-    d.set_item("version", vec![id.version; n])?;
+    d.set_item("scenario_hash", repeated(py, id.scenario_hash, n)?)?;
+    d.set_item("seed", repeated(py, id.seed, n)?)?;
+    d.set_item("version", repeated(py, id.version, n)?)?;
     for (name, data) in cols {
         match data {
-            ColumnData::Str(v) => d.set_item(name, v)?,
+            ColumnData::Str(v) => d.set_item(name, shared_strings(py, &v)?)?,
             ColumnData::U64(v) => d.set_item(name, v)?,
             ColumnData::F64(v) => d.set_item(name, v)?,
             ColumnData::Bool(v) => d.set_item(name, v)?,
         }
     }
     Ok(d)
+}
+
+/// A column of `n` rows that all hold `value`: `n` references to one Python
+/// object (8 bytes a row).
+fn repeated<'py, T>(py: Python<'py>, value: T, n: usize) -> PyResult<Bound<'py, PyList>>
+where
+    T: IntoPyObject<'py>,
+{
+    let value = value.into_bound_py_any(py)?;
+    PyList::new(py, std::iter::repeat_n(value, n))
+}
+
+/// A column of names (flows, sessions, messages, states: few distinct
+/// values in many rows), each distinct name one Python string.
+fn shared_strings<'py>(py: Python<'py>, values: &[String]) -> PyResult<Bound<'py, PyList>> {
+    let mut seen: HashMap<&str, Bound<'py, PyString>> = HashMap::new();
+    PyList::new(
+        py,
+        values.iter().map(|v| {
+            seen.entry(v.as_str())
+                .or_insert_with(|| PyString::new(py, v))
+                .clone()
+        }),
+    )
 }
 
 fn schema_list<'py>(py: Python<'py>, cols: &[Column]) -> PyResult<Bound<'py, PyList>> {
