@@ -131,3 +131,116 @@ def test_request_stop_ends_a_run_through_pie():
     _core.request_stop(clear=True)
     assert not t.is_alive()
     assert len(result) == 1 and isinstance(result[0], KeyboardInterrupt)
+
+
+#: Runs a spec (argv[2], JSON) through the core in a child limited to argv[1] MiB of
+#: address space; prints the result's meta and flow rows (and message count) as JSON.
+CORE_CHILD = """
+import json, resource, sys
+limit = int(sys.argv[1]) << 20
+resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+from vtlab import _core
+trace = len(sys.argv) > 3
+out = _core.run(sys.argv[2], 1, trace)
+print(json.dumps({"abort_reason": out["flows"]["abort_reason"] + out["sessions"]["abort_reason"],
+                  "messages": len(out["messages"]["index"]),
+                  "trace_rows": len((out["traces"] or {"time_s": []})["time_s"])}))
+"""
+
+
+def capped_core(limit_mib: int, spec: dict, *, trace: bool = False) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-c", CORE_CHILD, str(limit_mib), json.dumps(spec), *(["t"] * trace)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)
+
+
+def custom_session(repeats: int) -> dict:
+    return {
+        "preset": "v2g",
+        "session": {
+            "profile": "custom",
+            "abort_on_miss": False,
+            "steps": [{"name": "X", "request": 40, "response": 60, "repeats": repeats}],
+        },
+    }
+
+
+#: A message row in memory counts 32 B for each of its 3 identity and 8 own values.
+MESSAGE_ROW_BYTES = 11 * 32
+#: The default output budget, 1 GiB, holds this many message rows.
+DEFAULT_MESSAGE_ROWS = (1 << 30) // MESSAGE_ROW_BYTES
+
+
+def test_a_session_at_the_exchange_limit_is_refused_before_the_run():
+    """10⁷ exchanges (the documented limit of one session) aborted on a 400 MB
+    allocation (exit 134): its message rows need 3.5 GB. Now the output budget
+    refuses it before anything runs, naming the field and the numbers."""
+    proc = capped_cli(
+        1024, "run", "v2g", "--set", "session.profile=custom",
+        "--set", "session.steps=[{name='X', request=40, response=60, repeats=10000000}]",
+        timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: max_output_bytes: 10000000 exchanges")
+    assert f"{10_000_000 * MESSAGE_ROW_BYTES} bytes" in lines[0] and "1073741824" in lines[0]
+    # The same for 1000 vehicles of 30-minute DC sessions (8194 exchanges each), which
+    # needed 5 GB: refused, and accepted with a budget that says so.
+    station = {"preset": "station", "vehicles": 1000, "session": {}}
+    with pytest.raises(ScenarioError, match="^max_output_bytes: 8194000 exchanges in 1000"):
+        _core.run(json.dumps(station), 1)
+
+
+def test_the_largest_session_the_default_budget_accepts_fits_its_memory():
+    # 3 050 402 exchanges (1 GiB / 352 B): 0.84 GB of process memory now, a crash
+    # under this 1.5 GiB limit before (about 490 B an exchange).
+    out = capped_core(1536, custom_session(DEFAULT_MESSAGE_ROWS))
+    # Two flows (requests, responses) and the session, all complete.
+    assert out["messages"] == DEFAULT_MESSAGE_ROWS and out["abort_reason"] == ["", "", ""]
+    with pytest.raises(ScenarioError, match="^max_output_bytes: "):
+        _core.run(json.dumps(custom_session(DEFAULT_MESSAGE_ROWS + 1)), 1)
+
+
+def test_a_trace_every_nanosecond_ends_at_the_output_budget(tmp_path: Path):
+    """trace_interval = 1ns was accepted and wrote 4.2 GB of trace a minute. It still
+    is (a fine interval over a short run is legitimate), but the rows count against
+    the output budget: kept in memory a trace row counts 13 values × 32 B = 416 B,
+    so the default 1 GiB ends the run at row ⌊2³⁰ / 416⌋ + 1 = 2 581 111."""
+    out = capped_core(2048, {"preset": "v2g", "trace_interval": "1ns"}, trace=True)
+    assert out == {"abort_reason": ["output_budget"], "messages": 0, "trace_rows": 2_581_111}
+    # Streamed to a file a row counts 13 × 8 = 104 B: 2 MiB end the run at row
+    # ⌊2 097 152 / 104⌋ + 1 = 20 165, and the command says which budget ended it.
+    trace = tmp_path / "t.parquet"
+    proc = capped_cli(
+        1536, "run", "v2g", "--set", "trace_interval=1ns", "--set", "max_output_bytes=2MiB",
+        "--trace", str(trace), "--out", str(tmp_path / "runs.parquet"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import pyarrow.parquet as pq
+
+    assert pq.read_metadata(trace).num_rows == 20_165
+    flows = pq.read_table(tmp_path / "runs.parquet").to_pydict()
+    assert flows["abort_reason"] == ["output_budget"] and flows["completed"] == [False]
+    warnings = [ln for ln in proc.stderr.splitlines() if ln.startswith("warning: ")]
+    assert len(warnings) == 1 and warnings[0].startswith("warning: max_output_bytes: ")
+
+
+def test_captures_stop_at_the_output_budget(tmp_path: Path):
+    """An 800 MB transfer wrote 3.4 GB of captures. The bytes written count against
+    the output budget: with 4 MiB the three files stop within one event's frames of
+    it (one event may hand the device up to 64 packets, ns-3's queue disc quota, of
+    at most 1514 B and a 16 B record header each, seen at up to two points)."""
+    pcap = tmp_path / "pcap"
+    proc = capped_cli(
+        1536, "run", "v2g", "--bytes", "800MB", "--set", "max_output_bytes=4MiB",
+        "--pcap", str(pcap), "--out", str(tmp_path / "runs.parquet"),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    written = sum(f.stat().st_size for f in pcap.iterdir())
+    assert 4 << 20 < written <= (4 << 20) + 64 * 2 * (1514 + 16)
+    import pyarrow.parquet as pq
+
+    assert pq.read_table(tmp_path / "runs.parquet").to_pydict()["abort_reason"] == ["output_budget"]

@@ -20,7 +20,9 @@ mod session;
 use std::time::Instant;
 
 use crate::engine::{Duration, RngStream, Scheduler, Time};
-use crate::metrics::{EventLog, LinkResult, MessageLog, RunResult, Trace};
+use crate::metrics::{
+    row_output_bytes, EventLog, EventRow, LinkResult, MessageLog, RunResult, Trace, TraceRow,
+};
 use crate::net::family::{AnyFamily, DropCause, LinkFamily};
 use crate::net::link::{Arrival, Enqueued, TcOut};
 use crate::net::qdisc::hash::{FiveTuple, PROTO_TCP};
@@ -111,6 +113,11 @@ pub struct Simulation {
     /// The queue discs' own work (PIE's updates, caught up lazily between
     /// packets), counted against `max_events` as the events ns-3 runs it in.
     qdisc_work: u64,
+    /// The output budget, and what the sessions' message rows take of it.
+    max_output_bytes: u64,
+    message_output_bytes: u64,
+    /// Trace rows handed to a trace sink so far.
+    streamed_rows: u64,
     /// Why the run ended before every flow was done (`abort_reason` of the
     /// flows still running then).
     end_reason: &'static str,
@@ -193,6 +200,9 @@ impl Simulation {
             horizon_reason: plan.horizon_reason,
             max_events: plan.max_events,
             qdisc_work: 0,
+            max_output_bytes: plan.max_output_bytes,
+            message_output_bytes: plan.message_output_bytes,
+            streamed_rows: 0,
             end_reason: "",
             packets: 0,
             hash: plan.hash.clone(),
@@ -247,6 +257,7 @@ impl Simulation {
             self.sched.schedule(Time::ZERO, Event::TraceSample);
         }
         let streaming = hooks.trace_sink.is_some() && self.trace.is_some();
+        let watch_output = self.trace.is_some() || self.events.is_some() || capture;
         while let Some((now, event)) = self.sched.pop() {
             if now > self.horizon {
                 self.end_reason = self.horizon_reason;
@@ -269,12 +280,17 @@ impl Simulation {
             }
             if streaming && self.trace.as_ref().is_some_and(|t| t.len() >= TRACE_BATCH) {
                 let batch = std::mem::take(self.trace.as_mut()?);
+                self.streamed_rows += batch.len() as u64;
                 if !hooks.trace_sink.as_mut().is_some_and(|sink| sink(batch)) {
                     return None;
                 }
             }
             if self.remaining == 0 {
                 return Some(self.sched.now());
+            }
+            if watch_output && self.output_bytes(streaming) > self.max_output_bytes {
+                self.end_reason = "output_budget";
+                return Some(now);
             }
         }
         self.end_reason = "stalled";
@@ -756,6 +772,18 @@ impl Simulation {
                 &direction,
             ));
         }
+    }
+
+    /// The run's output so far, as the output budget counts it: the
+    /// sessions' message rows (set aside before the run), trace rows
+    /// (`streaming`: handed to a file), typed events and capture bytes.
+    fn output_bytes(&self, streaming: bool) -> u64 {
+        let trace = self.trace.as_ref().map_or(0, |t| t.len() as u64) + self.streamed_rows;
+        let events = self.events.as_ref().map_or(0, |e| e.len() as u64);
+        self.message_output_bytes
+            + trace * row_output_bytes(TraceRow::COLUMNS, !streaming)
+            + events * row_output_bytes(EventRow::COLUMNS, true)
+            + self.capture.as_ref().map_or(0, |c| c.bytes)
     }
 
     fn sample(&mut self, now: Time) {

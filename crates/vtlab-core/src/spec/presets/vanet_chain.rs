@@ -57,6 +57,8 @@ pub struct VanetChainSpec {
     pub stop: Option<Dur>,
     pub trace_interval: Option<Dur>,
     pub max_events: Option<u64>,
+    /// Output budget of one run (default: [`crate::spec::DEFAULT_MAX_OUTPUT_BYTES`]).
+    pub max_output_bytes: Option<Bytes>,
 }
 
 /// Fill `slot` from a shortcut, refusing both.
@@ -95,6 +97,7 @@ impl VanetChainSpec {
             stop: Some(Dur(stop)),
             trace_interval: self.trace_interval,
             max_events: self.max_events,
+            max_output_bytes: self.max_output_bytes,
         };
         let flow = FlowConf {
             name: "tcp".into(),
