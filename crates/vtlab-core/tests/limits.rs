@@ -201,3 +201,21 @@ fn traces_end_the_run_at_the_output_budget() {
     assert_eq!((rows, r.flows[0].abort_reason), (10_083, "output_budget"));
     assert_eq!((r.sim_time_s * 1e3).round(), 100_820.0);
 }
+
+#[test]
+fn typed_events_end_the_run_at_the_output_budget() {
+    // An event row counts 32 B for each of 3 + 9 values, 384 B: 1 MiB holds 2730
+    // rows (1 048 320 B). Losses of 5 % over 100 MB make far more; the run ends
+    // after the scheduler event whose rows pass the budget (a few rows at most).
+    let s = resolve_value(json!({"preset": "v2g", "max_output_bytes": "1MiB",
+        "loss": {"mean_loss": "5%"}}))
+    .unwrap();
+    let opts = RunOptions {
+        events: true,
+        ..Default::default()
+    };
+    let r = run(&s, 1, opts).unwrap();
+    let rows = r.events.unwrap().len();
+    assert_eq!(r.flows[0].abort_reason, "output_budget");
+    assert!((2731..2731 + 16).contains(&rows), "{rows}");
+}
