@@ -107,6 +107,15 @@ def run(
     if writing a capture fails; KeyboardInterrupt on Ctrl-C or
     :func:`request_stop`."""
 
+def channel_series(
+    spec_json: str, link: str, from_node: str, n_ms: int, seed: int
+) -> dict[str, tuple[str, bytearray]]:
+    """The channel model's output for ``n_ms`` TTIs (at most 3 600 000) of the cellular
+    direction of ``link`` leaving ``from_node``, as the run with ``seed`` sees it:
+    columns ``time_ms``, ``bytes``, ``lost``, ``rsrp_dbm``, ``sinr_db``, ``cqi``,
+    ``itbs``, each a pair (numpy dtype, the values in that dtype, one per TTI), for
+    ``numpy.frombuffer``. Raises ScenarioError naming the argument."""
+
 def request_stop(clear: bool = False) -> None:
     """Ask every running simulation (any thread) to stop with KeyboardInterrupt at its
     next check; ``clear=True`` withdraws the request."""

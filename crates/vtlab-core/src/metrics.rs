@@ -161,6 +161,26 @@ pub const ID_COLUMNS: &[Column] = &[
     },
 ];
 
+/// What a value of a result row counts against a run's output budget
+/// (`max_output_bytes`) when the row is kept in memory: about what it takes
+/// as a Python value in the result's column lists (a list slot and a number
+/// object).
+pub const OUTPUT_BYTES_PER_VALUE_IN_MEMORY: u64 = 32;
+/// What a value counts when its row is streamed to a file: a number in the
+/// file's columns before compression.
+pub const OUTPUT_BYTES_PER_VALUE_IN_FILE: u64 = 8;
+
+/// What one row of a table with `columns` (besides the identity columns)
+/// counts against the output budget, kept in memory or streamed to a file.
+pub const fn row_output_bytes(columns: &[Column], in_memory: bool) -> u64 {
+    let per_value = if in_memory {
+        OUTPUT_BYTES_PER_VALUE_IN_MEMORY
+    } else {
+        OUTPUT_BYTES_PER_VALUE_IN_FILE
+    };
+    (ID_COLUMNS.len() + columns.len()) as u64 * per_value
+}
+
 tables! {
     /// One flow's outcome.
     FlowResult / FlowColumns {
@@ -170,7 +190,7 @@ tables! {
         recovery: &'static str, "", "Loss recovery: tahoe, reno, newreno, sack or sack+prr";
         bytes: u64, "B", "Application bytes to transfer";
         completed: bool, "", "Whether every byte reached the receiver before the run ended";
-        abort_reason: &'static str, "", "Why an incomplete flow ended: syn_retries (connection attempt failed), data_retries (too many timeouts in a row), stop_time (the scenario's stop), horizon (the default horizon), event_budget, stalled (nothing left to simulate), deadline (a session's flows: their session ended at a missed response deadline; a session's two flows always carry their session's reason unless their own connection gave up); empty when completed";
+        abort_reason: &'static str, "", "Why an incomplete flow ended: syn_retries (connection attempt failed), data_retries (too many timeouts in a row), stop_time (the scenario's stop), horizon (the default horizon), event_budget, output_budget (the run's output reached max_output_bytes), stalled (nothing left to simulate), deadline (a session's flows: their session ended at a missed response deadline; a session's two flows always carry their session's reason unless their own connection gave up); empty when completed";
         goodput_bps: f64, "bit/s", "Application bytes received in order × 8 / (last byte time − flow start)";
         completion_s: f64, "s", "From flow start to the last byte received; NaN if incomplete";
         segments_sent: u64, "", "Data segments transmitted, retransmissions included";
@@ -240,7 +260,7 @@ tables! {
         cc: String, "", "Congestion control of the session's connection";
         tcp_profile: &'static str, "", "TCP implementation profile: ns3 or linux";
         completed: bool, "", "Whether every exchange of the session was answered (in time, when misses abort)";
-        abort_reason: String, "", "Why an unfinished session ended: deadline (a response missed its timeout), syn_retries or data_retries (the connection failed), stop_time, horizon, event_budget, stalled; empty when completed";
+        abort_reason: String, "", "Why an unfinished session ended: deadline (a response missed its timeout), syn_retries or data_retries (the connection failed), stop_time, horizon, event_budget, output_budget, stalled; empty when completed";
         failed_message: String, "", "The message whose exchange was under way when the session ended early; empty when completed";
         messages: u64, "", "Exchanges recorded (answered, or missed at the deadline)";
         deadline_misses: u64, "", "Responses later than their deadline (or never, when the session gave up)";
@@ -307,7 +327,8 @@ pub struct RunResult {
     /// The capture files written, when captures were asked for.
     #[serde(skip)]
     pub capture: Option<CaptureReport>,
-    /// Events processed by the scheduler.
+    /// Events processed by the scheduler, plus the queue discs' own work
+    /// (PIE's updates): what the event budget counts.
     pub events_processed: u64,
     /// Packet transmissions over links (one per hop).
     pub packets: u64,

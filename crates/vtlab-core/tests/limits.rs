@@ -127,3 +127,95 @@ fn a_trace_sink_receives_the_whole_trace_in_bounded_batches() {
     assert_eq!(joined.time_s, whole.time_s);
     assert_eq!(joined.cwnd_bytes, whole.cwnd_bytes);
 }
+
+/// A v2g session of one custom step repeated `n` times, with an output budget.
+fn session_of(n: u32, budget: &str) -> serde_json::Value {
+    json!({"preset": "v2g", "max_output_bytes": budget, "session": {"profile": "custom",
+        "steps": [{"name": "X", "request": 40, "response": 60, "repeats": n}]}})
+}
+
+#[test]
+fn the_sessions_message_rows_must_fit_the_output_budget_before_the_run() {
+    // A message row kept in memory counts 32 B for each of its 3 identity and
+    // 8 own values: 352 B. 1 MiB = 1 048 576 B holds 2978 rows (1 048 256 B),
+    // not 2979 (1 048 608 B).
+    let plan = |v| resolve_value(v).and_then(|s| spec::plan(&s));
+    assert!(plan(session_of(2978, "1MiB")).is_ok());
+    let e = plan(session_of(2979, "1MiB")).err().unwrap();
+    assert_eq!(e.path, "max_output_bytes");
+    assert!(
+        e.message.starts_with("2979 exchanges in 1 session(s)") && e.message.contains("1048608"),
+        "{e}"
+    );
+    // The budget itself: 1 MiB to 1 TiB.
+    let e = plan(session_of(1, "1000kB")).err().unwrap();
+    assert_eq!(
+        e.to_string(),
+        "max_output_bytes: 1000000 is outside [1048576, 1099511627776] bytes"
+    );
+}
+
+#[test]
+fn traces_end_the_run_at_the_output_budget() {
+    use vtlab_core::metrics::Trace;
+    // One flow sampled every 10 ms from 0 (one row per sample). Kept in memory a
+    // trace row counts 32 B for each of 3 + 10 values, 416 B: 1 MiB holds 2520
+    // rows (1 048 320 B); the sample that adds row 2521, at 25.2 s, ends the run.
+    let s = resolve_value(json!({"preset": "v2g", "max_output_bytes": "1MiB"})).unwrap();
+    let plan = spec::plan(&s).unwrap();
+    let traced = RunOptions {
+        trace: true,
+        ..Default::default()
+    };
+    let r = vtlab_core::run_plan(&plan, 1, traced);
+    assert_eq!(r.trace.as_ref().unwrap().len(), 2521);
+    assert_eq!(r.flows[0].abort_reason, "output_budget");
+    assert_eq!((r.sim_time_s * 1e3).round(), 25_200.0);
+    // Streamed to a file a row counts 8 B a value, 104 B: 1 MiB holds 10 082
+    // rows (1 048 528 B), the 10 083rd (at 100.82 s) ends the run; the 100 MB
+    // transfer (about 85 s at 10 Mbit/s) completes first.
+    let mut rows = 0;
+    let mut sink = |t: Trace| {
+        rows += t.len();
+        true
+    };
+    let hooks = Hooks {
+        trace_sink: Some(&mut sink),
+        ..Hooks::default()
+    };
+    let streamed = run_plan_with(&plan, 1, traced, hooks).unwrap();
+    assert_eq!(streamed.flows[0].abort_reason, "");
+    assert!(rows < 10_083, "{rows}");
+    let s = resolve_value(json!({"preset": "v2g", "max_output_bytes": "1MiB", "bytes": "200MB"}))
+        .unwrap();
+    let mut rows = 0;
+    let mut sink = |t: Trace| {
+        rows += t.len();
+        true
+    };
+    let hooks = Hooks {
+        trace_sink: Some(&mut sink),
+        ..Hooks::default()
+    };
+    let r = run_plan_with(&spec::plan(&s).unwrap(), 1, traced, hooks).unwrap();
+    assert_eq!((rows, r.flows[0].abort_reason), (10_083, "output_budget"));
+    assert_eq!((r.sim_time_s * 1e3).round(), 100_820.0);
+}
+
+#[test]
+fn typed_events_end_the_run_at_the_output_budget() {
+    // An event row counts 32 B for each of 3 + 9 values, 384 B: 1 MiB holds 2730
+    // rows (1 048 320 B). Losses of 5 % over 100 MB make far more; the run ends
+    // after the scheduler event whose rows pass the budget (a few rows at most).
+    let s = resolve_value(json!({"preset": "v2g", "max_output_bytes": "1MiB",
+        "loss": {"mean_loss": "5%"}}))
+    .unwrap();
+    let opts = RunOptions {
+        events: true,
+        ..Default::default()
+    };
+    let r = run(&s, 1, opts).unwrap();
+    let rows = r.events.unwrap().len();
+    assert_eq!(r.flows[0].abort_reason, "output_budget");
+    assert!((2731..2731 + 16).contains(&rows), "{rows}");
+}

@@ -193,3 +193,47 @@ fn bad_qdiscs_are_rejected_with_the_field() {
     let e = resolve_value(json!({"preset": "lte-cabin", "qdisc": "codel"})).unwrap_err();
     assert!(e.message.contains("unknown field `qdisc`"), "{e}");
 }
+
+#[test]
+fn pie_updates_count_against_the_event_budget() {
+    // With a = b = 0 PIE's drop probability stays 0: it is a 25-packet FIFO
+    // whatever its update period, so the packets (and the scheduler's events)
+    // of both runs are the same and only the number of updates differs: one
+    // per millisecond while the queue is busy, against none at 1000 s after
+    // the first one at 0.
+    let pie = |t_update: &str| json!({"kind": "pie", "a": 0, "b": 0, "t_update": t_update});
+    let often = run_json(bottleneck(pie("1ms")), 1, false);
+    let rarely = run_json(bottleneck(pie("1000s")), 1, false);
+    assert_eq!(often.flows[0].completion_s, rarely.flows[0].completion_s);
+    let counters = |r: &RunResult| -> Vec<(u64, u64, u64, u64)> {
+        r.links
+            .iter()
+            .map(|l| {
+                (
+                    l.drops_queue,
+                    l.qdisc_enqueued,
+                    l.qdisc_drops_limit,
+                    l.qdisc_drops_aqm,
+                )
+            })
+            .collect()
+    };
+    assert_eq!(counters(&often), counters(&rarely));
+    assert!(
+        counters(&often).iter().any(|c| c.2 > 0),
+        "the queue overflows"
+    );
+    // 100 kB through 1 Mbit/s keeps the queue busy about 0.8 s: hundreds of
+    // updates that change the queue delay, so none can be skipped.
+    let updates = often.events_processed - rarely.events_processed;
+    assert!((500..=1200).contains(&updates), "{updates}");
+    // The budget counts them: just enough completes, one fewer does not.
+    let budget = |n: u64| {
+        let mut spec = bottleneck(pie("1ms"));
+        spec["max_events"] = json!(n);
+        run_json(spec, 1, false).flows[0].abort_reason
+    };
+    assert_eq!(budget(often.events_processed), "");
+    assert_eq!(budget(often.events_processed - 1), "event_budget");
+    assert_eq!(budget(rarely.events_processed), "event_budget");
+}

@@ -8,7 +8,9 @@ mod emulate;
 use pyo3::create_exception;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyByteArray, PyDict, PyList, PyString};
+use pyo3::IntoPyObjectExt;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use vtlab_core::metrics::{
@@ -139,18 +141,42 @@ fn columns<'py>(
     id: &RowId,
 ) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    d.set_item("scenario_hash", vec![id.scenario_hash; n])?;
-    d.set_item("seed", vec![id.seed; n])?;
-    d.set_item("version", vec![id.version; n])?;
+    d.set_item("scenario_hash", repeated(py, id.scenario_hash, n)?)?;
+    d.set_item("seed", repeated(py, id.seed, n)?)?;
+    d.set_item("version", repeated(py, id.version, n)?)?;
     for (name, data) in cols {
         match data {
-            ColumnData::Str(v) => d.set_item(name, v)?,
+            ColumnData::Str(v) => d.set_item(name, shared_strings(py, &v)?)?,
             ColumnData::U64(v) => d.set_item(name, v)?,
             ColumnData::F64(v) => d.set_item(name, v)?,
             ColumnData::Bool(v) => d.set_item(name, v)?,
         }
     }
     Ok(d)
+}
+
+/// A column of `n` rows that all hold `value`: `n` references to one Python
+/// object (8 bytes a row).
+fn repeated<'py, T>(py: Python<'py>, value: T, n: usize) -> PyResult<Bound<'py, PyList>>
+where
+    T: IntoPyObject<'py>,
+{
+    let value = value.into_bound_py_any(py)?;
+    PyList::new(py, std::iter::repeat_n(value, n))
+}
+
+/// A column of names (flows, sessions, messages, states: few distinct
+/// values in many rows), each distinct name one Python string.
+fn shared_strings<'py>(py: Python<'py>, values: &[String]) -> PyResult<Bound<'py, PyList>> {
+    let mut seen: HashMap<&str, Bound<'py, PyString>> = HashMap::new();
+    PyList::new(
+        py,
+        values.iter().map(|v| {
+            seen.entry(v.as_str())
+                .or_insert_with(|| PyString::new(py, v))
+                .clone()
+        }),
+    )
 }
 
 fn schema_list<'py>(py: Python<'py>, cols: &[Column]) -> PyResult<Bound<'py, PyList>> {
@@ -174,11 +200,11 @@ fn schema_list<'py>(py: Python<'py>, cols: &[Column]) -> PyResult<Bound<'py, PyL
     Ok(list)
 }
 
-/// The declared columns of every result table: {"flows": [...], "links":
-/// [...], "traces": [...]}, each a list of {name, kind, unit, doc}.
 /// The channel model's per-TTI output for one cellular direction, as a run of
-/// `spec_json` with `seed` sees it: a dict of column lists (`time_ms`,
-/// `bytes`, `lost`, `rsrp_dbm`, `sinr_db`, `cqi`, `itbs`).
+/// `spec_json` with `seed` sees it: a dict of columns (`time_ms`, `bytes`,
+/// `lost`, `rsrp_dbm`, `sinr_db`, `cqi`, `itbs`), each a pair (numpy dtype,
+/// bytearray of the values in that dtype): 8 bytes per number and 1 per flag,
+/// one value per TTI, so an hour of TTIs is about 160 MB.
 #[pyfunction]
 #[pyo3(signature = (spec_json, link, from_node, n_ms, seed))]
 fn channel_series<'py>(
@@ -193,17 +219,49 @@ fn channel_series<'py>(
     let s = py
         .detach(|| vtlab_core::channel_series(&scenario, link, from_node, n_ms, seed))
         .map_err(to_py_err)?;
+    let int = |v: i64| v.to_le_bytes();
+    let columns: [(&str, &str, Vec<u8>); 7] = [
+        (
+            "time_ms",
+            "<i8",
+            s.time_ms.iter().flat_map(|&t| int(t as i64)).collect(),
+        ),
+        (
+            "bytes",
+            "<i8",
+            s.bytes.iter().flat_map(|&b| int(b.into())).collect(),
+        ),
+        ("lost", "?", s.lost.iter().map(|&l| u8::from(l)).collect()),
+        (
+            "rsrp_dbm",
+            "<f8",
+            s.rsrp_dbm.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        ),
+        (
+            "sinr_db",
+            "<f8",
+            s.sinr_db.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        ),
+        (
+            "cqi",
+            "<i8",
+            s.cqi.iter().flat_map(|&c| int(c.into())).collect(),
+        ),
+        (
+            "itbs",
+            "<i8",
+            s.itbs.iter().flat_map(|&c| int(c.into())).collect(),
+        ),
+    ];
     let d = PyDict::new(py);
-    d.set_item("time_ms", s.time_ms)?;
-    d.set_item("bytes", s.bytes)?;
-    d.set_item("lost", s.lost)?;
-    d.set_item("rsrp_dbm", s.rsrp_dbm)?;
-    d.set_item("sinr_db", s.sinr_db)?;
-    d.set_item("cqi", s.cqi)?;
-    d.set_item("itbs", s.itbs)?;
+    for (name, dtype, data) in columns {
+        d.set_item(name, (dtype, PyByteArray::new(py, &data)))?;
+    }
     Ok(d)
 }
 
+/// The declared columns of every result table: {"flows": [...], "links":
+/// [...], "traces": [...]}, each a list of {name, kind, unit, doc}.
 #[pyfunction]
 fn schema(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     let d = PyDict::new(py);

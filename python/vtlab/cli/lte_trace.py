@@ -75,14 +75,14 @@ def lte_trace_command(
     check_outputs(outputs, force=force)
     sc = scenario_from_cli(preset, scenario, sets=set_, default={"preset": "lte-cabin"})
     df = channel_series(sc, seconds, seed, direction)
-    delivered = df[~df["lost"]]
-    stamps = to_mahimahi(delivered["time_ms"].tolist(), delivered["bytes"].tolist())
+    delivered = ~df["lost"].to_numpy()
+    stamps = to_mahimahi(df["time_ms"].to_numpy()[delivered], df["bytes"].to_numpy()[delivered])
     if not stamps:
         raise CliError("--seconds", "the channel delivered less than one opportunity: no trace")
     write_mahimahi(out, stamps)
     if series is not None:
         df.to_parquet(series, index=False)
-    rate = df["bytes"][~df["lost"]].sum() * 8 / seconds / 1e6
+    rate = df["bytes"].to_numpy()[delivered].sum() * 8 / seconds / 1e6
     typer.echo(
         f"wrote {out} ({len(stamps)} opportunities, {rate:.2f} Mbit/s mean, "
         f"RSRP {df['rsrp_dbm'].mean():.1f} dBm mean)" + (f" and {series}" if series else "")

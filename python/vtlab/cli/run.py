@@ -202,9 +202,32 @@ def run_command(
         print_table(res, len(seeds), seeds, wall, quiet)
         if res.has_sessions():
             print_sessions_table(res, len(seeds))
+    _report_budgets(res)
     if interrupted:
         print(f"interrupted after {len(seeds)} completed run(s); they were kept", file=sys.stderr)
         raise typer.Exit(EXIT_INTERRUPTED)
+
+
+#: A budget that can end a run early: the ``abort_reason`` of what was still running
+#: then, the scenario field that sets it, and what it bounds.
+BUDGETS = (
+    ("event_budget", "max_events", "the events it may process"),
+    ("output_budget", "max_output_bytes", "its traces, events, message rows and captures"),
+)
+
+
+def _report_budgets(res: "Result") -> None:
+    """Say on stderr, naming the field, which budget ended a run before its flows or
+    sessions were done (their rows carry the reason)."""
+    reasons = {r["abort_reason"] for r in [*res.flow_records(), *res.session_records()]}
+    for reason, field, bounds in BUDGETS:
+        if reason in reasons:
+            print(
+                f"warning: {field}: a run reached its budget for {bounds} and ended "
+                f"early; what was still running has abort_reason = {reason} "
+                f"(docs/reliability.md)",
+                file=sys.stderr,
+            )
 
 
 def _run_outputs(

@@ -126,6 +126,9 @@ pub struct TcOut {
     /// next start of transmission, which frees a slot of the stopped device
     /// queue ([`LinkDir::tc_wake`] then runs, as ns-3's `Wake`).
     pub tx_start: Option<Time>,
+    /// The queue disc's own work done in the pass
+    /// ([`QueueDisc::periodic_work`]: PIE's updates caught up).
+    pub work: u64,
 }
 
 impl TcOut {
@@ -253,16 +256,28 @@ impl LinkDir {
         let Some(tc) = self.tc.as_mut() else {
             return;
         };
+        let work = tc.qdisc.periodic_work();
         if let Err(d) = tc.qdisc.enqueue(now, item) {
             out.dropped.push((d.item.payload, d.reason.is_aqm()));
         }
         self.tc_run(now, out);
+        out.work += self.qdisc_work() - work;
+    }
+
+    fn qdisc_work(&self) -> u64 {
+        self.tc.as_ref().map_or(0, |tc| tc.qdisc.periodic_work())
     }
 
     /// The device dequeued a packet at `now` (it started transmitting):
     /// ns-3's `NetDeviceQueue::PacketDequeued` → `Wake`, which runs the
     /// queue disc only if the device had stopped it.
     pub fn tc_wake(&mut self, now: Time, out: &mut TcOut) {
+        let work = self.qdisc_work();
+        self.wake(now, out);
+        out.work += self.qdisc_work() - work;
+    }
+
+    fn wake(&mut self, now: Time, out: &mut TcOut) {
         let Some(tc) = self.tc.as_mut() else {
             return;
         };

@@ -327,7 +327,12 @@ pub struct Capture {
     next_id: Vec<u16>,
     buf: Vec<u8>,
     error: Option<String>,
+    /// Bytes written to the files so far (headers included).
+    pub(crate) bytes: u64,
 }
+
+/// The pcap file header: magic, version, zone, accuracy, snaplen, link type.
+const PCAP_HEADER_BYTES: u64 = 24;
 
 fn safe_name(name: &str) -> String {
     name.chars()
@@ -495,7 +500,6 @@ impl Capture {
             })
             .collect();
         Ok(Capture {
-            files,
             payload: req.payload,
             dirs,
             tx,
@@ -503,6 +507,8 @@ impl Capture {
             flows,
             ids: HashMap::new(),
             next_id: vec![0; plan.nodes.len()],
+            bytes: PCAP_HEADER_BYTES * files.len() as u64,
+            files,
             buf: Vec::with_capacity(2048),
             error: None,
         })
@@ -589,7 +595,10 @@ impl Capture {
             let file = &mut self.files[f];
             if let Some(w) = file.writer.as_mut() {
                 match w.write_packet(&packet) {
-                    Ok(_) => file.packets += 1,
+                    Ok(n) => {
+                        file.packets += 1;
+                        self.bytes += n as u64;
+                    }
                     Err(e) => {
                         self.error = Some(format!("cannot write {}: {e}", file.path.display()));
                         return;

@@ -20,7 +20,9 @@ mod session;
 use std::time::Instant;
 
 use crate::engine::{Duration, RngStream, Scheduler, Time};
-use crate::metrics::{EventLog, LinkResult, MessageLog, RunResult, Trace};
+use crate::metrics::{
+    row_output_bytes, EventLog, EventRow, LinkResult, MessageLog, RunResult, Trace, TraceRow,
+};
 use crate::net::family::{AnyFamily, DropCause, LinkFamily};
 use crate::net::link::{Arrival, Enqueued, TcOut};
 use crate::net::qdisc::hash::{FiveTuple, PROTO_TCP};
@@ -108,6 +110,14 @@ pub struct Simulation {
     horizon: Time,
     horizon_reason: &'static str,
     max_events: u64,
+    /// The queue discs' own work (PIE's updates, caught up lazily between
+    /// packets), counted against `max_events` as the events ns-3 runs it in.
+    qdisc_work: u64,
+    /// The output budget, and what the sessions' message rows take of it.
+    max_output_bytes: u64,
+    message_output_bytes: u64,
+    /// Trace rows handed to a trace sink so far.
+    streamed_rows: u64,
     /// Why the run ended before every flow was done (`abort_reason` of the
     /// flows still running then).
     end_reason: &'static str,
@@ -189,6 +199,10 @@ impl Simulation {
             horizon: plan.horizon,
             horizon_reason: plan.horizon_reason,
             max_events: plan.max_events,
+            qdisc_work: 0,
+            max_output_bytes: plan.max_output_bytes,
+            message_output_bytes: plan.message_output_bytes,
+            streamed_rows: 0,
             end_reason: "",
             packets: 0,
             hash: plan.hash.clone(),
@@ -243,13 +257,14 @@ impl Simulation {
             self.sched.schedule(Time::ZERO, Event::TraceSample);
         }
         let streaming = hooks.trace_sink.is_some() && self.trace.is_some();
+        let watch_output = self.trace.is_some() || self.events.is_some() || capture;
         while let Some((now, event)) = self.sched.pop() {
             if now > self.horizon {
                 self.end_reason = self.horizon_reason;
                 return Some(self.horizon);
             }
             let n = self.sched.events_processed();
-            if n > self.max_events {
+            if n + self.qdisc_work > self.max_events {
                 self.end_reason = "event_budget";
                 return Some(now);
             }
@@ -265,12 +280,17 @@ impl Simulation {
             }
             if streaming && self.trace.as_ref().is_some_and(|t| t.len() >= TRACE_BATCH) {
                 let batch = std::mem::take(self.trace.as_mut()?);
+                self.streamed_rows += batch.len() as u64;
                 if !hooks.trace_sink.as_mut().is_some_and(|sink| sink(batch)) {
                     return None;
                 }
             }
             if self.remaining == 0 {
                 return Some(self.sched.now());
+            }
+            if watch_output && self.output_bytes(streaming) > self.max_output_bytes {
+                self.end_reason = "output_budget";
+                return Some(now);
             }
         }
         self.end_reason = "stalled";
@@ -686,6 +706,7 @@ impl Simulation {
     /// Act on what a pass through direction `d`'s traffic-control layer did,
     /// and keep `out`'s buffers for the next pass.
     fn after_tc<const CAPTURE: bool>(&mut self, now: Time, d: u32, mut out: TcOut) {
+        self.qdisc_work += std::mem::take(&mut out.work);
         for p in &out.sent {
             self.packets += 1;
             if let (true, Some(c)) = (CAPTURE, self.capture.as_mut()) {
@@ -753,6 +774,18 @@ impl Simulation {
         }
     }
 
+    /// The run's output so far, as the output budget counts it: the
+    /// sessions' message rows (set aside before the run), trace rows
+    /// (`streaming`: handed to a file), typed events and capture bytes.
+    fn output_bytes(&self, streaming: bool) -> u64 {
+        let trace = self.trace.as_ref().map_or(0, |t| t.len() as u64) + self.streamed_rows;
+        let events = self.events.as_ref().map_or(0, |e| e.len() as u64);
+        self.message_output_bytes
+            + trace * row_output_bytes(TraceRow::COLUMNS, !streaming)
+            + events * row_output_bytes(EventRow::COLUMNS, true)
+            + self.capture.as_ref().map_or(0, |c| c.bytes)
+    }
+
     fn sample(&mut self, now: Time) {
         let Some(trace) = self.trace.as_mut() else {
             return;
@@ -809,7 +842,7 @@ impl Simulation {
             trace: self.trace,
             events: self.events,
             capture,
-            events_processed: self.sched.events_processed(),
+            events_processed: self.sched.events_processed() + self.qdisc_work,
             packets: self.packets,
             sim_time_s: end.as_secs_f64(),
             wall_s,

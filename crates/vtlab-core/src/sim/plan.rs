@@ -137,6 +137,11 @@ pub struct Plan {
     pub(crate) horizon_reason: &'static str,
     /// Scheduler events the run may process.
     pub(crate) max_events: u64,
+    /// Bytes of output (traces, events, message rows, captures) the run may
+    /// produce, counted as [`crate::metrics::row_output_bytes`] says.
+    pub(crate) max_output_bytes: u64,
+    /// Of those, what the sessions' message rows take (set aside before the run).
+    pub(crate) message_output_bytes: u64,
     pub(crate) trace_interval: Duration,
     /// Each node's IPv4 address.
     pub(crate) addresses: Vec<[u8; 4]>,

@@ -32,8 +32,8 @@ pub use presets::{
 };
 pub use qdisc::{BqlField, QdiscField, QdiscKind, QdiscSpec};
 pub use scenario::{
-    FlowConf, LinkConf, Scenario, MAX_EVENTS, MAX_STATIONS, MAX_STOP_NS, MAX_TIME_NS,
-    RATE_RANGE_BPS,
+    FlowConf, LinkConf, Scenario, DEFAULT_MAX_OUTPUT_BYTES, MAX_EVENTS, MAX_STATIONS, MAX_STOP_NS,
+    MAX_TIME_NS, OUTPUT_BYTES_RANGE, RATE_RANGE_BPS,
 };
 pub use session::{SessionConf, SessionSpec, StepConf};
 pub use tcp::{merge_tcp, TcpSpec};

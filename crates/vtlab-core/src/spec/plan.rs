@@ -54,6 +54,8 @@ pub fn plan(scenario: &Scenario) -> Result<Plan, SpecError> {
         horizon,
         horizon_reason,
         max_events: scenario.max_events.unwrap_or(DEFAULT_MAX_EVENTS),
+        max_output_bytes: scenario.output_budget(),
+        message_output_bytes: scenario.message_output_bytes(),
         trace_interval: Duration(scenario.trace_interval_ns),
         addresses: if scenario.addresses.is_empty() {
             (1..=scenario.nodes.len() as u32)

@@ -442,6 +442,12 @@ fn narrow(v: Option<Bytes>, default: u32) -> u32 {
     v.map_or(default, |b| u32::try_from(b.0).unwrap_or(u32::MAX))
 }
 
+/// PIE's shortest update period (`t_update`): its controller runs once per
+/// period however idle the queue, so the period bounds its work per
+/// simulated second; Linux's `sch_pie` runs it on a jiffy timer (1 ms at
+/// HZ = 1000), RFC 8033 recommends 15 ms.
+pub const PIE_MIN_T_UPDATE: Duration = Duration(1_000_000);
+
 /// The largest byte limit: a million full-size packets.
 const MAX_LIMIT_BYTES: u64 = MAX_QDISC_PACKETS as u64 * 1500;
 
@@ -657,7 +663,16 @@ impl Attrs<'_> {
         self.bytes("mean_pkt_size", p.mean_pkt_size, 1)?;
         self.real("a", p.a, 0.0, 1e6)?;
         self.real("b", p.b, 0.0, 1e6)?;
-        self.time("t_update", p.t_update)?;
+        if p.t_update < PIE_MIN_T_UPDATE {
+            return Err(SpecError::new(
+                self.field("t_update"),
+                format!(
+                    "must be at least 1 ms (got {} ns): PIE runs an update every t_update, \
+                     and Linux's runs on a timer of whole jiffies (1 ms or more)",
+                    p.t_update.0
+                ),
+            ));
+        }
         self.bytes("dq_threshold", p.dq_threshold, 1)?;
         self.time("delay_ref", p.q_delay_ref)
     }

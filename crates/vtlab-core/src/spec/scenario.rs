@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use super::session::SessionConf;
 use super::{SpecError, Validate};
 use crate::engine::secs;
+use crate::metrics::{row_output_bytes, MessageRow};
 use crate::net::cellular::CapacityConf;
 use crate::net::qdisc::dql::DqlParams;
 use crate::net::qdisc::QdiscConf;
@@ -28,6 +29,10 @@ pub const MAX_FRAMING_BYTES: u32 = 65_535;
 pub const MAX_STOP_NS: u64 = 30 * 86_400_000_000_000;
 /// Largest event budget a scenario may set.
 pub const MAX_EVENTS: u64 = 1_000_000_000_000;
+/// Output budgets a scenario may set: 1 MiB to 1 TiB.
+pub const OUTPUT_BYTES_RANGE: (u64, u64) = (1 << 20, 1 << 40);
+/// Default output budget of a run: 1 GiB.
+pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 1 << 30;
 /// Largest byte limit of a queue: 64 GiB (the limit is a bound, the memory
 /// used is what the traffic puts in the queue).
 pub const MAX_QUEUE_BYTES: u64 = 1 << 36;
@@ -97,6 +102,9 @@ pub struct Scenario {
     /// The event budget, when the scenario sets one (else the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_events: Option<u64>,
+    /// The output budget, bytes, when the scenario sets one (else the default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_bytes: Option<u64>,
     /// Shared 802.11 media (nodes may also have point-to-point links).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub media: Vec<MediumConf>,
@@ -182,12 +190,53 @@ impl Scenario {
         if let Some(n) = self.max_events {
             check_range("max_events".into(), n, (1, MAX_EVENTS), " events")?;
         }
+        if let Some(n) = self.max_output_bytes {
+            check_range("max_output_bytes".into(), n, OUTPUT_BYTES_RANGE, " bytes")?;
+        }
+        self.check_message_rows()?;
         check_range(
             "trace_interval".into(),
             self.trace_interval_ns,
             (1, MAX_TIME_NS),
             " ns",
         )
+    }
+
+    /// The run's output budget, bytes.
+    pub fn output_budget(&self) -> u64 {
+        self.max_output_bytes.unwrap_or(DEFAULT_MAX_OUTPUT_BYTES)
+    }
+
+    /// Bytes of the sessions' message rows: one per exchange, kept in memory
+    /// (known before the run: every exchange a session may make).
+    pub fn message_output_bytes(&self) -> u64 {
+        let exchanges: u64 = self
+            .sessions
+            .iter()
+            .flat_map(|c| &c.steps)
+            .map(|s| u64::from(s.repeats))
+            .sum();
+        exchanges * row_output_bytes(MessageRow::COLUMNS, true)
+    }
+
+    /// The sessions' message rows fit in the output budget.
+    fn check_message_rows(&self) -> Result<(), SpecError> {
+        let (bytes, budget) = (self.message_output_bytes(), self.output_budget());
+        if bytes <= budget {
+            return Ok(());
+        }
+        let row = row_output_bytes(MessageRow::COLUMNS, true);
+        Err(SpecError::new(
+            "max_output_bytes",
+            format!(
+                "{} exchanges in {} session(s) make as many message rows, {bytes} bytes \
+                 in memory at {row} B a row, above the budget of {budget} bytes; raise \
+                 max_output_bytes (the rows need about that much memory) or shorten the \
+                 sessions",
+                bytes / row,
+                self.sessions.len(),
+            ),
+        ))
     }
 
     /// Names and references: what every preset's output must pass as it is

@@ -314,6 +314,13 @@ pub trait QueueDisc<T> {
     /// Run the queue disc's own work due at or before `now`.
     fn on_timer(&mut self, _now: Time) {}
 
+    /// Units of its own work done so far (PIE: drop-probability updates run),
+    /// which the run counts against its event budget as ns-3 counts the
+    /// events that schedule them.
+    fn periodic_work(&self) -> u64 {
+        0
+    }
+
     fn is_empty(&self) -> bool {
         self.len_packets() == 0
     }
@@ -471,6 +478,9 @@ impl<T> QueueDisc<T> for Qdisc<T> {
     }
     fn on_timer(&mut self, now: Time) {
         self.inner_mut().on_timer(now)
+    }
+    fn periodic_work(&self) -> u64 {
+        self.inner().periodic_work()
     }
 }
 

@@ -8,6 +8,12 @@
 //!   after the queue disc is created (the constructor schedules it). Here it
 //!   is caught up at the start of every enqueue/dequeue (an update due at the
 //!   same instant as a packet runs first), or run by [`QueueDisc::on_timer`].
+//!   A catch-up over an idle stretch stops iterating once the controller has
+//!   settled: an update that leaves its state as it was leaves it so until
+//!   the next packet, so the remaining updates are skipped, and while only
+//!   the calm-period counter moves it is advanced in one step. Both give
+//!   exactly the state ns-3's updates reach; the updates actually run are
+//!   counted ([`QueueDisc::periodic_work`]) against the run's event budget.
 //! * Queue delay: by default the sojourn time of the last dequeued packet,
 //!   0 if the queue became empty (`DoDequeue`, timestamps, the default since
 //!   ns-3.32); with `UseDequeueRateEstimator`, queued bytes over a departure
@@ -124,6 +130,22 @@ pub struct Pie<T> {
     dq_count: u64,
     accu_prob: f64,
     active: bool,
+    /// `CalculateP` runs actually made (skipped settled ones not counted).
+    updates: u64,
+}
+
+/// What `CalculateP` reads and writes besides the queue (constant between
+/// packets): two updates from equal states end in equal states.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Controller {
+    q_delay: Duration,
+    q_delay_old: Duration,
+    drop_prob: u64,
+    burst_allowance: Duration,
+    burst_state: BurstState,
+    burst_reset: u32,
+    dq_count: u64,
+    avg_dq_rate: u64,
 }
 
 /// `Seconds(x)`: a double number of seconds to a `Time`, rounded to the ns.
@@ -182,6 +204,7 @@ impl<T> Pie<T> {
             dq_count: DQCOUNT_INVALID,
             accu_prob: 0.0,
             active: false,
+            updates: 0,
         }
     }
 
@@ -209,11 +232,59 @@ impl<T> Pie<T> {
         self.avg_dq_rate
     }
 
-    /// Run every update due at or before `now`.
+    fn controller(&self) -> Controller {
+        Controller {
+            q_delay: self.q_delay,
+            q_delay_old: self.q_delay_old,
+            drop_prob: self.drop_prob.to_bits(),
+            burst_allowance: self.burst_allowance,
+            burst_state: self.burst_state,
+            burst_reset: self.burst_reset,
+            dq_count: self.dq_count,
+            avg_dq_rate: self.avg_dq_rate.to_bits(),
+        }
+    }
+
+    /// Calm updates in burst that end it (`BURST_RESET_TIMEOUT / Tupdate`).
+    fn burst_reset_limit(&self) -> u32 {
+        (BURST_RESET_TIMEOUT / seconds(self.params.t_update)) as u32
+    }
+
+    /// Run every update due at or before `now`, skipping those that cannot
+    /// change the state (see the module documentation).
     fn advance(&mut self, now: Time) {
+        let step = self.params.t_update;
         while self.next_update <= now {
+            let before = self.controller();
             self.calculate_p();
-            self.next_update += self.params.t_update;
+            self.updates += 1;
+            self.next_update += step;
+            if self.next_update > now {
+                return;
+            }
+            let after = self.controller();
+            // Updates still due, each giving the same state as this one (a
+            // fixed point), or only one more calm period while in burst.
+            let due = now.since(self.next_update).0 / step.0 + 1;
+            let unchanged = Controller {
+                burst_reset: before.burst_reset,
+                ..after
+            } == before;
+            let skip = if after == before {
+                due
+            } else if unchanged
+                && after.burst_state == BurstState::InBurst
+                && after.burst_reset == before.burst_reset + 1
+            {
+                due.min(u64::from(self.burst_reset_limit() - self.burst_reset))
+            } else {
+                0
+            };
+            if after != before {
+                // At most the limit, so the counter stays within u32.
+                self.burst_reset += skip as u32;
+            }
+            self.next_update += step.saturating_mul(skip);
         }
     }
 
@@ -261,7 +332,7 @@ impl<T> Pie<T> {
         } else {
             Duration(self.burst_allowance.0 - self.params.t_update.0)
         };
-        let burst_reset_limit = (BURST_RESET_TIMEOUT / seconds(self.params.t_update)) as u32;
+        let burst_reset_limit = self.burst_reset_limit();
         let calm = qd < 0.5 * qd_ref && qd_old < 0.5 * qd_ref && self.drop_prob == 0.0;
         if calm && !missing_init {
             self.dq_count = DQCOUNT_INVALID;
@@ -447,6 +518,10 @@ impl<T> QueueDisc<T> for Pie<T> {
 
     fn next_timer(&self) -> Option<Time> {
         Some(self.next_update)
+    }
+
+    fn periodic_work(&self) -> u64 {
+        self.updates
     }
 
     fn on_timer(&mut self, now: Time) {
@@ -657,5 +732,93 @@ mod tests {
         assert!(!p.use_dq_rate_estimator && p.use_cap_drop_adjustment && !p.use_derandomization);
         // BURST_RESET_TIMEOUT / Tupdate = 1.5 / 0.015 = 100 updates.
         assert_eq!((BURST_RESET_TIMEOUT / seconds(p.t_update)) as u32, 100);
+    }
+
+    /// A packet offered at (`In`) or taken out at (`Out`) a time in ms.
+    enum Op {
+        In(u64),
+        Out(u64),
+    }
+
+    /// PIE (t_update 1 ms) driven by `ops`, then left idle until `until_ms`:
+    /// caught up by one call, or `stepwise`, one update per call as ns-3's
+    /// timer runs them (the reference).
+    fn idle_after(params: &PieParams, ops: &[Op], until_ms: u64, stepwise: bool) -> Pie<u32> {
+        let params = PieParams {
+            t_update: Duration::from_millis(1),
+            ..params.clone()
+        };
+        let mut q = pie(params, &[], 0.5);
+        let catch_up = |q: &mut Pie<u32>, until: Time| {
+            if stepwise {
+                while q.next_update <= until {
+                    let t = q.next_update;
+                    q.on_timer(t);
+                }
+            } else {
+                q.on_timer(until);
+            }
+        };
+        for (id, op) in ops.iter().enumerate() {
+            match *op {
+                Op::In(ms) => {
+                    catch_up(&mut q, Time(ms * MS));
+                    let _ = q.enqueue(Time(ms * MS), Item::new(id as u32, 1000));
+                }
+                Op::Out(ms) => {
+                    catch_up(&mut q, Time(ms * MS));
+                    q.dequeue(Time(ms * MS));
+                }
+            }
+        }
+        catch_up(&mut q, Time(until_ms * MS));
+        q
+    }
+
+    /// 24 packets at 0 ms, one out every 10 ms (queue delay up to 230 ms: the
+    /// drop probability rises), and optionally the rest out at 300 ms.
+    fn congested(drain: bool) -> Vec<Op> {
+        let mut ops: Vec<Op> = (0..24).map(|_| Op::In(0)).collect();
+        ops.extend((1..=12).map(|k| Op::Out(10 * k)));
+        if drain {
+            ops.extend((0..12).map(|_| Op::Out(300)));
+        }
+        ops
+    }
+
+    #[test]
+    fn pie_idle_catch_up_skips_only_updates_that_change_nothing() {
+        let estimator = PieParams {
+            use_dq_rate_estimator: true,
+            dq_threshold: 2000,
+            ..PieParams::default()
+        };
+        for (params, drain) in [
+            (PieParams::default(), true),
+            (PieParams::default(), false),
+            (estimator, true),
+        ] {
+            let fast = idle_after(&params, &congested(drain), 60_000, false);
+            let reference = idle_after(&params, &congested(drain), 60_000, true);
+            assert!(reference.drop_probability() < 1.0 || !drain);
+            assert!(fast.controller() == reference.controller(), "drain {drain}");
+            assert_eq!(fast.next_update, reference.next_update);
+            // Updates at 0, 1, ..., 60 000 ms, each run by the reference.
+            assert_eq!(reference.periodic_work(), 60_001);
+            assert!(fast.periodic_work() < reference.periodic_work());
+        }
+    }
+
+    #[test]
+    fn pie_idle_day_costs_a_bounded_number_of_updates() {
+        // A day idle after congestion: 86.4 million updates are due at 1 ms.
+        // The drop probability decays (×0.98 and at least 0.001875 / 2048 down per
+        // update: at most about 700 updates to 0), the calm period in burst is
+        // 1.5 s / 1 ms = 1500 updates advanced in one step, then nothing changes.
+        let q = idle_after(&PieParams::default(), &congested(true), 86_400_000, false);
+        assert_eq!(q.drop_probability(), 0.0);
+        assert_eq!(q.burst_state(), BurstState::NoBurst);
+        assert_eq!(q.next_update, Time((86_400_000 + 1) * MS));
+        assert!(q.periodic_work() < 1_000, "{}", q.periodic_work());
     }
 }

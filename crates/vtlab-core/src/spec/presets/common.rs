@@ -37,6 +37,8 @@ pub(crate) struct Common<'a> {
     pub trace_interval: Option<Dur>,
     /// Event budget of one run (default: [`crate::spec::DEFAULT_MAX_EVENTS`]).
     pub max_events: Option<u64>,
+    /// Output budget of one run (default: [`crate::spec::DEFAULT_MAX_OUTPUT_BYTES`]).
+    pub max_output_bytes: Option<Bytes>,
 }
 
 impl Common<'_> {
@@ -132,6 +134,7 @@ impl Common<'_> {
                 .trace_interval
                 .map_or(DEFAULT_TRACE_INTERVAL_NS, |d| d.0),
             max_events: self.max_events,
+            max_output_bytes: self.max_output_bytes.map(|b| b.0),
             media: Vec::new(),
             sessions,
             addresses: Vec::new(),

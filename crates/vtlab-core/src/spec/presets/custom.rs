@@ -75,6 +75,8 @@ pub(super) struct CustomSpec {
     stop: Option<Dur>,
     trace_interval: Option<Dur>,
     max_events: Option<u64>,
+    /// Output budget of one run (default: [`crate::spec::DEFAULT_MAX_OUTPUT_BYTES`]).
+    max_output_bytes: Option<Bytes>,
 }
 
 /// The top-level queue disc and byte queue limits every link takes unless
@@ -195,6 +197,7 @@ impl CustomSpec {
             default_stop: None,
             trace_interval: self.trace_interval,
             max_events: self.max_events,
+            max_output_bytes: self.max_output_bytes,
         };
         let flows = self
             .flows

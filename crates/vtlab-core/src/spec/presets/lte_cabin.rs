@@ -93,6 +93,8 @@ pub struct LteCabinSpec {
     pub adaptive: Option<bool>,
     pub trace_interval: Option<Dur>,
     pub max_events: Option<u64>,
+    /// Output budget of one run (default: [`crate::spec::DEFAULT_MAX_OUTPUT_BYTES`]).
+    pub max_output_bytes: Option<Bytes>,
 }
 
 /// λ from the car's speed (km/h) and mean RSRP (dBm), after the paper
@@ -121,6 +123,7 @@ impl LteCabinSpec {
             default_stop: Some(DEFAULT_STOP_NS),
             trace_interval: self.trace_interval,
             max_events: self.max_events,
+            max_output_bytes: self.max_output_bytes,
         };
         let bytes = common.transfer_size(10_000_000_000)?;
         let start = self.start.map_or(0, |d| d.0);

@@ -60,6 +60,8 @@ pub struct StationSpec {
     pub trace_interval: Option<Dur>,
     /// Event budget of one run (default: [`crate::spec::DEFAULT_MAX_EVENTS`]).
     pub max_events: Option<u64>,
+    /// Output budget of one run (default: [`crate::spec::DEFAULT_MAX_OUTPUT_BYTES`]).
+    pub max_output_bytes: Option<Bytes>,
     /// A request/response session per vehicle with the charger (`switch`),
     /// started `stagger` apart like the transfers; with it the bulk transfers
     /// (background traffic) run only if `bytes` is given.
@@ -82,6 +84,7 @@ impl StationSpec {
             default_stop: None,
             trace_interval: self.trace_interval,
             max_events: self.max_events,
+            max_output_bytes: self.max_output_bytes,
         }
     }
 

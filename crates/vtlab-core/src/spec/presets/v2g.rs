@@ -46,6 +46,8 @@ pub struct V2gSpec {
     pub trace_interval: Option<Dur>,
     /// Event budget of one run (default: [`crate::spec::DEFAULT_MAX_EVENTS`]).
     pub max_events: Option<u64>,
+    /// Output budget of one run (default: [`crate::spec::DEFAULT_MAX_OUTPUT_BYTES`]).
+    pub max_output_bytes: Option<Bytes>,
     /// A request/response session EVCC ↔ SECC (ISO 15118); with it the bulk
     /// transfer runs only if `bytes` is given.
     pub session: Option<SessionSpec>,
@@ -60,6 +62,7 @@ impl V2gSpec {
             default_stop: None,
             trace_interval: self.trace_interval,
             max_events: self.max_events,
+            max_output_bytes: self.max_output_bytes,
         }
     }
 

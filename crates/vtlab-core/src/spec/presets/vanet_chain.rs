@@ -58,6 +58,8 @@ pub struct VanetChainSpec {
     pub stop: Option<Dur>,
     pub trace_interval: Option<Dur>,
     pub max_events: Option<u64>,
+    /// Output budget of one run (default: [`crate::spec::DEFAULT_MAX_OUTPUT_BYTES`]).
+    pub max_output_bytes: Option<Bytes>,
 }
 
 /// Each vehicle must receive its neighbours in the chain (the route runs
@@ -116,6 +118,7 @@ impl VanetChainSpec {
             default_stop: Some(start.saturating_add(250_000_000_000)),
             trace_interval: self.trace_interval,
             max_events: self.max_events,
+            max_output_bytes: self.max_output_bytes,
         };
         let flow = FlowConf {
             name: "tcp".into(),

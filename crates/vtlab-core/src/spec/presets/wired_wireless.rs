@@ -70,6 +70,8 @@ pub struct WiredWirelessSpec {
     pub trace_interval: Option<Dur>,
     /// Event budget of one run (default: [`crate::spec::DEFAULT_MAX_EVENTS`]).
     pub max_events: Option<u64>,
+    /// Output budget of one run (default: [`crate::spec::DEFAULT_MAX_OUTPUT_BYTES`]).
+    pub max_output_bytes: Option<Bytes>,
 }
 
 /// Bandwidth-delay product in 1500-byte packets, within [2, 10⁶] (the
@@ -155,6 +157,7 @@ impl WiredWirelessSpec {
             default_stop: None,
             trace_interval: self.trace_interval,
             max_events: self.max_events,
+            max_output_bytes: self.max_output_bytes,
         };
         let wired = Wired {
             queue_packets: Some(self.queue_packets.unwrap_or(bdp)),
