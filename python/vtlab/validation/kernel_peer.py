@@ -1,0 +1,121 @@
+"""The two ends of the kernel family's bulk transfer (:mod:`vtlab.validation.kernel`),
+run in the emulation's namespaces as ``python -m vtlab.validation.kernel_peer``.
+
+* ``recv PORT`` (the near end, the flow's receiver): listens, prints ``ready``, accepts
+  one connection, reads to its end and prints one JSON line: the bytes read, the
+  monotonic time of the last byte (``CLOCK_MONOTONIC`` is one clock for every
+  namespace of the machine) and its namespace's TCP sysctls.
+* ``send HOST PORT BYTES CC`` (the far end, the flow's sender): notes the time,
+  connects with ``TCP_CONGESTION`` set to ``CC``, sends ``BYTES`` bytes, shuts its
+  side down, waits for the receiver to close and prints one JSON line: the start
+  time, its ``TCP_INFO`` retransmission count and its namespace's sysctls.
+
+Only the standard library: it starts fast and imports nothing of vtlab.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import struct
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+#: The TCP sysctls the report gives, read in each end's own namespace (most of them
+#: are per network namespace, with the kernel's defaults in a new one).
+SYSCTLS = (
+    "tcp_congestion_control",
+    "tcp_rmem",
+    "tcp_wmem",
+    "tcp_sack",
+    "tcp_timestamps",
+    "tcp_recovery",
+    "tcp_early_retrans",
+    "tcp_frto",
+    "tcp_no_metrics_save",
+)
+#: ``struct tcp_info`` (linux/tcp.h): 8 one-byte fields, then 32-bit fields of which
+#: ``tcpi_total_retrans`` is the 24th (rto, ato, snd_mss, rcv_mss, unacked, sacked,
+#: lost, retrans, fackets, 4 timestamps, pmtu, rcv_ssthresh, rtt, rttvar,
+#: snd_ssthresh, snd_cwnd, advmss, reordering, rcv_rtt, rcv_space, total_retrans):
+#: offset 8 + 23 · 4.
+TOTAL_RETRANS_OFFSET = 8 + 23 * 4
+#: The socket option TCP_CONGESTION (linux/tcp.h), for Pythons without the constant.
+TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
+CHUNK = 65536
+
+
+def sysctls(root: Path = Path("/proc/sys/net/ipv4")) -> dict[str, str]:
+    """The values of :data:`SYSCTLS` under ``root`` (whitespace runs as one space;
+    ``missing`` for a file that is not there)."""
+    out = {}
+    for name in SYSCTLS:
+        try:
+            out[name] = " ".join((root / name).read_text().split())
+        except OSError:
+            out[name] = "missing"
+    return out
+
+
+def total_retrans(info: bytes) -> int:
+    """``tcpi_total_retrans`` of a ``TCP_INFO`` buffer."""
+    return int(struct.unpack_from("=I", info, TOTAL_RETRANS_OFFSET)[0])
+
+
+def receive(port: int) -> dict[str, object]:
+    """Accept one connection on ``port`` and read it to its end."""
+    with socket.create_server(("0.0.0.0", port)) as srv:
+        print("ready", flush=True)
+        conn, _ = srv.accept()
+        with conn:
+            n, last = 0, time.monotonic()
+            while True:
+                data = conn.recv(CHUNK)
+                if not data:
+                    break
+                n += len(data)
+                last = time.monotonic()
+    return {"bytes": n, "last_byte_s": last, "sysctls": sysctls()}
+
+
+def send(host: str, port: int, nbytes: int, cc: str) -> dict[str, object]:
+    """Connect to ``host:port`` with congestion control ``cc``, send ``nbytes``, and
+    wait for the receiver to close."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    with sock:
+        sock.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc.encode())
+        start = time.monotonic()
+        sock.connect((host, port))
+        block = bytes(CHUNK)
+        left = nbytes
+        while left > 0:
+            left -= sock.send(block[: min(left, CHUNK)])
+        sock.shutdown(socket.SHUT_WR)
+        while sock.recv(CHUNK):
+            pass
+        used = sock.getsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, 16).rstrip(b"\0").decode()
+        info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+    return {
+        "start_s": start,
+        "cc": used,
+        "retransmissions": total_retrans(info),
+        "sysctls": sysctls(),
+    }
+
+
+def main(argv: Sequence[str]) -> int:
+    if argv[:1] == ["recv"] and len(argv) == 2:
+        res = receive(int(argv[1]))
+    elif argv[:1] == ["send"] and len(argv) == 5:
+        res = send(argv[1], int(argv[2]), int(argv[3]), argv[4])
+    else:
+        print("usage: kernel_peer recv PORT | send HOST PORT BYTES CC", file=sys.stderr)
+        return 2
+    print(json.dumps(res), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
