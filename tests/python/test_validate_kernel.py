@@ -111,6 +111,7 @@ def _rec(side: str, seed: int, t: float, retx: int, p99_us: int = 0) -> dict:
         "completion_s": t,
         "retransmissions": retx,
         "losses": retx,
+        "queue_drops": 0,
     }
     if side == kernel.KERNEL:
         way = {"frames": 10, "p50_ns": 0, "p99_ns": p99_us * 1000, "max_ns": 0}

@@ -3,6 +3,7 @@ through ``vtlab emulate`` (:mod:`vtlab.validation.kernel`) on the command line."
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -93,20 +94,30 @@ def kernel_command(
     con = console()
 
     def call() -> Any:
-        return kernel.validate(
-            grid,
-            out,
-            progress=not quiet,
-            command=typed_command(),
-            log=logger(con, quiet),
-            console=con,
-        )
+        # SIGTERM ends the grid as Ctrl-C does: the emulation of the run in progress
+        # removes its namespaces and processes, the finished runs stay cached.
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            return kernel.validate(
+                grid,
+                out,
+                progress=not quiet,
+                command=typed_command(),
+                log=logger(con, quiet),
+                console=con,
+            )
+        finally:
+            signal.signal(signal.SIGTERM, previous)
 
     def summary(res: Any) -> str:
         agree = sum(r["verdict"] == "agree" for r in res.table)
         return f"{agree} of {len(res.table)} cells agree within ±10 %"
 
     run_family(call, out, con, summary)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def register_kernel(group: typer.Typer, app: typer.Typer) -> None:

@@ -247,6 +247,7 @@ def run_vtlab(run: Run) -> dict[str, Any]:
         "retransmissions": int(flows["retransmissions"][0]),
         "rto_count": int(flows["rto_count"][0]),
         "losses": int(flows["drops_link_error"][0]),
+        "queue_drops": int(flows["drops_queue"][0]) + int(flows["drops_aqm"][0]),
     }
     return _record(run, body, time.perf_counter() - started)
 
@@ -292,11 +293,13 @@ def run_kernel(run: Run) -> dict[str, Any]:
         sent, got = _last_json(done.stdout), _last_json(out)
     counters = em.counters or {}
     lost = sum(int(c["drops_loss"]) + int(c["drops_harq"]) for c in counters["counters"])
+    queued = sum(int(c["drops_queue"]) + int(c["drops_aqm"]) for c in counters["counters"])
     body = {
         "completed": int(got["bytes"]) == run.nbytes,
         "completion_s": float(got["last_byte_s"]) - float(sent["start_s"]),
         "retransmissions": int(sent["retransmissions"]),
         "losses": lost,
+        "queue_drops": queued,
         "cc_used": sent["cc"],
         "kernel": os.uname().release,
         "sysctls_far": sent["sysctls"],
@@ -361,6 +364,8 @@ def agreement_row(
         "vtlab_retx": _mean([float(r["retransmissions"]) for r in vt]),
         "kernel_losses": _mean([float(r["losses"]) for r in kn]),
         "vtlab_losses": _mean([float(r["losses"]) for r in vt]),
+        "kernel_queue_drops": _mean([float(r["queue_drops"]) for r in kn]),
+        "vtlab_queue_drops": _mean([float(r["queue_drops"]) for r in vt]),
         "late_p99_max_us": max(late) / 1e3 if late else float("nan"),
         "kernel_runs": len(t_kn),
         "vtlab_runs": len(t_vt),
@@ -445,8 +450,9 @@ def _header(table: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -> list
 def _table(table: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = [
         "| cell | kernel s | vtlab s | ratio (95 % CI) | verdict | paired diff s "
-        "| retransmissions kernel / vtlab | losses kernel / vtlab | late p99 max µs |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| retransmissions kernel / vtlab | losses kernel / vtlab "
+        "| queue drops kernel / vtlab | late p99 max µs |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in table:
         lines.append(
@@ -456,6 +462,7 @@ def _table(table: Sequence[Mapping[str, Any]]) -> list[str]:
             f"{f(r['paired_diff_s'])} ± {f(r['paired_diff_ci_s'])} | "
             f"{f(r['kernel_retx'], 1)} / {f(r['vtlab_retx'], 1)} | "
             f"{f(r['kernel_losses'], 1)} / {f(r['vtlab_losses'], 1)} | "
+            f"{f(r['kernel_queue_drops'], 1)} / {f(r['vtlab_queue_drops'], 1)} | "
             f"{f(r['late_p99_max_us'], 0)} |"
         )
     lines += [
