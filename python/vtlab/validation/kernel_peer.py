@@ -9,6 +9,15 @@ run in the emulation's namespaces as ``python -m vtlab.validation.kernel_peer``.
   connects with ``TCP_CONGESTION`` set to ``CC``, sends ``BYTES`` bytes, shuts its
   side down, waits for the receiver to close and prints one JSON line: the start
   time, its ``TCP_INFO`` retransmission count and its namespace's sysctls.
+* ``serve PORT REQ RESP`` (the session's charger): listens, prints ``ready``, accepts
+  one connection and answers every ``REQ`` bytes read with ``RESP`` bytes at once.
+* ``exchange HOST PORT REQ RESP N PERIOD CC`` (the session's vehicle): connects, then
+  ``N`` times writes ``REQ`` bytes and reads ``RESP`` bytes, each request no earlier
+  than ``PERIOD`` seconds after the previous one; prints one JSON line with every
+  response time (request written to response read whole).
+
+Both session ends set ``TCP_NODELAY``, as asyncio (and so the ``iso15118`` stack)
+does on every TCP connection.
 
 Only the standard library: it starts fast and imports nothing of vtlab.
 """
@@ -105,13 +114,68 @@ def send(host: str, port: int, nbytes: int, cc: str) -> dict[str, object]:
     }
 
 
+def _read_exactly(sock: socket.socket, n: int) -> bool:
+    """Read ``n`` bytes; False at the end of the stream."""
+    while n > 0:
+        data = sock.recv(n)
+        if not data:
+            return False
+        n -= len(data)
+    return True
+
+
+def serve(port: int, req: int, resp: int) -> dict[str, object]:
+    """Answer every ``req`` bytes with ``resp`` bytes until the peer closes."""
+    with socket.create_server(("0.0.0.0", port)) as srv:
+        print("ready", flush=True)
+        conn, _ = srv.accept()
+        with conn:
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            answered = 0
+            while _read_exactly(conn, req):
+                conn.sendall(bytes(resp))
+                answered += 1
+    return {"answered": answered}
+
+
+def exchange(
+    host: str, port: int, req: int, resp: int, n: int, period: float, cc: str
+) -> dict[str, object]:
+    """``n`` request/response exchanges, at most one per ``period``."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    times = []
+    with sock:
+        sock.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc.encode())
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.connect((host, port))
+        for _ in range(n):
+            start = time.monotonic()
+            sock.sendall(bytes(req))
+            if not _read_exactly(sock, resp):
+                break
+            times.append(round(time.monotonic() - start, 9))
+            time.sleep(max(0.0, start + period - time.monotonic()))
+    return {"response_s": times}
+
+
+USAGE = (
+    "usage: kernel_peer recv PORT | send HOST PORT BYTES CC | serve PORT REQ RESP | "
+    "exchange HOST PORT REQ RESP N PERIOD CC"
+)
+
+
 def main(argv: Sequence[str]) -> int:
     if argv[:1] == ["recv"] and len(argv) == 2:
         res = receive(int(argv[1]))
     elif argv[:1] == ["send"] and len(argv) == 5:
         res = send(argv[1], int(argv[2]), int(argv[3]), argv[4])
+    elif argv[:1] == ["serve"] and len(argv) == 4:
+        res = serve(int(argv[1]), int(argv[2]), int(argv[3]))
+    elif argv[:1] == ["exchange"] and len(argv) == 8:
+        host, port, req, resp, n = argv[1], *(int(a) for a in argv[2:6])
+        res = exchange(host, port, req, resp, n, float(argv[6]), argv[7])
     else:
-        print("usage: kernel_peer recv PORT | send HOST PORT BYTES CC", file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
     print(json.dumps(res), flush=True)
     return 0
