@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from vtlab.validation import kernel, kernel_peer
+from vtlab.validation import kernel, kernel_peer, kernel_session
 from vtlab.validation.errors import ValidateError
 
 VTLAB = [sys.executable, "-m", "vtlab"]
@@ -217,3 +217,78 @@ def test_quick_end_to_end(tmp_path: Path) -> None:
     assert sum(r["losses"] for r in kn if r["cell"] == "v2g-0%-cubic") == 0
     assert sum(r["losses"] for r in kn if r["cell"] == "v2g-1%-cubic") > 0
     assert "agree" in (out / "report.md").read_text()
+
+
+# -- the session regime -------------------------------------------------------------------
+
+
+def test_quantile_by_hand() -> None:
+    # position q (n - 1): 0.5 * 3 = 1.5 -> 2 + 0.5 * (3 - 2) = 2.5;
+    # 0.99 * 3 = 2.97 -> 3 + 0.97 * (4 - 3) = 3.97
+    xs = [4.0, 1.0, 3.0, 2.0]
+    assert kernel_session.quantile(xs, 0.5) == 2.5
+    assert kernel_session.quantile(xs, 0.99) == pytest.approx(3.97)
+    assert kernel_session.quantile([7.0], 0.999) == 7.0
+    assert math.isnan(kernel_session.quantile([], 0.5))
+
+
+def test_session_spec_loses_both_ways() -> None:
+    s = kernel_session.spec(kernel_session.SessionCell(0.001, "b1"), 50)
+    loss = {"model": "burst", "mean_loss": 0.001, "burst_min": 1, "burst_max": 1}
+    assert s["loss"] == loss and s["reverse_loss"] == loss
+    step = s["session"]["steps"][0]
+    assert (step["request"], step["response"], step["repeats"]) == (100, 100, 50)
+    assert (step["timeout"], step["period"]) == ("250ms", "220ms")
+    assert s["session"]["abort_on_miss"] is False
+    assert kernel_session.SessionCell(0.0001, "b1-4").name == "session-0.01%-b1-4-cubic"
+
+
+def test_session_row_by_hand() -> None:
+    cell = kernel_session.SessionCell(0.01, "b1")
+    # kernel: seed 1 has one exchange recovered after 0.21 s, seed 2 one missed (0.3 s)
+    kn = [
+        {"seed": 1, "response_s": [0.002, 0.002, 0.21, 0.002]},
+        {"seed": 2, "response_s": [0.002, 0.3, 0.002, 0.002]},
+    ]
+    vt = [
+        {"seed": 1, "response_s": [0.002, 0.002, 0.24, 0.002]},
+        {"seed": 2, "response_s": [0.002, 0.26, 0.002, 0.002]},
+    ]
+    row = kernel_session.session_row(cell, vt, kn)
+    # misses (> 0.25 s): kernel 1 (0.3), vtlab 1 (0.26); per seed vtlab - kernel: 0, 0
+    assert (row["kernel_misses"], row["vtlab_misses"]) == (1, 1)
+    assert row["paired_misses"] == 0.0
+    # recovered (> 10 ms): 2 each; medians (0.21 + 0.3) / 2 and (0.24 + 0.26) / 2
+    assert (row["kernel_recovered"], row["vtlab_recovered"]) == (2, 2)
+    assert row["kernel_recovered_median_ms"] == pytest.approx(255.0)
+    assert row["vtlab_recovered_median_ms"] == pytest.approx(250.0)
+    # 8 pooled values, sorted 0.002 x6, 0.21, 0.3: p50 at position 3.5 -> 2 ms
+    assert row["kernel_p50_ms"] == pytest.approx(2.0)
+    # per-seed means: kernel 0.216/4 = 0.054 and 0.306/4 = 0.0765 (mean 0.06525);
+    # vtlab 0.246/4 = 0.0615 and 0.266/4 = 0.0665 (mean 0.064): ratio 0.064/0.06525
+    assert row["ratio"] == pytest.approx(0.064 / 0.06525)
+    assert row["verdict"] == "agree"
+
+
+def test_session_grid_refuses() -> None:
+    with pytest.raises(ValidateError) as err:
+        kernel_session.make_grid(None, 10, 0, 4)
+    assert err.value.field == "--exchanges"
+    g = kernel_session.make_grid([0.01], None, 5, 2)
+    assert [c.name for c in g.cells] == ["session-1%-b1-cubic", "session-1%-b1-4-cubic"]
+
+
+@NEEDS_ROOT
+def test_session_end_to_end(tmp_path: Path) -> None:
+    out = tmp_path / "session"
+    cmd = [*VTLAB, "validate", "kernel", "--session", "--loss", "1%", "--runs", "2"]
+    cmd += ["--exchanges", "5", "--jobs", "2", "--out", str(out), "-q"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    recs = [json.loads(line) for line in (out / "runs.jsonl").open()]
+    assert len(recs) == 8  # 2 cells x 2 seeds x 2 sides
+    for r in recs:
+        assert len(r["response_s"]) == 5
+        # 100 B each way over 10 Mbit/s and 0.9 ms: at least 2 x (154 B x 8 / 1e7 + 0.9 ms)
+        # = 2.0464 ms (docs/scenarios.md)
+        assert min(r["response_s"]) >= 0.0020464 - 1e-9
