@@ -287,9 +287,11 @@ def run_kernel(run: Run) -> dict[str, Any]:
             raise RuntimeError("the receiver did not start")
         args = _peer("send", em.addresses["near"]["ipv4"], str(PORT), str(run.nbytes), run.cell.cc)
         done = em.run(args, "far", timeout=RUN_TIMEOUT_S, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"the sender failed: {done.stderr.strip()[-300:]}")
         out, _ = recv.communicate(timeout=RUN_TIMEOUT_S)
-        if done.returncode != 0 or recv.returncode != 0:
-            raise RuntimeError(f"the transfer failed: {done.stderr.strip()[-300:]}")
+        if recv.returncode != 0:
+            raise RuntimeError("the receiver failed")
         sent, got = _last_json(done.stdout), _last_json(out)
     counters = em.counters or {}
     lost = sum(int(c["drops_loss"]) + int(c["drops_harq"]) for c in counters["counters"])
