@@ -50,6 +50,21 @@ def test_sysctls_are_read_with_spaces_squeezed(tmp_path: Path) -> None:
     assert list(got) == list(kernel_peer.SYSCTLS)
 
 
+def test_netstat_pairs_names_with_values() -> None:
+    text = (
+        "TcpExt: SyncookiesSent TCPTimeouts TCPLossProbes\n"
+        "TcpExt: 0 3 7\n"
+        "IpExt: InNoRoutes\n"
+        "IpExt: 0\n"
+    )
+    # TCPLostRetransmit is not in this text: 0
+    assert kernel_peer.netstat(text) == {
+        "TCPTimeouts": 3,
+        "TCPLossProbes": 7,
+        "TCPLostRetransmit": 0,
+    }
+
+
 def test_peer_refuses_bad_arguments() -> None:
     done = subprocess.run(
         [sys.executable, str(kernel.PEER), "send", "x"], capture_output=True, text=True
@@ -112,6 +127,8 @@ def _rec(side: str, seed: int, t: float, retx: int, p99_us: int = 0) -> dict:
         "retransmissions": retx,
         "losses": retx,
         "queue_drops": 0,
+        "rto_count": 0,
+        "tlp_probes": 0,
     }
     if side == kernel.KERNEL:
         way = {"frames": 10, "p50_ns": 0, "p99_ns": p99_us * 1000, "max_ns": 0}

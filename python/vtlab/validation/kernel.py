@@ -246,6 +246,7 @@ def run_vtlab(run: Run) -> dict[str, Any]:
         "completion_s": float(flows["completion_s"][0]),
         "retransmissions": int(flows["retransmissions"][0]),
         "rto_count": int(flows["rto_count"][0]),
+        "tlp_probes": int(flows["tlp_probes"][0]),
         "losses": int(flows["drops_link_error"][0]),
         "queue_drops": int(flows["drops_queue"][0]) + int(flows["drops_aqm"][0]),
     }
@@ -302,6 +303,9 @@ def run_kernel(run: Run) -> dict[str, Any]:
         "retransmissions": int(sent["retransmissions"]),
         "losses": lost,
         "queue_drops": queued,
+        "rto_count": int(sent["netstat"]["TCPTimeouts"]),
+        "tlp_probes": int(sent["netstat"]["TCPLossProbes"]),
+        "lost_retransmits": int(sent["netstat"]["TCPLostRetransmit"]),
         "cc_used": sent["cc"],
         "kernel": os.uname().release,
         "sysctls_far": sent["sysctls"],
@@ -366,6 +370,10 @@ def agreement_row(
         "vtlab_retx": _mean([float(r["retransmissions"]) for r in vt]),
         "kernel_losses": _mean([float(r["losses"]) for r in kn]),
         "vtlab_losses": _mean([float(r["losses"]) for r in vt]),
+        "kernel_rto": _mean([float(r["rto_count"]) for r in kn]),
+        "vtlab_rto": _mean([float(r["rto_count"]) for r in vt]),
+        "kernel_tlp": _mean([float(r["tlp_probes"]) for r in kn]),
+        "vtlab_tlp": _mean([float(r["tlp_probes"]) for r in vt]),
         "kernel_queue_drops": _mean([float(r["queue_drops"]) for r in kn]),
         "vtlab_queue_drops": _mean([float(r["queue_drops"]) for r in vt]),
         "late_p99_max_us": max(late) / 1e3 if late else float("nan"),
@@ -453,8 +461,9 @@ def _table(table: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = [
         "| cell | kernel s | vtlab s | ratio (95 % CI) | verdict | paired diff s "
         "| retransmissions kernel / vtlab | losses kernel / vtlab "
-        "| queue drops kernel / vtlab | late p99 max µs |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| queue drops kernel / vtlab | RTOs kernel / vtlab | TLPs kernel / vtlab "
+        "| late p99 max µs |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in table:
         lines.append(
@@ -465,6 +474,8 @@ def _table(table: Sequence[Mapping[str, Any]]) -> list[str]:
             f"{f(r['kernel_retx'], 1)} / {f(r['vtlab_retx'], 1)} | "
             f"{f(r['kernel_losses'], 1)} / {f(r['vtlab_losses'], 1)} | "
             f"{f(r['kernel_queue_drops'], 1)} / {f(r['vtlab_queue_drops'], 1)} | "
+            f"{f(r['kernel_rto'], 1)} / {f(r['vtlab_rto'], 1)} | "
+            f"{f(r['kernel_tlp'], 1)} / {f(r['vtlab_tlp'], 1)} | "
             f"{f(r['late_p99_max_us'], 0)} |"
         )
     lines += [

@@ -8,7 +8,8 @@ run in the emulation's namespaces as ``python -m vtlab.validation.kernel_peer``.
 * ``send HOST PORT BYTES CC`` (the far end, the flow's sender): notes the time,
   connects with ``TCP_CONGESTION`` set to ``CC``, sends ``BYTES`` bytes, shuts its
   side down, waits for the receiver to close and prints one JSON line: the start
-  time, its ``TCP_INFO`` retransmission count and its namespace's sysctls.
+  time, its ``TCP_INFO`` retransmission count, its namespace's TCP counters (the
+  namespace is new: they are this connection's) and sysctls.
 * ``serve PORT REQ RESP`` (the session's charger): listens, prints ``ready``, accepts
   one connection and answers every ``REQ`` bytes read with ``RESP`` bytes at once.
 * ``exchange HOST PORT REQ RESP N PERIOD CC`` (the session's vehicle): connects, then
@@ -68,6 +69,22 @@ def sysctls(root: Path = Path("/proc/sys/net/ipv4")) -> dict[str, str]:
     return out
 
 
+#: The namespace's TCP counters the sender reports (``/proc/net/netstat``, TcpExt):
+#: retransmission timeouts, tail loss probes, retransmissions lost again.
+NETSTAT = ("TCPTimeouts", "TCPLossProbes", "TCPLostRetransmit")
+
+
+def netstat(text: str) -> dict[str, int]:
+    """The :data:`NETSTAT` counters of a ``/proc/net/netstat`` text (pairs of lines,
+    ``TcpExt: NAME ...`` then ``TcpExt: VALUE ...``); 0 for one that is missing."""
+    lines = [ln.split() for ln in text.splitlines()]
+    for names, values in zip(lines, lines[1:], strict=False):
+        if names[:1] == ["TcpExt:"] and values[:1] == ["TcpExt:"] and not names[1].isdigit():
+            found = dict(zip(names[1:], values[1:], strict=False))
+            return {k: int(found.get(k, 0)) for k in NETSTAT}
+    return dict.fromkeys(NETSTAT, 0)
+
+
 def total_retrans(info: bytes) -> int:
     """``tcpi_total_retrans`` of a ``TCP_INFO`` buffer."""
     return int(struct.unpack_from("=I", info, TOTAL_RETRANS_OFFSET)[0])
@@ -110,6 +127,7 @@ def send(host: str, port: int, nbytes: int, cc: str) -> dict[str, object]:
         "start_s": start,
         "cc": used,
         "retransmissions": total_retrans(info),
+        "netstat": netstat(Path("/proc/net/netstat").read_text()),
         "sysctls": sysctls(),
     }
 
