@@ -20,6 +20,7 @@ from vtlab.cli import (
     sweep,
     validate,
     validate_iso15118,
+    validate_kernel,
     validate_lte,
     validate_wifi,
 )
@@ -114,6 +115,7 @@ validate_group = validate.register(app)
 validate_lte.register_lte(validate_group, app)
 validate_wifi.register_wifi(validate_group, app)
 validate_iso15118.register_iso15118(validate_group, app)
+validate_kernel.register_kernel(validate_group, app)
 reproduce.register(app)
 reproduce.register(app, "study")
 emulate.register(app)
