@@ -38,6 +38,7 @@ from vtlab.api import (
     check_seed,
     core_build,
 )
+from vtlab.errors import with_filename
 from vtlab.progress import run_progress
 from vtlab.scenario import Scenario, ScenarioLike, set_path
 
@@ -487,7 +488,10 @@ def _write_atomic(
     meta = dict(table.schema.metadata or {})
     meta[STORE_KEY] = json.dumps({**_identity(key), **(extra or {})}).encode()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    pq.write_table(table.replace_schema_metadata(meta), tmp)
+    try:
+        pq.write_table(table.replace_schema_metadata(meta), tmp)  # removes tmp on failure
+    except OSError as exc:
+        raise with_filename(exc, path) from exc
     os.replace(tmp, path)
 
 

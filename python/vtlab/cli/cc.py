@@ -21,7 +21,7 @@ from vtlab.cli.options import (
     store_option,
 )
 from vtlab.errors import CliError, cli_errors
-from vtlab.outputs import Output, check_output_dir, check_outputs
+from vtlab.outputs import Output, check_output_dir, check_outputs, writing
 
 __all__ = ["cc_app", "cc_list_command", "cc_table_command", "register"]
 
@@ -131,19 +131,21 @@ def cc_table_command(
     if out is not None:
         check_outputs([Output("--out", out, "", (".md",))], force=force)
     size = bytes_ or "100MB"
-    table = cc_table(
-        runs=runs,
-        bytes_=size,
-        losses=loss or DEFAULT_LOSSES,
-        profiles=profile or DEFAULT_PROFILES,
-        algorithms=cc,
-        store=store,
-        jobs=jobs,
-    )
+    with writing({"--store": store}):
+        table = cc_table(
+            runs=runs,
+            bytes_=size,
+            losses=loss or DEFAULT_LOSSES,
+            profiles=profile or DEFAULT_PROFILES,
+            algorithms=cc,
+            store=store,
+            jobs=jobs,
+        )
     command = "vtlab cc table " + " ".join(sys.argv[3:]) if len(sys.argv) > 3 else "vtlab cc table"
     text = to_markdown(table, runs=runs, bytes_=size, command=command.strip())
     if out is None:
         typer.echo(text, nl=False)
     else:
-        out.write_text(text)
+        with writing({"--out": out}, remove=[out]):
+            out.write_text(text)
         console(stderr=True).print(f"wrote {out}", markup=False)
