@@ -576,13 +576,17 @@ def run(
     Raises:
         ScenarioError: the spec is invalid (message names the field), or a
             capture point names no node or link, before the run.
-        ValueError / TypeError: the seed is negative, too large or not an integer.
+        ValueError / TypeError: the seed is negative, too large or not an integer;
+            or the capture would open more files than the process may (before the
+            run; a soft ``ulimit -n`` is raised up to the hard one when that suffices).
         FileNotFoundError: a scenario file does not exist.
-        OSError: a capture file cannot be written.
+        OSError: a capture file cannot be written (``filename`` names it; the run's
+            capture files are removed).
     """
     sc = Scenario.coerce(scenario)
     seed = check_seed(seed)
     capture = _pcap_args(pcap, pcap_points, pcap_payload)
+    _check_capture_files(sc.to_json(), capture)
     raw = _core.run(sc.to_json(), seed, *trace_flags(trace), bool(events), **capture)
     return Result.from_core(raw)
 
@@ -601,6 +605,16 @@ def _pcap_args(
         "pcap_points": None if points is None else list(points),
         "pcap_payload": bool(payload),
     }
+
+
+def _check_capture_files(spec_json: str, capture: dict[str, Any]) -> None:
+    """Before a captured run: the process may open every capture file at once
+    (:func:`vtlab.openfiles.ensure_open_files`)."""
+    if capture:
+        from vtlab.openfiles import ensure_open_files
+
+        files = _core.pcap_files(spec_json, capture["pcap_points"])
+        ensure_open_files(len(files), "pcap")
 
 
 def pcap_dir(pcap: str | os.PathLike[str], seed: int, runs: int) -> Path:
@@ -643,7 +657,8 @@ def run_many(
     seed_list = check_seeds(seeds)
     spec_json = sc.to_json()
     flags = (*trace_flags(trace), bool(events))
-    _pcap_args(pcap, pcap_points, pcap_payload)  # checked before the first run
+    # Checked before the first run.
+    _check_capture_files(spec_json, _pcap_args(pcap, pcap_points, pcap_payload))
 
     def one(seed: int) -> Result:
         where = None if pcap is None else pcap_dir(pcap, seed, len(seed_list))

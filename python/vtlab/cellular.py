@@ -33,6 +33,9 @@ MAHIMAHI_PACKET_BYTES = 1504
 
 #: Lines :func:`write_mahimahi` writes at a time.
 WRITE_CHUNK = 65_536
+#: Shortest and longest channel series (seconds): one 1 ms TTI, one hour.
+MIN_SECONDS = 0.001
+MAX_SECONDS = 3600.0
 
 #: lte-cabin's cellular directions: name -> (link, node it leaves).
 DIRECTIONS: dict[str, tuple[str, str]] = {"down": ("lte", "enb"), "up": ("lte", "hotspot")}
@@ -52,8 +55,9 @@ def channel_series(
     ``rsrp_dbm``, ``sinr_db``, ``cqi``, ``itbs``.
 
     ``direction`` is ``down`` or ``up`` of ``lte-cabin``; for another scenario name
-    the ``link`` and the node the direction leaves (``from_node``). At most one hour.
-    Raises ``ValueError`` naming the argument.
+    the ``link`` and the node the direction leaves (``from_node``). From one TTI
+    (0.001 s) to one hour. Raises ``ValueError`` naming the argument (``scenario``
+    when ``direction`` is used and the scenario lacks lte-cabin's cellular link).
     """
     import numpy as np
     import pandas as pd
@@ -61,16 +65,28 @@ def channel_series(
     from vtlab import _core
     from vtlab.scenario import Scenario
 
-    if link is None or from_node is None:
+    by_direction = link is None or from_node is None
+    if by_direction:
         if direction not in DIRECTIONS:
             raise ValueError(
                 f"direction: expected one of {', '.join(DIRECTIONS)}, got {direction!r}"
             )
         link, from_node = DIRECTIONS[direction]
-    if not (seconds > 0 and seconds * 1000 <= 3_600_000):
-        raise ValueError(f"seconds: {seconds} is outside (0, 3600]")
+    if not (MIN_SECONDS <= seconds <= MAX_SECONDS):
+        raise ValueError(f"seconds: {seconds:g} is outside [{MIN_SECONDS:g}, {MAX_SECONDS:g}]")
     sc = Scenario.coerce(scenario)
-    cols = _core.channel_series(sc.to_json(), link, from_node, round(seconds * 1000), seed)
+    try:
+        cols = _core.channel_series(sc.to_json(), link, from_node, round(seconds * 1000), seed)
+    except _core.ScenarioError as exc:
+        field, _, problem = str(exc).partition(": ")
+        if field not in ("link", "from"):
+            raise
+        if by_direction:  # the user named no link: the scenario is what lacks it
+            raise ValueError(
+                f"scenario: {problem} (direction {direction!r} is the {link} link leaving "
+                f"{from_node}, as in lte-cabin)"
+            ) from None
+        raise ValueError(f"{'link' if field == 'link' else 'from_node'}: {problem}") from None
     # One typed array per column, over the core's buffer (8 bytes a value).
     return pd.DataFrame(
         {name: np.frombuffer(data, dtype=dtype) for name, (dtype, data) in cols.items()},

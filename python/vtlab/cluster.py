@@ -37,9 +37,13 @@ from vtlab.errors import CliError
 
 __all__ = [
     "DEFAULT_CONNECT_TIMEOUT",
+    "MAX_CONNECT_TIMEOUT",
+    "MAX_LOCAL_WORKERS_PER_CORE",
     "RETRIES",
+    "check_connect_timeout",
     "connect",
     "describe_client",
+    "max_local_workers",
     "parse_cluster",
     "run_calls",
     "run_points",
@@ -56,6 +60,18 @@ TARGET_TASK_S = 1.0
 #: Seconds to wait for a scheduler before giving up.
 DEFAULT_CONNECT_TIMEOUT = 10.0
 
+#: Largest ``--connect-timeout`` (seconds): one hour.
+MAX_CONNECT_TIMEOUT = 3600.0
+
+#: ``--cluster local:N`` starts at most this many worker processes per core of this
+#: machine (each is a Python process of about 100 MB running single-threaded
+#: simulations: more workers than cores only share the cores).
+MAX_LOCAL_WORKERS_PER_CORE = 4
+
+#: Address schemes whose location is ``host:port`` over TCP, so that a refused
+#: connection can be told at once (Dask itself retries until the timeout).
+TCP_SCHEMES = ("tcp", "tls", "ws", "wss")
+
 #: Seconds to wait for the workers of ``--cluster local:N`` to start.
 LOCAL_START_TIMEOUT = 120.0
 
@@ -68,14 +84,38 @@ IN_FLIGHT_PER_THREAD = 3
 INSTALL_HINT = "dask.distributed is not installed (pip install 'vtlab[cluster]')"
 
 
+def max_local_workers() -> int:
+    """The most workers ``--cluster local:N`` may start on this machine."""
+    return MAX_LOCAL_WORKERS_PER_CORE * (os.cpu_count() or 1)
+
+
 def parse_cluster(text: str) -> int:
-    """``local:N`` → N (worker processes); ``local`` → one per core."""
+    """``local:N`` → N (worker processes, at most :func:`max_local_workers`);
+    ``local`` → one per core."""
     kind, sep, n = text.strip().partition(":")
+    most = max_local_workers()
     if kind == "local" and not sep:
         return os.cpu_count() or 1
-    if kind == "local" and n.strip().isdigit() and int(n) >= 1:
+    if kind == "local" and n.strip().isdigit() and 1 <= int(n) <= most:
         return int(n)
-    raise CliError("--cluster", f"expected local:N (N worker processes, N >= 1), got {text!r}")
+    if kind == "local" and n.strip().isdigit() and int(n) >= 1:
+        raise CliError(
+            "--cluster",
+            f"{text.strip()!r} starts more workers than this machine has cores for: at most "
+            f"local:{most} ({MAX_LOCAL_WORKERS_PER_CORE} per core, {os.cpu_count() or 1} cores)",
+        )
+    raise CliError(
+        "--cluster", f"expected local:N (N worker processes, 1 <= N <= {most}), got {text!r}"
+    )
+
+
+def check_connect_timeout(seconds: float) -> None:
+    """``--connect-timeout`` in (0, :data:`MAX_CONNECT_TIMEOUT`] seconds."""
+    if not (0 < seconds <= MAX_CONNECT_TIMEOUT):  # also refuses NaN
+        raise CliError(
+            "--connect-timeout",
+            f"{seconds:g} s is outside (0, {MAX_CONNECT_TIMEOUT:g}] s (at most one hour)",
+        )
 
 
 def describe_client(client: Any, scheduler: str | None, cluster: str | None) -> str:
@@ -153,16 +193,76 @@ def connect(
         yield scheduler
         return
     distributed = _distributed("--scheduler")
-    if connect_timeout <= 0:
-        raise CliError("--connect-timeout", f"must be positive, got {connect_timeout}")
-    try:
-        client = distributed.Client(scheduler, timeout=connect_timeout, set_as_default=False)
-    except (OSError, ValueError, TypeError) as e:
-        raise CliError("--scheduler", f"cannot connect to {scheduler!r}: {e}") from None
+    check_connect_timeout(connect_timeout)
+    started = time.monotonic()
+    _reachable(scheduler, connect_timeout)
+    left = max(connect_timeout - (time.monotonic() - started), 1.0)
+    client = _open_client(distributed, scheduler, left)
     try:
         yield client
     finally:
         client.close()
+
+
+def _reachable(address: str, timeout: float) -> None:
+    """Check ``address`` before Dask tries it: a known scheme and, for TCP schemes, a
+    host and port that accept a connection, and over plain ``tcp`` a server that
+    speaks first as a Dask scheduler does (its handshake).  Dask retries a refused
+    connection until its timeout, and waits for the handshake of a server that
+    accepted without any; here both are errors, at once and within ``timeout``."""
+    import socket
+
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import get_backend
+
+    def refuse(problem: str) -> CliError:
+        return CliError("--scheduler", f"cannot connect to {address!r}: {problem}")
+
+    try:
+        scheme, location = parse_address(address)
+        get_backend(scheme)
+        if scheme not in TCP_SCHEMES:
+            return
+        host, port = parse_host_port(location)
+    except (ValueError, TypeError, ImportError) as e:
+        raise refuse(str(e)) from None
+    deadline = time.monotonic() + timeout
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            if scheme == "tcp":
+                sock.settimeout(max(deadline - time.monotonic(), 0.001))
+                if not sock.recv(1):
+                    raise refuse("the server closed the connection (not a Dask scheduler?)")
+    except ConnectionRefusedError:
+        raise refuse("connection refused (no scheduler listens there)") from None
+    except socket.gaierror as e:
+        raise refuse(f"cannot resolve host {host!r} ({e.strerror or e})") from None
+    except TimeoutError:
+        raise refuse(
+            f"no answer within {timeout:g} s (--connect-timeout; not a Dask scheduler?)"
+        ) from None
+    except OSError as e:
+        raise refuse(e.strerror or str(e)) from None
+
+
+def _open_client(distributed: Any, address: str, timeout: float) -> Any:
+    """``distributed.Client(address)``.  A client whose start fails is closed here, at
+    once: left to the garbage collector, its ``__del__`` waits for its event loop and
+    prints a traceback 20 s after the error."""
+    started: list[Any] = []
+
+    class _Client(distributed.Client):  # type: ignore[misc,name-defined]
+        def start(self, **kwargs: Any) -> None:
+            started.append(self)
+            super().start(**kwargs)
+
+    try:
+        return _Client(address, timeout=timeout, set_as_default=False)
+    except (OSError, ValueError, TypeError) as e:
+        for half in started:
+            with contextlib.suppress(Exception):
+                half.close(timeout=1)
+        raise CliError("--scheduler", f"cannot connect to {address!r}: {e}") from None
 
 
 def run_task(

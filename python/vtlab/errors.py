@@ -42,9 +42,11 @@ __all__ = [
     "forget_texts",
     "message_of",
     "one_line",
+    "os_problem",
     "remember_text",
     "usage_error_line",
     "user_errors",
+    "with_filename",
 ]
 
 #: Exit status of every user error (the same as the argument parser's).
@@ -134,10 +136,26 @@ def one_line(message: str) -> str:
     return " ".join(part.strip() for part in str(message).splitlines() if part.strip())
 
 
+def os_problem(exc: OSError) -> str:
+    """What went wrong in an I/O error, in the system's words and in lower case
+    (``no space left on device``), without Python's ``[Errno 28]`` or pyarrow's
+    ``Error writing bytes to file. Detail:``."""
+    text = os.strerror(exc.errno) if exc.errno else str(exc.strerror or exc)
+    return _lower_first(text)
+
+
+def with_filename(exc: OSError, path: str | os.PathLike[str]) -> OSError:
+    """``exc``, or when it names no file (pyarrow's errors do not) the same error
+    naming ``path``, so that the command line can say which output failed."""
+    if exc.filename is not None:
+        return exc
+    return OSError(exc.errno, exc.strerror or str(exc), os.fspath(path))
+
+
 def message_of(exc: BaseException) -> str:
     """The ``<field>: <problem>`` text of a user error."""
     if isinstance(exc, OSError) and exc.filename is not None:
-        return f"{exc.filename}: {exc.strerror or exc}"
+        return f"{os.fsdecode(exc.filename)}: {os_problem(exc)}"
     if isinstance(exc, ScenarioError):
         return _echo_user_text(str(exc))
     return str(exc) or type(exc).__name__

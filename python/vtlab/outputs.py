@@ -5,7 +5,10 @@ option, such as ``runs.links.parquet`` beside ``--out runs.parquet`` — and cal
 :func:`check_outputs` before it simulates anything.  Each file must:
 
 * have a name ending in one of the formats the option writes (``.parquet``, ...);
-* not be an existing directory;
+* not be a dangling symbolic link (writing through it would fail after the runs,
+  or create a file elsewhere);
+* if it exists, be a regular file after following links (not a directory, and
+  not a FIFO or device: writing into a FIFO blocks until something reads it);
 * be in a directory that exists and is writable;
 * not already exist, unless ``--force`` is given;
 * be different from every other output of the same command (two options naming
@@ -14,23 +17,29 @@ option, such as ``runs.links.parquet`` beside ``--out runs.parquet`` — and cal
 Directories a command fills and resumes from (``sweep --store``, ``validate --out``)
 are checked with :func:`check_output_dir`: an existing path must be a writable
 directory; a missing one must be creatable (its nearest existing parent is a
-writable directory).
+writable directory, and no dangling symbolic link is on the way).
 
 Problems raise :class:`vtlab.errors.CliError` naming the option, so the user sees one
 ``error: --out: ...`` line and no file is touched.
+
+While a command writes, :func:`writing` turns an I/O error (a full disk, a file size
+limit) into ``error: --out: <path>: no space left on device`` and removes what the
+failed option had written, so that no partial output is left behind.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Sequence
+import stat
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from vtlab.api import sibling_paths
-from vtlab.errors import CliError
+from vtlab.errors import CliError, os_problem
 
-__all__ = ["Output", "check_output_dir", "check_outputs", "table_outputs"]
+__all__ = ["Output", "check_output_dir", "check_outputs", "table_outputs", "writing"]
 
 
 @dataclass(frozen=True)
@@ -81,6 +90,29 @@ def _writable_dir(path: Path) -> bool:
     return path.is_dir() and os.access(path, os.W_OK | os.X_OK)
 
 
+def _dangling(path: Path) -> str | None:
+    """Why ``path`` is a symbolic link that leads nowhere, or ``None``."""
+    if path.is_symlink() and not path.exists():
+        return f"'{path}' is a symbolic link to '{os.readlink(path)}', which does not exist"
+    return None
+
+
+def special_kind(path: Path) -> str | None:
+    """What ``path`` is when it exists but is neither a regular file nor a directory
+    (after following links): ``"a FIFO (named pipe)"``, ``"a character device"``, ..."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    return next((name for test, name in kinds if test(mode)), None)
+
+
 def check_outputs(outputs: Sequence[Output], *, force: bool = False) -> None:
     """Raise :class:`CliError` unless every output can be written (see the module
     docstring).  Nothing is created."""
@@ -106,8 +138,14 @@ def check_outputs(outputs: Sequence[Output], *, force: bool = False) -> None:
         seen[key] = out
     for out in outputs:
         parent = out.path.expanduser().parent
+        dangling = _dangling(out.path.expanduser())
+        if dangling is not None:
+            raise CliError(out.option, dangling)
         if out.path.is_dir():
             raise CliError(out.option, f"'{out.path}' is a directory")
+        kind = special_kind(out.path.expanduser())
+        if kind is not None:
+            raise CliError(out.option, f"'{out.path}' is {kind}, not a regular file")
         if not parent.exists():
             raise CliError(out.option, f"'{out.path}': directory '{parent}' does not exist")
         if not _writable_dir(parent):
@@ -123,6 +161,10 @@ def check_output_dir(option: str, path: str | os.PathLike[str]) -> None:
     """Raise :class:`CliError` unless ``path`` is a writable directory or can be
     created as one.  Nothing is created."""
     p = Path(path).expanduser()
+    for link in (p, *p.parents):
+        dangling = _dangling(link)
+        if dangling is not None:
+            raise CliError(option, dangling)
     if p.exists():
         if not p.is_dir():
             raise CliError(option, f"'{path}' exists and is not a directory")
@@ -134,3 +176,49 @@ def check_output_dir(option: str, path: str | os.PathLike[str]) -> None:
         ancestor = ancestor.parent
     if not _writable_dir(ancestor):
         raise CliError(option, f"cannot create '{path}': '{ancestor}' is not a writable directory")
+
+
+def _remove_partial(paths: Iterable[Path]) -> None:
+    """Remove what a failed write left at ``paths``: regular files and symbolic
+    links only (never the device or FIFO a link may point to)."""
+    for path in paths:
+        with contextlib.suppress(OSError):
+            mode = path.lstat().st_mode
+            if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+                path.unlink()
+
+
+def _owner(targets: dict[str, Path], file: str | None) -> str | None:
+    """The option whose file is ``file``, or whose directory holds it."""
+    if file is None:
+        return next(iter(targets)) if len(targets) == 1 else None
+    f = Path(os.path.abspath(file))
+    for option, path in targets.items():
+        p = Path(os.path.abspath(path))
+        if f == p or p in f.parents:
+            return option
+    return None
+
+
+@contextlib.contextmanager
+def writing(
+    targets: Mapping[str, str | os.PathLike[str] | None], *, remove: Iterable[Path] = ()
+) -> Iterator[None]:
+    """Name the option in an I/O error raised while the block writes: ``targets`` maps
+    each option to its file, or to the directory it fills (``None``: not given).  An
+    ``OSError`` about one of them (or without a file name, when there is one target)
+    becomes ``CliError(option, "<file>: <problem>")``, after the files ``remove`` are
+    removed, so that no partial output is left behind."""
+    given = {option: Path(p) for option, p in targets.items() if p is not None}
+    try:
+        yield
+    except BrokenPipeError:
+        raise  # stdout closed early (e.g. `| head`): the CLI framework exits quietly
+    except OSError as exc:
+        _remove_partial(remove)
+        file = None if exc.filename is None else os.fsdecode(exc.filename)
+        option = _owner(given, file)
+        if option is None:
+            raise
+        where = file if file is not None else str(given[option])
+        raise CliError(option, f"{where}: {os_problem(exc)}") from None

@@ -32,6 +32,7 @@ from vtlab.api import (
     TRACE_COLUMNS,
     Result,
 )
+from vtlab.errors import with_filename
 
 if TYPE_CHECKING:  # pandas is imported when runs are stored or loaded
     import pandas as pd
@@ -113,6 +114,9 @@ def _write_tmp(
     try:
         pq.write_table(table.replace_schema_metadata(meta), tmp)
         return tmp, _sha256(tmp)
+    except OSError as exc:  # pyarrow's errors name no file: name the run's
+        tmp.unlink(missing_ok=True)
+        raise with_filename(exc, path) from exc
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -137,7 +141,11 @@ def store_run(run_dir: Path, key: str, res: Result, messages: str = "rows") -> N
     flows, digests[paths["flows"].name] = _write_tmp(res.flows, paths["flows"], key, extra)
     try:
         tmp = _tmp_beside(paths["checksums"])
-        tmp.write_text(json.dumps({"key": key, "sha256": digests}, indent=1) + "\n")
+        try:
+            tmp.write_text(json.dumps({"key": key, "sha256": digests}, indent=1) + "\n")
+        except OSError as exc:
+            tmp.unlink(missing_ok=True)
+            raise with_filename(exc, paths["checksums"]) from exc
         os.replace(tmp, paths["checksums"])
         os.replace(flows, paths["flows"])
     except BaseException:

@@ -208,10 +208,21 @@ def _anchor_trace_paths(spec: Any, base: Path) -> Any:
     return spec
 
 
+#: Largest scenario file read (bytes): 64 MiB, counted while reading, so that a
+#: device such as ``/dev/zero`` (whose size reads as 0) cannot exhaust memory.  Long
+#: capacity traces belong in a trace file (``trace = "..."``, up to 1 GiB).
+MAX_SCENARIO_FILE_BYTES = 64 << 20
+
+
 def _load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     p = Path(path)
     with p.open("rb") as fh:  # FileNotFoundError / OSError propagate
-        data = fh.read()
+        data = fh.read(MAX_SCENARIO_FILE_BYTES + 1)
+    if len(data) > MAX_SCENARIO_FILE_BYTES:
+        raise ScenarioError(
+            f"{p}: a scenario file may have at most {MAX_SCENARIO_FILE_BYTES} bytes (64 MiB); "
+            'put a long capacity trace in a trace file (trace = "FILE")'
+        )
     tomllib = _tomllib()
     try:
         return _anchor_trace_paths(tomllib.loads(data.decode("utf-8")), p.parent)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -341,6 +342,76 @@ def test_a_bad_scheduler_address_is_one_error_line_in_bounded_time(cli):
     assert elapsed < 30, elapsed
 
 
+#: Cores of this machine: ``--cluster local:N`` allows 4 per core (docs/cluster.md).
+CORES = os.cpu_count() or 1
+
+
+def _sweep_child(*args: str) -> subprocess.CompletedProcess[str]:
+    """``vtlab sweep`` in a child process that must end within 60 s, in 6 GiB of
+    address space (a regression fails instead of waiting or exhausting memory)."""
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+
+    return subprocess.run(
+        [sys.executable, "-m", "vtlab", *SWEEP_ARGS, *args],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        preexec_fn=cap,
+        timeout=60,
+    )
+
+
+def test_a_refused_connection_fails_at_once():
+    # A port bound on 127.0.0.1 but not listening refuses connections. Before, the
+    # command waited out the whole connect timeout (here an hour: the child's 60 s
+    # timeout would fail the test).
+    with socket.socket() as bound:
+        bound.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{bound.getsockname()[1]}"
+        proc = _sweep_child("--scheduler", address, "--connect-timeout", "3600")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (
+        f"error: --scheduler: cannot connect to '{address}': connection refused "
+        "(no scheduler listens there)"
+    )
+
+
+def test_a_server_that_never_answers_is_given_up_after_the_timeout():
+    # It accepts the connection (the kernel does, for a listening socket) and never
+    # sends the handshake a Dask scheduler sends first: Dask alone would wait forever.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
+        proc = _sweep_child("--scheduler", address, "--connect-timeout", "2")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == (
+        f"error: --scheduler: cannot connect to '{address}': no answer within 2 s "
+        "(--connect-timeout; not a Dask scheduler?)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("address", "problem"),
+    [
+        (
+            "nonsense://x",
+            "unknown address scheme 'nonsense' (known schemes: ['inproc', 'tcp', 'tls', "
+            "'ucx', 'ws', 'wss'])",
+        ),
+        ("tcp://127.0.0.1", "missing port number in address '127.0.0.1'"),
+    ],
+)
+def test_a_malformed_scheduler_address_is_one_line_and_nothing_after(address, problem):
+    # Before: the error line, then 20 s later a `Client.__del__` traceback (the
+    # half-started client closing at exit).
+    proc = _sweep_child("--scheduler", address)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == f"error: --scheduler: cannot connect to '{address}': {problem}"
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
@@ -355,6 +426,38 @@ def test_a_bad_scheduler_address_is_one_error_line_in_bounded_time(cli):
 )
 def test_bad_cluster_options_are_refused_before_anything_runs(cli, args, needle):
     assert_usage_error(cli(*SWEEP_ARGS, *args), needle)
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        # Before: taken, and with a refused address Dask retried for 31 years.
+        (
+            ["--scheduler", "nonsense://x", "--connect-timeout", "1e9"],
+            "error: --connect-timeout: 1e+09 s is outside (0, 3600] s (at most one hour)",
+        ),
+        (
+            ["--scheduler", "nonsense://x", "--connect-timeout", "nan"],
+            "error: --connect-timeout: nan s is outside (0, 3600] s (at most one hour)",
+        ),
+        # Before: 4 × cores + 1 workers were started (100 on 2 cores too).
+        (
+            ["--cluster", f"local:{4 * CORES + 1}"],
+            f"error: --cluster: 'local:{4 * CORES + 1}' starts more workers than this "
+            f"machine has cores for: at most local:{4 * CORES} (4 per core, {CORES} cores)",
+        ),
+        # Before: a MemoryError traceback.
+        (
+            ["--cluster", "local:99999999999999999999"],
+            "error: --cluster: 'local:99999999999999999999' starts more workers than this "
+            f"machine has cores for: at most local:{4 * CORES} (4 per core, {CORES} cores)",
+        ),
+    ],
+)
+def test_cluster_options_are_bounded(args, line):
+    proc = _sweep_child(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == line
 
 
 def test_reproduce_takes_the_cluster_options(cli, tmp_path: Path):

@@ -231,6 +231,53 @@ def test_check_output_dir_accepts_creatable_and_existing(tmp_path: Path) -> None
     assert files(tmp_path) == []
 
 
+# -- dangling links, FIFOs and devices --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "option", "name"),
+    [
+        (RUN, "--out", "runs.parquet"),
+        (RUN, "--trace", "trace.csv"),
+        (RUN, "--events", "events.qlog"),
+        (RUN, "--pcap", "caps"),
+        (("sweep", "v2g"), "--store", "store"),
+        (("sweep", "v2g"), "--out", "sweep.parquet"),
+        (("cc", "table"), "--out", "table.md"),
+    ],
+)
+def test_a_dangling_link_is_refused_before_anything_runs(
+    cli: Cli,
+    tmp_path: Path,
+    no_simulation: list[Any],
+    args: tuple[str, ...],
+    option: str,
+    name: str,
+) -> None:
+    # Before: `--out` through a link to a missing directory passed the check, the runs
+    # were simulated, and writing failed after them.
+    link = tmp_path / name
+    link.symlink_to(tmp_path / "gone" / name)
+    line = refused(cli(*args, option, str(link), "--force"), no_simulation)
+    assert line == (
+        f"error: {option}: '{link}' is a symbolic link to '{tmp_path / 'gone' / name}', "
+        "which does not exist"
+    )
+    assert files(tmp_path) == [name]
+
+
+def test_a_dangling_link_above_a_store_is_refused(
+    cli: Cli, tmp_path: Path, no_simulation: list[Any]
+) -> None:
+    (tmp_path / "campaigns").symlink_to(tmp_path / "gone")
+    store = tmp_path / "campaigns" / "grid"
+    line = refused(cli("sweep", "v2g", "--store", str(store)), no_simulation)
+    assert line == (
+        f"error: --store: '{tmp_path / 'campaigns'}' is a symbolic link to "
+        f"'{tmp_path / 'gone'}', which does not exist"
+    )
+
+
 # -- repeated axis values ---------------------------------------------------------------
 
 

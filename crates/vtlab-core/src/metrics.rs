@@ -302,12 +302,15 @@ tables! {
 }
 
 /// Everything one run produces.
-/// The files a packet capture wrote, and its first error if writing failed.
+/// The files a packet capture wrote, and its first error if writing failed
+/// (then the files have been removed: no partial capture is left behind).
 #[derive(Clone, Debug, Default)]
 pub struct CaptureReport {
     /// (path, packets written), in file order.
     pub files: Vec<(std::path::PathBuf, u64)>,
     pub error: Option<String>,
+    /// The file and OS error code (errno) of the I/O failure behind `error`.
+    pub os_error: Option<(std::path::PathBuf, i32)>,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -98,3 +98,65 @@ fn unknown_capture_points_are_refused_before_the_run() {
     );
     assert!(!dir.exists(), "nothing is created for a refused request");
 }
+
+/// A file that cannot be opened (here: a directory where `evcc.pcap` goes)
+/// is refused before the run, and the files opened before it are removed.
+#[test]
+fn a_capture_that_cannot_open_every_file_leaves_none() {
+    let p = lossy_v2g();
+    let dir = tmp("open");
+    std::fs::create_dir_all(dir.join("evcc.pcap")).unwrap();
+    let req = CaptureRequest::all(&dir);
+    let e = run_plan_captured(&p, 3, RunOptions::default(), &req, Hooks::default()).unwrap_err();
+    assert_eq!(e.path, "pcap");
+    let evcc = dir.join("evcc.pcap");
+    // EISDIR in the system's words, lower case (std's text minus "(os error 21)").
+    assert_eq!(
+        e.message,
+        format!("cannot write {}: is a directory", evcc.display())
+    );
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|f| f.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["evcc.pcap"], "sa.pcap and secc.pcap were removed");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A write that fails during the run (a full disk: /dev/full behind the
+/// capture's file name) reports the file and the system's error, and no
+/// capture file is left; the device itself is untouched.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_failed_capture_write_names_the_file_and_leaves_no_file() {
+    let p = lossy_v2g();
+    let dir = tmp("full");
+    std::fs::create_dir_all(&dir).unwrap();
+    let sa = dir.join("sa.pcap");
+    std::os::unix::fs::symlink("/dev/full", &sa).unwrap();
+    let req = CaptureRequest::all(&dir);
+    let r = run_plan_captured(&p, 3, RunOptions::default(), &req, Hooks::default())
+        .unwrap()
+        .unwrap();
+    let report = r.capture.unwrap();
+    // ENOSPC (28 on Linux), as strerror words it, in lower case.
+    assert_eq!(
+        report.error.as_deref(),
+        Some(&*format!(
+            "cannot write {}: no space left on device",
+            sa.display()
+        ))
+    );
+    assert_eq!(report.os_error, Some((sa.clone(), 28)));
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "no partial capture"
+    );
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata("/dev/full")
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

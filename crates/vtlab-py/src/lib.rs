@@ -389,10 +389,23 @@ fn run<'py>(
     let Some(result) = outcome else {
         return Err(PyKeyboardInterrupt::new_err("simulation interrupted"));
     };
-    if let Some(e) = result.capture.as_ref().and_then(|c| c.error.clone()) {
-        return Err(PyOSError::new_err(e));
+    if let Some(e) = result.capture.as_ref().and_then(capture_error) {
+        return Err(e);
     }
     run_output(py, result)
+}
+
+/// A capture that failed: an I/O failure is OSError(errno, text, file), as
+/// Python's own file functions raise it (the capture files are removed).
+fn capture_error(c: &vtlab_core::metrics::CaptureReport) -> Option<PyErr> {
+    let e = c.error.clone()?;
+    Some(match &c.os_error {
+        Some((path, code)) => {
+            let text = vtlab_core::sim::capture::io_text(&std::io::Error::from_raw_os_error(*code));
+            PyOSError::new_err((*code, text, path.clone()))
+        }
+        None => PyOSError::new_err(e),
+    })
 }
 
 /// `run`'s dict: every result table as columns, and the run's metadata.

@@ -22,7 +22,7 @@ from vtlab.cli.options import (
     store_option,
 )
 from vtlab.errors import CliError, cli_errors
-from vtlab.outputs import Output, check_output_dir, check_outputs
+from vtlab.outputs import Output, check_output_dir, check_outputs, writing
 
 __all__ = ["cc_app", "cc_list_command", "cc_table_command", "register"]
 
@@ -134,15 +134,16 @@ def cc_table_command(
         check_outputs([Output("--out", out, "", (".md",))], force=force)
     size = bytes_ or "100MB"
     try:
-        table = cc_table(
-            runs=runs,
-            bytes_=size,
-            losses=loss or DEFAULT_LOSSES,
-            profiles=profile or DEFAULT_PROFILES,
-            algorithms=cc,
-            store=store,
-            jobs=jobs,
-        )
+        with writing({"--store": store}):
+            table = cc_table(
+                runs=runs,
+                bytes_=size,
+                losses=loss or DEFAULT_LOSSES,
+                profiles=profile or DEFAULT_PROFILES,
+                algorithms=cc,
+                store=store,
+                jobs=jobs,
+            )
     except AxisError as e:  # e.g. --loss 1% --loss 0.01: one setting
         option = {"algorithm": "--cc", "tcp_profile": "--profile", "loss": "--loss"}
         raise CliError(option.get(e.axis, e.axis), e.problem) from None
@@ -153,5 +154,6 @@ def cc_table_command(
     if out is None:
         typer.echo(text, nl=False)
     else:
-        out.write_text(text)
+        with writing({"--out": out}, remove=[out]):
+            out.write_text(text)
         console(stderr=True).print(f"wrote {out}", markup=False)

@@ -15,7 +15,7 @@ from vtlab.cli.options import (
     seed_option,
 )
 from vtlab.errors import CliError, cli_errors
-from vtlab.outputs import Output, check_outputs
+from vtlab.outputs import Output, check_outputs, writing
 
 __all__ = ["lte_trace_command", "register"]
 
@@ -62,26 +62,43 @@ def lte_trace_command(
 ) -> None:
     """Write the LTE channel model's capacity as a mahimahi trace (lte-cabin's
     downlink or uplink, as the run with --seed sees it; docs/cellular.md)."""
-    from vtlab.cellular import DIRECTIONS, channel_series, to_mahimahi, write_mahimahi
+    from vtlab.cellular import (
+        DIRECTIONS,
+        MAX_SECONDS,
+        MIN_SECONDS,
+        channel_series,
+        to_mahimahi,
+        write_mahimahi,
+    )
 
     if direction not in DIRECTIONS:
         raise CliError("--direction", f"expected down or up, got {direction!r}")
-    if not (0 < seconds <= 3600):
-        raise CliError("--seconds", f"{seconds:g} is outside (0, 3600]")
+    if not (MIN_SECONDS <= seconds <= MAX_SECONDS):
+        raise CliError(
+            "--seconds", f"{seconds:g} is outside [{MIN_SECONDS:g}, {MAX_SECONDS:g}] (1 ms to 1 h)"
+        )
     check_runs_seed(1, seed)
     outputs = [Output("OUT", out)]
     if series is not None:
         outputs.append(Output("--series", series, suffixes=(".parquet",)))
     check_outputs(outputs, force=force)
     sc = scenario_from_cli(preset, scenario, sets=set_, default={"preset": "lte-cabin"})
-    df = channel_series(sc, seconds, seed, direction)
+    try:
+        df = channel_series(sc, seconds, seed, direction)
+    except ValueError as exc:
+        field, _, problem = str(exc).partition(": ")
+        if field != "scenario":
+            raise
+        raise CliError("--scenario" if scenario is not None else "--preset", problem) from None
     delivered = ~df["lost"].to_numpy()
     stamps = to_mahimahi(df["time_ms"].to_numpy()[delivered], df["bytes"].to_numpy()[delivered])
     if not stamps:
         raise CliError("--seconds", "the channel delivered less than one opportunity: no trace")
-    write_mahimahi(out, stamps)
+    with writing({"OUT": out}, remove=[out]):
+        write_mahimahi(out, stamps)
     if series is not None:
-        df.to_parquet(series, index=False)
+        with writing({"--series": series}, remove=[series]):
+            df.to_parquet(series, index=False)
     rate = df["bytes"].to_numpy()[delivered].sum() * 8 / seconds / 1e6
     typer.echo(
         f"wrote {out} ({len(stamps)} opportunities, {rate:.2f} Mbit/s mean, "

@@ -16,7 +16,6 @@ Imports nothing heavy (start-up time): no pandas, numpy, pyarrow, matplotlib or 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -25,7 +24,7 @@ import typer
 
 from vtlab import _core
 from vtlab.api import MAX_RUNS, MAX_SEED
-from vtlab.cluster import parse_cluster
+from vtlab.cluster import check_connect_timeout, parse_cluster
 from vtlab.errors import CliError, remember_text
 from vtlab.scenario import Scenario, apply_assignment, parse_assignment, parse_value, set_path
 
@@ -200,7 +199,7 @@ ClusterOpt = Annotated[
         "--cluster",
         metavar="local:N",
         help="Start a local Dask cluster of N worker processes (one thread each) for "
-        "this command. Needs vtlab[cluster].",
+        "this command; N at most 4 per core. Needs vtlab[cluster].",
         show_default=False,
     ),
 ]
@@ -218,7 +217,8 @@ ConnectTimeoutOpt = Annotated[
     typer.Option(
         "--connect-timeout",
         metavar="SECONDS",
-        help="How long to wait for the --scheduler to answer.",
+        help="How long to wait for the --scheduler to answer (at most 3600; a refused "
+        "connection fails at once).",
     ),
 ]
 
@@ -247,8 +247,7 @@ def check_cluster_options(
             raise CliError("--task-runs", "only used with --scheduler or --cluster")
         if task_runs < 1:
             raise CliError("--task-runs", f"must be at least 1, got {task_runs}")
-    if not (connect_timeout > 0 and math.isfinite(connect_timeout)):
-        raise CliError("--connect-timeout", f"must be a positive number, got {connect_timeout}")
+    check_connect_timeout(connect_timeout)
     return on_cluster
 
 

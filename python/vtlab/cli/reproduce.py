@@ -42,7 +42,7 @@ from vtlab.cli.options import (
 )
 from vtlab.cluster import DEFAULT_CONNECT_TIMEOUT, connect, describe_client
 from vtlab.errors import EXIT_INTERRUPTED, CliError, cli_errors
-from vtlab.outputs import check_output_dir
+from vtlab.outputs import check_output_dir, writing
 
 __all__ = ["register", "reproduce_command", "study_command"]
 
@@ -198,7 +198,8 @@ def run_study(opts: Invocation) -> None:
     with contextlib.ExitStack() as stack:
         client = _client(stack, opts, log) if on_cluster else None
         try:
-            outcome = study.reproduce(_config(opts, folder, client, log))
+            with writing({"--out": folder}):
+                outcome = study.reproduce(_config(opts, folder, client, log))
         except KeyboardInterrupt:
             console.print(
                 "interrupted: finished runs are kept in the run store; run the same "

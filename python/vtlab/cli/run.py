@@ -2,8 +2,10 @@
 session), or one JSON object per row; optionally write the rows, a TCP trace, typed
 events and packet captures."""
 
+import contextlib
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -33,7 +35,8 @@ from vtlab.cli.options import (
     seed_option,
 )
 from vtlab.errors import EXIT_INTERRUPTED, CliError, cli_errors
-from vtlab.outputs import Output, check_output_dir, check_outputs, table_outputs
+from vtlab.openfiles import ensure_open_files
+from vtlab.outputs import Output, check_output_dir, check_outputs, table_outputs, writing
 from vtlab.scenario import Scenario
 
 if TYPE_CHECKING:  # pandas-backed: imported when a run has finished
@@ -178,21 +181,22 @@ def run_command(
     started = time.perf_counter()
     writer = TraceWriter(trace) if trace is not None else None
     try:
-        res, interrupted = _run_keeping_completed(
-            sc,
-            seeds,
-            progress=not (quiet or json_out),
-            trace=trace_mode if trace is not None else False,
-            events=events is not None,
-            trace_to=writer.write if writer is not None else None,
-            on_result=print_json_rows if json_out else None,
-            pcap=pcap,
-            pcap_points=points,
-            pcap_payload=not pcap_headers_only,
-        )
+        # The trace and the captures are written as the runs go.
+        with writing({"--trace": trace, "--pcap": pcap}), _capture_errors():
+            res, interrupted = _run_keeping_completed(
+                sc,
+                seeds,
+                progress=not (quiet or json_out),
+                trace=trace_mode if trace is not None else False,
+                events=events is not None,
+                trace_to=writer.write if writer is not None else None,
+                on_result=print_json_rows if json_out else None,
+                **_capture_args(pcap, points, pcap_headers_only),
+            )
     finally:
         if writer is not None:
-            writer.close()
+            with writing({"--trace": trace}):
+                writer.close()
     wall = time.perf_counter() - started
     seeds = seeds[: len(res.meta.get("seeds", [res.meta.get("seed")]))]
     _write_files(
@@ -273,7 +277,9 @@ def _write_files(
     if pcap is not None and status is not None:
         _report_captures(res, pcap if runs == 1 else pcap / "seed-*", status)
     if out is not None:
-        written = res.to_parquet(out, traces=False)
+        partial = [o.path for o in table_outputs("--out", out, sessions=res.has_sessions())]
+        with writing({"--out": out}, remove=partial):
+            written = res.to_parquet(out, traces=False)
         if status is not None:
             status.print(
                 "wrote " + ", ".join(f"{path} ({name})" for name, path in written.items()),
@@ -282,7 +288,8 @@ def _write_files(
     if writer is not None and status is not None:
         status.print(f"wrote {trace} ({writer.rows} trace rows)", markup=False)
     if events is not None:
-        _write_events(res, events, status)
+        with writing({"--events": events}, remove=[events]):
+            _write_events(res, events, status)
 
 
 def _report_captures(res: "Result", where: Path, status: Any) -> None:
@@ -333,9 +340,26 @@ def _check_pcap(
         where = pcap_dir(pcap, s, len(seeds))
         if where.exists() and not where.is_dir():
             raise CliError("--pcap", f"'{where}' exists and is not a directory")
-        for name in names:
-            if (where / name).exists() and not force:
-                raise CliError(
-                    "--pcap", f"'{where / name}' already exists; add --force to overwrite it"
-                )
+        if where.is_dir():  # the files it would overwrite, as for --out
+            check_outputs([Output("--pcap", where / name) for name in names], force=force)
+    ensure_open_files(len(names), "--pcap")
     return points
+
+
+def _capture_args(pcap: Path | None, points: list[str] | None, headers_only: bool) -> dict:
+    """``run_many``'s capture arguments."""
+    return {"pcap": pcap, "pcap_points": points, "pcap_payload": not headers_only}
+
+
+@contextlib.contextmanager
+def _capture_errors() -> Iterator[None]:
+    """A capture file that cannot be opened when its run starts (checked names and
+    directory, but e.g. no space left) is the core's ``pcap: ...`` error: name
+    ``--pcap``."""
+    try:
+        yield
+    except _core.ScenarioError as e:
+        field, _, problem = str(e).partition(": ")
+        if field != "pcap":
+            raise
+        raise CliError("--pcap", problem) from None

@@ -38,7 +38,7 @@ from vtlab.cli.options import (
 )
 from vtlab.cluster import DEFAULT_CONNECT_TIMEOUT, connect, describe_client
 from vtlab.errors import CliError, cli_errors, remember_text
-from vtlab.outputs import check_output_dir, check_outputs, table_outputs
+from vtlab.outputs import check_output_dir, check_outputs, table_outputs, writing
 from vtlab.scenario import parse_value
 
 if TYPE_CHECKING:  # pandas-backed: imported by the command
@@ -175,17 +175,20 @@ def sweep_command(
     except ValueError as e:
         raise CliError("--axis", str(e)) from None
     try:
-        if on_cluster:
-            res = _sweep_on_cluster(
-                sweep, store, scheduler, cluster, connect_timeout, task_runs, quiet=quiet
-            )
-        else:
-            res = sweep.run(store, jobs=jobs, progress=not quiet)
+        with writing({"--store": store}):
+            if on_cluster:
+                res = _sweep_on_cluster(
+                    sweep, store, scheduler, cluster, connect_timeout, task_runs, quiet=quiet
+                )
+            else:
+                res = sweep.run(store, jobs=jobs, progress=not quiet)
     except StoreError as e:
         raise CliError("--store", str(e)) from None
     wall = time.perf_counter() - started
     if out is not None:
-        res.to_parquet(out, traces=False)
+        partial = [o.path for o in table_outputs("--out", out, sessions=res.has_sessions())]
+        with writing({"--out": out}, remove=partial):
+            res.to_parquet(out, traces=False)
     sets_cc = any(path == "tcp.cc" for a in axes for _, sets in a.levels for path, _ in sets)
     by = [*(a.name for a in axes), *([] if sets_cc else ["cc"]), "flow"]
     print_table(res, runs, seeds, wall, quiet, by=by)

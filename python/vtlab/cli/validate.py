@@ -46,8 +46,8 @@ from vtlab.cli.validate_options import (
 )
 from vtlab.cluster import DEFAULT_CONNECT_TIMEOUT
 from vtlab.errors import EXIT_INTERRUPTED, fail, user_errors
-from vtlab.ns3.program import Ns3Error, cache_root, ensure_binary
-from vtlab.outputs import check_output_dir
+from vtlab.ns3.program import Ns3Error, cache_dir, cache_setting, ensure_binary
+from vtlab.outputs import check_output_dir, writing
 from vtlab.validation.errors import ValidateError
 from vtlab.validation.report import typed_command
 from vtlab.validation.station import DEFAULT_VEHICLES, parse_topology
@@ -123,20 +123,21 @@ def _bulk(
     for name, why in grid.skipped.items():
         log(f"note: skipping {name}: {why}")
     try:
-        res = v2g.validate(
-            grid,
-            out,
-            jobs=n_jobs,
-            progress=not quiet,
-            binary=ensure_binary(log=log),
-            command=typed_command(),
-            log=log,
-            console=console,
-            scheduler=scheduler,
-            cluster=cluster,
-            connect_timeout=connect_timeout,
-            store_ns3=v2g.stored_ns3_runs_path() if store_ns3 else None,
-        )
+        with user_errors(), writing({"--out": out}):
+            res = v2g.validate(
+                grid,
+                out,
+                jobs=n_jobs,
+                progress=not quiet,
+                binary=ensure_binary(log=log),
+                command=typed_command(),
+                log=log,
+                console=console,
+                scheduler=scheduler,
+                cluster=cluster,
+                connect_timeout=connect_timeout,
+                store_ns3=v2g.stored_ns3_runs_path() if store_ns3 else None,
+            )
     except Ns3Error as exc:
         if os.environ.get("VTLAB_DEBUG"):
             raise
@@ -376,14 +377,19 @@ def _bench_lte_vs_ns3(repeat: int | None, json_out: bool, log: Callable[[str], N
     from vtlab.validation import lte
 
     try:
-        res = lte.validate(
-            cache_root() / "bench-lte",
-            bench=True,
-            repeat=5 if repeat is None else repeat,
-            diagnostic=False,
-            progress=not json_out,
-            log=log,
-        )
+        folder = cache_dir("bench-lte")
+    except Ns3Error as exc:  # names $VTLAB_CACHE
+        fail(str(exc))
+    try:
+        with writing({cache_setting(): folder}):
+            res = lte.validate(
+                folder,
+                bench=True,
+                repeat=5 if repeat is None else repeat,
+                diagnostic=False,
+                progress=not json_out,
+                log=log,
+            )
     except Ns3Error as exc:
         raise ValidateError("--vs-ns3", " ".join(str(exc).split())) from None
     if json_out:

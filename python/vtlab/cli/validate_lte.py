@@ -13,7 +13,7 @@ import typer
 
 from vtlab.cli.validate_options import QuietOpt, RerunNs3Opt
 from vtlab.errors import EXIT_INTERRUPTED, fail, user_errors
-from vtlab.outputs import check_output_dir
+from vtlab.outputs import check_output_dir, writing
 from vtlab.validation import lte
 from vtlab.validation.errors import Ns3Error, ValidateError
 from vtlab.validation.lte_cases import CASES, DEFAULT_DURATION_S, DEFAULT_REPEAT, DEFAULT_SEEDS
@@ -133,22 +133,23 @@ def lte_command(
             console.print(line, markup=False, soft_wrap=True)
 
     try:
-        res = lte.validate(
-            out,
-            cases=[c.name for c in chosen],
-            duration_s=duration,
-            seeds=seeds,
-            tolerance=tol,
-            uplink_period_ms=uplink_period,
-            radio_delay_ms=radio_delay,
-            diagnostic=not no_diagnostic,
-            bench=bench,
-            repeat=repeat,
-            rerun_ns3=rerun_ns3,
-            progress=not quiet,
-            command=typed_command(),
-            log=log,
-        )
+        with user_errors(), writing({"--out": out}):
+            res = lte.validate(
+                out,
+                cases=[c.name for c in chosen],
+                duration_s=duration,
+                seeds=seeds,
+                tolerance=tol,
+                uplink_period_ms=uplink_period,
+                radio_delay_ms=radio_delay,
+                diagnostic=not no_diagnostic,
+                bench=bench,
+                repeat=repeat,
+                rerun_ns3=rerun_ns3,
+                progress=not quiet,
+                command=typed_command(),
+                log=log,
+            )
     except (Ns3Error, ValidateError) as exc:
         if os.environ.get("VTLAB_DEBUG"):
             raise

@@ -12,6 +12,7 @@ from typing import Any
 import typer
 
 from vtlab.errors import EXIT_INTERRUPTED, fail, user_errors
+from vtlab.outputs import writing
 from vtlab.validation.errors import Ns3Error
 
 __all__ = ["Log", "console", "logger", "run_family"]
@@ -48,7 +49,7 @@ def run_family(
     130 on Ctrl-C (the finished runs stay in ``out/runs.jsonl``), 1 when runs failed
     (each printed)."""
     try:
-        with user_errors():
+        with user_errors(), writing({"--out": out}):
             res = call()
     except Ns3Error as exc:
         if os.environ.get("VTLAB_DEBUG"):

@@ -44,10 +44,13 @@ __all__ = [
     "Ns3NotInstalled",
     "Program",
     "build_program",
+    "cache_dir",
     "cache_root",
+    "cache_setting",
     "compile_command",
     "ensure_binary",
     "find_ns3",
+    "make_dir",
     "program_results_hash",
     "source_path",
 ]
@@ -155,6 +158,40 @@ def cache_root() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg) if xdg else Path.home() / ".cache"
     return base / "vtlab"
+
+
+def cache_setting() -> str:
+    """Where :func:`cache_root` comes from, as the field of an error message:
+    ``$VTLAB_CACHE``, ``$XDG_CACHE_HOME``, or ``cache directory`` (the default)."""
+    for variable in ("VTLAB_CACHE", "XDG_CACHE_HOME"):
+        if os.environ.get(variable):
+            return f"${variable}"
+    return "cache directory"
+
+
+def _problem(exc: OSError) -> str:
+    """An I/O error in the system's words, in lower case (``permission denied``)."""
+    text = os.strerror(exc.errno) if exc.errno else str(exc.strerror or exc)
+    return text[:1].lower() + text[1:]
+
+
+def make_dir(path: Path, field: str) -> Path:
+    """Create the directory ``path`` (and its parents) and check that it is writable;
+    raise :class:`Ns3Error` ``<field>: ...`` naming it otherwise (one line, where the
+    operating system would give a traceback)."""
+    hint = " (set $VTLAB_CACHE to a writable directory)" if field == "cache directory" else ""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise Ns3Error(f"{field}: cannot create '{path}': {_problem(exc)}{hint}") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise Ns3Error(f"{field}: '{path}' is not writable{hint}")
+    return path
+
+
+def cache_dir(name: str) -> Path:
+    """The directory ``name`` under :func:`cache_root`, created (:func:`make_dir`)."""
+    return make_dir(cache_root() / name, cache_setting())
 
 
 # -- compiling ---------------------------------------------------------------------------
@@ -284,9 +321,10 @@ def build_program(
     placeholder = Path(program.binary_name)
     digest = build_hash(src_bytes, program.command(install, src, placeholder), install.version)
     if output is not None:
-        binary = Path(output)
+        binary, field = Path(output), "output"
     else:
         root = Path(cache) if cache is not None else cache_root()
+        field = "cache" if cache is not None else cache_setting()
         binary = root / program.cache_dir / digest / program.binary_name
     command = program.command(install, src, binary)
     result = Ns3Binary(binary, digest, install.version, src, tuple(command))
@@ -299,7 +337,7 @@ def build_program(
 
     if shutil.which(command[0]) is None:
         raise Ns3Error(f"C++ compiler '{command[0]}' not found (install g++ or set CXX)")
-    binary.parent.mkdir(parents=True, exist_ok=True)
+    make_dir(binary.parent, field)
     tmp = binary.with_name(f".{binary.name}.{os.getpid()}.tmp")
     tmp_command = program.command(install, src, tmp)
     if log is not None:
@@ -309,9 +347,12 @@ def build_program(
         tmp.unlink(missing_ok=True)
         tail = " | ".join(proc.stderr.strip().splitlines()[-5:])
         raise Ns3Error(f"compiling {src} failed (exit {proc.returncode}): {tail}")
-    os.replace(tmp, binary)
-    stamp.write_text(digest + "\n")
-    binary.with_name(binary.name + ".command.txt").write_text(shlex.join(command) + "\n")
+    try:
+        os.replace(tmp, binary)
+        stamp.write_text(digest + "\n")
+        binary.with_name(binary.name + ".command.txt").write_text(shlex.join(command) + "\n")
+    except OSError as exc:
+        raise Ns3Error(f"{field}: cannot write '{exc.filename}': {_problem(exc)}") from None
     return result
 
 

@@ -329,6 +329,30 @@ pub struct Capture {
     error: Option<String>,
     /// Bytes written to the files so far (headers included).
     pub(crate) bytes: u64,
+    /// The file and OS error code of the I/O failure behind `error`.
+    os_error: Option<(PathBuf, i32)>,
+    /// The directory, when this capture created it (removed again on failure).
+    created_dir: Option<PathBuf>,
+}
+
+/// An I/O error as a message: the system's text without Rust's
+/// " (os error N)" suffix, starting in lower case ("no space left on device").
+pub fn io_text(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    let text = text.find(" (os error ").map_or(&*text, |i| &text[..i]);
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_lowercase().chain(chars).collect::<String>()
+    })
+}
+
+/// The I/O error inside a pcap writer's error (its own text for an I/O
+/// failure is only "Error reading bytes").
+fn pcap_io(e: pcap_file::PcapError) -> std::io::Error {
+    match e {
+        pcap_file::PcapError::IoError(io) => io,
+        other => std::io::Error::other(other.to_string()),
+    }
 }
 
 /// The pcap file header: magic, version, zone, accuracy, snaplen, link type.
@@ -446,16 +470,9 @@ impl Capture {
     pub fn open(plan: &Plan, req: &CaptureRequest) -> Result<Self, CaptureError> {
         refuse_unsupported(plan)?;
         let points = resolve_points(plan, &req.points)?;
-        std::fs::create_dir_all(&req.dir).map_err(|e| {
-            CaptureError(format!(
-                "cannot create directory {}: {e}",
-                req.dir.display()
-            ))
-        })?;
-        let files = points
-            .iter()
-            .map(|(file, ..)| open_file(&req.dir.join(file)))
-            .collect::<Result<Vec<_>, _>>()?;
+        let created_dir = (!req.dir.exists()).then(|| req.dir.clone());
+        let names: Vec<&str> = points.iter().map(|(f, ..)| f.as_str()).collect();
+        let files = open_files(&req.dir, &names, created_dir.as_deref())?;
         let dirs = plan.dirs.clone();
         let link_of: Vec<usize> = (0..plan.links.len()).flat_map(|l| [l, l]).collect();
         let at = |node: NodeId, link: usize| -> Vec<usize> {
@@ -511,6 +528,8 @@ impl Capture {
             files,
             buf: Vec::with_capacity(2048),
             error: None,
+            os_error: None,
+            created_dir,
         })
     }
 
@@ -600,7 +619,8 @@ impl Capture {
                         self.bytes += n as u64;
                     }
                     Err(e) => {
-                        self.error = Some(format!("cannot write {}: {e}", file.path.display()));
+                        let (error, os_error) = write_failure(&file.path, &pcap_io(e));
+                        (self.error, self.os_error) = (Some(error), os_error);
                         return;
                     }
                 }
@@ -608,15 +628,24 @@ impl Capture {
         }
     }
 
-    /// Flush and close every file.
+    /// Flush and close every file. After a failure (`error` set) the files
+    /// are removed, so that no partial capture is left behind.
     pub(crate) fn finish(mut self) -> CaptureReport {
         for f in &mut self.files {
             if let Some(w) = f.writer.take() {
                 if let Err(e) = w.into_writer().flush() {
-                    self.error
-                        .get_or_insert_with(|| format!("cannot write {}: {e}", f.path.display()));
+                    if self.error.is_none() {
+                        let (error, os_error) = write_failure(&f.path, &e);
+                        (self.error, self.os_error) = (Some(error), os_error);
+                    }
                 }
             }
+        }
+        if self.error.is_some() {
+            remove_files(
+                self.files.iter().map(|f| &f.path),
+                self.created_dir.as_deref(),
+            );
         }
         CaptureReport {
             files: self
@@ -625,14 +654,91 @@ impl Capture {
                 .map(|f| (f.path, f.packets))
                 .collect(),
             error: self.error,
+            os_error: self.os_error,
         }
     }
 }
 
-fn open_file(path: &Path) -> Result<CaptureFile, CaptureError> {
+/// The message and (file, OS error code) of a failed write to `path`.
+fn write_failure(path: &Path, e: &std::io::Error) -> (String, Option<(PathBuf, i32)>) {
+    (
+        format!("cannot write {}: {}", path.display(), io_text(e)),
+        e.raw_os_error().map(|code| (path.to_owned(), code)),
+    )
+}
+
+/// Remove `files` (regular files and links only), then `dir` if it is then
+/// empty (a directory the capture created); errors are ignored (the
+/// capture's own error is reported).
+fn remove_files<'a>(files: impl Iterator<Item = &'a PathBuf>, dir: Option<&Path>) {
+    for f in files {
+        // A link is removed, never the device or FIFO it may lead to.
+        let plain = std::fs::symlink_metadata(f)
+            .is_ok_and(|m| m.file_type().is_file() || m.file_type().is_symlink());
+        if plain {
+            let _ = std::fs::remove_file(f);
+        }
+    }
+    if let Some(d) = dir {
+        let _ = std::fs::remove_dir(d);
+    }
+}
+
+/// Create `dir` and open the capture files `names` in it; on failure remove
+/// what was created (the directory too when it is `created`), so that no
+/// partial capture is left behind.
+fn open_files(
+    dir: &Path,
+    names: &[&str],
+    created: Option<&Path>,
+) -> Result<Vec<CaptureFile>, CaptureError> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        CaptureError(format!(
+            "cannot create directory {}: {}",
+            dir.display(),
+            io_text(&e)
+        ))
+    })?;
+    let mut files = Vec::with_capacity(names.len());
+    for name in names {
+        let path = dir.join(name);
+        match open_file(&path) {
+            Ok(f) => files.push(f),
+            Err(e) => {
+                remove_files(files.iter().map(|f| &f.path), created);
+                return Err(open_failure(&path, &e, names.len()));
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// EMFILE: the process may not open another file.
+const EMFILE: i32 = 24;
+
+/// Why `path`, one of `files` capture files, could not be opened.
+fn open_failure(path: &Path, e: &std::io::Error, files: usize) -> CaptureError {
+    let hint = if e.raw_os_error() == Some(EMFILE) {
+        format!(
+            ": the capture opens {files} files at once, more than this process may open \
+             (raise the limit, ulimit -n, or capture fewer points)"
+        )
+    } else {
+        String::new()
+    };
+    CaptureError(format!(
+        "cannot write {}: {}{hint}",
+        path.display(),
+        io_text(e)
+    ))
+}
+
+/// Create `path` and write the pcap file header (a file whose header could
+/// not be written is removed again).
+fn open_file(path: &Path) -> Result<CaptureFile, std::io::Error> {
     Ok(CaptureFile {
         path: path.to_owned(),
-        writer: Some(ethernet_pcap(path)?),
+        writer: Some(pcap_writer(path)?),
         packets: 0,
     })
 }
@@ -640,8 +746,15 @@ fn open_file(path: &Path) -> Result<CaptureFile, CaptureError> {
 /// A new pcap file of Ethernet frames with nanosecond timestamps (the
 /// simulation's captures and the emulator's, [`crate::emu`]).
 pub(crate) fn ethernet_pcap(path: &Path) -> Result<PcapWriter<BufWriter<File>>, CaptureError> {
-    let fail = |e: String| CaptureError(format!("cannot write {}: {e}", path.display()));
-    let file = File::create(path).map_err(|e| fail(e.to_string()))?;
+    pcap_writer(path).map_err(|e| {
+        CaptureError(format!("cannot write {}: {}", path.display(), io_text(&e)))
+    })
+}
+
+/// `path` created with the pcap file header written (removed again when the
+/// header could not be written).
+fn pcap_writer(path: &Path) -> Result<PcapWriter<BufWriter<File>>, std::io::Error> {
+    let file = File::create(path)?;
     let header = PcapHeader {
         version_major: 2,
         version_minor: 4,
@@ -652,7 +765,10 @@ pub(crate) fn ethernet_pcap(path: &Path) -> Result<PcapWriter<BufWriter<File>>, 
         ts_resolution: TsResolution::NanoSecond,
         endianness: Endianness::Little,
     };
-    PcapWriter::with_header(BufWriter::new(file), header).map_err(|e| fail(e.to_string()))
+    PcapWriter::with_header(BufWriter::new(file), header).map_err(|e| {
+        remove_files(std::iter::once(&path.to_owned()), None);
+        pcap_io(e)
+    })
 }
 
 #[cfg(test)]

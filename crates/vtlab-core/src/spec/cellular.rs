@@ -145,24 +145,70 @@ impl ChannelSpec {
 }
 
 /// Read and check a mahimahi trace file; errors name `path` (the field) and
-/// the file's line.
+/// the file's line. Only a regular file is read (a symbolic link is followed
+/// first): a FIFO would block the read until something writes to it, and a
+/// device such as `/dev/zero` reports length 0 and never ends.
 pub fn read_trace_file(file: &str, path: &str) -> Result<Arc<[u64]>, SpecError> {
-    let meta = std::fs::metadata(file)
-        .map_err(|e| SpecError::new(path, format!("cannot read trace file '{file}': {e}")))?;
-    if meta.len() > MAX_TRACE_FILE_BYTES {
+    use std::io::Read;
+    let cannot =
+        |e: std::io::Error| SpecError::new(path, format!("cannot read trace file '{file}': {e}"));
+    let meta = std::fs::metadata(file).map_err(cannot)?;
+    if !meta.is_file() {
         return Err(SpecError::new(
             path,
             format!(
-                "trace file '{file}' has {} bytes, more than the {MAX_TRACE_FILE_BYTES} accepted",
-                meta.len()
+                "trace file '{file}' is {}, not a regular file",
+                file_kind(&meta.file_type())
             ),
         ));
     }
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| SpecError::new(path, format!("cannot read trace file '{file}': {e}")))?;
+    let too_big = |len: u64| {
+        SpecError::new(
+            path,
+            format!("trace file '{file}' has {len} bytes, more than the {MAX_TRACE_FILE_BYTES} accepted"),
+        )
+    };
+    if meta.len() > MAX_TRACE_FILE_BYTES {
+        return Err(too_big(meta.len()));
+    }
+    // The file may have grown since: read at most one byte past the limit.
+    let mut bytes = Vec::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(MAX_TRACE_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_TRACE_FILE_BYTES {
+        return Err(too_big(bytes.len() as u64));
+    }
+    let text = String::from_utf8(bytes)
+        .map_err(|_| SpecError::new(path, format!("trace file '{file}' is not UTF-8 text")))?;
     parse_mahimahi(&text)
         .map(Arc::from)
         .map_err(|e| SpecError::new(path, format!("trace file '{file}': {e}")))
+}
+
+/// What a file that is not a regular file is, for messages.
+fn file_kind(t: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if t.is_char_device() {
+            return "a character device";
+        }
+        if t.is_block_device() {
+            return "a block device";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+    }
+    if t.is_dir() {
+        "a directory"
+    } else {
+        "a special file"
+    }
 }
 
 impl CapacitySpec {
@@ -382,6 +428,41 @@ mod tests {
             .unwrap_err()
             .message
             .contains("cannot read"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A device or a directory is refused before it is read, also through a
+    /// symbolic link: `/dev/zero` reports length 0 and never ends.
+    #[cfg(unix)]
+    #[test]
+    fn only_regular_files_are_read() {
+        let dir = std::env::temp_dir().join(format!("vtlab-special-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let link = dir.join("zero.down");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        let cases = [
+            (
+                "/dev/zero".to_string(),
+                "is a character device, not a regular file",
+            ),
+            (
+                link.to_string_lossy().into(),
+                "is a character device, not a regular file",
+            ),
+            (
+                dir.to_string_lossy().into(),
+                "is a directory, not a regular file",
+            ),
+        ];
+        for (file, want) in cases {
+            let s = CapacitySpec {
+                trace: Some(file.clone()),
+                ..Default::default()
+            };
+            let e = s.resolve(Direction::Downlink, "capacity_down").unwrap_err();
+            assert_eq!(e.path, "capacity_down.trace");
+            assert_eq!(e.message, format!("trace file '{file}' {want}"));
+        }
         std::fs::remove_dir_all(&dir).ok();
     }
 }
