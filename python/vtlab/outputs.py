@@ -30,6 +30,7 @@ failed option had written, so that no partial output is left behind.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -90,6 +91,17 @@ def _writable_dir(path: Path) -> bool:
     return path.is_dir() and os.access(path, os.W_OK | os.X_OK)
 
 
+def _looping(path: Path) -> str | None:
+    """Why ``path`` (or a directory on the way to it) is a symbolic link loop, or
+    ``None``: following it never reaches a file (``ELOOP``)."""
+    try:
+        os.stat(path.expanduser())
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"'{path}' is a symbolic link loop (following it never reaches a file)"
+    return None
+
+
 def _dangling(path: Path) -> str | None:
     """Why ``path`` is a symbolic link that leads nowhere, or ``None``."""
     if path.is_symlink() and not path.exists():
@@ -120,6 +132,10 @@ def check_outputs(outputs: Sequence[Output], *, force: bool = False) -> None:
         if out.suffixes is not None and not out.path.name.lower().endswith(out.suffixes):
             endings = " or ".join(out.suffixes)
             raise CliError(out.option, f"'{out.path}': the file name must end in {endings}")
+    for out in outputs:
+        loop = _looping(out.path)
+        if loop is not None:
+            raise CliError(out.option, loop)
     seen: dict[str, Output] = {}
     for out in outputs:
         key = _same_file_key(out.path)
@@ -161,6 +177,9 @@ def check_output_dir(option: str, path: str | os.PathLike[str]) -> None:
     """Raise :class:`CliError` unless ``path`` is a writable directory or can be
     created as one.  Nothing is created."""
     p = Path(path).expanduser()
+    loop = _looping(p)
+    if loop is not None:
+        raise CliError(option, loop)
     for link in (p, *p.parents):
         dangling = _dangling(link)
         if dangling is not None:

@@ -75,30 +75,11 @@ def outcomes(tmp_path_factory):
     return json.loads(out.read_text())
 
 
-I29C = "(fixed on branch h-i29c)"
-#: What fails today, by fault: issue 29's cases ("Output checks", "Messages"), and
-#: one it does not list (a symbolic link loop).
-FAILING = {
-    "full disk (/dev/full)": f"issue 29: a write failure names no option ([Errno 28]) {I29C}",
-    "device file (/dev/null)": f"issue 29: device files pass the output checks {I29C}",
-    "FIFO": f"issue 29: a FIFO passes the output checks, is written to or fails late {I29C}",
-    "dangling link into a missing directory": (
-        f"issue 29: a dangling link passes the pre-run check, the runs are lost {I29C}"
-    ),
-    "disk full mid-file (file-size limit)": (
-        f"issue 29: a write failure names no option, the partial file stays {I29C}"
-    ),
-    "link loop": "new, not in issue 29: a symbolic link loop as an output path is a "
-    "RuntimeError traceback in the pre-run check (--pcap: a message without the option)",
-}
-
-
 def params() -> list[object]:
     out = []
     for command, fault, option in cases():
-        xfail = pytest.mark.xfail(strict=True, reason=FAILING[fault]) if fault in FAILING else ()
         name = case_id(command, fault, option)
-        out.append(pytest.param(name, option, marks=xfail, id=name))
+        out.append(pytest.param(name, option, id=name))
     return out
 
 
