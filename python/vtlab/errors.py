@@ -70,22 +70,38 @@ class CliError(ValueError):
 
 #: Spec path → texts the user gave for it on this command line.
 _TEXTS: dict[str, list[str]] = {}
+#: Spec path → the option that set it (``loss.mean_loss`` → ``--loss``), for errors.
+_OPTIONS: dict[str, str] = {}
 
 
-def remember_text(path: str, text: str) -> None:
-    """Record that the command line set spec field ``path`` from ``text``."""
-    _TEXTS.setdefault(path.strip(), []).append(text.strip())
+def remember_text(path: str, text: str, option: str | None = None) -> None:
+    """Record that the command line set spec field ``path`` from ``text``, through
+    the shorthand ``option`` (an error about ``path`` then names the option), or
+    directly (``--set path=...``: the path is what the user wrote)."""
+    path = path.strip()
+    _TEXTS.setdefault(path, []).append(text.strip())
+    if option is None:
+        _OPTIONS.pop(path, None)
+    else:
+        _OPTIONS[path] = option
 
 
 def forget_texts() -> None:
     """Start a new command line (in-process callers run several in a row)."""
     _TEXTS.clear()
+    _OPTIONS.clear()
 
 
 def _number_of(text: str) -> int | float | None:
-    """The number ``text`` parses to the way the command line parses values, if any."""
+    """The number ``text`` parses to the way the command line parses values, if any
+    (a percentage as the fraction the core reads: ``200%`` → 2)."""
     from vtlab.scenario import parse_value
 
+    if text.endswith("%"):
+        try:
+            return float(text[:-1]) / 100
+        except ValueError:
+            return None
     value = parse_value(text)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -112,11 +128,13 @@ def _renderings(value: int | float) -> list[str]:
 
 
 def _echo_user_text(message: str) -> str:
-    """Replace the core's rendering of a number the user gave with the user's text."""
+    """Replace the core's rendering of a number the user gave with the user's text,
+    and a spec path a shorthand option set with that option (``--loss``)."""
     path, sep, problem = message.partition(": ")
     if not sep:
         return message
-    for text in _TEXTS.get(path.strip(), ()):
+    field = _OPTIONS.get(path.strip(), path)
+    for text in _TEXTS.get(path.strip(), [])[-1:]:  # the last assignment is in effect
         value = _number_of(text)
         if value is None:
             continue
@@ -124,8 +142,8 @@ def _echo_user_text(message: str) -> str:
             pattern = rf"(?<![\w.]){re.escape(rendered)}(?![\w.])"
             new, n = re.subn(pattern, lambda _m, t=text: t, problem, count=1)
             if n:
-                return f"{path}{sep}{new}"
-    return message
+                return f"{field}{sep}{new}"
+    return f"{field}{sep}{problem}"
 
 
 # -- printing --------------------------------------------------------------------------

@@ -242,9 +242,9 @@ def test_custom_scenario_with_two_flows(cli: Cli, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "needles"),
     [
-        (["--cc", "foo"], ["tcp.cc", "foo"]),
-        (["--loss", "150%"], ["loss.mean_loss"]),
-        (["--loss=-5%"], ["loss.mean_loss"]),
+        (["--cc", "foo"], ["--cc", "foo"]),
+        (["--loss", "150%"], ["--loss", "150%"]),
+        (["--loss=-5%"], ["--loss", "-5%"]),
         (["--bytes", "abc"], ["bytes"]),
         (["--set", "plc_rate=0Mbps"], ["plc_rate"]),
         (["--set", "no_such_key=1"], ["no_such_key"]),
@@ -254,7 +254,7 @@ def test_custom_scenario_with_two_flows(cli: Cli, tmp_path: Path) -> None:
         (["--runs", "0"], ["runs"]),
         (["--set", "novalue"], ["--set", "key=value"]),
         (["--cc-param", "novalue"], ["--cc-param"]),
-        (["--cc-param", "no_such_param=1"], ["tcp.cc_params.no_such_param"]),
+        (["--cc-param", "no_such_param=1"], ["--cc-param no_such_param"]),
         (["--set", "loss.model=weird"], ["loss.model", "weird"]),
         (["--bytes", "1MB", "--set", "bytes.x=1"], ["bytes.x", "not a table"]),
         (["--trace", "t.txt"], ["--trace"]),
@@ -314,7 +314,7 @@ def test_subprocess_entry_point(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stdout == ""
-    assert proc.stderr.startswith("error: tcp.cc")
+    assert proc.stderr.startswith("error: --cc: unknown congestion control 'foo'")
     assert "Traceback" not in proc.stderr
     ok = subprocess.run(
         [sys.executable, "-m", "vtlab", "run", "v2g", "--bytes", "1MB", "--json"],

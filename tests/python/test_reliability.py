@@ -260,15 +260,15 @@ def test_many_simultaneous_flows_end_honestly_within_memory(flows):
     [
         (
             ["--cc", "bic", "--cc-param", "b=2.5"],
-            "error: tcp.cc_params.b: 2.5 is not a whole number (an integer in [2, 255])",
+            "error: --cc-param b: 2.5 is not a whole number (an integer in [2, 255])",
         ),
         (
             ["--cc", "htcp", "--cc-param", "beta_min=1", "--cc-param", "beta_max=0"],
-            "error: tcp.cc_params.beta_min: beta_min = 1 must not exceed beta_max = 0",
+            "error: --cc-param beta_min: beta_min = 1 must not exceed beta_max = 0",
         ),
         (
             ["--cc", "newreno-lp", "--cc-param", "alpha=1000", "--cc-param", "beta=0"],
-            "error: tcp.cc_params.alpha: alpha = 1000 must not exceed beta = 0",
+            "error: --cc-param alpha: alpha = 1000 must not exceed beta = 0",
         ),
     ],
 )

@@ -317,20 +317,23 @@ def scenario_from_cli(
     else:
         sc = Scenario({"preset": preset})
     if bytes_ is not None:
-        remember_text("bytes", bytes_)
+        remember_text("bytes", bytes_, "--bytes")
         set_path(sc.spec, "bytes", parse_value(bytes_))
     if cc is not None:
+        remember_text("tcp.cc", cc, "--cc")
         set_path(sc.spec, "tcp.cc", cc)
     if profile is not None:
+        remember_text("tcp.profile", profile, "--profile")
         set_path(sc.spec, "tcp.profile", profile)
     for item in cc_params or ():
         key, _ = parse_assignment(item, option="--cc-param")
-        remember_text(f"tcp.cc_params.{key}", item.partition("=")[2])
+        remember_text(f"tcp.cc_params.{key}", item.partition("=")[2], f"--cc-param {key}")
         apply_assignment(_cc_params_table(sc), item, option="--cc-param")
     if loss is not None:
-        remember_text("loss.mean_loss", loss)
+        remember_text("loss.mean_loss", loss, "--loss")
         set_path(sc.spec, "loss.mean_loss", parse_value(loss))
     if qdisc is not None:
+        remember_text("qdisc", qdisc, "--qdisc")
         set_path(sc.spec, "qdisc", qdisc)
     if session is not None:
         name = sc.spec.get("preset")
@@ -340,6 +343,7 @@ def scenario_from_cli(
                 f"only the {' and '.join(SESSION_PRESETS)} presets have request/response "
                 f"sessions (the scenario's preset is {name!r})",
             )
+        remember_text("session.profile", session, "--session")
         set_path(sc.spec, "session.profile", session)
     for item in sets or ():
         key, _ = parse_assignment(item, option="--set")
