@@ -439,11 +439,6 @@ def test_cli_sweep_out_rows_equal_cli_single_runs(cli, case):
                     same_rows(g[at].drop(columns=["a0"]), single)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="new, not in issue 29: --pcap with a session is refused as 'error: pcap: ...', "
-    "not naming --pcap (and docs/captures.md does not say sessions cannot be captured)",
-)
 def test_captures_of_sessions_are_refused_naming_the_option(cli, tmp_path):
     result = cli(
         "run", "v2g", "--session", "iso15118-2-dc", "--set", "session.duration=1s",
