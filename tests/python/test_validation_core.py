@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from vtlab.validation.cache import RunCache, read_records, store_runs
+from vtlab.validation.cache import RunCache, read_records, require_stored, store_runs
 from vtlab.validation.errors import Ns3Error, ValidateError
 from vtlab.validation.protocol import Family, validate
 from vtlab.validation.runner import NS3, VTLAB, run_cases
@@ -243,3 +243,19 @@ def test_error_hierarchy():
         "--runs",
         "must be at least 1",
     )
+
+
+def test_require_stored_names_the_first_missing_ns3_run(tmp_path: Path) -> None:
+    # Two stored records keyed "a" and "b"; a grid wanting a, b passes, one wanting
+    # a, c, d is refused naming c (the first missing) and the stored file.
+    stored = tmp_path / "runs.jsonl"
+    stored.write_text('{"k": "a"}\n{"k": "b"}\n')
+
+    def key(rec: Mapping[str, Any]) -> str:
+        return rec["k"]
+
+    require_stored([stored], [("a", "cell a"), ("b", "cell b")], key, "x.cc", "h1")
+    with pytest.raises(ValidateError) as err:
+        require_stored([stored], [("a", "A"), ("c", "C"), ("d", "D")], key, "x.cc", "h1")
+    assert err.value.field == str(stored)
+    assert err.value.problem.startswith("the ns-3 run C of this x.cc (results hash h1) is missing")

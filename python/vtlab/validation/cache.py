@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from vtlab.validation.errors import ValidateError
+
 __all__ = ["KeyFn", "RunCache", "read_records", "store_runs"]
 
 #: The cache key of a run record (raises ``KeyError``/``TypeError`` for a record that
@@ -100,3 +102,25 @@ def store_runs(path: Path, records: Iterable[Mapping[str, Any]], key: KeyFn) -> 
             gz.write((json.dumps(merged[k], sort_keys=True) + "\n").encode())
     os.replace(tmp, path)
     return len(merged)
+
+
+def require_stored(
+    stored: Sequence[Path],
+    wanted: Iterable[tuple[str, str]],
+    key_fn: Callable[[Mapping[str, Any]], str],
+    program: str,
+    results_hash: str,
+) -> None:
+    """Raise :class:`ValidateError` naming the first ns-3 run of ``wanted`` (its key
+    and label) that the ``stored`` files lack: without ``--rerun-ns3`` a grid runs
+    from stored ns-3 runs of this ``program`` (``results_hash``) only."""
+    have: set[str] = set()
+    for path in stored:
+        have.update(read_records(Path(path), key_fn))
+    for key, label in wanted:
+        if key not in have:
+            raise ValidateError(
+                ", ".join(str(p) for p in stored),
+                f"the ns-3 run {label} of this {program} (results hash {results_hash}) is "
+                "missing: run with --rerun-ns3 (needs the ns3 wheel and g++)",
+            )

@@ -52,7 +52,7 @@ from vtlab.ns3.program import (
     program_results_hash,
 )
 from vtlab.validation import protocol
-from vtlab.validation.cache import read_records
+from vtlab.validation.cache import require_stored
 from vtlab.validation.errors import ValidateError
 from vtlab.validation.iso15118_report import write_report
 from vtlab.validation.paired import TRACE_LOSS, Drops, replay_loss, traced_losses
@@ -406,18 +406,12 @@ class Iso15118Family(Family):
 
 def _check_stored(grid: Grid, ns3_hash: str, stored: Sequence[Path]) -> None:
     """Without ``--rerun-ns3`` every ns-3 run of the grid must be stored."""
-    have: set[str] = set()
-    for path in stored:
-        have.update(read_records(Path(path), record_key))
-    for loss in grid.losses:
-        for seed in range(1, grid.seeds + 1):
-            if run_key(NS3, TRACED, loss, seed, ns3_hash) not in have:
-                raise ValidateError(
-                    ", ".join(str(p) for p in stored),
-                    f"the ns-3 run {cell_name(loss)} seed {seed} of this iso15118.cc (results "
-                    f"hash {ns3_hash}) is missing: run with --rerun-ns3 (needs the ns3 wheel "
-                    "and g++)",
-                )
+    wanted = (
+        (run_key(NS3, TRACED, loss, seed, ns3_hash), f"{cell_name(loss)} seed {seed}")
+        for loss in grid.losses
+        for seed in range(1, grid.seeds + 1)
+    )
+    require_stored(stored, wanted, record_key, "iso15118.cc", ns3_hash)
 
 
 def validate(

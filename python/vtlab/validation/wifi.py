@@ -43,7 +43,7 @@ from vtlab.ns3.program import (
 )
 from vtlab.ns3.wifi import WIFI_CCS, parse_output, wifi_args
 from vtlab.validation import protocol
-from vtlab.validation.cache import read_records
+from vtlab.validation.cache import require_stored
 from vtlab.validation.errors import ValidateError
 from vtlab.validation.protocol import Family, ValidateResult
 from vtlab.validation.runner import NS3, VTLAB
@@ -428,17 +428,10 @@ class WifiFamily(Family):
 
 def _check_stored(family: WifiFamily, stored: Sequence[Path]) -> None:
     """Without ``--rerun-ns3`` every ns-3 run of the grid must be stored."""
-    have: set[str] = set()
-    for path in stored:
-        have.update(read_records(Path(path), record_key))
-    for run in family.cases():
-        if run.side == NS3 and run.key not in have:
-            raise ValidateError(
-                ", ".join(str(p) for p in stored),
-                f"the ns-3 run {run.cell.name} r{run.seed} of this wifi.cc (results hash "
-                f"{family.ns3_hash}) is missing: run with --rerun-ns3 (needs the ns3 wheel "
-                "and g++)",
-            )
+    wanted = (
+        (run.key, f"{run.cell.name} r{run.seed}") for run in family.cases() if run.side == NS3
+    )
+    require_stored(stored, wanted, record_key, "wifi.cc", family.ns3_hash)
 
 
 def validate(
