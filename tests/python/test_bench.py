@@ -65,4 +65,4 @@ def test_bench_cli_bad_input_exits_2():
     assert r.stderr == "error: --repeat: must be at least 1, got 0\n"
     r = runner.invoke(app, ["bench", "--loss", "150%"])
     assert r.exit_code == 2
-    assert "loss.mean_loss" in r.output
+    assert r.output.startswith("error: --loss: 150% is outside [0, 1)")

@@ -244,7 +244,10 @@ def test_session_option_on_a_preset_without_sessions_is_a_usage_error(cli: Cli) 
 
 
 def test_unknown_session_profile_names_the_field(cli: Cli) -> None:
-    assert_usage_error(cli("run", "v2g", "--session", "iso15118-20"), "session.profile")
+    assert_usage_error(
+        cli("run", "v2g", "--session", "iso15118-20"),
+        "error: --session: unknown session profile 'iso15118-20'",
+    )
 
 
 def test_out_writes_and_checks_the_session_files(cli: Cli, tmp_path: Path) -> None:
