@@ -746,9 +746,8 @@ fn open_file(path: &Path) -> Result<CaptureFile, std::io::Error> {
 /// A new pcap file of Ethernet frames with nanosecond timestamps (the
 /// simulation's captures and the emulator's, [`crate::emu`]).
 pub(crate) fn ethernet_pcap(path: &Path) -> Result<PcapWriter<BufWriter<File>>, CaptureError> {
-    pcap_writer(path).map_err(|e| {
-        CaptureError(format!("cannot write {}: {}", path.display(), io_text(&e)))
-    })
+    pcap_writer(path)
+        .map_err(|e| CaptureError(format!("cannot write {}: {}", path.display(), io_text(&e))))
 }
 
 /// `path` created with the pcap file header written (removed again when the
