@@ -8,22 +8,20 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from vtlab.cli import (
-    bench,
-    cc,
-    emulate,
-    expand,
-    listings,
-    lte_trace,
-    reproduce,
-    run,
-    sweep,
-    validate,
-    validate_iso15118,
-    validate_kernel,
-    validate_lte,
-    validate_wifi,
-)
+import vtlab.cli.bench as bench
+import vtlab.cli.cc as cc
+import vtlab.cli.emulate as emulate
+import vtlab.cli.expand as expand
+import vtlab.cli.listings as listings
+import vtlab.cli.lte_trace as lte_trace
+import vtlab.cli.reproduce as reproduce
+import vtlab.cli.run as run
+import vtlab.cli.sweep as sweep
+import vtlab.cli.validate as validate
+import vtlab.cli.validate_iso15118 as validate_iso15118
+import vtlab.cli.validate_kernel as validate_kernel
+import vtlab.cli.validate_lte as validate_lte
+import vtlab.cli.validate_wifi as validate_wifi
 from vtlab.errors import EXIT_USAGE, fail, one_line, usage_error_line
 
 __all__ = ["VtlabGroup", "app", "main"]

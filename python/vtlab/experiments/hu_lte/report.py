@@ -7,8 +7,8 @@ sections are in :mod:`.discussion`."""
 
 from __future__ import annotations
 
+import vtlab.experiments.hu_lte.discussion as discussion
 from vtlab.experiments import common, pipeline
-from vtlab.experiments.hu_lte import discussion
 from vtlab.experiments.hu_lte.analysis import (
     gain_ci,
     pct,

@@ -15,8 +15,8 @@ from typing import Any
 
 import pandas as pd
 
+import vtlab.experiments.janevski2014.ifq_claims as Q
 from vtlab.experiments.common import LARGE_DEVIATION
-from vtlab.experiments.janevski2014 import ifq_claims as Q
 from vtlab.experiments.janevski2014.analysis import (
     DEAD_KBPS,
     best_point,

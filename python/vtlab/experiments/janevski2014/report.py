@@ -8,8 +8,8 @@ are in :mod:`.assumptions`."""
 
 from __future__ import annotations
 
+import vtlab.experiments.janevski2014.assumptions as assumptions
 from vtlab.experiments import common, pipeline
-from vtlab.experiments.janevski2014 import assumptions
 from vtlab.experiments.janevski2014.analysis import (
     figure_keys,
     maxima_markdown,
