@@ -82,7 +82,7 @@ impl LinuxAck {
             pingpong: false,
             lrcvtime: None,
             ato,
-            rcv_mss: mss.min(rcv_wnd / 2).min(TCP_MSS_DEFAULT).max(TCP_MIN_MSS),
+            rcv_mss: mss.min(rcv_wnd / 2).clamp(TCP_MIN_MSS, TCP_MSS_DEFAULT),
             advmss: mss,
             last_seg_size: 0,
             header_len: TCP_HEADER + option_bytes,
