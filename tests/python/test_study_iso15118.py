@@ -214,7 +214,13 @@ def test_survival_values_are_probabilities_inside_their_intervals(quick) -> None
     # ... and answers every CurrentDemand in the same loss-free time (1.9768 ms, the
     # derivation in tests/python/test_sessions.py), 91 per session.
     assert (free["exchanges"] == 4 * math.ceil(20 / 0.22)).all() and (free["missed"] == 0).all()
-    assert free["p99.9_s"].to_numpy() == pytest.approx(1.9768e-3, abs=1e-9)
+    # The Linux stacks' vehicle acknowledges the response before the first CurrentDemand
+    # at once (Linux's quick ACKs, outside interactive mode: docs/tcp-model.md, Receiver)
+    # and writes that request right after, so it leaves behind the pure ACK: 52 B TCP/IP
+    # with timestamps + 2 B framing = 54 B at 10 Mbit/s, 43.2 us more. With 364
+    # exchanges per cell the nearest-rank p99.9 is the largest.
+    want = [1.9768e-3 + (43.2e-6 if s.startswith("linux") else 0.0) for s in free["stack"]]
+    assert free["p99.9_s"].to_numpy() == pytest.approx(want, abs=1e-9)
     station = pd.read_csv(out / "station.csv")
     assert (station["n"] == 3).all()  # 3 vehicles × 1 run
 

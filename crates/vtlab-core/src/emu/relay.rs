@@ -169,6 +169,7 @@ impl Relay {
             frag_index: 0,
             frag_count: 1,
             piggyback: false,
+            push: false,
         };
         self.send(now, self.path.ways[w][0], packet);
     }

@@ -521,6 +521,7 @@ mod tests {
             frag_index: 0,
             frag_count: 1,
             piggyback: false,
+            push: false,
         }
     }
 

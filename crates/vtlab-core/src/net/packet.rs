@@ -51,6 +51,11 @@ pub struct Packet {
     /// blocks and `ts_ecr` are then that ACK's): the receiving end hands it
     /// to both its receiver and its sender ([`Packet::piggybacked_ack`]).
     pub piggyback: bool,
+    /// PSH (Data): the segment ends the data the application had written
+    /// when it was sent (Linux marks the last segment of each write). Linux's
+    /// receiver acknowledges such a short segment as soon as the application
+    /// reads it, outside interactive mode ([`crate::tcp::Receiver`]).
+    pub push: bool,
 }
 
 /// Bytes of the IPv4 header repeated in every fragment.

@@ -447,6 +447,11 @@ impl Simulation {
             }
         }
         if p.toward_receiver() {
+            if let Some(partner) = self.partner(f) {
+                // Linux's receiver compares idle gaps with its end's RTO.
+                let rto = self.flows[partner as usize].sender.rto();
+                self.flows[f as usize].receiver.set_local_rto(rto);
+            }
             let flow = &mut self.flows[f as usize];
             flow.receiver.on_packet(now, &p, &mut self.out);
             let received = flow.receiver.bytes_received();

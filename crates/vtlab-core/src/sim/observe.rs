@@ -228,6 +228,7 @@ mod tests {
             frag_index: 0,
             frag_count: 1,
             piggyback: false,
+            push: false,
         }
     }
 

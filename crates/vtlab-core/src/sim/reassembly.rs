@@ -170,6 +170,7 @@ mod tests {
             frag_index: index,
             frag_count: count,
             piggyback: false,
+            push: false,
         }
     }
 

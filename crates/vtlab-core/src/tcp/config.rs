@@ -176,7 +176,8 @@ impl TcpConfig {
     /// 2 segments / 200 ms. Linux: the RTO is srtt + max(200 ms, 4·rttvar)
     /// (`tcp_rto_min` floors the variance term, expressed here as a 200 ms
     /// granularity with no separate minimum), maximum 120 s, delayed-ACK
-    /// timer at its 40 ms minimum (`TCP_DELACK_MIN`).
+    /// timer at its 40 ms minimum (`TCP_DELACK_MIN`), initial SYN timeout
+    /// 1 s (`TCP_TIMEOUT_INIT`, RFC 6298 §2.1; ns-3's `ConnTimeout` is 3 s).
     pub fn defaults(profile: Profile) -> Self {
         let base = TcpConfig {
             profile,
@@ -216,6 +217,7 @@ impl TcpConfig {
                 clock_granularity_ns: 200_000_000,
                 rto_max_ns: 120_000_000_000,
                 delayed_ack_timeout_ns: 40_000_000,
+                syn_timeout_ns: 1_000_000_000,
                 ..base
             },
         }

@@ -328,6 +328,7 @@ impl Conn {
             frag_index: 0,
             frag_count: 1,
             piggyback: false,
+            push: false,
         }
     }
 
@@ -359,7 +360,9 @@ impl Conn {
             }
             self.on_paced_send(now, len);
         }
-        out.push(self.packet(now, PacketKind::Data, seq, len as u32));
+        let mut p = self.packet(now, PacketKind::Data, seq, len as u32);
+        p.push = seq + len >= self.total;
+        out.push(p);
     }
 
     /// Arm the retransmission timer an RTO from now.

@@ -5,6 +5,7 @@ mod behaviour;
 pub mod cc;
 mod config;
 mod conn;
+mod delack;
 mod prr;
 mod rack;
 pub mod rate;

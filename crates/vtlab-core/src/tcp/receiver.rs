@@ -4,7 +4,13 @@
 //! * Delayed ACKs (RFC 1122/5681, ns-3 `DelAckCount`/`DelAckTimeout`): an ACK
 //!   is sent for every `delayed_ack_count` in-order segments or when the timer
 //!   (armed by the first unacknowledged segment) expires. Out-of-order,
-//!   duplicate and hole-filling segments are acknowledged at once.
+//!   duplicate and hole-filling segments are acknowledged at once. The
+//!   `linux` profile adds Linux's quick ACKs, interactive mode and its
+//!   acknowledgement of short segments on read ([`crate::tcp::delack`]);
+//!   the RTO its idle-gap rule compares with is this end's: the sender's of
+//!   a two-way connection ([`Receiver::set_local_rto`]), else the one the
+//!   handshake gives (`tcp_synack_rtt_meas`: the RTT from the SYN-ACK to the
+//!   first segment, or 3 s without a sample, `TCP_TIMEOUT_FALLBACK`).
 //! * The application reads in-order data at once (ns-3 `PacketSink`), so the
 //!   advertised window is the receive buffer less the out-of-order bytes held.
 //! * SACK (RFC 2018), when the flow uses SACK recovery: an ACK sent while
@@ -21,8 +27,9 @@ use crate::engine::{Duration, Time};
 use crate::net::{NodeId, Packet, PacketKind, MAX_SACK_BLOCKS};
 use crate::tcp::cc::Profile;
 use crate::tcp::config::option_bytes;
+use crate::tcp::delack::LinuxAck;
 use crate::tcp::rwnd::RwndControl;
-use crate::tcp::{Recovery, TcpConfig};
+use crate::tcp::{Recovery, RttEstimator, TcpConfig};
 
 #[derive(Clone, Debug, Default)]
 pub struct ReceiverStats {
@@ -58,6 +65,15 @@ pub struct Receiver {
     last_out_of_order: u64,
     /// What window to advertise within the buffer ([`crate::tcp::rwnd`]).
     window: RwndControl,
+    /// Linux's delayed-ACK engine (the `linux` profile).
+    linux: Option<LinuxAck>,
+    /// This end's RTO as its sender would set it from the handshake.
+    handshake_rtt: RttEstimator,
+    /// This end's RTO, set by the owner of a two-way connection.
+    local_rto: Option<Duration>,
+    /// The first SYN-ACK's send time and how many were sent.
+    syn_ack_at: Option<Time>,
+    syn_acks: u32,
     pub stats: ReceiverStats,
 }
 
@@ -94,6 +110,23 @@ impl Receiver {
             },
             last_out_of_order: 0,
             window: RwndControl::new(&cfg.rwnd, cfg.mss, cfg.recv_buffer),
+            linux: (cfg.profile == Profile::Linux).then(|| {
+                LinuxAck::new(
+                    cfg.mss,
+                    u64::from(option_bytes(cfg.timestamps, 0)),
+                    cfg.recv_buffer,
+                    Duration(cfg.delayed_ack_timeout_ns),
+                )
+            }),
+            handshake_rtt: RttEstimator::new(
+                Duration(cfg.rto_initial_ns),
+                Duration(cfg.rto_min_ns),
+                Duration(cfg.rto_max_ns),
+                Duration(cfg.clock_granularity_ns),
+            ),
+            local_rto: None,
+            syn_ack_at: None,
+            syn_acks: 0,
             stats: ReceiverStats::default(),
         }
     }
@@ -117,6 +150,19 @@ impl Receiver {
             .window(self.recv_buffer.saturating_sub(self.ooo_bytes))
     }
 
+    /// This end's retransmission timeout now (its sender's, on a two-way
+    /// connection): Linux's receiver enters quick-ACK mode when data
+    /// arrives more than that after the previous segment.
+    pub fn set_local_rto(&mut self, rto: Duration) {
+        self.local_rto = Some(rto);
+    }
+
+    /// Quick ACKs left and whether the connection is interactive (the
+    /// `linux` profile's engine; None for `ns3`).
+    pub fn quick_ack_state(&self) -> Option<(u32, bool)> {
+        self.linux.as_ref().map(|l| (l.quick(), l.pingpong()))
+    }
+
     /// The receive-window controller (ARWND's counters, for tests and metrics).
     pub fn window_control(&self) -> &RwndControl {
         &self.window
@@ -128,6 +174,8 @@ impl Receiver {
                 // (Re)accept; a duplicate SYN means our SYN-ACK was lost.
                 let mut reply = self.ack_packet(now, PacketKind::SynAck);
                 reply.ts_ecr = p.ts_val;
+                self.syn_ack_at.get_or_insert(now);
+                self.syn_acks += 1;
                 out.push(reply);
             }
             PacketKind::Data => self.on_data(now, p, out),
@@ -137,6 +185,9 @@ impl Receiver {
 
     pub fn on_timer(&mut self, now: Time, out: &mut Vec<Packet>) {
         if matches!(self.timer, Some(t) if t <= now) {
+            if let Some(l) = self.linux.as_mut() {
+                l.on_delack_timer();
+            }
             self.send_ack(now, out);
         }
     }
@@ -146,6 +197,10 @@ impl Receiver {
         let (start, end) = (p.seq, p.seq + u64::from(p.len));
         if end <= self.rcv_nxt {
             self.stats.duplicate_segments += 1;
+            let rwnd = self.rwnd();
+            if let Some(l) = self.linux.as_mut() {
+                l.on_duplicate(rwnd);
+            }
             self.send_ack(now, out);
             return;
         }
@@ -178,13 +233,44 @@ impl Receiver {
         if self.rcv_nxt >= self.total && self.completed_at.is_none() {
             self.completed_at = Some(now);
         }
+        if self.linux.is_some() {
+            let (rwnd, rto) = (self.rwnd(), self.local_rto(now, p));
+            if let Some(l) = self.linux.as_mut() {
+                l.on_data(now, u64::from(p.len), p.push, rwnd, rto);
+            }
+        }
         self.decide(now, had_gap, out);
+    }
+
+    /// This end's RTO: the owner's, else the handshake's, sampled at the
+    /// first in-order segment (Linux measures the SYN-ACK's round trip when
+    /// the handshake's ACK arrives, which the first segment carries).
+    fn local_rto(&mut self, now: Time, p: &Packet) -> Duration {
+        if let Some(rto) = self.local_rto {
+            return rto;
+        }
+        if self.handshake_rtt.srtt().is_none() {
+            let sample = if self.timestamps && p.ts_ecr > Time::ZERO && now >= p.ts_ecr {
+                Some(now - p.ts_ecr)
+            } else {
+                self.syn_ack_at
+                    .filter(|_| self.syn_acks == 1)
+                    .map(|t| now - t)
+            };
+            match sample {
+                Some(r) => self.handshake_rtt.sample(r),
+                None => self.local_rto = Some(Duration::from_secs(3)),
+            }
+        }
+        self.local_rto.unwrap_or(self.handshake_rtt.rto())
     }
 
     /// Whether to ACK an in-order arrival now or later (delayed ACK).
     fn decide(&mut self, now: Time, had_gap: bool, out: &mut Vec<Packet>) {
         self.unacked_segments += 1;
-        if had_gap || !self.delayed_ack || self.unacked_segments >= self.delayed_ack_count {
+        let quick = self.linux.as_ref().is_some_and(LinuxAck::ack_now);
+        if had_gap || !self.delayed_ack || quick || self.unacked_segments >= self.delayed_ack_count
+        {
             self.send_ack(now, out);
         } else if self.timer.is_none() {
             self.timer = Some(now + self.delayed_ack_timeout);
@@ -193,7 +279,14 @@ impl Receiver {
 
     /// A pure ACK now (the client's ACK of the SYN-ACK on a two-way connection).
     pub fn ack_now(&mut self, now: Time, out: &mut Vec<Packet>) {
-        self.send_ack(now, out);
+        if let Some(l) = self.linux.as_mut() {
+            l.on_ack_sent(false);
+        }
+        out.push(self.ack_packet(now, PacketKind::Ack));
+        self.stats.acks_sent += 1;
+        self.last_ack_sent = self.rcv_nxt;
+        self.unacked_segments = 0;
+        self.timer = None;
     }
 
     fn insert_out_of_order(&mut self, mut start: u64, mut end: u64) {
@@ -263,6 +356,7 @@ impl Receiver {
             frag_index: 0,
             frag_count: 1,
             piggyback: false,
+            push: false,
         };
         self.fill_sack(&mut p);
         p.ip_bytes += option_bytes(self.timestamps, usize::from(p.sack_len));
@@ -274,10 +368,17 @@ impl Receiver {
     /// delayed ACK and restarts the count (ns-3 `SendDataPacket`, Linux
     /// `tcp_event_ack_sent`). Counted among the ACKs sent only when it
     /// stands in for a delayed ACK.
+    /// For the `linux` profile it is also a data segment this end sends
+    /// (`tcp_event_data_sent`: a reply within `ato` makes it interactive).
     pub fn ack_for_data(&mut self, now: Time) -> Packet {
         let p = self.ack_packet(now, PacketKind::Ack);
-        if self.timer.is_some() || self.unacked_segments > 0 {
+        let scheduled = self.timer.is_some() || self.unacked_segments > 0;
+        if scheduled {
             self.stats.acks_sent += 1;
+        }
+        if let Some(l) = self.linux.as_mut() {
+            l.on_ack_sent(scheduled);
+            l.on_data_sent(now);
         }
         self.last_ack_sent = self.rcv_nxt;
         self.unacked_segments = 0;
@@ -285,7 +386,12 @@ impl Receiver {
         p
     }
 
+    /// An ACK of data that arrived (every caller answers a segment or the
+    /// delayed-ACK timer).
     fn send_ack(&mut self, now: Time, out: &mut Vec<Packet>) {
+        if let Some(l) = self.linux.as_mut() {
+            l.on_ack_sent(true);
+        }
         out.push(self.ack_packet(now, PacketKind::Ack));
         self.stats.acks_sent += 1;
         self.last_ack_sent = self.rcv_nxt;
@@ -315,6 +421,7 @@ mod tests {
             frag_index: 0,
             frag_count: 1,
             piggyback: false,
+            push: false,
         }
     }
 
@@ -370,12 +477,13 @@ mod tests {
 
     #[test]
     fn delayed_ack_every_second_segment_and_on_timeout() {
+        // The ns3 profile without its primed first ACK: the plain rule.
         let cfg = TcpConfig {
             recovery: Recovery::NewReno,
-            profile: Profile::Linux,
             ..TcpConfig::default()
         };
         let mut r = Receiver::new(&cfg, 0, NodeId(0), 100_000);
+        r.unacked_segments = 0;
         let mut out = vec![];
         r.on_packet(Time(10), &data(0, 1000, 10), &mut out);
         assert!(out.is_empty());
@@ -393,6 +501,93 @@ mod tests {
         r.on_timer(Time(30) + Duration::from_millis(200), &mut out);
         assert_eq!(out.len(), 2);
         assert_eq!(out[1].ack, 3000);
+    }
+
+    const MS: u64 = 1_000_000;
+
+    /// A linux-profile bulk receiver after its handshake: SYN and SYN-ACK at
+    /// 1 ms.
+    fn linux_rx() -> (Receiver, Vec<Packet>) {
+        let cfg = TcpConfig::defaults(Profile::Linux);
+        let mut r = Receiver::new(&cfg, 0, NodeId(0), 10_000_000);
+        let mut out = vec![];
+        let mut syn = data(0, 0, MS);
+        syn.kind = PacketKind::Syn;
+        r.on_packet(Time(MS), &syn, &mut out);
+        out.clear();
+        (r, out)
+    }
+
+    fn seg(seq: u64, at_ms: u64) -> Packet {
+        let mut p = data(seq, 1448, at_ms * MS);
+        p.ts_ecr = Time(MS); // the SYN-ACK's TSval
+        p
+    }
+
+    #[test]
+    fn linux_acks_the_first_sixteen_segments_at_once() {
+        // Hand-derived from tcp_event_data_recv: the first segment (1448 B)
+        // sets rcv_mss = 1448 and the quick count to
+        // min(131072 / (2 * 1448), 16) = 16; each of the 16 ACKs takes one.
+        let (mut r, mut out) = linux_rx();
+        for k in 0..16 {
+            r.on_packet(Time(5 * MS), &seg(k * 1448, 5), &mut out);
+            assert_eq!(out.len() as u64, k + 1, "segment {k} acknowledged at once");
+        }
+        // Then every second segment, the first of a pair on the 40 ms timer.
+        r.on_packet(Time(6 * MS), &seg(16 * 1448, 6), &mut out);
+        assert_eq!(out.len(), 16);
+        assert_eq!(r.timer_deadline(), Some(Time(46 * MS)));
+        r.on_packet(Time(6 * MS), &seg(17 * 1448, 6), &mut out);
+        assert_eq!(out.len(), 17);
+        assert_eq!(r.quick_ack_state(), Some((0, false)));
+    }
+
+    #[test]
+    fn linux_quick_acks_after_a_gap_longer_than_the_handshake_rto() {
+        // The first segment echoes the SYN-ACK sent at 1 ms and arrives at
+        // 5 ms: R = 4 ms, so this end's RTO is R + max(200 ms, 4 * R/2) =
+        // 204 ms (the linux profile's srtt + max(tcp_rto_min, 4 rttvar)).
+        let (mut r, mut out) = linux_rx();
+        for k in 0..16 {
+            r.on_packet(Time(5 * MS), &seg(k * 1448, 5), &mut out);
+        }
+        r.on_packet(Time(6 * MS), &seg(16 * 1448, 6), &mut out);
+        r.on_packet(Time(6 * MS), &seg(17 * 1448, 6), &mut out);
+        assert_eq!(out.len(), 17);
+        // 204 ms after the last arrival: not more than the RTO, delayed.
+        r.on_packet(Time(210 * MS), &seg(18 * 1448, 210), &mut out);
+        assert_eq!(out.len(), 17);
+        assert_eq!(r.quick_ack_state(), Some((0, false)));
+        r.on_timer(Time(250 * MS), &mut out);
+        assert_eq!(out.len(), 18);
+        // 205 ms after that: quick-ACK mode again, 16 more.
+        r.on_packet(Time(415 * MS), &seg(19 * 1448, 415), &mut out);
+        assert_eq!(out.len(), 19);
+        assert_eq!(r.quick_ack_state(), Some((15, false)));
+    }
+
+    #[test]
+    fn linux_acks_a_short_pushed_segment_on_read() {
+        // 100 B with PSH after the quick ACKs are spent: shorter than
+        // rcv_mss (1448), so ICSK_ACK_PUSHED, and the read sends the ACK.
+        let (mut r, mut out) = linux_rx();
+        for k in 0..18 {
+            r.on_packet(Time(5 * MS), &seg(k * 1448, 5), &mut out);
+        }
+        let n = out.len();
+        let mut tail = data(18 * 1448, 100, 7 * MS);
+        tail.push = true;
+        r.on_packet(Time(7 * MS), &tail, &mut out);
+        assert_eq!(out.len(), n + 1);
+        // Without PSH (100 + 32 >= 88 + 20 B): the first is PUSHED all the
+        // same, the second of equal length teaches rcv_mss = 100 and is not,
+        // so it waits for a second segment or the timer.
+        r.on_packet(Time(8 * MS), &data(18 * 1448 + 100, 100, 8 * MS), &mut out);
+        assert_eq!(out.len(), n + 2);
+        r.on_packet(Time(9 * MS), &data(18 * 1448 + 200, 100, 9 * MS), &mut out);
+        assert_eq!(out.len(), n + 2);
+        assert_eq!(r.timer_deadline(), Some(Time(49 * MS)));
     }
 
     #[test]

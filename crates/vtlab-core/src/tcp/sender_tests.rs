@@ -109,6 +109,7 @@ pub(super) fn ack_packet(ack: u64) -> Packet {
         frag_index: 0,
         frag_count: 1,
         piggyback: false,
+        push: false,
     }
 }
 

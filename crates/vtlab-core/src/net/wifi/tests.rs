@@ -29,6 +29,7 @@ fn packet(ip_bytes: u32, seq: u64) -> Packet {
         frag_index: 0,
         frag_count: 1,
         piggyback: false,
+        push: false,
     }
 }
 
