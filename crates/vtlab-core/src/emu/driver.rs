@@ -57,7 +57,8 @@ pub struct Options {
     pub pcap: Option<PathBuf>,
     /// Run at real-time priority (needs CAP_SYS_NICE; ignored without it).
     pub realtime: bool,
-    /// Keep the loop on this CPU (ignored if the process may not use it).
+    /// Keep the loop on this CPU (ignored if the process may not use it, or
+    /// beyond the 1024 CPUs of a `cpu_set_t`).
     pub cpu: Option<usize>,
 }
 
@@ -225,11 +226,11 @@ impl Emulator {
 fn timing(realtime: bool, cpu: Option<usize>) -> bool {
     let param = libc::sched_param { sched_priority: 1 };
     // SAFETY: PR_SET_TIMERSLACK takes one integer argument; sched_setaffinity
-    // reads one cpu_set_t (CPU_SET ignores a CPU beyond it); sched_setscheduler
-    // reads one sched_param. Failures leave the thread as it was.
+    // reads one cpu_set_t (the CPU is within it); sched_setscheduler reads one
+    // sched_param. Failures leave the thread as it was.
     unsafe {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
-        if let Some(cpu) = cpu {
+        if let Some(cpu) = cpu.filter(|&c| c < libc::CPU_SETSIZE as usize) {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
             libc::CPU_SET(cpu, &mut set);
             libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
