@@ -135,7 +135,8 @@ class Emulator:
     time (Linux only; docs/emulation.md). The constructor checks the scenario
     (ScenarioError; 802.11 media are refused), then creates the devices ``far_tap``
     and ``near_tap`` through ``tun`` (OSError); ``log`` and ``pcap`` as in
-    ``vtlab emulate``."""
+    ``vtlab emulate``; ``realtime``: the loop at SCHED_FIFO 1 (where permitted);
+    ``cpu``: the CPU the loop stays on."""
 
     near: str
     far: str
@@ -150,6 +151,7 @@ class Emulator:
         log: str | Path | None = None,
         pcap: str | Path | None = None,
         realtime: bool = False,
+        cpu: int | None = None,
     ) -> None: ...
     def start(self) -> None:
         """Carry frames, in a thread of its own (it never holds the GIL)."""
@@ -158,6 +160,7 @@ class Emulator:
     def stop(self) -> dict[str, Any] | None:
         """End the run: ``counters`` (one dict per path direction: link, direction,
         frames, bytes, drops_queue, drops_aqm, drops_loss, drops_harq, queue_max),
-        ``read``, ``written``, ``refused`` (per way), ``seconds`` and ``lateness``
-        (per way: frames, p50_ns, p99_ns, p999_ns, max_ns). OSError if the driver
+        ``read``, ``written``, ``refused`` (per way), ``seconds``, ``cpu_seconds``
+        (the loop's CPU time), ``realtime`` (whether it ran at real-time priority) and
+        ``lateness`` (per way: frames, p50_ns, p99_ns, p999_ns, max_ns). OSError if the driver
         failed; None if it never started."""

@@ -319,3 +319,59 @@ def test_the_python_context_manager(tmp_path):
         "wireless",
         "wired",
     ]
+
+
+def test_cpu_masks_are_written_as_the_kernel_reads_them():
+    from vtlab.emulation import cpu_mask, split_cpus
+
+    # Bit k is CPU k, hexadecimal, 32 CPUs per comma-separated group, highest first.
+    assert cpu_mask({0}) == "1"
+    assert cpu_mask({1, 2}) == "6"
+    assert cpu_mask({0, 32}) == "1,00000001"
+    assert cpu_mask({35, 4}) == "8,00000010"
+    # The loop gets the highest CPU, the namespaces' receive processing the others.
+    assert split_cpus({0, 1}) == (1, {0})
+    assert split_cpus({2, 5, 7}) == (7, {2, 5})
+    assert split_cpus({3}) == (None, set())
+
+
+def _may_use_realtime() -> bool:
+    probe = "import os; os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(1))"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
+
+
+def test_the_loop_has_a_cpu_of_its_own_and_the_stacks_the_others():
+    import vtlab
+    from vtlab.emulation import cpu_mask
+
+    cpus = os.sched_getaffinity(0)
+    if len(cpus) < 2:
+        pytest.skip("one CPU: nothing to split")
+    loop, others = max(cpus), cpus - {max(cpus)}
+    with vtlab.emulate("v2g") as em:
+        for side in ("near", "far"):
+            got = em.run(
+                "cat /sys/class/net/vtlab0/queues/rx-0/rps_cpus",
+                side=side,
+                capture_output=True,
+                text=True,
+            )
+            # The kernel pads the mask with zeros to its own width.
+            assert int(got.stdout.strip().replace(",", ""), 16) == int(
+                cpu_mask(others).replace(",", ""), 16
+            )
+        allowed = {
+            Path(f"/proc/self/task/{t}/status").read_text().split("Cpus_allowed_list:")[1]
+            for t in os.listdir("/proc/self/task")
+        }
+        assert any(a.split()[0] == str(loop) for a in allowed)
+    assert em.counters["realtime"] == _may_use_realtime()
+
+
+def test_no_realtime_runs_the_loop_at_normal_priority():
+    done = _emulate("v2g", "--no-realtime", "--", "true")
+    assert done.returncode == 0, done.stderr
+    assert "at normal priority" in done.stderr
+    done = _emulate("v2g", "--", "true")
+    expected = "at real-time priority" if _may_use_realtime() else "at normal priority"
+    assert expected in done.stderr

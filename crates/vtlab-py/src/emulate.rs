@@ -20,7 +20,7 @@ type Pending = (Driver, Plan, Path, u64);
 
 /// Two TAP devices joined through a scenario's path in real time.
 /// `Emulator(spec_json, seed, far_tap, near_tap, tun, log=None, pcap=None,
-/// realtime=False)`
+/// realtime=False, cpu=None)`
 /// checks the scenario, then creates the devices; `start()` runs the links,
 /// `stop()` ends the run and returns its counters.
 #[pyclass(module = "vtlab._core")]
@@ -39,7 +39,7 @@ pub struct Emulator {
 #[pymethods]
 impl Emulator {
     #[new]
-    #[pyo3(signature = (spec_json, seed, far_tap, near_tap, tun, log=None, pcap=None, realtime=false))]
+    #[pyo3(signature = (spec_json, seed, far_tap, near_tap, tun, log=None, pcap=None, realtime=false, cpu=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         spec_json: &str,
@@ -50,6 +50,7 @@ impl Emulator {
         log: Option<PathBuf>,
         pcap: Option<PathBuf>,
         realtime: bool,
+        cpu: Option<usize>,
     ) -> PyResult<Self> {
         let scenario = spec::resolve_json(spec_json).map_err(to_py_err)?;
         let plan = spec::plan(&scenario).map_err(to_py_err)?;
@@ -58,6 +59,7 @@ impl Emulator {
             log,
             pcap,
             realtime,
+            cpu,
         };
         let driver = Driver::open(&tun, far_tap, near_tap, &options).map_err(PyOSError::new_err)?;
         Ok(Emulator {
@@ -124,6 +126,8 @@ fn report_dict<'py>(py: Python<'py>, r: &Report) -> PyResult<Bound<'py, PyDict>>
     out.set_item("written", r.written.to_vec())?;
     out.set_item("refused", r.refused.to_vec())?;
     out.set_item("seconds", r.seconds)?;
+    out.set_item("cpu_seconds", r.cpu_seconds)?;
+    out.set_item("realtime", r.realtime)?;
     let late = PyList::empty(py);
     for l in &r.lateness {
         let d = PyDict::new(py);

@@ -72,11 +72,10 @@ PcapOpt = Annotated[
 RealtimeOpt = Annotated[
     bool,
     typer.Option(
-        "--realtime",
-        help="Run the links at real-time priority (SCHED_FIFO 1): fewer late frames "
-        "while other programs keep the CPUs busy; a link that keeps the emulator fully "
-        "busy (1 Gbit/s saturated) then pauses 50 ms a second (the kernel's real-time "
-        "throttling). docs/emulation.md.",
+        "--realtime/--no-realtime",
+        help="Run the links at real-time priority (SCHED_FIFO 1, the default), so that "
+        "busy programs do not delay the frames; --no-realtime: normal priority, frames "
+        "late by milliseconds while other programs keep the CPUs busy. docs/emulation.md.",
     ),
 ]
 CommandArg = Annotated[
@@ -110,7 +109,7 @@ def emulate_command(
     wait: WaitOpt = 0.5,
     log: LogOpt = None,
     pcap: PcapOpt = None,
-    realtime: RealtimeOpt = False,
+    realtime: RealtimeOpt = True,
     quiet: Annotated[bool, quiet_option("Do not print the link counters at the end.")] = False,
 ) -> None:
     """Join two network namespaces through the scenario's path (every link, queue disc

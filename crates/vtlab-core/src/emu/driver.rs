@@ -3,11 +3,18 @@
 //! links run every event when its time has come, and frames that reach the
 //! end of their way are written to the other TAP device.
 //!
-//! The loop sleeps in `ppoll` (1 ns timer slack) until [`SPIN_NS`] before
-//! the next event is due or a frame arrives, then polls without sleeping.
-//! With [`Options::realtime`] it runs at the lowest real-time priority
-//! (SCHED_FIFO 1) and never spins: a real-time thread that kept a CPU busy
-//! would be throttled by the kernel (50 ms in every second by default).
+//! With [`Options::realtime`] (the command's default) it runs at the lowest
+//! real-time priority (SCHED_FIFO 1) and sleeps in `ppoll` (1 ns timer
+//! slack) until the next event is due or a frame arrives; it never spins: a
+//! real-time thread that kept a CPU busy would be throttled by the kernel
+//! (50 ms in every second by default). At normal priority it sleeps until
+//! [`SPIN_NS`] before the next event, then polls without sleeping.
+//!
+//! A write to a TAP device runs the receiving namespace's network stack on
+//! the writer's thread (its TCP receive path, or the sender's whole reaction
+//! to an ACK). With [`Options::cpu`] the loop stays on that CPU, and the
+//! caller steers the namespaces' receive processing to the other CPUs (RPS),
+//! so that the stacks' work does not delay the frames due next.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -34,6 +41,9 @@ const MAX_WAIT_NS: u64 = 20_000_000;
 /// Frames read from one device before the links run again.
 const READ_BATCH: usize = 64;
 
+/// Frames read from one device in every pass, even when events are due.
+const READ_FIRST: usize = 4;
+
 /// Largest frame read: a 64 KiB IP packet and its Ethernet header.
 const MAX_FRAME: usize = 65_536 + ETHERNET_HEADER;
 
@@ -47,6 +57,9 @@ pub struct Options {
     pub pcap: Option<PathBuf>,
     /// Run at real-time priority (needs CAP_SYS_NICE; ignored without it).
     pub realtime: bool,
+    /// Keep the loop on this CPU (ignored if the process may not use it, or
+    /// beyond the 1024 CPUs of a `cpu_set_t`).
+    pub cpu: Option<usize>,
 }
 
 /// What a run did.
@@ -60,6 +73,11 @@ pub struct Report {
     pub written: [u64; 2],
     pub refused: [u64; 2],
     pub seconds: f64,
+    /// CPU time the emulator's thread used (its share of `seconds` is how
+    /// busy it was).
+    pub cpu_seconds: f64,
+    /// Whether the loop ran at real-time priority (asked for and granted).
+    pub realtime: bool,
     /// Per way: how late frames were written, after the time the links
     /// delivered them (the emulator's own error).
     pub lateness: [Lateness; 2],
@@ -120,9 +138,8 @@ pub struct Emulator {
     log: Option<BufWriter<File>>,
     /// `[far, near]`, like the devices.
     pcaps: Option<[PcapWriter<BufWriter<File>>; 2]>,
-    /// Stop sleeping this long before an event (0 at real-time priority).
-    spin_ns: u64,
     realtime: bool,
+    cpu: Option<usize>,
 }
 
 impl Emulator {
@@ -157,8 +174,8 @@ impl Emulator {
             taps: [tap(far)?, tap(near)?],
             log,
             pcaps,
-            spin_ns: if options.realtime { 0 } else { SPIN_NS },
             realtime: options.realtime,
+            cpu: options.cpu,
         })
     }
 
@@ -170,8 +187,8 @@ impl Emulator {
         seed: u64,
         stop: &AtomicBool,
     ) -> Result<Report, String> {
-        timing(self.realtime);
-        let spin = self.spin_ns;
+        let realtime = timing(self.realtime, self.cpu);
+        let spin = if realtime { 0 } else { SPIN_NS };
         let record = self.log.is_some();
         let mut run = Run {
             relay: Relay::new(plan, path, seed, record),
@@ -182,37 +199,55 @@ impl Emulator {
             refused: [0; 2],
             lateness: Default::default(),
             buf: vec![0; MAX_FRAME],
+            realtime,
         };
+        let mut ready = [true; 2];
         while !stop.load(Ordering::Relaxed) {
-            let now = run.now();
-            run.relay.advance(now);
-            run.flush()?;
-            let next = run.relay.next_event().map_or(u64::MAX, |t| t.0);
-            let wait = next.saturating_sub(run.now().0).min(MAX_WAIT_NS);
-            let ready = run.poll(wait.saturating_sub(spin))?;
             for (w, &r) in ready.iter().enumerate() {
                 if r {
                     run.read(w)?;
                 }
             }
+            let now = run.now();
+            run.relay.advance(now);
+            run.flush()?;
+            let next = run.relay.next_event().map_or(u64::MAX, |t| t.0);
+            let wait = next.saturating_sub(run.now().0).min(MAX_WAIT_NS);
+            ready = run.poll(wait.saturating_sub(spin))?;
         }
         run.finish()
     }
 }
 
-/// Best effort: 1 ns timer slack and, with `realtime`, the lowest real-time
-/// priority (SCHED_FIFO 1, so that busy processes do not delay the links).
-/// A thread without the privilege stays at normal priority.
-fn timing(realtime: bool) {
+/// Best effort: 1 ns timer slack, the thread on `cpu`, and with `realtime`
+/// the lowest real-time priority (SCHED_FIFO 1, so that busy processes do not
+/// delay the links). Whether it runs at real-time priority: a thread without
+/// the privilege stays at normal priority.
+fn timing(realtime: bool, cpu: Option<usize>) -> bool {
     let param = libc::sched_param { sched_priority: 1 };
-    // SAFETY: PR_SET_TIMERSLACK takes one integer argument; sched_setscheduler
-    // reads one sched_param. Failures leave the thread as it was.
+    // SAFETY: PR_SET_TIMERSLACK takes one integer argument; sched_setaffinity
+    // reads one cpu_set_t (the CPU is within it); sched_setscheduler reads one
+    // sched_param. Failures leave the thread as it was.
     unsafe {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
-        if realtime {
-            libc::sched_setscheduler(0, libc::SCHED_FIFO, &param);
+        if let Some(cpu) = cpu.filter(|&c| c < libc::CPU_SETSIZE as usize) {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
         }
+        realtime && libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0
     }
+}
+
+/// CPU time of the calling thread.
+fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec to fill; on failure it stays zero.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 struct Run {
@@ -224,6 +259,7 @@ struct Run {
     refused: [u64; 2],
     lateness: [Lateness; 2],
     buf: Vec<u8>,
+    realtime: bool,
 }
 
 impl Run {
@@ -247,7 +283,7 @@ impl Run {
         if n < 0 {
             let e = std::io::Error::last_os_error();
             if e.kind() == std::io::ErrorKind::Interrupted {
-                return Ok([false; 2]);
+                return Ok([true; 2]);
             }
             return Err(format!("poll: {e}"));
         }
@@ -258,9 +294,15 @@ impl Run {
         Ok(fds.map(|f| f.revents & libc::POLLIN != 0))
     }
 
-    /// Read up to [`READ_BATCH`] frames that entered way `w`.
+    /// Read up to [`READ_BATCH`] frames that entered way `w`; after the
+    /// first [`READ_FIRST`], stop when an event of the links is due, so that
+    /// a burst of arrivals does not hold back the frames due to be written.
     fn read(&mut self, w: usize) -> Result<(), String> {
-        for _ in 0..READ_BATCH {
+        for k in 0..READ_BATCH {
+            let now = self.now();
+            if k >= READ_FIRST && self.relay.next_event().is_some_and(|t| t <= now) {
+                return Ok(());
+            }
             let n = match self.em.taps[w].read(&mut self.buf) {
                 Ok(Some(n)) => n,
                 Ok(None) => return Ok(()),
@@ -277,9 +319,9 @@ impl Run {
 
     /// Write the frames that reached the end of their way, and log.
     fn flush(&mut self) -> Result<(), String> {
-        let now = self.now();
         let delivered: Vec<_> = self.relay.take_delivered().collect();
         for (w, due, frame) in delivered {
+            let now = self.now();
             self.lateness[usize::from(w)].add(now.0.saturating_sub(due.0));
             let side = 1 - usize::from(w);
             let tap = &self.em.taps[side];
@@ -338,6 +380,8 @@ impl Run {
             written: self.written,
             refused: self.refused,
             seconds: self.start.elapsed().as_secs_f64(),
+            cpu_seconds: thread_cpu_seconds(),
+            realtime: self.realtime,
             lateness: self.lateness,
         })
     }
