@@ -27,17 +27,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from vtlab import survival
 from vtlab.experiments.common import Config, Grid
 from vtlab.scenario import Scenario
 from vtlab.sweep import Axis
 
 #: The stacks compared, as TCP settings: ns-3's, Linux's without and with RACK-TLP
-#: (RFC 8985). The one place they are defined.
-STACKS: dict[str, dict[str, Any]] = {
-    "ns3": {"profile": "ns3"},
-    "linux": {"profile": "linux", "tlp": False, "rack": False},
-    "linux+rack-tlp": {"profile": "linux", "tlp": True, "rack": True},
-}
+#: (RFC 8985), defined once in :data:`vtlab.survival.STACKS` (the advice uses them too).
+STACKS: dict[str, dict[str, Any]] = survival.STACKS
 
 #: Congestion controls of the one-vehicle grid (``vtlab cc list``).
 CCS: tuple[str, ...] = ("newreno", "cubic", "illinois-aa", "newreno-sc")
