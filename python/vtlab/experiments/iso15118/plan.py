@@ -86,6 +86,16 @@ class Plan:
     station_bulk: str = "10GB"
     #: The station run stops this long after the sessions' planned end (seconds).
     station_margin_s: float = 30.0
+    #: The rare-event table (rare.py): sessions per number of bursts, the burst
+    #: sizes and the settings (None: every one of rare.study_settings()).
+    rare_runs: int = 10
+    rare_bursts: tuple[str, ...] = ("1–4",)
+    rare_settings: tuple[str, ...] | None = (
+        "ns3, rto_min=1000ms",
+        "linux, rto_min=200ms",
+        "linux, rto_min=5ms",
+        "linux, rto_min=5ms, retries=1",
+    )
 
     @property
     def loop_exchanges(self) -> int:
@@ -109,6 +119,9 @@ FULL = Plan(
     station_losses=(0.0, 0.01),
     station_bursts=("1–4",),
     station_ccs=("newreno", "cubic"),
+    rare_runs=200,
+    rare_bursts=tuple(BURSTS),
+    rare_settings=None,
 )
 
 #: The CI version: 20 seeds of 5-minute sessions, fewer loss rates, burst sizes and

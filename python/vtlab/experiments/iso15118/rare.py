@@ -2,27 +2,37 @@
 down to one-in-a-million losses with the conditional estimator of
 :mod:`vtlab.survival`, and its check against plain Monte Carlo.
 
-* :func:`survival_table`: per setting (stack × minimum RTO × application retries, and
-  the charger's processing time and the loop period on the default Linux stack) and
-  burst size, the highest mean loss at which a session survives with a lower bound of
-  at least the target, and the survival at 10⁻⁶ with its interval.
+* :func:`table`: per setting (stack × minimum RTO × application retries; on the
+  default Linux stack also the charger's processing time, the loop period and
+  ``TCP_USER_TIMEOUT``) and burst size, the highest mean loss at which a session
+  survives with a lower bound of at least the target, and the survival at 10⁻⁶ and
+  10⁻⁵ with its interval. The conditional runs' counts are stored in ``OUT/rare``
+  (one JSON file per setting, as ``vtlab advise`` stores them) and reused.
 * :func:`validation`: the estimator and plain Monte Carlo on cells where both are
   feasible (a session meets one or two bursts).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from vtlab import survival as sv
+from vtlab.advice import estimate_setting
 from vtlab.experiments.iso15118.plan import BURSTS, SURVIVAL_TARGET, Z95, Plan, vehicle_base
 
-#: Changes of the charger and the loop tried on the default Linux stack.
-SESSION_VARIANTS: dict[str, dict[str, Any]] = {
-    "processing=20ms": {"session.processing": "20ms"},
-    "processing=50ms": {"session.processing": "50ms"},
-    "period=100ms": {"session.period": "100ms"},
-}
+#: Changes tried on one stack: (base setting, name, spec paths).
+VARIANTS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("linux, rto_min=200ms", "processing=20ms", {"session.processing": "20ms"}),
+    ("linux, rto_min=200ms", "processing=50ms", {"session.processing": "50ms"}),
+    ("linux, rto_min=200ms", "period=100ms", {"session.period": "100ms"}),
+    ("linux, rto_min=5ms", "processing=50ms", {"session.processing": "50ms"}),
+    ("linux, rto_min=5ms", "user_timeout=100ms", {"tcp.user_timeout": "100ms"}),
+    ("linux, rto_min=5ms, retries=1", "user_timeout=300ms", {"tcp.user_timeout": "300ms"}),
+)
+
+#: The loss rates at which the table gives the survival with its interval.
+SHOWN_LOSSES = (1e-6, 1e-5)
 
 #: Cells of the validation: (setting, burst, mean loss).
 VALIDATION_CELLS: tuple[tuple[str, str, float], ...] = (
@@ -33,39 +43,38 @@ VALIDATION_CELLS: tuple[tuple[str, str, float], ...] = (
 
 
 def study_settings() -> dict[str, dict[str, Any]]:
-    """The settings of the table: :func:`vtlab.survival.settings` and the session
-    variants on ``linux, rto_min=200ms``."""
+    """The settings of the table: :func:`vtlab.survival.settings` and :data:`VARIANTS`."""
     out = sv.settings()
-    base = out["linux, rto_min=200ms"]
-    for name, extra in SESSION_VARIANTS.items():
-        out[f"linux, rto_min=200ms, {name}"] = {**base, **extra}
+    for base, name, extra in VARIANTS:
+        out[f"{base}, {name}"] = {**out[base], **extra}
     return out
 
 
-def survival_table(
-    plan: Plan, runs_per_k: int, bursts: tuple[str, ...] | None = None
-) -> list[dict[str, Any]]:
+def table(plan: Plan, out: Path | None) -> list[dict[str, Any]]:
     """One row per setting and burst size (see the module's docstring)."""
+    every = study_settings()
+    names = list(every) if plan.rare_settings is None else list(plan.rare_settings)
     rows = []
-    for burst in bursts or tuple(BURSTS):
-        sizes = BURSTS[burst]
-        for name, overrides in study_settings().items():
-            spec = sv.apply(vehicle_base(plan), overrides)
+    for burst in plan.rare_bursts:
+        for name in names:
+            spec = sv.apply(vehicle_base(plan), every[name])
             stop = sv.enough_for_threshold(SURVIVAL_TARGET)
-            est = sv.estimate(sv.session_runner(spec), sizes, runs_per_k, stop)
-            point, lo, hi = est.at(1e-6)
-            rows.append(
-                {
-                    "setting": name,
-                    "burst": burst,
-                    "tolerable_loss": est.threshold(SURVIVAL_TARGET),
-                    "survival_1e-6": point,
-                    "lower_1e-6": lo,
-                    "upper_1e-6": hi,
-                    "per_k": " ".join(f"{p.survived}/{p.runs}" for p in est.per_k[1:]),
-                    "runs": est.runs,
-                }
-            )
+            est, where = estimate_setting(spec, BURSTS[burst], plan.rare_runs, stop, out)
+            row: dict[str, Any] = {
+                "setting": name,
+                "burst": burst,
+                "tolerable_loss": est.threshold(SURVIVAL_TARGET),
+            }
+            for loss in SHOWN_LOSSES:
+                point, lo, hi = est.at(loss)
+                row |= {f"survival@{loss:g}": point, f"lower@{loss:g}": lo, f"upper@{loss:g}": hi}
+            row |= {
+                "survived_per_k": " ".join(f"{p.survived}/{p.runs}" for p in est.per_k[1:]),
+                "runs": est.runs,
+                "overruns": sum(p.overruns for p in est.per_k),
+                "evidence": Path(where).name,
+            }
+            rows.append(row)
     return rows
 
 
@@ -78,7 +87,10 @@ def validation(plan: Plan, mc_runs: int, runs_per_k: int) -> list[dict[str, Any]
         survived = sv.plain_monte_carlo(spec, loss, BURSTS[burst], range(1, mc_runs + 1))
         mc_lo, mc_hi = sv.wilson(survived, mc_runs, Z95)
         est = sv.estimate(
-            sv.session_runner(spec), BURSTS[burst], runs_per_k, lambda e, at=loss: e.tail(at) < 1e-3
+            sv.session_runner(spec),
+            BURSTS[burst],
+            runs_per_k,
+            lambda e, at=loss: e.tail(at) < 1e-3,
         )
         point, lo, hi = est.at(loss)
         rows.append(
