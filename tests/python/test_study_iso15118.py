@@ -261,6 +261,7 @@ def test_rare_event_table_per_setting(quick) -> None:
     assert (t["lower@1e-06"] > 0.999).all()
     assert (t["overruns"] == 0).all()
     assert (out / "rare" / t["evidence"].iloc[0]).is_file()
-    assert "## Survival per setting, down to one lost packet in a million" in (
-        out / "report.md"
-    ).read_text()
+    assert (
+        "## Survival per setting, down to one lost packet in a million"
+        in (out / "report.md").read_text()
+    )

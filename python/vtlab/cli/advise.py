@@ -79,6 +79,11 @@ def advise_command(
         fail(
             f"no listed setting reaches survival {goal:g}; the best is '{b.setting}': "
             f"{b.survival:.6f} [{b.lower:.6f}, {b.upper:.6f}] ({b.runs} runs, {b.evidence})"
+            + (
+                "; all its sessions survived: more --runs narrows the interval"
+                if all(s == n for k, n, s in b.per_k if k > 0) and b.upper >= goal
+                else ""
+            )
         )
     lo, hi = advice.burst
     typer.echo(

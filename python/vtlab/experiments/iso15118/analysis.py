@@ -258,7 +258,8 @@ def rare_markdown(frame: pd.DataFrame) -> str:
         [
             r["burst"],
             f"`{r['setting']}`",
-            f"{r['tolerable_loss'] * 100:.2g} %" if r["tolerable_loss"] > 0 else "below 10⁻⁶ %",
+            ("≥ " if r["limited_by_runs"] else "")
+            + (f"{r['tolerable_loss'] * 100:.2g} %" if r["tolerable_loss"] > 0 else "below 10⁻⁶ %"),
             cell(r, "1e-06"),
             cell(r, "1e-05"),
             r["survived_per_k"],

@@ -226,8 +226,9 @@ def rare_section(ctx: Context) -> str:
             "number of bursts a session meets. *Highest loss for ≥ 99 %*: the highest "
             "mean loss each way (10⁻⁸ … 10⁻², 40 per decade) at which the lower end of "
             f"the interval reaches {SURVIVAL_TARGET:g} there and at every lower one. "
-            "Intervals are simultaneous 95 % (Bonferroni over k). `rare.csv` has every "
-            "row; the runs' counts are in `rare/`.\n",
+            "Intervals are simultaneous 95 % (Bonferroni over k). **≥** marks a setting "
+            "whose simulated sessions all survived: its limit is the number of runs, not "
+            "the setting. `rare.csv` has every row; the runs' counts are in `rare/`.\n",
             rare_markdown(frame),
         ]
     )
