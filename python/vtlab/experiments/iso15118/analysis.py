@@ -248,8 +248,8 @@ def rare_frame(ctx: Context) -> pd.DataFrame:
 
 
 def rare_markdown(frame: pd.DataFrame) -> str:
-    headers = ["burst", "setting", "highest loss for ≥ 99 %", "survival at 10⁻⁶ [95 %]"]
-    headers += ["at 10⁻⁵ [95 %]", "survived per k", "runs"]
+    headers = ["burst", "setting", "highest loss for ≥ 99 %", "survival at 10⁻⁴ % [95 %]"]
+    headers += ["at 10⁻³ % [95 %]", "survived per k", "runs"]
 
     def cell(r: pd.Series, loss: str) -> str:
         return f"{r['survival@' + loss]:.5f} [{r['lower@' + loss]:.5f}, {r['upper@' + loss]:.5f}]"
