@@ -69,36 +69,48 @@ def parse_burst(text: str) -> tuple[int, int]:
     return lo, hi
 
 
+#: Largest loss trace read (bytes): 10⁹ packets at most, read as a stream.
+MAX_TRACE_BYTES = 1_000_000_000
+
+
 def fit_trace(path: str | os.PathLike[str]) -> tuple[float, tuple[int, int]]:
     """A measured loss trace: one character per packet in arrival order, ``0``
     delivered and ``1`` lost (white space ignored, ``#`` starts a comment). Fitted to
     ns-3's burst model: the mean loss is the share lost, the burst sizes run from the
-    shortest to the longest run of consecutive losses."""
+    shortest to the longest run of consecutive losses. Read line by line (at most
+    :data:`MAX_TRACE_BYTES`), keeping only counts."""
     field = "--loss-trace"
+    name = os.fspath(path)
+    packets = lost = current = 0
+    shortest, longest = 0, 0
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        size = os.stat(path).st_size
+        if size > MAX_TRACE_BYTES:
+            raise AdviceError(
+                field, f"{name} is {size} bytes, above the limit of {MAX_TRACE_BYTES}"
+            )
+        with open(path, encoding="utf-8") as f:
+            for number, line in enumerate(f, 1):
+                for ch in line.split("#", 1)[0]:
+                    if ch == "1":
+                        packets, lost, current = packets + 1, lost + 1, current + 1
+                    elif ch == "0":
+                        packets += 1
+                        if current:
+                            shortest = min(shortest or current, current)
+                            longest, current = max(longest, current), 0
+                    elif not ch.isspace():
+                        problem = f"line {number}: '{ch}' is not 0 (delivered) or 1 (lost)"
+                        raise AdviceError(field, problem)
     except (OSError, UnicodeDecodeError) as e:
-        raise AdviceError(field, f"cannot read {os.fspath(path)} ({e})") from None
-    bits: list[bool] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        for ch in line.split("#", 1)[0]:
-            if ch in "01":
-                bits.append(ch == "1")
-            elif not ch.isspace():
-                raise AdviceError(field, f"line {number}: '{ch}' is not 0 (delivered) or 1 (lost)")
-    if not bits:
-        raise AdviceError(field, f"{os.fspath(path)} holds no packets (0 or 1 per packet)")
-    runs, current = [], 0
-    for lost in [*bits, False]:
-        if lost:
-            current += 1
-        elif current:
-            runs.append(current)
-            current = 0
-    if len(runs) and sum(bits) == len(bits):
+        raise AdviceError(field, f"cannot read {name} ({e})") from None
+    if current:
+        shortest, longest = min(shortest or current, current), max(longest, current)
+    if packets == 0:
+        raise AdviceError(field, f"{name} holds no packets (0 or 1 per packet)")
+    if lost == packets:
         raise AdviceError(field, "every packet is lost: no session can run over it")
-    burst = (min(runs), max(runs)) if runs else (1, 1)
-    return sum(bits) / len(bits), burst
+    return lost / packets, ((shortest, longest) if lost else (1, 1))
 
 
 def session_spec(

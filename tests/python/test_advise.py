@@ -67,6 +67,14 @@ def test_one_lost_response_needs_a_low_rto_floor():
     assert sv.session_runner(linux(5, processing="60ms"))(lost, 1)[0] is True
 
 
+def test_one_retry_outwaits_the_retransmission():
+    # As above at rto_min 200 ms, the lost response's copy arrives at most
+    # 60 + (41 + max(200, 82)) + 1 = 302 ms after the request: past the first
+    # deadline, inside the retry's (500 ms). With one retry the session survives.
+    lost = sv.Placement([100], [])
+    assert sv.session_runner(linux(200, processing="60ms", retries=1))(lost, 1)[0] is True
+
+
 def test_the_estimator_agrees_with_plain_monte_carlo():
     # Linux, bursts of 1–4 packets at 0.3 % each way: a 60 s session meets about
     # 1.4 bursts, so both estimates are cheap. They are independent (burst model vs
