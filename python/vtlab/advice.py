@@ -156,12 +156,13 @@ def estimate_setting(
     """The conditional estimate for one setting's spec, from ``out`` when stored."""
     key = _key(spec, burst, runs, seed)
     path = out / f"{key}.json" if out is not None else None
+    stored = None
     if path is not None and path.exists():
         data = json.loads(path.read_text())
-        est = sv.Estimate(tuple(data["positions"]), burst, [sv.PerK(**p) for p in data["per_k"]])
-        if stop(est) or est.per_k[-1].survived == 0 or est.k_max >= sv.MAX_BURSTS:
-            return est, os.fspath(path)
-    est = sv.estimate(sv.session_runner(spec), burst, runs, stop, seed=seed)
+        stored = sv.Estimate(tuple(data["positions"]), burst, [sv.PerK(**p) for p in data["per_k"]])
+        if stop(stored) or stored.per_k[-1].survived == 0 or stored.k_max >= sv.MAX_BURSTS:
+            return stored, os.fspath(path)
+    est = sv.estimate(sv.session_runner(spec), burst, runs, stop, seed=seed, resume=stored)
     if path is None:
         return est, "not stored"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -222,23 +222,30 @@ def estimate(
     enough: Callable[[Estimate], bool],
     seed: int = 1,
     margin: Callable[[int], int] = lambda n: 256 + n // 100,
+    resume: Estimate | None = None,
 ) -> Estimate:
     """Simulate k = 0, 1, 2, … bursts (``runs_per_k`` sessions each) until
     ``enough(estimate)`` holds, every session of the last k failed, or k reaches
     :data:`MAX_BURSTS`. Run j with k bursts places them with the random stream
-    ``(seed, k, j)``: every setting sees the same placements where M agrees."""
-    ok, seen = runner(None, seed)
-    positions = (seen[0] + margin(seen[0]), seen[1] + margin(seen[1]))
-    est = Estimate(positions, burst, [PerK(0, 1, int(ok))])
-    if not ok or enough(est):
+    ``(seed, k, j)``: every setting sees the same placements where M agrees, and an
+    estimate stored earlier (``resume``, same runner, seed and runs) goes on from its
+    largest k as if it had never stopped."""
+    if resume is None:
+        ok, seen = runner(None, seed)
+        positions = (seen[0] + margin(seen[0]), seen[1] + margin(seen[1]))
+        est = Estimate(positions, burst, [PerK(0, 1, int(ok))])
+    else:
+        est = Estimate(resume.positions, burst, list(resume.per_k))
+    last = est.per_k[-1]
+    if last.survived == 0 or enough(est):
         return est
-    for k in range(1, MAX_BURSTS + 1):
+    for k in range(last.k + 1, MAX_BURSTS + 1):
         survived = overruns = 0
         for j in range(runs_per_k):
             rng = random.Random(f"{seed}/{k}/{j}")
-            placement = place(k, *positions, burst, rng)
+            placement = place(k, *est.positions, burst, rng)
             completed, used = runner(placement, seed + j)
-            over = used[0] > positions[0] or used[1] > positions[1]
+            over = used[0] > est.positions[0] or used[1] > est.positions[1]
             overruns += int(over)
             survived += int(completed and not over)
         est.per_k.append(PerK(k, runs_per_k, survived, overruns))

@@ -162,3 +162,12 @@ def test_a_loss_trace_is_fitted_to_the_burst_model(tmp_path):
         (tmp_path / "empty.txt").write_text("# nothing\n")
         fit_trace(tmp_path / "empty.txt")
     assert math.isfinite(sv.start_probability(0.25, 1, 2))
+
+
+def test_a_stored_estimate_goes_on_as_if_it_had_never_stopped():
+    run = sv.session_runner(linux(200))
+    short = sv.estimate(run, (1, 4), 10, lambda e: e.k_max >= 1)
+    assert short.k_max == 1
+    longer = sv.estimate(run, (1, 4), 10, lambda e: e.k_max >= 3, resume=short)
+    fresh = sv.estimate(run, (1, 4), 10, lambda e: e.k_max >= 3)
+    assert (longer.positions, longer.per_k) == (fresh.positions, fresh.per_k)
