@@ -20,6 +20,7 @@ from typing import Any
 
 from vtlab import survival as sv
 from vtlab.errors import CliError as AdviceError
+from vtlab.errors import os_problem
 
 #: Session profiles the advice knows.
 PROFILES = ("iso15118-2-dc", "iso15118-2-ac", "din70121-dc")
@@ -133,7 +134,9 @@ def session_spec(
         base = Scenario.coerce(link).spec
         spec = {**base, "session": {**base.get("session", {}), **session}}
         links = Scenario(spec).expanded()["links"]
-    except (ScenarioError, FileNotFoundError, ValueError) as e:
+    except OSError as e:
+        raise AdviceError("LINK", f"cannot read {e.filename or link}: {os_problem(e)}") from None
+    except (ScenarioError, ValueError) as e:
         raise AdviceError("LINK", str(e)) from None
     if not any(x["name"] == "plc" and {x["a"], x["b"]} == {"secc", "evcc"} for x in links):
         raise AdviceError("LINK", "needs the v2g cable: a link named plc between secc and evcc")
