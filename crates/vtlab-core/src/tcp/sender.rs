@@ -52,9 +52,10 @@ pub struct Sender {
     /// Retransmission timeouts since the last ACK of new data (ns-3 counts
     /// `m_dataRetrCount` down from `DataRetries`; Linux `icsk_retransmits`).
     rto_streak: u32,
-    /// When the head outstanding at the first timeout since the last ACK of new
-    /// data was sent (Linux `retrans_stamp`): `user_timeout` counts from it.
-    retrans_stamp: Option<Time>,
+    /// When `user_timeout` drops the connection: set at the first timeout since
+    /// the last ACK of new data to `user_timeout` after the head was sent (Linux
+    /// `retrans_stamp`), but after that timeout; cleared by an ACK of new data.
+    user_at: Option<Time>,
     /// Why the sender gave up, if it did: `syn_retries`, `data_retries` or
     /// `user_timeout`.
     aborted: Option<&'static str>,
@@ -119,7 +120,7 @@ impl Sender {
             syn_sent_at: Time::ZERO,
             syn_retransmitted: false,
             rto_streak: 0,
-            retrans_stamp: None,
+            user_at: None,
             aborted: None,
             acked_remainder: 0,
             c: Conn {
@@ -558,7 +559,7 @@ impl Sender {
         self.ack_rtt = sample;
         let mss = self.c.cfg.mss;
         self.rto_streak = 0;
-        self.retrans_stamp = None;
+        self.user_at = None;
         self.c.snd_una = ack;
         self.c.snd_nxt = self.c.snd_nxt.max(ack);
         self.acked_remainder += newly;
@@ -783,13 +784,10 @@ impl Sender {
         }
     }
 
-    /// When `user_timeout` drops the connection: that long after
-    /// `retrans_stamp`, while a timeout's data is outstanding.
+    /// When `user_timeout` drops the connection, while it is open.
     fn user_deadline(&self) -> Option<Time> {
-        let limit = self.c.cfg.user_timeout_ns?;
-        let stamp = self.retrans_stamp?;
-        (self.aborted.is_none() && self.c.phase == Phase::Established)
-            .then(|| stamp + Duration(limit))
+        let at = self.user_at?;
+        (self.aborted.is_none() && self.c.phase == Phase::Established).then_some(at)
     }
 
     fn give_up(&mut self, reason: &'static str) {
@@ -807,11 +805,13 @@ impl Sender {
             return;
         }
         self.rto_streak += 1;
-        if self.retrans_stamp.is_none() {
-            // The head's send time; without per-segment times (no SACK
-            // scoreboard), when the expiring timer was armed, an RTO ago.
+        if let (None, Some(limit)) = (self.user_at, self.c.cfg.user_timeout_ns) {
+            // From the head's send time; without per-segment times (no SACK
+            // scoreboard), from when the expiring timer was armed, an RTO ago.
+            // Never at or before this timeout (Linux clamps to one jiffy).
             let armed = Time(now.0.saturating_sub(self.c.rtt.rto().0));
-            self.retrans_stamp = Some(self.rec.head_sent_at().unwrap_or(armed));
+            let stamp = self.rec.head_sent_at().unwrap_or(armed);
+            self.user_at = Some((stamp + Duration(limit)).max(now + Duration(1)));
         }
         self.c.stats.rto_count += 1;
         // Reduce ssthresh only on the first timeout for this window: not when the

@@ -436,6 +436,23 @@ fn the_user_timeout_drops_the_connection_after_the_first_timeout() {
 }
 
 #[test]
+fn a_user_timeout_shorter_than_the_first_rto_drops_just_after_it() {
+    // TCP_USER_TIMEOUT 100 ms < RTO 1 s: the first expiry (1.01 s) still
+    // retransmits; the drop follows 1 ns later, never in the past.
+    let cfg = TcpConfig {
+        user_timeout_ns: Some(100_000_000),
+        ..config()
+    };
+    let mut h = Harness::new(cfg, 1_000_000);
+    h.sent();
+    h.s.on_timer(Time(1_010_000_000), &mut h.out);
+    assert_eq!(h.s.aborted(), None);
+    assert_eq!(h.s.timer_deadline(), Some(Time(1_010_000_001)));
+    h.s.on_timer(Time(1_010_000_001), &mut h.out);
+    assert_eq!(h.s.aborted(), Some("user_timeout"));
+}
+
+#[test]
 fn the_connection_is_dropped_after_the_allowed_timeouts_in_a_row() {
     // Two timeouts allowed: the first two expiries retransmit (RTO 1 s, then
     // 2 s backed off), the third gives up. An ACK of new data in between
