@@ -173,3 +173,26 @@ def test_a_stored_estimate_goes_on_as_if_it_had_never_stopped():
     longer = sv.estimate(run, (1, 4), 10, lambda e: e.k_max >= 3, resume=short)
     fresh = sv.estimate(run, (1, 4), 10, lambda e: e.k_max >= 3)
     assert (longer.positions, longer.per_k) == (fresh.positions, fresh.per_k)
+
+
+def test_advice_on_a_cable_only_a_low_rto_floor_saves():
+    # Single losses at 0.003 % each way on a 60 s loop with 60 ms of processing. The
+    # session sees about 1 140 packets, M ≈ 1 660 positions with the margins: K ~
+    # Binomial(1 660, 3·10⁻⁵), P(K = 0) = 0.951, P(K = 1) = 0.047. At rto_min 5 ms
+    # every single loss is repaired in time (the RTO arithmetic above), so with 30 of
+    # 30 surviving the lower end is 0.951 + 0.047 · 30 / (30 + 2.165²) = 0.992 ≥ 0.99.
+    # At 200 ms every lost loop request or response is fatal (≥ 60 + 200 ms), about
+    # half the positions, so its upper end stays near 0.951 + 0.047 · 0.7 < 0.99.
+    advice = vtlab.advise(
+        "v2g",
+        loss=3e-5,
+        burst="1",
+        processing="60ms",
+        duration="60s",
+        stacks=("linux",),
+        runs=30,
+        out=None,
+    )
+    keeping = {v.setting for v in advice.keeping}
+    assert "linux, rto_min=5ms" in keeping
+    assert "linux, rto_min=200ms" not in keeping
