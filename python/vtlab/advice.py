@@ -22,6 +22,13 @@ from vtlab import survival as sv
 from vtlab.errors import CliError as AdviceError
 from vtlab.errors import os_problem
 
+#: The session fields the options set, for errors.
+SESSION_OPTIONS = {
+    "session.duration": "--duration",
+    "session.processing": "--processing",
+    "session.period": "--period",
+}
+
 #: Session profiles the advice knows.
 PROFILES = ("iso15118-2-dc", "iso15118-2-ac", "din70121-dc")
 
@@ -137,7 +144,11 @@ def session_spec(
     except OSError as e:
         raise AdviceError("LINK", f"cannot read {e.filename or link}: {os_problem(e)}") from None
     except (ScenarioError, ValueError) as e:
-        raise AdviceError("LINK", str(e)) from None
+        text = str(e)
+        for key, option in SESSION_OPTIONS.items():
+            if text.startswith(f"{key}:"):
+                raise AdviceError(option, text[len(key) + 1 :].strip()) from None
+        raise AdviceError("LINK", text) from None
     if not any(x["name"] == "plc" and {x["a"], x["b"]} == {"secc", "evcc"} for x in links):
         raise AdviceError("LINK", "needs the v2g cable: a link named plc between secc and evcc")
     return spec

@@ -132,6 +132,8 @@ def test_a_cable_no_setting_can_save(tmp_path):
         (("--burst", "4-1"), "--burst"),
         (("--loss", "lots"), "--loss"),
         (("--stack", "bsd"), "--stack"),
+        (("--duration", "2d"), "--duration"),
+        (("--processing", "-5ms"), "--processing"),
         (("station",), "LINK"),  # 21 vehicles on plc1 … plc7: not the one cable
         (("no-such-dir/cable.toml",), "LINK"),
     ],
