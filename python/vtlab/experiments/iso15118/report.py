@@ -14,7 +14,14 @@ from typing import Any
 import pandas as pd
 
 from vtlab.experiments import common, pipeline
-from vtlab.experiments.iso15118.analysis import LOOP, best_lower_bound, fmt_ms, fmt_p
+from vtlab.experiments.iso15118.analysis import (
+    LOOP,
+    best_lower_bound,
+    fmt_ms,
+    fmt_p,
+    rare_frame,
+    rare_markdown,
+)
 from vtlab.experiments.iso15118.plan import (
     BURSTS,
     PROFILE,
@@ -212,8 +219,6 @@ def station(ctx: Context) -> str:
 
 
 def rare_section(ctx: Context) -> str:
-    from vtlab.experiments.iso15118.analysis import rare_frame, rare_markdown
-
     plan = ctx.plan
     frame = rare_frame(ctx)
     return "\n".join(
