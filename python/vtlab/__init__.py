@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from vtlab import _core
 from vtlab._core import ScenarioError
+from vtlab.advice import advise
 from vtlab.api import Result, run, run_many
 from vtlab.emulation import Emulation, emulate
 from vtlab.scenario import Scenario
@@ -32,6 +33,7 @@ def congestion_controls() -> list[dict[str, object]]:
 
 
 __all__ = [
+    "advise",
     "Emulation",
     "Result",
     "Scenario",

@@ -252,3 +252,22 @@ def test_rerun_loads_everything(quick, monkeypatch) -> None:
     monkeypatch.setattr("vtlab.sweep._core.run", no_simulation)
     outcome = S.STUDY.reproduce(Config(out=out, quick=True, progress=False, verb="study"))
     assert outcome.simulated == 0 and outcome.loaded == 2 * len(ACCEPTED) * 4 + len(ACCEPTED)
+
+
+def test_rare_event_table_per_setting(quick) -> None:
+    out, _ = quick
+    t = pd.read_csv(out / "rare.csv")
+    plan = _tiny()
+    assert list(t["setting"]) == list(plan.rare_settings) and set(t["burst"]) == {"1–4"}
+    for loss in ("1e-06", "1e-05"):
+        assert (t[f"lower@{loss}"] <= t[f"survival@{loss}"] + 1e-12).all()
+        assert (t[f"survival@{loss}"] <= t[f"upper@{loss}"] + 1e-12).all()
+    # A 20 s loop meets a burst at 10⁻⁶ with probability about 2·230·10⁻⁶/2.5 < 10⁻³,
+    # so even a setting that survives no burst keeps a lower end above 0.999.
+    assert (t["lower@1e-06"] > 0.999).all()
+    assert (t["overruns"] == 0).all()
+    assert (out / "rare" / t["evidence"].iloc[0]).is_file()
+    assert (
+        "## Survival per setting, down to one lost packet in a million"
+        in (out / "report.md").read_text()
+    )

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+import vtlab.cli.advise as advise
 import vtlab.cli.bench as bench
 import vtlab.cli.cc as cc
 import vtlab.cli.emulate as emulate
@@ -118,6 +119,7 @@ reproduce.register(app)
 reproduce.register(app, "study")
 emulate.register(app)
 cc.register(app)
+advise.register(app)
 
 
 def main() -> None:

@@ -83,6 +83,8 @@ def _session(expanded: Mapping[str, Any]) -> Mapping[str, Any]:
         raise ValueError(
             "sessions: the ISO 15118 program runs the evcc (client) and the secc (server)"
         )
+    if session.get("retries", 0) != 0:
+        raise ValueError("sessions.retries: the ISO 15118 program has no application retry (0)")
     if session["processing_ns"] != 0:
         raise ValueError("sessions.processing: the ISO 15118 program answers at once (0)")
     if plc.get("qdisc") is not None:

@@ -105,6 +105,8 @@ pub struct PlannedSession {
     pub(crate) tcp_profile: &'static str,
     pub(crate) steps: Vec<StepConf>,
     pub(crate) abort_on_miss: bool,
+    /// Times the vehicle writes a request again at its deadline before it gives up.
+    pub(crate) retries: u32,
     pub(crate) processing: Duration,
     pub(crate) energy_step: Option<u32>,
     pub(crate) start: Time,

@@ -9,7 +9,10 @@
 //! `processing` after its request is whole at the charger; the next request
 //! is written at max(response arrival, previous request + the step's period);
 //! a response later than its deadline is a miss, which ends the session when
-//! `abort_on_miss` (the vehicle gives up at the deadline).
+//! `abort_on_miss` (the vehicle gives up at the deadline) unless the vehicle
+//! still has `retries` for the exchange: then it writes the request again at
+//! the deadline and waits another timeout for the first response to arrive
+//! (the charger answers both copies; the vehicle discards the second answer).
 
 use std::collections::VecDeque;
 
@@ -35,16 +38,24 @@ pub(crate) struct SessionApp {
     repeat: u32,
     /// Messages written so far (the index of the next).
     index: u64,
-    /// When the outstanding request was written.
+    /// When the outstanding request was last written (a retry writes it again).
     sent_at: Option<Time>,
+    /// When the outstanding request was first written (response time, period).
+    first_sent: Option<Time>,
+    /// Retries spent on the outstanding exchange.
+    retried: u32,
+    /// Response bytes to discard once the outstanding exchange is answered:
+    /// the answers to its retried copies.
+    discard: u64,
     /// The response is whole when this many response bytes are in.
     response_end: u64,
     next_request_at: Option<Time>,
     // ---- the charger (server)
-    /// The next request to answer: step, repeat, and where it ends in the stream.
-    srv_step: usize,
-    srv_repeat: u32,
-    srv_request_end: u64,
+    /// The requests written and not yet answered, in stream order: where each
+    /// ends in the request stream and the bytes of its response.
+    srv_queue: VecDeque<(u64, u64)>,
+    /// Request bytes written so far.
+    written: u64,
     /// Responses being prepared: (write time, bytes).
     preparing: VecDeque<(Time, u64)>,
     // ---- outcome
@@ -57,18 +68,19 @@ pub(crate) struct SessionApp {
 
 impl SessionApp {
     pub(crate) fn new(plan: PlannedSession) -> Self {
-        let first_request = plan.steps.first().map_or(0, |s| s.request_bytes);
         SessionApp {
             connected: false,
             step: 0,
             repeat: 0,
             index: 0,
             sent_at: None,
+            first_sent: None,
+            retried: 0,
+            discard: 0,
             response_end: 0,
             next_request_at: None,
-            srv_step: 0,
-            srv_repeat: 0,
-            srv_request_end: first_request,
+            srv_queue: VecDeque::new(),
+            written: 0,
             preparing: VecDeque::new(),
             messages: Vec::new(),
             ended: None,
@@ -139,27 +151,41 @@ impl SessionApp {
             self.energy_at = Some(now);
         }
         self.sent_at = Some(now);
+        self.first_sent = Some(now);
         self.response_end += s.response_bytes;
         self.next_request_at = None;
-        out.push(AppAction::Request(s.request_bytes));
+        let (request, response) = (s.request_bytes, s.response_bytes);
+        self.send(request, response, out);
+    }
+
+    /// Write a request of `request` bytes whose answer is `response` bytes.
+    fn send(&mut self, request: u64, response: u64, out: &mut Vec<AppAction>) {
+        self.written += request;
+        self.srv_queue.push_back((self.written, response));
+        out.push(AppAction::Request(request));
+    }
+
+    /// The vehicle's timer expired with retries left: write the outstanding
+    /// request again; its answer (after the first one) will be discarded.
+    fn retry(&mut self, now: Time, out: &mut Vec<AppAction>) {
+        let s = &self.plan.steps[self.step];
+        let (request, response) = (s.request_bytes, s.response_bytes);
+        self.retried += 1;
+        self.sent_at = Some(now);
+        self.discard += response;
+        self.send(request, response, out);
     }
 
     /// In-order request bytes at the charger are now `received`.
     pub(crate) fn on_requests(&mut self, now: Time, received: u64, out: &mut Vec<AppAction>) {
-        while self.ended.is_none()
-            && self.srv_step < self.plan.steps.len()
-            && received >= self.srv_request_end
-        {
-            let s = &self.plan.steps[self.srv_step];
-            let bytes = s.response_bytes;
-            self.srv_repeat += 1;
-            if self.srv_repeat == s.repeats {
-                self.srv_repeat = 0;
-                self.srv_step += 1;
+        while self.ended.is_none() {
+            let Some(&(end, bytes)) = self.srv_queue.front() else {
+                break;
+            };
+            if received < end {
+                break;
             }
-            if let Some(next) = self.plan.steps.get(self.srv_step) {
-                self.srv_request_end += next.request_bytes;
-            }
+            self.srv_queue.pop_front();
             if self.plan.processing.0 == 0 && self.preparing.is_empty() {
                 out.push(AppAction::Response(bytes));
             } else {
@@ -171,7 +197,7 @@ impl SessionApp {
 
     /// In-order response bytes at the vehicle are now `received`.
     pub(crate) fn on_responses(&mut self, now: Time, received: u64, out: &mut Vec<AppAction>) {
-        let Some(sent) = self.sent_at else {
+        let (Some(sent), Some(first)) = (self.sent_at, self.first_sent) else {
             return;
         };
         if self.ended.is_some() || received < self.response_end {
@@ -180,11 +206,16 @@ impl SessionApp {
         let s = &self.plan.steps[self.step];
         let (name, timeout, period, repeats) =
             (s.name.clone(), s.timeout_ns, s.period_ns, s.repeats);
-        let elapsed = now - sent;
-        let missed = timeout > 0 && elapsed.0 > timeout;
-        self.record(sent, Some(now), &name, timeout, missed);
+        // A miss: later than the first copy's deadline; late: later than the
+        // last copy's (the only miss that ends a session with retries).
+        let missed = timeout > 0 && (now - first).0 > timeout;
+        let late = timeout > 0 && (now - sent).0 > timeout;
+        self.record(first, Some(now), &name, timeout, missed);
         self.sent_at = None;
-        if missed && self.plan.abort_on_miss {
+        self.first_sent = None;
+        self.retried = 0;
+        self.response_end += std::mem::take(&mut self.discard);
+        if late && self.plan.abort_on_miss {
             // A response exactly at its deadline is on time; later ones were
             // given up at the deadline by `on_timer`, so this is unreachable
             // unless the timer and the arrival coincide.
@@ -200,7 +231,7 @@ impl SessionApp {
             self.end(now, "", "");
             return;
         }
-        let at = (sent + crate::engine::Duration(period)).max(now);
+        let at = (first + crate::engine::Duration(period)).max(now);
         if at <= now {
             self.write_request(now, out);
         } else {
@@ -215,10 +246,12 @@ impl SessionApp {
             return;
         }
         if let Some(due) = self.due() {
-            if now >= due {
+            if now >= due && self.retried < self.plan.retries {
+                self.retry(now, out);
+            } else if now >= due {
                 let s = &self.plan.steps[self.step];
                 let (name, timeout) = (s.name.clone(), s.timeout_ns);
-                let sent = self.sent_at.unwrap_or(now);
+                let sent = self.first_sent.unwrap_or(now);
                 self.record(sent, None, &name, timeout, true);
                 self.end(now, "deadline", &name);
                 return;
@@ -368,6 +401,10 @@ mod tests {
     }
 
     fn app(steps: Vec<StepConf>, abort: bool, processing_ms: u64) -> SessionApp {
+        retrying(steps, abort, processing_ms, 0)
+    }
+
+    fn retrying(steps: Vec<StepConf>, abort: bool, processing_ms: u64, retries: u32) -> SessionApp {
         SessionApp::new(PlannedSession {
             name: "s".into(),
             profile: "custom".into(),
@@ -375,6 +412,7 @@ mod tests {
             tcp_profile: "ns3",
             steps,
             abort_on_miss: abort,
+            retries,
             processing: Duration(processing_ms * 1_000_000),
             energy_step: Some(1),
             start: Time::ZERO,
@@ -463,6 +501,59 @@ mod tests {
         // Nearest rank: p50 of {0.01, 1.25} is the first.
         assert_eq!(r.response_p50_s, 0.01);
         assert_eq!(r.response_max_s, 1.25);
+    }
+
+    #[test]
+    fn a_retry_waits_another_timeout_and_the_first_answer_counts() {
+        let mut a = retrying(vec![step("CD", 10, 10, 250, 2, 0)], true, 0, 1);
+        let mut out = vec![];
+        a.on_connected(Time(0), &mut out);
+        out.clear();
+        // No answer by 250 ms: the request is written again, due 250 ms later.
+        a.on_timer(Time(250 * MS), &mut out);
+        assert_eq!(out, vec![AppAction::Request(10)]);
+        assert!(!a.is_ended());
+        assert_eq!(a.deadline(), Some(Time(500 * MS)));
+        out.clear();
+        // Both copies reach the charger (20 bytes): it answers each.
+        a.on_requests(Time(260 * MS), 20, &mut out);
+        assert_eq!(out, vec![AppAction::Response(10), AppAction::Response(10)]);
+        out.clear();
+        // The first answer (10 bytes) completes the exchange 270 ms after the
+        // first copy: a miss of the first deadline, within the retry's. The next
+        // request follows at once (period 0).
+        a.on_responses(Time(270 * MS), 10, &mut out);
+        assert_eq!(out, vec![AppAction::Request(10)]);
+        out.clear();
+        // The second answer is discarded: 20 bytes do not complete the next exchange.
+        a.on_responses(Time(271 * MS), 20, &mut out);
+        assert!(out.is_empty());
+        // The charger sees the third request at 30 bytes; its answer ends at 30.
+        a.on_requests(Time(272 * MS), 30, &mut out);
+        assert_eq!(out, vec![AppAction::Response(10)]);
+        a.on_responses(Time(273 * MS), 30, &mut out);
+        let r = a.result(Time(999 * MS), "horizon");
+        assert!(r.completed);
+        assert_eq!((r.messages, r.deadline_misses), (2, 1));
+        let times: Vec<f64> = a.messages.iter().map(|m| m.response_time_s).collect();
+        assert_eq!(times, vec![0.27, 0.003]);
+    }
+
+    #[test]
+    fn the_session_ends_when_the_retries_are_spent() {
+        let mut a = retrying(vec![step("CD", 10, 10, 250, 1, 0)], true, 0, 1);
+        let mut out = vec![];
+        a.on_connected(Time(0), &mut out);
+        a.on_timer(Time(250 * MS), &mut out);
+        assert!(!a.is_ended());
+        // The retry's deadline, 500 ms: given up; the row counts from the first copy.
+        a.on_timer(Time(500 * MS), &mut out);
+        assert!(a.is_ended());
+        let r = a.result(Time(999 * MS), "horizon");
+        assert_eq!(r.abort_reason, "deadline");
+        assert_eq!(r.session_s, 0.5);
+        assert_eq!(a.messages[0].request_s, 0.0);
+        assert!(a.messages[0].missed);
     }
 
     #[test]

@@ -241,6 +241,7 @@ fn sessions(
             tcp_profile: c.tcp.profile.as_str(),
             steps: c.steps.clone(),
             abort_on_miss: c.abort_on_miss,
+            retries: c.retries,
             processing: Duration(c.processing_ns),
             energy_step: c.energy_step,
             start: Time(c.start_ns),

@@ -36,6 +36,11 @@ pub struct SessionConf {
     /// A missed deadline ends the session (ISO 15118-2 [V2G2-536]: the EVCC
     /// stops the session when V2G_EVCC_Msg_Timeout expires).
     pub abort_on_miss: bool,
+    /// Application-level retries: at a missed deadline the vehicle writes the
+    /// request again and waits another timeout, this many times per exchange,
+    /// before it gives up (0, the default: ISO 15118-2 and -20 have no such retry).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
     /// The server's processing time per request, before it writes the response.
     pub processing_ns: u64,
     /// Energy flows from the first request of this step on (time to energy).
@@ -69,6 +74,9 @@ pub struct SessionSpec {
     pub poll: Option<Dur>,
     /// A missed deadline ends the session (default true).
     pub abort_on_miss: Option<bool>,
+    /// Application-level retries per exchange (0–100, default 0; needs
+    /// `abort_on_miss`).
+    pub retries: Option<u32>,
     /// The charger's processing time per request (default 0).
     pub processing: Option<Dur>,
     /// Session start (connection request), default 0.
@@ -99,6 +107,12 @@ const MAX_EXCHANGES: u64 = 10_000_000;
 const MAX_SESSION_NS: u64 = 86_400_000_000_000;
 /// At most this many steps.
 const MAX_STEPS: usize = 1000;
+/// At most this many application-level retries per exchange.
+const MAX_RETRIES: u32 = 100;
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
 
 /// V2GTP header (ISO 15118-2 §7.8.3): version, inverse version, payload type, length.
 pub const V2GTP_HEADER_BYTES: u64 = 8;
@@ -265,11 +279,29 @@ impl SessionSpec {
             tcp,
             steps,
             abort_on_miss: self.abort_on_miss.unwrap_or(true),
+            retries: self.retries(path)?,
             processing_ns: processing,
             energy_step,
         };
         conf.validate(path)?;
         Ok(conf)
+    }
+
+    /// The application-level retries, checked: at most [`MAX_RETRIES`], and only
+    /// where a missed deadline would end the session.
+    fn retries(&self, path: &str) -> Result<u32, SpecError> {
+        let n = self.retries.unwrap_or(0);
+        let field = format!("{path}.retries");
+        check_range(field.clone(), u64::from(n), (0, u64::from(MAX_RETRIES)), "")?;
+        if n > 0 && self.abort_on_miss == Some(false) {
+            return Err(SpecError::new(
+                field,
+                "retries act only when a missed deadline ends the session \
+                 (abort_on_miss = true)"
+                    .into(),
+            ));
+        }
+        Ok(n)
     }
 
     /// The profile, payment and TLS, and the timing of the loops.
@@ -444,6 +476,12 @@ impl Validate for SessionConf {
             " ns",
         )?;
         self.tcp.validate(&format!("{path}.tcp"))?;
+        check_range(
+            format!("{path}.retries"),
+            u64::from(self.retries),
+            (0, u64::from(MAX_RETRIES)),
+            "",
+        )?;
         if self.steps.is_empty() || self.steps.len() > MAX_STEPS {
             return Err(SpecError::new(
                 format!("{path}.steps"),
@@ -599,5 +637,10 @@ mod tests {
             {"name": "A", "request": 0, "response": 10}]}))
         .unwrap_err();
         assert_eq!(e.path, "session.steps[0].request");
+        let e = session(json!({"retries": 101})).unwrap_err();
+        assert_eq!(e.path, "session.retries");
+        let e = session(json!({"retries": 1, "abort_on_miss": false})).unwrap_err();
+        assert_eq!(e.path, "session.retries");
+        assert_eq!(session(json!({"retries": 2})).unwrap().retries, 2);
     }
 }

@@ -52,6 +52,9 @@ pub struct TcpSpec {
     /// Consecutive retransmission timeouts before the connection is dropped
     /// (0–100; default per profile: ns3 6, linux 15).
     pub data_retries: Option<u32>,
+    /// Linux `TCP_USER_TIMEOUT` (1 ms – 1 h; default off): after a retransmission
+    /// timeout, drop the connection when data stays unacknowledged this long.
+    pub user_timeout: Option<Dur>,
     /// The receiver's window control (default: fixed, the buffer).
     pub rwnd: Option<RwndSpec>,
     /// Tail Loss Probe, RFC 8985 §7 (default: linux on with SACK recovery, as
@@ -355,6 +358,9 @@ fn check_timers(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
     )?;
     duration(&f("delayed_ack_timeout"), c.delayed_ack_timeout_ns, 1)?;
     in_range(&f("syn_retries"), c.syn_retries(), 0, 30, "")?;
+    if let Some(t) = c.user_timeout_ns {
+        duration(&f("user_timeout"), t, 1_000_000)?;
+    }
     in_range(&f("data_retries"), c.data_retries(), 0, 100, "").map(drop)
 }
 
@@ -448,6 +454,7 @@ tcp_spec_fields!(
     delayed_ack_timeout,
     syn_retries,
     data_retries,
+    user_timeout,
     rwnd,
     tlp,
     rack,
@@ -532,6 +539,7 @@ impl TcpSpec {
             delayed_ack_timeout_ns: ns(self.delayed_ack_timeout, d.delayed_ack_timeout_ns),
             syn_retries: self.syn_retries,
             data_retries: self.data_retries,
+            user_timeout_ns: self.user_timeout.map(|d| d.0),
             rwnd: RwndConf::Fixed,
             tlp: self.tlp,
             rack: self.rack,

@@ -48,6 +48,12 @@ pub struct TcpConfig {
     /// `DataRetries`; linux 15: `tcp_retries2`, counted in timeouts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_retries: Option<u32>,
+    /// Linux `TCP_USER_TIMEOUT`: once a retransmission timeout has fired, the
+    /// connection is dropped when the data then outstanding stays unacknowledged
+    /// this long after its first transmission (the retransmission timer is
+    /// clamped to fire then); unset: off (both profiles).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_timeout_ns: Option<u64>,
     /// The receiver's window control (default: the buffer, as every stack).
     #[serde(default, skip_serializing_if = "RwndConf::is_fixed")]
     pub rwnd: RwndConf,
@@ -204,6 +210,7 @@ impl TcpConfig {
             delayed_ack_timeout_ns: 200_000_000,
             syn_retries: None,
             data_retries: None,
+            user_timeout_ns: None,
             rwnd: RwndConf::Fixed,
             tlp: None,
             rack: None,

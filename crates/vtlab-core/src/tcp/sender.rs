@@ -52,7 +52,12 @@ pub struct Sender {
     /// Retransmission timeouts since the last ACK of new data (ns-3 counts
     /// `m_dataRetrCount` down from `DataRetries`; Linux `icsk_retransmits`).
     rto_streak: u32,
-    /// Why the sender gave up, if it did: `syn_retries` or `data_retries`.
+    /// When `user_timeout` drops the connection: set at the first timeout since
+    /// the last ACK of new data to `user_timeout` after the head was sent (Linux
+    /// `retrans_stamp`), but after that timeout; cleared by an ACK of new data.
+    user_at: Option<Time>,
+    /// Why the sender gave up, if it did: `syn_retries`, `data_retries` or
+    /// `user_timeout`.
     aborted: Option<&'static str>,
     /// Acked bytes not yet counted as whole segments (ns-3 `m_bytesAckedNotProcessed`).
     acked_remainder: u64,
@@ -115,6 +120,7 @@ impl Sender {
             syn_sent_at: Time::ZERO,
             syn_retransmitted: false,
             rto_streak: 0,
+            user_at: None,
             aborted: None,
             acked_remainder: 0,
             c: Conn {
@@ -162,7 +168,11 @@ impl Sender {
     /// transmission back.
     pub fn timer_deadline(&self) -> Option<Time> {
         let pace = self.c.pacing.blocked.then_some(self.c.pacing.next);
-        match (self.c.timer, pace) {
+        let timer = match (self.c.timer, self.user_deadline()) {
+            (Some(t), Some(u)) => Some(t.min(u)),
+            (t, _) => t,
+        };
+        match (timer, pace) {
             (Some(t), Some(p)) => Some(t.min(p)),
             (t, p) => t.or(p),
         }
@@ -339,6 +349,11 @@ impl Sender {
             // ns-3 NotifyPacingPerformed / Linux's pacing timer: send on.
             self.c.pacing.blocked = false;
             self.send_data(now, out);
+        }
+        if self.user_deadline().is_some_and(|u| u <= now) {
+            // Linux tcp_clamp_rto_to_user_timeout, then tcp_write_timeout.
+            self.give_up("user_timeout");
+            return;
         }
         match self.c.timer {
             Some(t) if t <= now => {}
@@ -544,6 +559,7 @@ impl Sender {
         self.ack_rtt = sample;
         let mss = self.c.cfg.mss;
         self.rto_streak = 0;
+        self.user_at = None;
         self.c.snd_una = ack;
         self.c.snd_nxt = self.c.snd_nxt.max(ack);
         self.acked_remainder += newly;
@@ -768,6 +784,12 @@ impl Sender {
         }
     }
 
+    /// When `user_timeout` drops the connection, while it is open.
+    fn user_deadline(&self) -> Option<Time> {
+        let at = self.user_at?;
+        (self.aborted.is_none() && self.c.phase == Phase::Established).then_some(at)
+    }
+
     fn give_up(&mut self, reason: &'static str) {
         self.aborted = Some(reason);
         self.c.pacing.blocked = false;
@@ -783,6 +805,14 @@ impl Sender {
             return;
         }
         self.rto_streak += 1;
+        if let (None, Some(limit)) = (self.user_at, self.c.cfg.user_timeout_ns) {
+            // From the head's send time; without per-segment times (no SACK
+            // scoreboard), from when the expiring timer was armed, an RTO ago.
+            // Never at or before this timeout (Linux clamps to one jiffy).
+            let armed = Time(now.0.saturating_sub(self.c.rtt.rto().0));
+            let stamp = self.rec.head_sent_at().unwrap_or(armed);
+            self.user_at = Some((stamp + Duration(limit)).max(now + Duration(1)));
+        }
         self.c.stats.rto_count += 1;
         // Reduce ssthresh only on the first timeout for this window: not when the
         // head was already resent since an earlier timeout (RFC 5681 §3.1, ns-3).

@@ -415,6 +415,45 @@ fn the_connection_attempt_fails_after_the_allowed_syn_retransmissions() {
 }
 
 #[test]
+fn the_user_timeout_drops_the_connection_after_the_first_timeout() {
+    // TCP_USER_TIMEOUT 1.5 s, RTO 1 s (ns3 floor), data sent at 10 ms (the
+    // SYN-ACK): the first expiry at 1.01 s retransmits (Linux never gives up on
+    // the first); the next would fire at 1.01 + 2 s (backed off) but is clamped
+    // to the user timeout, 0.01 + 1.5 s, and drops the connection there.
+    let cfg = TcpConfig {
+        user_timeout_ns: Some(1_500_000_000),
+        ..config()
+    };
+    let mut h = Harness::new(cfg, 1_000_000);
+    h.sent();
+    let first = h.s.timer_deadline().expect("a timer");
+    assert_eq!(first, Time(1_010_000_000));
+    h.s.on_timer(first, &mut h.out);
+    assert_eq!((h.s.aborted(), h.s.stats().rto_count), (None, 1));
+    assert_eq!(h.s.timer_deadline(), Some(Time(1_510_000_000)));
+    h.s.on_timer(Time(1_510_000_000), &mut h.out);
+    assert_eq!(h.s.aborted(), Some("user_timeout"));
+    assert_eq!(h.s.timer_deadline(), None);
+}
+
+#[test]
+fn a_user_timeout_shorter_than_the_first_rto_drops_just_after_it() {
+    // TCP_USER_TIMEOUT 100 ms < RTO 1 s: the first expiry (1.01 s) still
+    // retransmits; the drop follows 1 ns later, never in the past.
+    let cfg = TcpConfig {
+        user_timeout_ns: Some(100_000_000),
+        ..config()
+    };
+    let mut h = Harness::new(cfg, 1_000_000);
+    h.sent();
+    h.s.on_timer(Time(1_010_000_000), &mut h.out);
+    assert_eq!(h.s.aborted(), None);
+    assert_eq!(h.s.timer_deadline(), Some(Time(1_010_000_001)));
+    h.s.on_timer(Time(1_010_000_001), &mut h.out);
+    assert_eq!(h.s.aborted(), Some("user_timeout"));
+}
+
+#[test]
 fn the_connection_is_dropped_after_the_allowed_timeouts_in_a_row() {
     // Two timeouts allowed: the first two expiries retransmit (RTO 1 s, then
     // 2 s backed off), the third gives up. An ACK of new data in between

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,7 @@ import pandas as pd
 
 from vtlab.experiments import common
 from vtlab.experiments.common import Comparison
+from vtlab.experiments.iso15118 import rare
 from vtlab.experiments.iso15118.plan import AXES, SURVIVAL_TARGET, Z95, Plan, loss_label
 from vtlab.experiments.pipeline import Context, TableSpec
 
@@ -237,8 +239,40 @@ def cells_markdown(frame: pd.DataFrame) -> str:
     return common.md_table(headers, rows, align="lllllrrrrr")
 
 
+def rare_frame(ctx: Context) -> pd.DataFrame:
+    """The rare-event table (:func:`rare.table`), computed once per context; its
+    conditional runs are stored in ``OUT/rare``."""
+    if "rare" not in ctx.s:
+        ctx.s["rare"] = pd.DataFrame(rare.table(ctx.plan, Path(ctx.config.out) / "rare"))
+    return ctx.s["rare"]
+
+
+def rare_markdown(frame: pd.DataFrame) -> str:
+    headers = ["burst", "setting", "highest loss for ≥ 99 %", "survival at 10⁻⁴ % [95 %]"]
+    headers += ["at 10⁻³ % [95 %]", "survived per k", "runs"]
+
+    def cell(r: pd.Series, loss: str) -> str:
+        return f"{r['survival@' + loss]:.5f} [{r['lower@' + loss]:.5f}, {r['upper@' + loss]:.5f}]"
+
+    rows = [
+        [
+            r["burst"],
+            f"`{r['setting']}`",
+            ("≥ " if r["limited_by_runs"] else "")
+            + (f"{r['tolerable_loss'] * 100:.2g} %" if r["tolerable_loss"] > 0 else "below 10⁻⁶ %"),
+            cell(r, "1e-06"),
+            cell(r, "1e-05"),
+            r["survived_per_k"],
+            str(r["runs"]),
+        ]
+        for _, r in frame.iterrows()
+    ]
+    return common.md_table(headers, rows, align="lllrrlr")
+
+
 def tables() -> list[TableSpec]:
     return [
+        TableSpec("rare", rare_frame, lambda c, f: rare_markdown(f)),
         TableSpec("cells", lambda c: c.s["cells"], lambda c, f: cells_markdown(f)),
         TableSpec("headline", lambda c: c.s["headline"]),
         TableSpec("tolerable_by_cc", lambda c: c.s["by_cc"]),

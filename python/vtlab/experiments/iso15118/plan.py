@@ -27,17 +27,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from vtlab import survival
 from vtlab.experiments.common import Config, Grid
 from vtlab.scenario import Scenario
 from vtlab.sweep import Axis
 
 #: The stacks compared, as TCP settings: ns-3's, Linux's without and with RACK-TLP
-#: (RFC 8985). The one place they are defined.
-STACKS: dict[str, dict[str, Any]] = {
-    "ns3": {"profile": "ns3"},
-    "linux": {"profile": "linux", "tlp": False, "rack": False},
-    "linux+rack-tlp": {"profile": "linux", "tlp": True, "rack": True},
-}
+#: (RFC 8985), defined once in :data:`vtlab.survival.STACKS` (the advice uses them too).
+STACKS: dict[str, dict[str, Any]] = survival.STACKS
 
 #: Congestion controls of the one-vehicle grid (``vtlab cc list``).
 CCS: tuple[str, ...] = ("newreno", "cubic", "illinois-aa", "newreno-sc")
@@ -89,6 +86,16 @@ class Plan:
     station_bulk: str = "10GB"
     #: The station run stops this long after the sessions' planned end (seconds).
     station_margin_s: float = 30.0
+    #: The rare-event table (rare.py): sessions per number of bursts, the burst
+    #: sizes and the settings (None: every one of rare.study_settings()).
+    rare_runs: int = 10
+    rare_bursts: tuple[str, ...] = ("1–4",)
+    rare_settings: tuple[str, ...] | None = (
+        "ns3, rto_min=1000ms",
+        "linux, rto_min=200ms",
+        "linux, rto_min=5ms",
+        "linux, rto_min=5ms, retries=1",
+    )
 
     @property
     def loop_exchanges(self) -> int:
@@ -112,6 +119,9 @@ FULL = Plan(
     station_losses=(0.0, 0.01),
     station_bursts=("1–4",),
     station_ccs=("newreno", "cubic"),
+    rare_runs=200,
+    rare_bursts=tuple(BURSTS),
+    rare_settings=None,
 )
 
 #: The CI version: 20 seeds of 5-minute sessions, fewer loss rates, burst sizes and
