@@ -328,7 +328,9 @@ def parse_capture(
 def _frame(own: str, index: int, f: list[str]) -> dict[str, Any]:
     seq, ack, length, syn, fin, payload, udp = f[2:9]
     if seq:
-        kind = "syn" if syn == "1" else "fin" if fin == "1" else "data" if int(length or 0) else "ack"
+        kind = (
+            "syn" if syn == "1" else "fin" if fin == "1" else "data" if int(length or 0) else "ack"
+        )
     else:
         kind = "udp" if udp else "other"
     return {
@@ -377,10 +379,19 @@ def _carrying(frames: Sequence[Mapping[str, Any]], sender: str, last: int) -> li
             and f["seq"] <= last < f["seq"] + f["len"]]  # fmt: skip
 
 
-def timeout_s(protocol: str, message: str) -> float:
-    """The EVCC's response timeout for ``message`` as the stack sets it (its
-    ``Timeouts`` enums: SupportedAppProtocol in the shared one, the rest per
-    protocol)."""
+#: Where the EVCC of iso15118 0.31.2 waits for a response with another timer than
+#: the message's own (evcc/states/iso15118_2_states.py: the PowerDelivery state
+#: creates the first CurrentDemandReq with CHARGING_STATUS_REQ, 2 s, the
+#: CurrentDemand state every later one with POWER_DELIVERY_REQ, 5 s; ISO 15118-2
+#: [V2G2-536] and the stack's own CURRENT_DEMAND_REQ say 0.25 s): (first, later).
+STACK_TIMEOUTS = {("iso15118-2", "CurrentDemand"): ("CHARGING_STATUS_REQ", "POWER_DELIVERY_REQ")}
+
+
+def timeout_s(protocol: str, message: str, repeat: int = 0) -> float:
+    """The EVCC's response timeout for the ``repeat``-th (from 0) ``message`` in a
+    row, as the stack sets it: its ``Timeouts`` enums (SupportedAppProtocol in the
+    shared one, the rest per protocol) under the message's name, except where
+    :data:`STACK_TIMEOUTS` says it uses another."""
     from iso15118.shared.messages.timeouts import Timeouts as Shared
 
     if protocol == "din70121":
@@ -388,6 +399,9 @@ def timeout_s(protocol: str, message: str) -> float:
     else:
         from iso15118.shared.messages.iso15118_2.timeouts import Timeouts
     key = re.sub(r"(?<!^)(?=[A-Z])", "_", message).upper() + "_REQ"
+    other = STACK_TIMEOUTS.get((protocol, message))
+    if other is not None:
+        key = other[min(repeat, 1)]
     for enum in (Timeouts, Shared):
         if key in enum.__members__:
             return float(enum[key].value)
@@ -416,11 +430,20 @@ def exchanges(session: RealSession) -> list[dict[str, Any]]:
         row["response_time_s"] = None if done is None else done - row["request_sent_s"]
         sent, got = row["response_sent_s"], row["request_delivered_s"]
         row["processing_s"] = None if sent is None or got is None else sent - got
-        row["timeout_s"] = timeout_s(session.protocol, name) if name != "?" else None
+        repeat = _repeat(names, i)
+        row["timeout_s"] = timeout_s(session.protocol, name, repeat) if name != "?" else None
         rt = row["response_time_s"]
         row["missed"] = rt is None or (row["timeout_s"] is not None and rt > row["timeout_s"])
         rows.append(row)
     return rows
+
+
+def _repeat(names: Sequence[str], i: int) -> int:
+    """How many of the same message come right before the ``i``-th."""
+    k = i
+    while k > 0 and k - 1 < len(names) and i < len(names) and names[k - 1] == names[i]:
+        k -= 1
+    return i - k
 
 
 def _times(

@@ -138,8 +138,10 @@ def pair(rows: Sequence[Mapping[str, Any]], frames: Sequence[Mapping[str, Any]])
     out_rows = []
     for i, r in enumerate(rows):
         sim = msgs.iloc[i] if i < len(msgs) else None
-        st = None if sim is None or sim["response_time_s"] != sim["response_time_s"] else float(
-            sim["response_time_s"]
+        st = (
+            None
+            if sim is None or sim["response_time_s"] != sim["response_time_s"]
+            else float(sim["response_time_s"])
         )
         rt, pr = r["response_time_s"], r["processing_s"]
         out_rows.append({
