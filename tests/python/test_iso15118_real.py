@@ -164,8 +164,11 @@ def test_the_quick_cases_and_the_full_ones() -> None:
     quick = real_study.cases(True)
     assert [c.loss for c in quick] == [None, {"reverse": {"model": "replay", "drops": [9, 10]}}]
     full = real_study.cases(False, seeds=3)
-    # Both loss-free sessions of ISO 15118-2 and DIN, and 3 lossy seeds of each.
-    assert len(full) == 3 + 2 * 3
+    # The quick two, DIN loss-free, Plug & Charge loss-free and lossy, and 3 lossy
+    # seeds of each protocol.
+    assert len(full) == 2 + 1 + 2 + 2 * 3
+    assert [c.name for c in full if c.pnc] == [
+        "iso15118-2-pnc-tls-lossfree", "iso15118-2-pnc-tls-replay-9-10"]  # fmt: skip
     assert {c.protocol for c in full} == {"iso15118-2", "din70121"}
 
 

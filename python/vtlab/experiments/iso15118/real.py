@@ -52,6 +52,15 @@ PROTOCOLS = {"iso15118-2": "ISO_15118_2", "din70121": "DIN_SPEC_70121"}
 
 #: V2GTP header: version 0x01, inverse 0xFE, payload type (2 B), payload length (4 B).
 V2GTP_HEADER = 8
+#: TLS record header (type, version, length) and the record types that matter here.
+TLS_HEADER = 5
+TLS_HANDSHAKE = 22
+TLS_APPLICATION_DATA = 23
+#: The handshake's two round trips, named as the session model names them.
+TLS_STEPS = ("TlsHello", "TlsFinished")
+#: The EVCC opens its TLS connection with asyncio's ``open_connection`` and sets no
+#: handshake timeout of its own: asyncio's default ``ssl_handshake_timeout``, 60 s.
+TLS_HANDSHAKE_TIMEOUT_S = 60.0
 
 #: Seconds to wait for the SECC's UDP server, and for the whole session.
 SECC_START_S = 30.0
@@ -132,30 +141,34 @@ def scenario(loss: Mapping[str, Any] | None, cycles: int) -> dict[str, Any]:
     return spec
 
 
-def evcc_config(protocol: str, cycles: int) -> dict[str, Any]:
+def evcc_config(protocol: str, cycles: int, tls: bool = False) -> dict[str, Any]:
     """The EVCC's configuration file (the stack's ``EVCC_CONFIG_PATH`` format): DC,
-    EIM, no TLS, ``cycles`` CurrentDemand exchanges without delay between them."""
+    ``cycles`` CurrentDemand exchanges without delay between them; with ``tls`` it
+    asks for TLS in SDP and takes Plug & Charge when the SECC offers it, else EIM."""
     return {
         "supportedProtocols": [PROTOCOLS[protocol]],
         "supportedEnergyServices": ["DC"],
         "energyTransferMode": "DC_extended",
         "isCertInstallNeeded": False,
-        "useTls": False,
+        "useTls": tls,
         "chargeLoopCycle": cycles,
         "chargeLoopDelay": 0,
     }
 
 
-def stack_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+def stack_env(pki: Path | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The stack's settings (read by ``environs`` from the environment; each side runs
-    in a folder without a ``.env``): the emulator's interface, both protocols and EIM
-    at the SECC, INFO logs (the message lines :func:`parse_log` reads)."""
+    in a folder without a ``.env``): the emulator's interface, both protocols, INFO
+    logs (the message lines :func:`parse_log` reads); EIM at the SECC, or with a
+    ``pki`` (:func:`make_pki`) EIM and Plug & Charge and those certificates."""
     env = dict(os.environ if base is None else base)
+    if pki is not None:
+        env["PKI_PATH"] = f"{pki}/"
     env.update(
         NETWORK_INTERFACE="vtlab0",
         LOG_LEVEL="INFO",
         PROTOCOLS=",".join(PROTOCOLS.values()),
-        AUTH_MODES="EIM",
+        AUTH_MODES="EIM,PNC" if pki is not None else "EIM",
         SECC_ENFORCE_TLS="False",
         FREE_CHARGING_SERVICE="True",
         MESSAGE_LOG_JSON="False",
@@ -185,6 +198,7 @@ def run_session(
     seed: int = 1,
     loss: Mapping[str, Any] | None = None,
     cycles: int = 10,
+    pki: Path | None = None,
 ) -> RealSession:
     """One real session over the emulated cable; its files go to ``folder``
     (``evcc.log``, ``secc.log``, ``decisions.csv``, ``near.pcap``, ``far.pcap``)."""
@@ -194,7 +208,7 @@ def run_session(
     for side in ("evcc", "secc"):
         (folder / side).mkdir(exist_ok=True)
     config = folder / "evcc" / "evcc_config.json"
-    config.write_text(json.dumps(evcc_config(protocol, cycles), indent=1))
+    config.write_text(json.dumps(evcc_config(protocol, cycles, pki is not None), indent=1))
     started = time.perf_counter()
     em = Emulation(scenario(loss, cycles), seed=seed, log=folder / "decisions.csv", pcap=folder)
     completed, reason = False, "the EVCC ended without a SessionStopRes"
@@ -203,7 +217,7 @@ def run_session(
         for s in em.namespaces:
             em.run(["sysctl", "-q", "-w", "net.ipv6.conf.vtlab0.accept_ra=0",
                     "net.ipv6.conf.vtlab0.router_solicitations=0"], s, timeout=10)  # fmt: skip
-        env = stack_env()
+        env = stack_env(pki)
         py = sys.executable
         logs = {n: (folder / f"{n}.log").open("w") for n in ("secc", "evcc")}
         try:
@@ -243,6 +257,25 @@ def load_session(folder: Path) -> RealSession:
     out.decisions = read_decisions(folder / "decisions.csv")
     out.frames = parse_capture(folder, ADDRESSES, meta["side"], out.decisions)
     return out
+
+
+def make_pki(folder: Path) -> Path:
+    """The certificates of a Plug & Charge session over TLS, made by the stack's own
+    script (``shared/pki/create_certs.sh -v iso-2``, OpenSSL; the wheel ships the
+    script and its configurations, no certificates) in ``folder/pki``; made once."""
+    import iso15118
+
+    pki = folder / "pki"
+    if (pki / "iso15118_2" / "certs").is_dir():
+        return pki
+    if shutil.which("openssl") is None:
+        raise CliError("--real", "Plug & Charge needs openssl to make the test certificates")
+    shutil.copytree(Path(iso15118.__file__).parent / "shared" / "pki", pki, dirs_exist_ok=True)
+    done = subprocess.run(["bash", "create_certs.sh", "-v", "iso-2"], cwd=pki,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    if done.returncode != 0:
+        raise CliError("--real", f"create_certs.sh failed: {done.stderr.strip()[-200:]}")
+    return pki
 
 
 def parse_log(text: str) -> list[dict[str, Any]]:
@@ -361,6 +394,8 @@ def messages(frames: Sequence[Mapping[str, Any]], sender: str) -> list[dict[str,
             stream += data[seq]
         elif seq - start < len(stream):
             stream += data[seq][len(stream) - (seq - start) :]
+    if start is not None and stream[:1] == bytes([TLS_HANDSHAKE]):
+        return _records(stream, start)
     out, pos = [], 0
     while start is not None and pos + V2GTP_HEADER <= len(stream):
         if stream[pos] != 0x01 or stream[pos + 1] != 0xFE:
@@ -369,6 +404,17 @@ def messages(frames: Sequence[Mapping[str, Any]], sender: str) -> list[dict[str,
         size = V2GTP_HEADER + length
         out.append({"seq": start + pos, "bytes": size,
                     "type": int.from_bytes(stream[pos + 2 : pos + 4], "big")})  # fmt: skip
+        pos += size
+    return out
+
+
+def _records(stream: bytes, start: int) -> list[dict[str, Any]]:
+    """The TLS records of a stream (header: type, version, 2-byte length): each
+    application data record carries one V2G message; ``type`` is the record's."""
+    out, pos = [], 0
+    while pos + TLS_HEADER <= len(stream):
+        size = TLS_HEADER + int.from_bytes(stream[pos + 3 : pos + 5], "big")
+        out.append({"seq": start + pos, "bytes": size, "type": stream[pos]})
         pos += size
     return out
 
@@ -418,6 +464,10 @@ def exchanges(session: RealSession) -> list[dict[str, Any]]:
     frames = session.frames
     names = [m["message"] for m in session.log_messages if m["kind"] == "sent"]
     reqs, resps = messages(frames, "evcc"), messages(frames, "secc")
+    hs_req, hs_resp = _flights(frames, reqs, resps)
+    reqs = hs_req + [m for m in reqs if _carries_v2g(m)]
+    resps = hs_resp + [m for m in resps if _carries_v2g(m)]
+    names = list(TLS_STEPS[: len(hs_req)]) + names
     rows = []
     for i, req in enumerate(reqs):
         name = names[i] if i < len(names) else "?"
@@ -430,12 +480,57 @@ def exchanges(session: RealSession) -> list[dict[str, Any]]:
         row["response_time_s"] = None if done is None else done - row["request_sent_s"]
         sent, got = row["response_sent_s"], row["request_delivered_s"]
         row["processing_s"] = None if sent is None or got is None else sent - got
-        repeat = _repeat(names, i)
-        row["timeout_s"] = timeout_s(session.protocol, name, repeat) if name != "?" else None
-        rt = row["response_time_s"]
-        row["missed"] = rt is None or (row["timeout_s"] is not None and rt > row["timeout_s"])
+        if name in TLS_STEPS:
+            row["timeout_s"] = TLS_HANDSHAKE_TIMEOUT_S
+        else:
+            row["timeout_s"] = timeout_s(session.protocol, name, _repeat(names, i))
+        rt, limit = row["response_time_s"], row["timeout_s"]
+        row["missed"] = rt is None or (limit is not None and rt > limit)
         rows.append(row)
     return rows
+
+
+def _carries_v2g(m: Mapping[str, Any]) -> bool:
+    """A V2GTP message, or a TLS application data record (one V2G message each)."""
+    return m["type"] == TLS_APPLICATION_DATA or m["type"] >= 0x100
+
+
+def _flights(
+    frames: Sequence[Mapping[str, Any]],
+    reqs: Sequence[Mapping[str, Any]],
+    resps: Sequence[Mapping[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The TLS handshake as the session model has it, two round trips: the records
+    before the first application data of each side, grouped into flights (the
+    records one side sends before the other answers), each flight as one message."""
+
+    def before_data(ms: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        out = []
+        for m in ms:
+            if _carries_v2g(m):
+                break
+            out.append(m)
+        return out
+
+    hs = {"evcc": before_data(reqs), "secc": before_data(resps)}
+    if not hs["evcc"]:
+        return [], []
+    sent = {k: [_first_sent(frames, k, m) for m in v] for k, v in hs.items()}
+    flights: dict[str, list[dict[str, Any]]] = {"evcc": [], "secc": []}
+    for side, other in (("evcc", "secc"), ("secc", "evcc")):
+        for m, t in zip(hs[side], sent[side], strict=True):
+            group = flights[side]
+            # A new flight once the other side has sent since this flight began.
+            if group and not any(group[-1]["t"] < u < t for u in sent[other]):
+                group[-1]["bytes"] += m["bytes"]
+            else:
+                group.append({"seq": m["seq"], "bytes": m["bytes"], "type": m["type"], "t": t})
+    return flights["evcc"], flights["secc"]
+
+
+def _first_sent(frames: Sequence[Mapping[str, Any]], sender: str, m: Mapping[str, Any]) -> float:
+    carry = _carrying(frames, sender, m["seq"])
+    return min(f["sent"] for f in carry)
 
 
 def _repeat(names: Sequence[str], i: int) -> int:

@@ -7,7 +7,8 @@ whose cable loses the 10th and 11th frames the vehicle sends (positions 9 and 10
 the replay model toward the SECC: in the setup phase, where every message is
 acknowledged at once, two consecutive frames of the vehicle include at least one
 request, and the 2 s timeouts leave room for two retransmission timeouts). The full
-run adds DIN SPEC 70121 and ``seeds`` sessions per protocol with burst losses of
+run adds DIN SPEC 70121, Plug & Charge over TLS (loss-free and with the quick
+run's loss) and ``seeds`` sessions per protocol with burst losses of
 :data:`FULL_LOSS` in both directions of the cable. Each session's files are kept in
 ``OUT/sessions/<case>/``; a case whose ``session.json`` exists is read back instead
 of run again (an interrupted study resumes, a finished one re-renders).
@@ -49,6 +50,7 @@ class RealCase:
     protocol: str
     seed: int
     loss: dict[str, Any] | None
+    pnc: bool = False  #: Plug & Charge over TLS (certificates from :func:`real.make_pki`)
 
 
 @dataclass
@@ -72,6 +74,8 @@ def cases(quick: bool, seeds: int | None = None) -> list[RealCase]:
     if quick:
         return out
     out.append(RealCase("din70121-lossfree", "din70121", 1, None))
+    out.append(RealCase("iso15118-2-pnc-tls-lossfree", "iso15118-2", 1, None, pnc=True))
+    out.append(RealCase("iso15118-2-pnc-tls-replay-9-10", "iso15118-2", 1, lossy, pnc=True))
     both = {"forward": dict(FULL_LOSS), "reverse": dict(FULL_LOSS)}
     for protocol in real.PROTOCOLS:
         for seed in range(1, (seeds or DEFAULT_SEEDS) + 1):
@@ -79,11 +83,14 @@ def cases(quick: bool, seeds: int | None = None) -> list[RealCase]:
     return out
 
 
-def _session(case: RealCase, folder: Path) -> tuple[real.RealSession, bool]:
+def _session(case: RealCase, out: Path) -> tuple[real.RealSession, bool]:
     """The case's session: read back when its folder has one, else run."""
+    folder = out / "sessions" / case.name
     if (folder / "session.json").exists():
         return real.load_session(folder), False
-    sess = real.run_session(case.protocol, folder, seed=case.seed, loss=case.loss, cycles=CYCLES)
+    pki = real.make_pki(out) if case.pnc else None
+    sess = real.run_session(case.protocol, folder, seed=case.seed, loss=case.loss,
+                            cycles=CYCLES, pki=pki)  # fmt: skip
     return sess, True
 
 
@@ -102,7 +109,7 @@ def run_real(
     records, ran = [], 0
     todo = cases(quick, seeds)
     for i, case in enumerate(todo, 1):
-        sess, fresh = _session(case, out / "sessions" / case.name)
+        sess, fresh = _session(case, out)
         ran += fresh
         rows = real.exchanges(sess)
         paired = real_pair.pair(rows, sess.frames)
@@ -118,14 +125,20 @@ def _outcome(completed: bool) -> str:
     return "completed" if completed else "ended"
 
 
-def profile_steps(protocol: str) -> dict[str, tuple[int, int, float]]:
+def label(case: RealCase) -> str:
+    """The stack setting a case runs: the protocol, with ``+pnc-tls``."""
+    return case.protocol + ("+pnc-tls" if case.pnc else "")
+
+
+def profile_steps(protocol: str, pnc: bool = False) -> dict[str, tuple[int, int, float]]:
     """The built-in session profile's wire sizes per message (V2GTP header
-    included) and its timeout (the standard's V2G_EVCC_Msg_Timeout, s):
-    ``iso15118-2-dc`` or ``din70121-dc``."""
+    included; in TLS records with ``pnc``) and its timeout (the standard's
+    V2G_EVCC_Msg_Timeout, s): ``iso15118-2-dc`` or ``din70121-dc``."""
     from vtlab import _core
 
     name = "din70121-dc" if protocol == "din70121" else "iso15118-2-dc"
-    spec = {"preset": "v2g", "session": {"profile": name, "duration": "1s"}}
+    session = {"profile": name, "duration": "1s"} | ({"payment": "pnc"} if pnc else {})
+    spec = {"preset": "v2g", "session": session}
     steps = json.loads(_core.expand(json.dumps(spec)))["sessions"][0]["steps"]
     return {s["name"]: (s["request_bytes"], s["response_bytes"], s["timeout_ns"] / 1e9)
             for s in steps}  # fmt: skip
@@ -137,12 +150,12 @@ def exchange_table(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     table = []
     for rec in records:
         case, sess = rec["case"], rec["session"]
-        standard = profile_steps(case.protocol)
+        standard = profile_steps(case.protocol, case.pnc)
         for r, p in zip(rec["rows"], rec["paired"]["rows"], strict=True):
             std = standard.get(r["message"], (0, 0, None))[2]
             rt = r["response_time_s"]
             table.append({
-                "case": case.name, "protocol": case.protocol, "seed": case.seed,
+                "case": case.name, "stack": label(case), "seed": case.seed,
                 "index": r["index"], "message": r["message"],
                 "request_bytes": r["request_bytes"], "response_bytes": r["response_bytes"],
                 "timeout_s": r["timeout_s"], "processing_s": r["processing_s"],
@@ -161,12 +174,12 @@ def session_table(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for rec in records:
         case, sess, p = rec["case"], rec["session"], rec["paired"]
         lost = p["lost"]
-        standard = profile_steps(case.protocol)
+        standard = profile_steps(case.protocol, case.pnc)
         std_miss = next((r["index"] for r in rec["rows"] if r["response_time_s"] is None
                          or r["response_time_s"] > standard.get(r["message"], (0, 0, 1e9))[2]),
                         None)  # fmt: skip
         table.append({
-            "case": case.name, "protocol": case.protocol, "seed": case.seed,
+            "case": case.name, "stack": label(case), "seed": case.seed,
             "exchanges_real": len(rec["rows"]), "exchanges_sim": p["sim_exchanges"],
             "real_completed": sess.completed, "sim_completed": p["sim_completed"],
             "real_reason": sess.reason, "sim_reason": p["sim_abort_reason"],
@@ -185,18 +198,20 @@ def size_table(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per protocol and message: the captured wire sizes (every instance the same,
     else the range) against the built-in profile's."""
     seen: dict[tuple[str, str], dict[str, set[int]]] = {}
+    cases_by = {label(rec["case"]): rec["case"] for rec in records}
     for rec in records:
         for r in rec["rows"]:
-            key = (rec["case"].protocol, r["message"])
+            key = (label(rec["case"]), r["message"])
             d = seen.setdefault(key, {"req": set(), "resp": set()})
             d["req"].add(r["request_bytes"])
             if r["response_bytes"] is not None:
                 d["resp"].add(r["response_bytes"])
     table = []
-    for (protocol, message), d in seen.items():
-        prof = profile_steps(protocol).get(message)
+    for (stack, message), d in seen.items():
+        case = cases_by[stack]
+        prof = profile_steps(case.protocol, case.pnc).get(message)
         table.append({
-            "protocol": protocol, "message": message,
+            "stack": stack, "message": message,
             "request_bytes": _span(d["req"]), "response_bytes": _span(d["resp"]),
             "profile_request_bytes": prof[0] if prof else None,
             "profile_response_bytes": prof[1] if prof else None,
@@ -220,14 +235,14 @@ def timing_table(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         for r in rec["rows"]:
             clean = not (r["request_retransmissions"] or r["response_retransmissions"])
             if clean and r["response_time_s"] is not None and r["processing_s"] is not None:
-                groups.setdefault((rec["case"].protocol, r["message"]), []).append(r)
+                groups.setdefault((label(rec["case"]), r["message"]), []).append(r)
     table = []
-    for (protocol, message), rs in groups.items():
+    for (stack, message), rs in groups.items():
         rt = [r["response_time_s"] * 1e3 for r in rs]
         pr = [r["processing_s"] * 1e3 for r in rs]
         net = [(r["response_time_s"] - r["processing_s"]) * 1e3 for r in rs]
         table.append({
-            "protocol": protocol, "message": message, "n": len(rs),
+            "stack": stack, "message": message, "n": len(rs),
             "response_p50_ms": statistics.median(rt), "response_max_ms": max(rt),
             "processing_p50_ms": statistics.median(pr), "processing_max_ms": max(pr),
             "network_p50_ms": statistics.median(net), "network_max_ms": max(net),
