@@ -68,10 +68,7 @@ SESSION_LIMIT_S = 90.0
 
 #: Lines of the EVCC's log that end a session: completed, or why it stopped.
 _DONE = re.compile(r"SessionStopRes received")
-_FAILED = re.compile(
-    r"(TimeoutError occurred.*|TCP peer closed connection|\w+Error occurred while processing.*"
-    r"|Exhausted SDP retries.*|SessionStopAction\.TERMINATE.*)"
-)
+_FAILED = re.compile(r"Reason: .*|Exhausted SDP retries.*")
 _LOG = re.compile(r"^\w+\s+(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) - [\w.]+ \(\d+\): (.*)$")
 _SENT = re.compile(r"^Sent (\w+?)Req$")
 _RECEIVED = re.compile(r"^(\w+?)Res received$")
@@ -211,7 +208,7 @@ def run_session(
     config.write_text(json.dumps(evcc_config(protocol, cycles, pki is not None), indent=1))
     started = time.perf_counter()
     em = Emulation(scenario(loss, cycles), seed=seed, log=folder / "decisions.csv", pcap=folder)
-    completed, reason = False, "the EVCC ended without a SessionStopRes"
+    reason = "the EVCC ended without a SessionStopRes"
     with em:
         side = {node: s for s, node in em.nodes.items()}
         for s in em.namespaces:
@@ -232,15 +229,14 @@ def run_session(
                             cwd=folder / "evcc")  # fmt: skip
             both = re.compile(f"{_DONE.pattern}|{_FAILED.pattern}")
             line = _wait_for(folder / "evcc.log", both, evcc, SESSION_LIMIT_S)
-            if line is not None:
-                completed = bool(_DONE.search(line))
-                reason = "" if completed else line
+            if line is None and evcc.poll() is None:
+                reason = f"no SessionStopRes within {SESSION_LIMIT_S:g} s"
             time.sleep(0.3)  # the last ACKs cross the cable
         finally:
             for fh in logs.values():
                 fh.close()
     meta = {"protocol": protocol, "seed": seed, "loss": dict(loss) if loss else None,
-            "completed": completed, "reason": reason,
+            "reason": reason,
             "wall_s": time.perf_counter() - started, "side": side}  # fmt: skip
     (folder / "session.json").write_text(json.dumps(meta, indent=1))
     return load_session(folder)
@@ -251,12 +247,24 @@ def load_session(folder: Path) -> RealSession:
     from vtlab.emulation import ADDRESSES
 
     meta = json.loads((folder / "session.json").read_text())
-    out = RealSession(meta["protocol"], meta["seed"], meta["loss"], meta["completed"],
-                      meta["reason"], meta["wall_s"], str(folder))  # fmt: skip
-    out.log_messages = parse_log((folder / "evcc.log").read_text(errors="replace"))
+    text = (folder / "evcc.log").read_text(errors="replace")
+    completed, reason = outcome(text)
+    out = RealSession(meta["protocol"], meta["seed"], meta["loss"], completed,
+                      "" if completed else reason or meta["reason"], meta["wall_s"],
+                      str(folder))  # fmt: skip
+    out.log_messages = parse_log(text)
     out.decisions = read_decisions(folder / "decisions.csv")
     out.frames = parse_capture(folder, ADDRESSES, meta["side"], out.decisions)
     return out
+
+
+def outcome(text: str) -> tuple[bool, str]:
+    """Whether the EVCC's log shows a completed session (a SessionStopRes), else
+    why it stopped (the reason it logged; empty when it logged none)."""
+    if _DONE.search(text):
+        return True, ""
+    match = _FAILED.search(text)
+    return False, match.group(0).removeprefix("Reason: ") if match else ""
 
 
 def make_pki(folder: Path) -> Path:
@@ -317,7 +325,10 @@ def _tshark(pcap: Path) -> list[list[str]]:
             "-T", "fields", "-E", "separator=;"]  # fmt: skip
     for name in _FIELDS:
         args += ["-e", name]
-    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    try:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        raise CliError(str(pcap), "tshark did not read it within 120 s") from None
     if done.returncode != 0:
         raise CliError(str(pcap), f"tshark cannot read it: {done.stderr.strip()[:200]}")
     return [line.split(";") for line in done.stdout.splitlines() if line]
