@@ -107,14 +107,19 @@ def _sizes(sizes: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = [
         "## Message sizes on the wire (V2GTP header included)",
         "",
-        "| stack | message | request B | profile | response B | profile |",
-        "|---|---|---:|---:|---:|---:|",
+        "Captured, and in the session profiles: `profile` the standard's "
+        "(`iso15118-2-dc`, `din70121-dc`, sizes from vehicles), `ecog` this stack's "
+        "(`iso15118-2-dc-ecog`, ISO 15118-2 only).",
+        "",
+        "| stack | message | request B | profile | ecog | response B | profile | ecog |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for s in sizes:
         lines.append(
             f"| {s['stack']} | {s['message']} | {s['request_bytes']} | "
-            f"{_miss(s['profile_request_bytes'])} | {s['response_bytes']} | "
-            f"{_miss(s['profile_response_bytes'])} |"
+            f"{_miss(s['profile_request_bytes'])} | {_miss(s['ecog_request_bytes'])} | "
+            f"{s['response_bytes']} | {_miss(s['profile_response_bytes'])} | "
+            f"{_miss(s['ecog_response_bytes'])} |"
         )
     return [*lines, ""]
 

@@ -130,19 +130,26 @@ def label(case: RealCase) -> str:
     return case.protocol + ("+pnc-tls" if case.pnc else "")
 
 
-def profile_steps(protocol: str, pnc: bool = False) -> dict[str, tuple[int, int, float]]:
+def profile_steps(
+    protocol: str, pnc: bool = False, ecog: bool = False
+) -> dict[str, tuple[int, int, float | None]]:
     """The built-in session profile's wire sizes per message (V2GTP header
-    included; in TLS records with ``pnc``) and its timeout (the standard's
-    V2G_EVCC_Msg_Timeout, s): ``iso15118-2-dc`` or ``din70121-dc``."""
+    included; in TLS records with ``pnc``) and its timeout (s, the first of the
+    message's steps): ``iso15118-2-dc`` or ``din70121-dc`` (the standard's
+    V2G_EVCC_Msg_Timeout), with ``ecog`` ``iso15118-2-dc-ecog`` (this stack's)."""
     from vtlab import _core
 
     name = "din70121-dc" if protocol == "din70121" else "iso15118-2-dc"
+    name += "-ecog" if ecog else ""
     session = {"profile": name, "duration": "1s"} | ({"payment": "pnc"} if pnc else {})
     spec = {"preset": "v2g", "session": session}
     steps = json.loads(_core.expand(json.dumps(spec)))["sessions"][0]["steps"]
     # A timeout of 0 is the model's "no deadline" (the TLS handshake): none here.
-    return {s["name"]: (s["request_bytes"], s["response_bytes"], s["timeout_ns"] / 1e9 or None)
-            for s in steps}  # fmt: skip
+    out: dict[str, tuple[int, int, float | None]] = {}
+    for st in steps:
+        timeout = st["timeout_ns"] / 1e9 or None
+        out.setdefault(st["name"], (st["request_bytes"], st["response_bytes"], timeout))
+    return out
 
 
 def exchange_table(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -216,11 +223,15 @@ def size_table(records: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for (stack, message), d in seen.items():
         case = cases_by[stack]
         prof = profile_steps(case.protocol, case.pnc).get(message)
+        own = profile_steps(case.protocol, case.pnc, ecog=True).get(message) if (
+            case.protocol == "iso15118-2") else None  # fmt: skip
         table.append({
             "stack": stack, "message": message,
             "request_bytes": _span(d["req"]), "response_bytes": _span(d["resp"]),
             "profile_request_bytes": prof[0] if prof else None,
             "profile_response_bytes": prof[1] if prof else None,
+            "ecog_request_bytes": own[0] if own else None,
+            "ecog_response_bytes": own[1] if own else None,
         })  # fmt: skip
     return table
 
