@@ -211,9 +211,12 @@ def run_session(
     reason = "the EVCC ended without a SessionStopRes"
     with em:
         side = {node: s for s, node in em.nodes.items()}
+        # No router solicitations: /proc/sys/net is the namespace's own.
+        conf = "/proc/sys/net/ipv6/conf/vtlab0"
+        quiet = f"echo 0 > {conf}/accept_ra && echo 0 > {conf}/router_solicitations"
         for s in em.namespaces:
-            em.run(["sysctl", "-q", "-w", "net.ipv6.conf.vtlab0.accept_ra=0",
-                    "net.ipv6.conf.vtlab0.router_solicitations=0"], s, timeout=10)  # fmt: skip
+            if em.run(quiet, s, timeout=10).returncode != 0:
+                raise CliError("--real", "cannot switch off router solicitations in " + s)
         env = stack_env(pki)
         py = sys.executable
         logs = {n: (folder / f"{n}.log").open("w") for n in ("secc", "evcc")}
