@@ -9,8 +9,9 @@ session's first flow is the vehicle's requests: the EVCC is the *far* namespace,
 SECC the *near* one; :attr:`Emulation.nodes` says which). Router solicitations are
 switched off in both namespaces (they come at random times and would shift the loss
 positions); the SECC starts first, and once its UDP server listens the EVCC runs
-the stack's own discovery (SDP over ``ff02::1%vtlab0``), then the DC sequence over
-TCP, EIM, without TLS. The emulator writes its loss decisions (``--log``) and both
+the stack's own discovery (SDP over ``ff02::1%vtlab0``), then the DC sequence: EIM
+over TCP, or Plug & Charge over TLS 1.2 with the test certificates of the stack's own
+script (:func:`make_pki`). The emulator writes its loss decisions (``--log``) and both
 ends' frames (``--pcap``); :func:`parse_capture` reads the V2GTP headers of the TCP
 payloads (never the EXI bodies) and :func:`exchanges` turns them into one row per
 request/response pair with its times at the cable, its retransmissions and the
