@@ -256,7 +256,7 @@ tables! {
     /// One request/response session's outcome (ISO 15118 and custom sessions).
     SessionResult / SessionColumns {
         session: String, "", "Session name (its flows are <session>/requests and <session>/responses)";
-        profile: String, "", "Message profile: iso15118-2-dc, iso15118-2-ac, din70121-dc or custom";
+        profile: String, "", "Message profile: iso15118-2-dc, iso15118-2-ac, din70121-dc, iso15118-2-dc-ecog or custom";
         cc: String, "", "Congestion control of the session's connection";
         tcp_profile: &'static str, "", "TCP implementation profile: ns3 or linux";
         completed: bool, "", "Whether every exchange of the session was answered (in time, when misses abort)";

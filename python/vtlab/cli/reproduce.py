@@ -10,6 +10,7 @@ Registered on the CLI by :func:`register` (``reproduce.register(app)`` and
                              [--scheduler ADDRESS | --cluster local:N] [--task-runs K]
     vtlab study --list
     vtlab study iso15118 [--quick] [--out DIR] [--jobs N] [--seeds N] [--quiet]
+    vtlab study iso15118 --real [--quick] [--out DIR] [--seeds N] [--quiet]
                          [--scheduler ADDRESS | --cluster local:N] [--task-runs K]
 
 A study compares its stacks itself, so ``vtlab study`` has no ``--profile``; its
@@ -101,6 +102,14 @@ SeedsOpt = Annotated[
     ),
 ]
 QuietOpt = Annotated[bool, quiet_option("No progress bar or status lines.")]
+RealOpt = Annotated[
+    bool,
+    typer.Option(
+        "--real",
+        help="iso15118 only: run the iso15118 package's EVCC and SECC over the emulated "
+        "cable (root, Java), paired with the session model (docs/study-iso15118.md).",
+    ),
+]
 
 
 def register(app: typer.Typer, command: str = "reproduce") -> None:
@@ -149,9 +158,15 @@ def study_command(
     cluster: ClusterOpt = None,
     task_runs: TaskRunsOpt = None,
     connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
+    real: RealOpt = False,
 ) -> None:
     """Run one of vtlab's own studies (no paper: its findings are its own):
     tables, figures and a report."""
+    if real and not list_:
+        from vtlab.cli.study_real import run_real_study
+
+        on_cluster = scheduler is not None or cluster is not None
+        return run_real_study(name, quick, out, seeds, quiet, on_cluster)
     run_study(Invocation("study", name, list_, quick, out, jobs, "ns3", seeds, quiet,
                          scheduler, cluster, task_runs, connect_timeout))  # fmt: skip
 

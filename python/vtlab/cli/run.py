@@ -57,7 +57,8 @@ SessionOpt = Annotated[
         "--session",
         metavar="PROFILE",
         help="Run a request/response charging session (v2g and station presets): "
-        "iso15118-2-dc, iso15118-2-ac, din70121-dc (sets session.profile; more with "
+        "iso15118-2-dc, iso15118-2-ac, din70121-dc, iso15118-2-dc-ecog (sets "
+        "session.profile; more with "
         "--set session.FIELD=VALUE, e.g. session.duration=5min).",
         show_default=False,
     ),

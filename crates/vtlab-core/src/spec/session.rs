@@ -53,7 +53,8 @@ pub struct SessionConf {
 #[serde(deny_unknown_fields)]
 pub struct SessionSpec {
     /// Message profile: `iso15118-2-dc` (default), `iso15118-2-ac`,
-    /// `din70121-dc`, or `custom` (then `steps` is required).
+    /// `din70121-dc`, `iso15118-2-dc-ecog` (the `iso15118` package's DC
+    /// sequence and timers), or `custom` (then `steps` is required).
     pub profile: Option<String>,
     /// Payment: `eim` (external identification, default) or `pnc`
     /// (Plug & Charge: PaymentDetails with the contract certificate chain; needs TLS).
@@ -174,6 +175,36 @@ pub mod din {
     pub const CURRENT_DEMAND: MessageDef = m("CurrentDemand", 38, 42, 250);
 }
 
+/// The `iso15118` package 0.31.2 (EcoG-io), as `vtlab study iso15118 --real`
+/// captured it over the emulated cable (docs/study-iso15118.md, "The real
+/// stack"): the EXI sizes of its ISO 15118-2 DC messages where they differ from
+/// [`iso`], the repeats its EVCC and SECC simulators make, and its EVCC's timers.
+/// Plug & Charge runs over TLS, so its sizes are bounded by the records
+/// (5 + 16 + 16·⌈(EXI + 8 + 33)/16⌉ B): a 1973 B PaymentDetailsReq record holds
+/// 1896–1911 B of EXI, its 101 B response 24–39 B.
+pub mod ecog {
+    use super::{m, MessageDef};
+    /// The EVCC offers one protocol.
+    pub const SUPPORTED_APP_PROTOCOL: MessageDef = m("SupportedAppProtocol", 36, 4, 2000);
+    pub const SERVICE_DISCOVERY: MessageDef = m("ServiceDiscovery", 13, 36, 2000);
+    pub const PAYMENT_DETAILS: MessageDef = m("PaymentDetails", 1904, 32, 5000);
+    pub const CHARGE_PARAMETER_DISCOVERY: MessageDef = m("ChargeParameterDiscovery", 44, 53, 2000);
+    pub const PRE_CHARGE: MessageDef = m("PreCharge", 23, 22, 2000);
+    pub const POWER_DELIVERY: MessageDef = m("PowerDelivery", 20, 18, 5000);
+    /// The first CurrentDemandReq: the EVCC's PowerDelivery state creates it with
+    /// CHARGING_STATUS_REQ, 2 s (`evcc/states/iso15118_2_states.py`).
+    pub const CURRENT_DEMAND_FIRST: MessageDef = m("CurrentDemand", 40, 53, 2000);
+    /// Every later one: the CurrentDemand state uses POWER_DELIVERY_REQ, 5 s.
+    pub const CURRENT_DEMAND: MessageDef = m("CurrentDemand", 40, 53, 5000);
+    pub const WELDING_DETECTION: MessageDef = m("WeldingDetection", 16, 22, 2000);
+    /// The SECC simulator answers the first CableCheck "ongoing"; the EVCC
+    /// simulator repeats PreCharge until its counter reaches 5 and
+    /// WeldingDetection until 3. All go back to back, without a polling period.
+    pub const CABLE_CHECKS: u32 = 2;
+    pub const PRE_CHARGES: u32 = 6;
+    pub const WELDING_DETECTIONS: u32 = 4;
+}
+
 /// TLS 1.2 as ISO 15118-2 uses it (TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256,
 /// P-256, server authentication only): the full handshake's four flights and
 /// the record overhead (docs/iso15118.md, "TLS").
@@ -246,6 +277,7 @@ impl SessionSpec {
         };
         let energy_step = match seq.profile {
             "iso15118-2-dc" | "din70121-dc" => Some(seq.dc(&mut steps, path)?),
+            "iso15118-2-dc-ecog" => Some(seq.ecog_dc(&mut steps, path)?),
             "iso15118-2-ac" => Some(seq.ac(&mut steps, path)?),
             "custom" => {
                 let Some(list) = self.steps.as_ref() else {
@@ -265,7 +297,7 @@ impl SessionSpec {
                     f("profile"),
                     format!(
                         "unknown session profile '{other}' (allowed: iso15118-2-dc, \
-                         iso15118-2-ac, din70121-dc, custom)"
+                         iso15118-2-ac, din70121-dc, iso15118-2-dc-ecog, custom)"
                     ),
                 ))
             }
@@ -449,6 +481,37 @@ impl Sequence<'_> {
         Ok(energy_step)
     }
 
+    /// The DC sequence of the `iso15118` package's simulators ([`ecog`]);
+    /// returns the index of the charging loop.
+    fn ecog_dc(&self, steps: &mut Vec<StepConf>, path: &str) -> Result<u32, SpecError> {
+        steps.push(self.step(ecog::SUPPORTED_APP_PROTOCOL, 1, 0));
+        steps.push(self.step(iso::SESSION_SETUP, 1, 0));
+        steps.push(self.step(ecog::SERVICE_DISCOVERY, 1, 0));
+        steps.push(self.step(iso::PAYMENT_SERVICE_SELECTION, 1, 0));
+        if self.pnc {
+            steps.push(self.step(ecog::PAYMENT_DETAILS, 1, 0));
+            steps.push(self.step(iso::AUTHORIZATION_PNC, 1, 0));
+        } else {
+            steps.push(self.step(iso::AUTHORIZATION, 1, 0));
+        }
+        steps.push(self.step(ecog::CHARGE_PARAMETER_DISCOVERY, 1, 0));
+        let cable_checks = ecog::CABLE_CHECKS.max(self.ongoing(self.cable_check));
+        steps.push(self.step(iso::CABLE_CHECK, cable_checks, 0));
+        let pre_charges = ecog::PRE_CHARGES.max(self.ongoing(self.pre_charge));
+        steps.push(self.step(ecog::PRE_CHARGE, pre_charges, 0));
+        steps.push(self.step(ecog::POWER_DELIVERY, 1, 0));
+        let energy_step = steps.len() as u32;
+        let n = self.loop_count(self.period, path)?;
+        steps.push(self.step(ecog::CURRENT_DEMAND_FIRST, 1, self.period));
+        if n > 1 {
+            steps.push(self.step(ecog::CURRENT_DEMAND, n - 1, self.period));
+        }
+        steps.push(self.step(ecog::POWER_DELIVERY, 1, 0));
+        steps.push(self.step(ecog::WELDING_DETECTION, ecog::WELDING_DETECTIONS, 0));
+        steps.push(self.step(iso::SESSION_STOP, 1, 0));
+        Ok(energy_step)
+    }
+
     /// The AC sequence of ISO 15118-2; returns the index of the charging loop.
     fn ac(&self, steps: &mut Vec<StepConf>, path: &str) -> Result<u32, SpecError> {
         steps.push(self.step(iso::SUPPORTED_APP_PROTOCOL, 1, 0));
@@ -567,6 +630,53 @@ mod tests {
         assert_eq!(tls::record(47), 101);
         // 48 B: 81 B round up to 96; 117 B.
         assert_eq!(tls::record(48), 117);
+    }
+
+    #[test]
+    fn ecog_profile_has_the_captured_sequence_sizes_and_timers() {
+        let c = session(json!({"profile": "iso15118-2-dc-ecog", "duration": "2s"})).unwrap();
+        let rows: Vec<(&str, u32, u64, u64, u64)> = c
+            .steps
+            .iter()
+            .map(|s| {
+                let timeout_ms = s.timeout_ns / 1_000_000;
+                (
+                    s.name.as_str(),
+                    s.repeats,
+                    s.request_bytes,
+                    s.response_bytes,
+                    timeout_ms,
+                )
+            })
+            .collect();
+        // Wire sizes as captured (docs/study-iso15118.md, "Message sizes"); the
+        // loop: ⌈2 s / 220 ms⌉ = 10 exchanges, the first with the EVCC's 2 s timer,
+        // the other 9 with its 5 s one.
+        assert_eq!(
+            rows,
+            [
+                ("SupportedAppProtocol", 1, 44, 12, 2000),
+                ("SessionSetup", 1, 22, 39, 2000),
+                ("ServiceDiscovery", 1, 21, 44, 2000),
+                ("PaymentServiceSelection", 1, 24, 22, 2000),
+                ("Authorization", 1, 21, 23, 2000),
+                ("ChargeParameterDiscovery", 1, 52, 61, 2000),
+                ("CableCheck", 2, 24, 27, 2000),
+                ("PreCharge", 6, 31, 30, 2000),
+                ("PowerDelivery", 1, 28, 26, 5000),
+                ("CurrentDemand", 1, 48, 61, 2000),
+                ("CurrentDemand", 9, 48, 61, 5000),
+                ("PowerDelivery", 1, 28, 26, 5000),
+                ("WeldingDetection", 4, 24, 30, 2000),
+                ("SessionStop", 1, 22, 22, 2000),
+            ]
+        );
+        assert_eq!(c.energy_step, Some(9));
+        // Over TLS the PaymentDetailsReq takes one 1973 B record, as captured:
+        // 5 + 16 + 16·⌈(1904 + 8 + 33)/16⌉ = 1973.
+        let p = session(json!({"profile": "iso15118-2-dc-ecog", "payment": "pnc"})).unwrap();
+        let pd = p.steps.iter().find(|s| s.name == "PaymentDetails").unwrap();
+        assert_eq!((pd.request_bytes, pd.response_bytes), (1973, 101));
     }
 
     #[test]
