@@ -65,6 +65,9 @@ QUICK: dict[str, Quick] = {
         "run vanet-chain --set hops=8 --cc vegas --bytes 20KB"
     ),
     "run v2g --loss 1% --runs 6 --json": Quick(f"run v2g --loss 1% --runs 2 --json {SMALL}"),
+    "run v2g --loss 5% --runs 6 --format csv": Quick(
+        f"run v2g --loss 5% --runs 2 --format csv {SMALL}"
+    ),
     "run v2g --loss 1% --out runs.parquet": Quick(f"run v2g --loss 1% --out runs.parquet {SMALL}"),
     "run v2g --loss 1% --trace trace.parquet": Quick(
         f"run v2g --loss 1% --trace trace.parquet {SMALL}"
