@@ -166,6 +166,13 @@ def check_mapping(commands: list[str]) -> list[str]:
     ]
 
 
+def clean_env() -> dict[str, str]:
+    """This environment without the variables that point vtlab at other data (or at
+    a source tree): the smoke run sees only what the wheel installed."""
+    drop = ("VTLAB_VALIDATION_DIR", "PYTHONPATH")
+    return {k: v for k, v in os.environ.items() if k not in drop and not k.startswith("VTLAB_NS3_")}
+
+
 def run_one(vtlab: str, quick: Quick, cwd: Path, timeout: float) -> tuple[bool, float, str]:
     """Run one quick command; (as expected, wall seconds, what went wrong)."""
     started = time.perf_counter()
@@ -177,6 +184,7 @@ def run_one(vtlab: str, quick: Quick, cwd: Path, timeout: float) -> tuple[bool, 
             text=True,
             timeout=timeout,
             stdin=subprocess.DEVNULL,
+            env=clean_env(),
         )
     except subprocess.TimeoutExpired:
         return False, time.perf_counter() - started, f"no exit within {timeout:g} s"
@@ -202,16 +210,17 @@ def api_example(python: str, cwd: Path) -> tuple[bool, str]:
         'many = vtlab.run_many({"preset": "v2g", "bytes": "1MB"}, seeds=range(1, 3))\n'
         'print(vtlab.summarize(many.flows, by=("cc",)))\n'
     )
-    proc = subprocess.run([python, "-c", code], cwd=cwd, capture_output=True, text=True)
+    proc = subprocess.run(
+        [python, "-c", code], cwd=cwd, capture_output=True, text=True, env=clean_env()
+    )
     return proc.returncode == 0, proc.stderr.strip()
 
 
 def data_check(python: str, cwd: Path, checkout: Path) -> str:
     """Where the installed package finds its validation data: inside itself."""
     code = "import vtlab.packagedata as p; print(p.validation_dir().resolve())"
-    env = {k: v for k, v in os.environ.items() if k != "VTLAB_VALIDATION_DIR"}
     out = subprocess.run(
-        [python, "-c", code], cwd=cwd, capture_output=True, text=True, env=env, check=True
+        [python, "-c", code], cwd=cwd, capture_output=True, text=True, env=clean_env(), check=True
     ).stdout.strip()
     found = Path(out)
     if found.is_relative_to(checkout.resolve()):

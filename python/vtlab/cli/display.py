@@ -60,26 +60,28 @@ def print_table(
     by: Sequence[str] = ("cc", "flow"),
     fmt: str = "table",
     columns: Sequence[str] | None = None,
+    sessions: bool = True,
 ) -> None:
     """Per flow (or per ``by``): mean ± 95 % CI over the runs of the chosen metrics
     (:mod:`vtlab.cli.tables`), in ``fmt`` (table, csv or markdown), then the sessions'
-    table if there are sessions; the table form ends, unless ``quiet``, with one line
+    table if there are sessions and ``sessions`` (a sweep's points are not told apart
+    there, so ``vtlab sweep`` leaves it out); the table form ends, unless ``quiet``, with one line
     naming the scenario, seeds, wall time and version."""
     from vtlab.cli.tables import FLOW_METRICS, SESSION_METRICS, summary_of
 
     flows = summary_of(res.flows, by, FLOW_METRICS, runs, columns)
-    sessions = (
+    per_session = (
         summary_of(res.sessions, ("session", "profile"), SESSION_METRICS, runs)
-        if res.has_sessions()
+        if sessions and res.has_sessions()
         else None
     )
     if fmt != "table":
-        _print_data(flows, sessions, fmt)
+        _print_data(flows, per_session, fmt)
         return
     out = console()
     _print_rich(out, flows, "")
-    if sessions is not None:
-        _print_rich(out, sessions, "sessions")
+    if per_session is not None:
+        _print_rich(out, per_session, "sessions")
     if not quiet:
         hashes = res.flows["scenario_hash"].unique()
         seed_text = str(seeds[0]) if len(seeds) == 1 else f"{seeds[0]}..{seeds[-1]}"

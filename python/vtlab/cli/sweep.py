@@ -191,7 +191,7 @@ def sweep_command(
     if fmt == "json":
         print_json_rows(res)
     else:
-        print_table(res, runs, seeds, wall, quiet, by=by, fmt=fmt, columns=columns)
+        print_table(res, runs, seeds, wall, quiet, by=by, fmt=fmt, columns=columns, sessions=False)
 
 
 def _resolved(sc: Any, axes: list[Any], seeds: list[int]) -> Any:
