@@ -125,3 +125,17 @@ def test_bad_formats_are_one_error_line(cli):
     assert_usage_error(
         cli("run", "v2g", "--json", "--format", "csv"), "--format", "contradicts --json"
     )
+
+
+def test_a_station_gets_an_aggregate_row_with_jains_index(cli, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    args = ["run", "station", "--loss", "1%", "--bytes", "500kB"]
+    rows = [json.loads(x) for x in _lines(cli(*args, "--json"))]
+    x = [r["goodput_bps"] for r in rows]
+    # by hand: the sum, and Jain's (Σx)² / (n·Σx²) over the 21 vehicles
+    total, jain = sum(x), sum(x) ** 2 / (len(x) * sum(v * v for v in x))
+    expected = f"newreno, all 21 flows: aggregate goodput {total / 1e6:.3f} Mbit/s · "
+    expected += f"Jain's index {jain:.3f}"
+    assert expected in _lines(cli(*args))
+    # a single flow, or a session's two flows, have none
+    assert "aggregate" not in cli("run", "v2g", "--bytes", "500kB").stdout

@@ -25,6 +25,7 @@ __all__ = [
     "SESSION_METRICS",
     "Metric",
     "Summary",
+    "aggregate_lines",
     "cell",
     "choose_metrics",
     "output_format",
@@ -93,6 +94,7 @@ class Summary:
     every: list[Metric]
     rows: list[Row]
     runs: int
+    aggregates: list[str] = field(default_factory=list)
 
     @property
     def title(self) -> str:
@@ -105,8 +107,9 @@ class Summary:
         return " · ".join(f"{m.short}: {m.legend}" for m in self.metrics)
 
     def notes(self) -> list[str]:
-        """One line per group with runs not done: why they ended."""
-        lines = []
+        """The aggregate lines, then one line per group with runs not done: why they
+        ended."""
+        lines = list(self.aggregates)
         for row in self.rows:
             if row.done < row.count:
                 why = ", ".join(f"{n} {reason}" for reason, n in row.reasons.most_common())
@@ -196,7 +199,49 @@ def summary_of(
         for rec in group.itertuples():
             rows[key].stats[str(rec.metric)] = (float(rec.mean), float(rec.ci95), int(rec.n))
     shown = choose_metrics(frame, every, columns)
-    return Summary(by, shown, every, list(rows.values()), runs)
+    aggregates = aggregate_lines(frame, by) if catalogue is FLOW_METRICS else []
+    return Summary(by, shown, every, list(rows.values()), runs, aggregates)
+
+
+#: The flows of a request/response session (``<session>/requests``, ``/responses``):
+#: not part of the aggregate of the bulk transfers.
+SESSION_FLOWS = ("/requests", "/responses")
+_AGGREGATE = Metric("total", "aggregate", "Mbit/s", 1e-6, 3)
+_JAIN = Metric("jain", "Jain", "Jain's fairness index", 1.0, 3)
+
+
+def _jain(goodputs: Any) -> float:
+    from vtlab.stats import jain_index
+
+    return jain_index(goodputs) if (goodputs > 0).any() else math.nan
+
+
+def aggregate_lines(frame: Any, by: Sequence[str]) -> list[str]:
+    """Per group of the keys other than ``flow`` with two or more bulk flows (a
+    charging station): their total goodput per run and Jain's fairness index of
+    their goodputs per run, mean ± 95 % CI over the runs."""
+    from vtlab.stats import summarize
+
+    if "flow" not in by:
+        return []
+    bulk = frame[~frame["flow"].astype(str).str.endswith(SESSION_FLOWS)]
+    keys = [k for k in by if k != "flow"]
+    groups = bulk.groupby(keys, sort=False, dropna=False) if keys else [((), bulk)]
+    lines = []
+    for key, group in groups:
+        flows = group["flow"].nunique()
+        if flows < 2:
+            continue
+        per_run = group.groupby("seed")["goodput_bps"].agg(total="sum", jain=_jain)
+        stats = summarize(per_run, by=[], metrics=["total", "jain"]).set_index("metric")
+        total, jain = (stats.loc[m.column] for m in (_AGGREGATE, _JAIN))
+        label = " ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
+        lines.append(
+            f"{label + ', ' if label else ''}all {flows} flows: aggregate goodput "
+            f"{cell(_AGGREGATE, total['mean'], total['ci95'], int(total['n']))} Mbit/s · "
+            f"Jain's index {cell(_JAIN, jain['mean'], jain['ci95'], int(jain['n']))}"
+        )
+    return lines
 
 
 def to_markdown(summary: Summary) -> str:
