@@ -92,8 +92,8 @@ def test_run_table(cli: Cli) -> None:
     res = cli("run", "v2g", "--bytes", SMALL, "--runs", "2", "--seed", "5")
     assert res.exit_code == 0, res.output
     out = res.stdout
-    assert "goodput Mbit/s" in out and "newreno" in out
-    assert " ± " in out
+    assert "goodput: Mbit/s" in out and "newreno" in out
+    assert " ±" in out
     assert "seeds 5..6" in out
     assert "Traceback" not in res.output
 
@@ -101,7 +101,7 @@ def test_run_table(cli: Cli) -> None:
 def test_run_quiet_prints_only_table(cli: Cli) -> None:
     res = cli("run", "v2g", "--bytes", "1MB", "--quiet")
     assert res.exit_code == 0, res.output
-    assert "goodput Mbit/s" in res.stdout
+    assert "goodput: Mbit/s" in res.stdout
     assert "scenario " not in res.stdout
     assert res.stderr == ""
 

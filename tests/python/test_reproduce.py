@@ -4,6 +4,7 @@ that simulate nothing, ``--list`` and bad options; the paper-values file."""
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import re
@@ -294,7 +295,7 @@ def test_station_agreement_read_from_validation_data(tmp_path):
     """The report's station paragraph states what the validation files say."""
     from vtlab.experiments.park2019.deviations import station_validation
 
-    assert "hold no 21-vehicle cells" in station_validation(21, tmp_path)
+    assert "hold no 21-vehicle cells" in station_validation(21, tmp_path / "validation")
     folder = tmp_path / "validation" / "station"
     folder.mkdir(parents=True)
     pd.DataFrame(
@@ -307,7 +308,42 @@ def test_station_agreement_read_from_validation_data(tmp_path):
             "verdict": ["agree", "agree", "DIFFERS"],
         }
     ).to_csv(folder / "agreement.csv", index=False)
-    text = station_validation(21, tmp_path)
+    text = station_validation(21, tmp_path / "validation")
     assert "agrees in 2 of 3 cells" in text
     assert "0.990–1.200" in text and "newreno, cubic at 0 %, 5 %" in text
     assert "validation/station/agreement.csv" in text
+
+
+def _csv_rows(validation: Path, topology: str) -> list[dict[str, str]]:
+    """The rows of every ``agreement.csv`` under ``validation`` whose ``topology`` field
+    reads ``topology``, read with the csv module (text, no type inference): the
+    independent count the report's lookup must match."""
+    rows = []
+    for path in [validation / "agreement.csv", *validation.glob("*/agreement.csv")]:
+        with open(path, newline="") as fh:
+            rows += [r for r in csv.DictReader(fh) if r.get("topology") == topology]
+    return rows
+
+
+def test_agreement_lookup_over_the_real_validation_folder():
+    """The validation data vtlab ships mix agreement files with and without a
+    ``topology`` column (wifi, lte, kernel, ...); the 1- and 21-vehicle cells are
+    found all the same, and the report quotes them instead of saying there are none."""
+    from vtlab.experiments.park2019.analysis import ns3_reference, station_agreement
+    from vtlab.experiments.park2019.deviations import station_validation
+    from vtlab.packagedata import validation_dir
+
+    validation = validation_dir()
+    assert (validation / "agreement.csv").is_file()
+    for vehicles in (1, 21):
+        expected = _csv_rows(validation, str(vehicles))
+        assert expected, f"the committed validation data have {vehicles}-vehicle cells"
+        assert len(station_agreement(vehicles, validation)) == len(expected)
+        text = station_validation(vehicles)
+        assert "hold no" not in text and "agrees in " in text
+    assert "validation/station21/agreement.csv" in station_validation(21)
+    # ts-on comes from the agreement table itself (NewReno at 5 %, one vehicle).
+    (row,) = [r for r in _csv_rows(validation, "1") if r["cc"] == "newreno" and r["loss"] == "0.05"]
+    ref = ns3_reference()
+    assert ref is not None
+    assert ref[("NewReno", 0.05, "ts-on")] == float(row["ns3_goodput_mbps"])

@@ -367,17 +367,32 @@ def test_cache_lookup_needs_hash_args_and_unchanged_file(tmp_path: Path):
     assert cache.lookup(run, "h1") is None
 
 
-def test_ns3_result_without_ns3_uses_stored_results(tmp_path: Path):
+def test_ns3_result_without_ns3_uses_stored_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # no shipped data to fall back on: an empty validation folder
+    (tmp_path / "shipped").mkdir()
+    monkeypatch.setenv("VTLAB_VALIDATION_DIR", str(tmp_path / "shipped"))
+    tmp_path = tmp_path / "out"
     run = lte_ns3.capacity_run("static", 12.0)
     with pytest.raises(ns3mod.Ns3Error, match="no cached ns-3 result"):
         ns3_result(run, Ns3Cache(tmp_path), Ns3Source(None, "no wheel"))
-    (tmp_path / "ns3").mkdir()
+    (tmp_path / "ns3").mkdir(parents=True)
     shutil.copy(STORED / "static_capacity.json", tmp_path / "ns3")
     res, src = ns3_result(run, Ns3Cache(tmp_path), Ns3Source(None, "no wheel"))
     assert src == "stored" and res["app"] == "udp"
     # other arguments (3 s) do not match the stored 12 s run
     with pytest.raises(ns3mod.Ns3Error):
         ns3_result(lte_ns3.capacity_run("static", 3.0), Ns3Cache(tmp_path), Ns3Source(None, "x"))
+
+
+def test_ns3_result_falls_back_to_the_results_vtlab_ships(tmp_path: Path):
+    """An output folder without ns-3 results (an installed vtlab, run anywhere): the
+    packaged ``lte/ns3-cache.jsonl`` and its files answer."""
+    for run in (lte_ns3.capacity_run("static", 12.0), lte_ns3.tcp_run(CASES[0], 12.0)):
+        res, src = ns3_result(run, Ns3Cache(tmp_path), Ns3Source(None, "no wheel"))
+        assert src == "cache" and res["args"][1:] == run.args
+    assert not (tmp_path / lte_ns3.CACHE_FILE).exists()
 
 
 def test_stored_results_have_the_arguments_of_the_cases():
@@ -455,7 +470,11 @@ def test_cli_with_stored_results(cli: Cli, tmp_path: Path, no_ns3: None):
     assert float(row["speedup_simulation"]) > 1
 
 
-def test_cli_without_ns3_or_cache_fails_cleanly(cli: Cli, tmp_path: Path, no_ns3: None):
+def test_cli_without_ns3_or_cache_fails_cleanly(
+    cli: Cli, tmp_path: Path, no_ns3: None, monkeypatch: pytest.MonkeyPatch
+):
+    (tmp_path / "shipped").mkdir()  # no shipped results either
+    monkeypatch.setenv("VTLAB_VALIDATION_DIR", str(tmp_path / "shipped"))
     line = assert_usage_error(
         cli("validate", "lte", "--case", "static_rlc2m", "--quiet", "--out", str(tmp_path / "v"))
     )

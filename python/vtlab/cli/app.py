@@ -74,7 +74,7 @@ app = typer.Typer(
     name="vtlab",
     help="vtlab: packet-level TCP congestion-control simulator for vehicle links.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_show_locals=False,
     cls=VtlabGroup,
     # Plain help text: typer's rich help panels cost ~70 ms of start-up (rich and

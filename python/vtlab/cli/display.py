@@ -15,28 +15,9 @@ from vtlab import _core
 
 if TYPE_CHECKING:  # pandas-backed: imported by the commands that need it
     from vtlab.api import Result
+    from vtlab.cli.tables import Summary
 
-__all__ = ["console", "print_json_rows", "print_sessions_table", "print_table"]
-
-#: (flow column, table header, scale, digits) for the default run table.
-TABLE_METRICS: tuple[tuple[str, str, float, int | None], ...] = (
-    ("goodput_bps", "goodput Mbit/s", 1e-6, 3),
-    ("completion_s", "completion s", 1.0, 3),
-    ("retransmissions", "retrans", 1.0, None),
-    ("rto_count", "RTOs", 1.0, None),
-    ("fast_recoveries", "fast rec.", 1.0, None),
-    ("drops_link_error", "link-err drops", 1.0, None),
-    ("drops_queue", "queue drops", 1.0, None),
-    ("drops_aqm", "AQM drops", 1.0, None),
-)
-
-#: (session column, table header, scale, digits) for the run command's session table.
-SESSION_METRICS: tuple[tuple[str, str, float, int | None], ...] = (
-    ("completed", "completed", 1.0, 2),
-    ("deadline_misses", "deadline misses", 1.0, None),
-    ("loop_p99_s", "loop p99 ms", 1e3, 2),
-    ("time_to_energy_s", "time to energy s", 1.0, 3),
-)
+__all__ = ["console", "print_json_rows", "print_table"]
 
 
 def console(stderr: bool = False) -> Any:
@@ -47,16 +28,6 @@ def console(stderr: bool = False) -> Any:
     if not out.is_terminal and "COLUMNS" not in os.environ:
         out = Console(stderr=stderr, highlight=False, width=160)
     return out
-
-
-def fmt_ci(mean: float, ci: float, n: int, digits: int | None) -> str:
-    """``mean ± ci``; counts (digits None) get 0 decimals for one run, 1 otherwise."""
-    if digits is None:
-        digits = 0 if n <= 1 else 1
-    if not math.isfinite(mean):
-        return "–" if math.isnan(mean) else f"{mean}"
-    half = f"{ci:.{digits}f}" if math.isfinite(ci) else "–"
-    return f"{mean:.{digits}f} ± {half}"
 
 
 def _json_value(value: Any) -> Any:
@@ -87,41 +58,32 @@ def print_table(
     wall: float,
     quiet: bool,
     by: Sequence[str] = ("cc", "flow"),
+    fmt: str = "table",
+    columns: Sequence[str] | None = None,
+    sessions: bool = True,
 ) -> None:
-    """Per flow (or per ``by``): mean ± 95 % CI over the runs of every
-    :data:`TABLE_METRICS` column; then, unless ``quiet``, one summary line."""
-    from rich.markup import escape
-    from rich.table import Table
+    """Per flow (or per ``by``): mean ± 95 % CI over the runs of the chosen metrics
+    (:mod:`vtlab.cli.tables`), in ``fmt`` (table, csv or markdown), then the sessions'
+    table if there are sessions and ``sessions`` (a sweep's points are not told apart
+    there, so ``vtlab sweep`` leaves it out); the table form ends, unless ``quiet``, with one line
+    naming the scenario, seeds, wall time and version."""
+    from vtlab.cli.tables import FLOW_METRICS, SESSION_METRICS, summary_of
 
-    from vtlab.stats import summarize
-
-    flows = res.flows
-    by = list(by)
-    stats = summarize(flows, by=by, metrics=[m[0] for m in TABLE_METRICS])
-    done = flows.groupby(by, sort=False)["completed"].agg(["sum", "count"])
-
-    plural = "s" if runs != 1 else ""
-    table = Table(title=f"vtlab: mean ± 95 % CI over {runs} run{plural}", title_justify="left")
-    for col in by:
-        table.add_column(col)
-    table.add_column("done", justify="right")
-    for _, header, _, _ in TABLE_METRICS:
-        table.add_column(header, justify="right")
-    for key, group in stats.groupby(by, sort=False):
-        key = key if isinstance(key, tuple) else (key,)
-        by_metric = group.set_index("metric")
-        cells = []
-        for col, _, scale, digits in TABLE_METRICS:
-            row = by_metric.loc[col]
-            cells.append(fmt_ci(row["mean"] * scale, row["ci95"] * scale, int(row["n"]), digits))
-        ok, count = done.loc[key if len(key) > 1 else key[0]]
-        labels = [escape(str(k)) for k in key]
-        table.add_row(*labels, f"{int(ok)}/{int(count)}", *cells)
-
+    flows = summary_of(res.flows, by, FLOW_METRICS, runs, columns)
+    per_session = (
+        summary_of(res.sessions, ("session", "profile"), SESSION_METRICS, runs)
+        if sessions and res.has_sessions()
+        else None
+    )
+    if fmt != "table":
+        _print_data(flows, per_session, fmt)
+        return
     out = console()
-    out.print(table)
+    _print_rich(out, flows, "")
+    if per_session is not None:
+        _print_rich(out, per_session, "sessions")
     if not quiet:
-        hashes = flows["scenario_hash"].unique()
+        hashes = res.flows["scenario_hash"].unique()
         seed_text = str(seeds[0]) if len(seeds) == 1 else f"{seeds[0]}..{seeds[-1]}"
         out.print(
             f"scenario {', '.join(map(str, hashes))} · seeds {seed_text} · "
@@ -130,31 +92,38 @@ def print_table(
         )
 
 
-def print_sessions_table(res: "Result", runs: int) -> None:
-    """Per session: mean ± 95 % CI over the runs of the completed fraction, the
-    deadline misses, the charging loop's p99 response time and the time to energy."""
+def _print_data(flows: "Summary", sessions: "Summary | None", fmt: str) -> None:
+    """CSV or Markdown on stdout: the flows' table, then (after an empty line) the
+    sessions'."""
+    from vtlab.cli.tables import to_csv, to_markdown
+
+    render = to_csv if fmt == "csv" else to_markdown
+    parts = [render(flows)] + ([render(sessions)] if sessions is not None else [])
+    sys.stdout.write("\n".join(parts))
+    sys.stdout.flush()
+
+
+def _print_rich(out: Any, summary: "Summary", name: str) -> None:
+    """The terminal table: short headers, no vertical rules (it fits 80 columns for
+    the presets' flows), the legend and the reasons of runs not done below."""
+    from rich import box
     from rich.markup import escape
     from rich.table import Table
 
-    from vtlab.stats import summarize
-
-    sessions = res.sessions
-    by = ["session", "profile"]
-    stats = summarize(sessions, by=by, metrics=[m[0] for m in SESSION_METRICS])
-    done = sessions.groupby(by, sort=False)["completed"].agg(["sum", "count"])
-    plural = "s" if runs != 1 else ""
-    table = Table(title=f"sessions: mean ± 95 % CI over {runs} run{plural}", title_justify="left")
-    for col in by:
-        table.add_column(col)
-    table.add_column("done", justify="right")
-    for _, header, _, _ in SESSION_METRICS:
-        table.add_column(header, justify="right")
-    for key, group in stats.groupby(by, sort=False):
-        by_metric = group.set_index("metric")
-        cells = []
-        for col, _, scale, digits in SESSION_METRICS:
-            row = by_metric.loc[col]
-            cells.append(fmt_ci(row["mean"] * scale, row["ci95"] * scale, int(row["n"]), digits))
-        ok, count = done.loc[key]
-        table.add_row(*(escape(str(k)) for k in key), f"{int(ok)}/{int(count)}", *cells)
-    console().print(table)
+    title = summary.title if not name else summary.title.replace("vtlab", name, 1)
+    table = Table(
+        title=title,
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        padding=(0, 1, 0, 0),
+    )
+    for i, head in enumerate(summary.header()):
+        table.add_column(head, justify="left" if i < len(summary.keys) else "right", no_wrap=True)
+    for row in summary.rows:
+        table.add_row(*(escape(c) for c in summary.cells(row)))
+    out.print(table)
+    out.print(summary.legend(), markup=False)
+    for note in summary.notes():
+        out.print(note, markup=False)

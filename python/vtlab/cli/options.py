@@ -35,7 +35,9 @@ __all__ = [
     "CcParamOpt",
     "ClusterOpt",
     "ConnectTimeoutOpt",
+    "ColumnsOpt",
     "ForceOpt",
+    "FormatOpt",
     "JobsOpt",
     "LossOpt",
     "PresetArg",
@@ -176,6 +178,26 @@ def store_option(help: str) -> Any:
 
 
 JobsOpt = Annotated[int | None, jobs_option("Parallel runs (default: one per core).")]
+FormatOpt = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        metavar="FORMAT",
+        help="The summary as table (default: for a terminal, fits 80 columns), csv (every "
+        "metric: mean, ci95 and n in base units), markdown, or json (one object per row).",
+    ),
+]
+ColumnsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--columns",
+        metavar="NAME,...",
+        help="The table's metric columns, by result-column name or header (e.g. "
+        "goodput_bps,RTO,drops_aqm; repeatable). Default: goodput and completion time, "
+        "then the counts that are not all zero.",
+        show_default=False,
+    ),
+]
 ForceOpt = Annotated[
     bool,
     typer.Option("--force", help="Overwrite output files that already exist."),

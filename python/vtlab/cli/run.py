@@ -13,12 +13,14 @@ import typer
 
 from vtlab import _core
 from vtlab.api import Interrupted, pcap_dir, run_many
-from vtlab.cli.display import console, print_json_rows, print_sessions_table, print_table
+from vtlab.cli.display import console, print_json_rows, print_table
 from vtlab.cli.options import (
     BytesOpt,
     CcOpt,
     CcParamOpt,
+    ColumnsOpt,
     ForceOpt,
+    FormatOpt,
     LossOpt,
     PresetArg,
     ProfileOpt,
@@ -34,6 +36,7 @@ from vtlab.cli.options import (
     scenario_from_cli,
     seed_option,
 )
+from vtlab.cli.tables import output_format
 from vtlab.errors import EXIT_INTERRUPTED, CliError, cli_errors
 from vtlab.openfiles import ensure_open_files
 from vtlab.outputs import Output, check_output_dir, check_outputs, table_outputs, writing
@@ -145,6 +148,8 @@ def run_command(
     seed: SeedOpt = 1,
     set_: SetOpt = None,
     json_out: JsonOpt = False,
+    fmt: FormatOpt = "table",
+    columns: ColumnsOpt = None,
     out: RunOutOpt = None,
     trace: TraceOpt = None,
     trace_mode: TraceModeOpt = "sampled",
@@ -157,9 +162,7 @@ def run_command(
 ) -> None:
     """Run a scenario RUNS times and report mean ± 95 % confidence interval per flow
     (and per request/response session)."""
-    if trace_mode not in ("sampled", "changes"):
-        raise CliError("--trace-mode", f"{trace_mode!r} is not one of 'sampled', 'changes'")
-    check_runs_seed(runs, seed)
+    fmt = _checked(trace_mode, runs, seed, fmt, json_out)
     check_outputs(_run_outputs(out, trace, events), force=force)
     sc = scenario_from_cli(
         preset,
@@ -187,11 +190,11 @@ def run_command(
             res, interrupted = _run_keeping_completed(
                 sc,
                 seeds,
-                progress=not (quiet or json_out),
+                progress=not (quiet or fmt == "json"),
                 trace=trace_mode if trace is not None else False,
                 events=events is not None,
                 trace_to=writer.write if writer is not None else None,
-                on_result=print_json_rows if json_out else None,
+                on_result=print_json_rows if fmt == "json" else None,
                 **_capture_args(pcap, points, pcap_headers_only),
             )
     finally:
@@ -203,14 +206,20 @@ def run_command(
     _write_files(
         res, out=out, trace=trace, writer=writer, events=events, pcap=pcap, runs=runs, quiet=quiet
     )
-    if not json_out:
-        print_table(res, len(seeds), seeds, wall, quiet)
-        if res.has_sessions():
-            print_sessions_table(res, len(seeds))
+    if fmt != "json":
+        print_table(res, len(seeds), seeds, wall, quiet, fmt=fmt, columns=columns)
     _report_budgets(res)
     if interrupted:
         print(f"interrupted after {len(seeds)} completed run(s); they were kept", file=sys.stderr)
         raise typer.Exit(EXIT_INTERRUPTED)
+
+
+def _checked(trace_mode: str, runs: int, seed: int, fmt: str, json_out: bool) -> str:
+    """Check ``--trace-mode``, ``--runs``/``--seed`` and ``--format``; the format."""
+    if trace_mode not in ("sampled", "changes"):
+        raise CliError("--trace-mode", f"{trace_mode!r} is not one of 'sampled', 'changes'")
+    check_runs_seed(runs, seed)
+    return output_format(fmt, json_out)
 
 
 #: A budget that can end a run early: the ``abort_reason`` of what was still running

@@ -8,14 +8,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from vtlab._core import ScenarioError
-from vtlab.cli.display import console, print_table
+from vtlab.cli.display import console, print_json_rows, print_table
 from vtlab.cli.options import (
     BytesOpt,
     CcOpt,
     CcParamOpt,
     ClusterOpt,
+    ColumnsOpt,
     ConnectTimeoutOpt,
     ForceOpt,
+    FormatOpt,
     JobsOpt,
     LossOpt,
     PresetArg,
@@ -36,6 +38,7 @@ from vtlab.cli.options import (
     seed_option,
     store_option,
 )
+from vtlab.cli.tables import output_format
 from vtlab.cluster import DEFAULT_CONNECT_TIMEOUT, connect, describe_client
 from vtlab.errors import CliError, cli_errors, remember_text
 from vtlab.outputs import check_output_dir, check_outputs, table_outputs, writing
@@ -132,14 +135,16 @@ def sweep_command(
     task_runs: TaskRunsOpt = None,
     connect_timeout: ConnectTimeoutOpt = DEFAULT_CONNECT_TIMEOUT,
     out: OutOpt = None,
+    fmt: FormatOpt = "table",
+    columns: ColumnsOpt = None,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Run a grid of scenario variations × seeds in parallel; report mean ± 95 % CI per point."""
     from vtlab.runstore import StoreError
-    from vtlab.sweep import AxisError, Sweep
 
     check_runs_seed(runs, seed)
+    fmt = output_format(fmt)
     check_jobs(jobs)
     on_cluster = check_cluster_options(scheduler, cluster, jobs, task_runs, connect_timeout)
     if store is not None:
@@ -165,15 +170,7 @@ def sweep_command(
         check_outputs(table_outputs("--out", out, sessions=True), force=force)
     seeds = list(range(seed, seed + runs))
     started = time.perf_counter()
-    try:
-        sweep = Sweep(sc, axes, seeds)
-        sweep.points()  # every point resolved, and none twice, before any run
-    except AxisError as e:
-        raise CliError(f"--axis {e.axis}", e.problem) from None
-    except ScenarioError:
-        raise  # a bad value: its own field
-    except ValueError as e:
-        raise CliError("--axis", str(e)) from None
+    sweep = _resolved(sc, axes, seeds)
     try:
         with writing({"--store": store}):
             if on_cluster:
@@ -191,7 +188,27 @@ def sweep_command(
             res.to_parquet(out, traces=False)
     sets_cc = any(path == "tcp.cc" for a in axes for _, sets in a.levels for path, _ in sets)
     by = [*(a.name for a in axes), *([] if sets_cc else ["cc"]), "flow"]
-    print_table(res, runs, seeds, wall, quiet, by=by)
+    if fmt == "json":
+        print_json_rows(res)
+    else:
+        print_table(res, runs, seeds, wall, quiet, by=by, fmt=fmt, columns=columns, sessions=False)
+
+
+def _resolved(sc: Any, axes: list[Any], seeds: list[int]) -> Any:
+    """The sweep, every point resolved and none twice before any run; a bad axis is
+    a :class:`CliError` naming it."""
+    from vtlab.sweep import AxisError, Sweep
+
+    try:
+        sweep = Sweep(sc, axes, seeds)
+        sweep.points()
+    except AxisError as e:
+        raise CliError(f"--axis {e.axis}", e.problem) from None
+    except ScenarioError:
+        raise  # a bad value: its own field
+    except ValueError as e:
+        raise CliError("--axis", str(e)) from None
+    return sweep
 
 
 def _sweep_on_cluster(

@@ -10,7 +10,14 @@ from typing import Annotated, Any
 
 import typer
 
-from vtlab.cli.validate_options import JobsOpt, OutOpt, QuietOpt, RerunNs3Opt
+from vtlab.cli.validate_options import (
+    JobsOpt,
+    OutOpt,
+    QuietOpt,
+    RerunNs3Opt,
+    quick_option,
+    seeds_option,
+)
 from vtlab.cli.validate_run import console, logger, run_family
 from vtlab.errors import fail, user_errors
 from vtlab.outputs import check_output_dir
@@ -22,13 +29,8 @@ from vtlab.validation.units import at_least
 
 __all__ = ["iso15118_command", "register_iso15118"]
 
-QuickOpt = Annotated[
-    bool, typer.Option("--quick", help=f"{iso15118.QUICK_SEEDS} seeds per cell (CI runs it).")
-]
-SeedsOpt = Annotated[
-    int | None,
-    typer.Option("--seeds", help=f"Seeds per cell (default {iso15118.SEEDS}).", show_default=False),
-]
+QuickOpt = quick_option(f"{iso15118.QUICK_SEEDS} seeds per cell")
+SeedsOpt = seeds_option(str(iso15118.SEEDS))
 ReplayOpt = Annotated[
     str | None,
     typer.Option(

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from vtlab.cli.validate_options import QuietOpt
+from vtlab.cli.validate_options import QuietOpt, seeds_option
 from vtlab.cli.validate_run import console, logger, run_family
 from vtlab.errors import user_errors
 from vtlab.outputs import check_output_dir
@@ -45,15 +45,7 @@ LossOpt = Annotated[
         show_default=False,
     ),
 ]
-RunsOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--runs",
-        "-n",
-        help=f"Seeds per cell on both sides (default {kernel.DEFAULT_RUNS}).",
-        show_default=False,
-    ),
-]
+RunsOpt = seeds_option(f"{kernel.DEFAULT_RUNS}, on both sides")
 BytesOpt = Annotated[
     str | None,
     typer.Option(

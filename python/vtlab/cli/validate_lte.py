@@ -11,12 +11,19 @@ from typing import Annotated
 
 import typer
 
-from vtlab.cli.validate_options import QuietOpt, RerunNs3Opt
+from vtlab.cli.validate_options import QuietOpt, RerunNs3Opt, quick_option, seeds_option
 from vtlab.errors import EXIT_INTERRUPTED, fail, user_errors
 from vtlab.outputs import check_output_dir, writing
 from vtlab.validation import lte
 from vtlab.validation.errors import Ns3Error, ValidateError
-from vtlab.validation.lte_cases import CASES, DEFAULT_DURATION_S, DEFAULT_REPEAT, DEFAULT_SEEDS
+from vtlab.validation.lte_cases import (
+    CASES,
+    DEFAULT_DURATION_S,
+    DEFAULT_REPEAT,
+    DEFAULT_SEEDS,
+    QUICK_CASES,
+    QUICK_SEEDS,
+)
 from vtlab.validation.report import typed_command
 
 __all__ = ["lte_command", "register_lte"]
@@ -38,10 +45,8 @@ DurationOpt = Annotated[
     typer.Option("--duration", help="Simulated seconds per case (ns-3 and vtlab)."),
 ]
 
-SeedsOpt = Annotated[
-    int,
-    typer.Option("--seeds", "-n", help="vtlab seeds 1..N (the replay is deterministic)."),
-]
+SeedsOpt = seeds_option(f"{DEFAULT_SEEDS}; the replay is deterministic, so they must agree")
+QuickOpt = quick_option(f"the cases {', '.join(QUICK_CASES)}, {QUICK_SEEDS} seeds")
 
 ToleranceOpt = Annotated[
     str,
@@ -105,7 +110,7 @@ def _summary(res: lte.LteValidation, log: Callable[[str], None]) -> None:
 def lte_command(
     case: CaseOpt = None,
     duration: DurationOpt = DEFAULT_DURATION_S,
-    seeds: SeedsOpt = DEFAULT_SEEDS,
+    seeds: SeedsOpt = None,
     tolerance: ToleranceOpt = "15%",
     uplink_period: UplinkPeriodOpt = 1,
     radio_delay: RadioDelayOpt = None,
@@ -114,6 +119,7 @@ def lte_command(
     repeat: RepeatOpt = DEFAULT_REPEAT,
     rerun_ns3: RerunNs3Opt = False,
     out: LteOutOpt = Path("validation/lte"),
+    quick: QuickOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
     """Validate vtlab's trace-driven LTE link against ns-3's LTE module: replay
@@ -121,8 +127,10 @@ def lte_command(
     wheel and g++ unless the ns-3 results are cached in OUT)."""
     from rich.console import Console
 
+    if seeds is None:
+        seeds = QUICK_SEEDS if quick else DEFAULT_SEEDS
     with user_errors():
-        chosen = lte.parse_cases(case)
+        chosen = lte.parse_cases(case if case or not quick else list(QUICK_CASES))
         tol = lte.parse_tolerance(tolerance)
         lte.check_options(duration, seeds, uplink_period, radio_delay, repeat)
         check_output_dir("--out", out)

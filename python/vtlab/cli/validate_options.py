@@ -1,5 +1,11 @@
 """The options of ``vtlab validate FAMILY ...``, declared once for every family (and,
-hidden, for the old spellings: :func:`hidden`)."""
+hidden, for the old spellings: :func:`hidden`).
+
+Every family takes the same spellings for what they all have (docs/cli.md): ``--quick``
+(:func:`quick_option`: the family's CI subset), ``--seeds``/``-n``/``--runs``
+(:func:`seeds_option`), ``--out``/``-o`` (:data:`OutOpt`) and ``--quiet``/``-q``
+(:data:`QuietOpt`); the families that run in parallel also ``--jobs``/``-j``
+(:data:`JobsOpt`)."""
 
 from __future__ import annotations
 
@@ -31,7 +37,31 @@ __all__ = [
     "TopologyOpt",
     "VehiclesOpt",
     "hidden",
+    "quick_option",
+    "seeds_option",
 ]
+
+#: The spellings of the seeds option, the same in every family.
+SEEDS_NAMES = ("--seeds", "-n", "--runs")
+
+
+def seeds_option(default: str) -> Any:
+    """``--seeds`` (also ``-n``, ``--runs``): vtlab seeds 1..N per cell; ``default`` is
+    the family's default, as the help says it."""
+    return Annotated[
+        int | None,
+        typer.Option(
+            *SEEDS_NAMES,
+            metavar="N",
+            help=f"Seeds 1..N per cell (default {default}).",
+            show_default=False,
+        ),
+    ]
+
+
+def quick_option(subset: str) -> Any:
+    """``--quick``: the family's reduced grid, the one CI runs (``subset`` says what)."""
+    return Annotated[bool, typer.Option("--quick", help=f"CI subset: {subset}.")]
 
 
 def hidden(option: Any) -> Any:
@@ -63,12 +93,7 @@ LossOpt = Annotated[
     ),
 ]
 
-RunsOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--runs", "-n", help="Seeds 1..RUNS (ns-3 --run=k). Default 10.", show_default=False
-    ),
-]
+RunsOpt = seeds_option("10; ns-3 --run=k")
 
 BytesOpt = Annotated[
     str | None,
@@ -122,14 +147,9 @@ ProfileOpt = Annotated[
     ),
 ]
 
-QuickOpt = Annotated[
-    bool,
-    typer.Option(
-        "--quick",
-        help="CI subset: newreno, illinois, cubic at 0 and 5 %, 5 MB, 2 seeds "
-        "(explicit options override).",
-    ),
-]
+QuickOpt = quick_option(
+    "newreno, illinois, cubic at 0 and 5 %, 5 MB, 2 seeds (explicit options override)"
+)
 
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or status lines.")]
 

@@ -9,7 +9,14 @@ from typing import Annotated, Any
 
 import typer
 
-from vtlab.cli.validate_options import JobsOpt, OutOpt, QuietOpt, RerunNs3Opt
+from vtlab.cli.validate_options import (
+    JobsOpt,
+    OutOpt,
+    QuietOpt,
+    RerunNs3Opt,
+    quick_option,
+    seeds_option,
+)
 from vtlab.cli.validate_run import console, logger, run_family
 from vtlab.errors import user_errors
 from vtlab.outputs import check_output_dir
@@ -23,19 +30,8 @@ CaseOpt = Annotated[
     list[str] | None,
     typer.Option("--case", help="Cells to run (repeatable or comma-separated; default all 16)."),
 ]
-QuickOpt = Annotated[
-    bool,
-    typer.Option(
-        "--quick",
-        help=f"Two cells ({', '.join(wifi.QUICK)}), {wifi.QUICK_SEEDS} seeds (CI runs it).",
-    ),
-]
-SeedsOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--seeds", help=f"vtlab seeds per cell (default {wifi.DEFAULT_SEEDS}).", show_default=False
-    ),
-]
+QuickOpt = quick_option(f"two cells ({', '.join(wifi.QUICK)}), {wifi.QUICK_SEEDS} seeds")
+SeedsOpt = seeds_option(str(wifi.DEFAULT_SEEDS))
 DurationOpt = Annotated[
     float,
     typer.Option(

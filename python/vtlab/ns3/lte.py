@@ -27,12 +27,12 @@ from vtlab.cellular import MAHIMAHI_PACKET_BYTES, to_mahimahi, write_mahimahi
 from vtlab.ns3.cc import ns3_type_id
 from vtlab.ns3.process import num, run_process
 from vtlab.ns3.program import (
-    SOURCE_DIR,
     Ns3Binary,
     Ns3Error,
     Ns3Install,
     Program,
     build_program,
+    source_dir,
 )
 
 __all__ = [
@@ -94,10 +94,10 @@ _DIRECTIONS = {"dl": "downlink", "ul": "uplink"}
 
 
 def lte_source_path() -> Path:
-    """``$VTLAB_NS3_LTE_SOURCE``, else ``validation/ns3/lte.cc`` of the source tree
-    this module belongs to."""
+    """``$VTLAB_NS3_LTE_SOURCE``, else ``lte.cc`` of the packaged reference programs
+    (:func:`vtlab.ns3.program.source_dir`)."""
     env = os.environ.get("VTLAB_NS3_LTE_SOURCE")
-    return Path(env) if env else SOURCE_DIR / "lte.cc"
+    return Path(env) if env else source_dir() / "lte.cc"
 
 
 #: ``lte.cc``: :data:`LTE_MODULES`, plus ``--allow-shlib-undefined``:

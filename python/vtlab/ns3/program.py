@@ -52,14 +52,12 @@ __all__ = [
     "find_ns3",
     "make_dir",
     "program_results_hash",
+    "source_dir",
     "source_path",
 ]
 
 #: The one-line message when the ``ns3`` wheel is missing.
 NS3_MISSING = "ns-3 is not installed: pip install 'vtlab[ns3]'"
-
-#: validation/ns3 of the source tree this module belongs to.
-SOURCE_DIR = Path(__file__).resolve().parents[3] / "validation" / "ns3"
 
 #: ns-3 modules linked into the reference program.  Linking every ``libns3.44-*.so``
 #: fails (config-store needs GTK, visualizer needs libpython).
@@ -141,13 +139,22 @@ def find_ns3() -> Ns3Install:
     return Ns3Install(root=root, version=dist.version)
 
 
+def source_dir() -> Path:
+    """The reference programs' sources: ``ns3/`` of the validation data vtlab ships
+    (:func:`vtlab.packagedata.ns3_source_dir`; imported here, not at the top, so that
+    ``validation/ns3/build.sh`` can run this module as a script with ``--source``)."""
+    from vtlab.packagedata import ns3_source_dir
+
+    return ns3_source_dir()
+
+
 def source_path() -> Path:
-    """The reference program's source: ``$VTLAB_NS3_SOURCE``, else
-    ``validation/ns3/v2g.cc`` of the source tree this module belongs to."""
+    """The reference program's source: ``$VTLAB_NS3_SOURCE``, else ``v2g.cc`` of
+    :func:`source_dir`."""
     env = os.environ.get("VTLAB_NS3_SOURCE")
     if env:
         return Path(env)
-    return SOURCE_DIR / "v2g.cc"
+    return source_dir() / "v2g.cc"
 
 
 def cache_root() -> Path:
@@ -364,7 +371,7 @@ V2G_PROGRAM = Program("reference program", source_path, "VTLAB_NS3_SOURCE", BINA
 #: spectrum, energy, antenna and propagation through its own NEEDED entries.
 WIFI_PROGRAM = Program(
     "Wi-Fi program",
-    lambda: Path(os.environ.get("VTLAB_NS3_WIFI_SOURCE") or SOURCE_DIR / "wifi.cc"),
+    lambda: Path(os.environ.get("VTLAB_NS3_WIFI_SOURCE") or source_dir() / "wifi.cc"),
     "VTLAB_NS3_WIFI_SOURCE",
     "wifi",
     "ns3-wifi",
@@ -386,7 +393,7 @@ WIFI_PROGRAM = Program(
 #: validation/ns3/README-iso15118.md and :mod:`vtlab.ns3.iso15118`).
 ISO15118_PROGRAM = Program(
     "ISO 15118 session program",
-    lambda: Path(os.environ.get("VTLAB_NS3_ISO_SOURCE") or SOURCE_DIR / "iso15118.cc"),
+    lambda: Path(os.environ.get("VTLAB_NS3_ISO_SOURCE") or source_dir() / "iso15118.cc"),
     "VTLAB_NS3_ISO_SOURCE",
     "iso15118",
     "ns3-iso15118",

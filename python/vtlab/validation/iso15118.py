@@ -46,11 +46,11 @@ from vtlab.ns3.iso15118 import iso15118_args, parse_iso15118_output
 from vtlab.ns3.process import run_child_streams
 from vtlab.ns3.program import (
     ISO15118_PROGRAM,
-    SOURCE_DIR,
     Ns3Binary,
     build_program,
     program_results_hash,
 )
+from vtlab.packagedata import validation_dir
 from vtlab.validation import protocol
 from vtlab.validation.cache import require_stored
 from vtlab.validation.errors import ValidateError
@@ -107,8 +107,9 @@ TRACED, PAIRED, OWN = "traced", "paired", "own"
 
 
 def stored_ns3_runs_path() -> Path:
-    """ns-3's stored runs: ``validation/iso15118/ns3/runs.jsonl.gz``."""
-    return SOURCE_DIR.parent / "iso15118" / "ns3" / "runs.jsonl.gz"
+    """ns-3's stored runs: ``iso15118/ns3/runs.jsonl.gz`` of the validation data vtlab
+    ships (:func:`vtlab.packagedata.validation_dir`)."""
+    return validation_dir() / "iso15118" / "ns3" / "runs.jsonl.gz"
 
 
 def cell_name(loss: float) -> str:

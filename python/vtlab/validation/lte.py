@@ -414,7 +414,7 @@ def _ns3_results(
     results: dict[str, dict[str, Any]] = {}
     sources: dict[str, str] = {}
     todo = (
-        [r for r in runs if rerun or cache.lookup(r, source.ns3_hash) is None]
+        [r for r in runs if rerun or cache.find(r, source.ns3_hash) is None]
         if source.binary is not None
         else []
     )

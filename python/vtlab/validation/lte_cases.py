@@ -22,6 +22,8 @@ __all__ = [
     "CASES",
     "DIAGNOSTIC",
     "MAIN",
+    "QUICK_CASES",
+    "QUICK_SEEDS",
     "TOLERANCE",
     "LteCase",
     "Variant",
@@ -58,6 +60,9 @@ DEFAULT_DURATION_S = 12.0
 MAX_DURATION_S = 60.0
 #: vtlab seeds 1..DEFAULT_SEEDS (the replay is deterministic: they must agree).
 DEFAULT_SEEDS = 3
+#: ``--quick``: the static cases (one capacity run), 2 seeds (still two to compare).
+QUICK_CASES = ("static_rlc10k", "static_rlc2m")
+QUICK_SEEDS = 2
 DEFAULT_REPEAT = 5
 RLC_10K = 10240
 RLC_2M = 2 * 1024 * 1024

@@ -17,6 +17,7 @@ from typing import Any
 
 from vtlab.ns3.lte import DISTANCE_M, case_args, run_lte
 from vtlab.ns3.program import Ns3Binary, Ns3Error
+from vtlab.packagedata import validation_dir
 from vtlab.validation.cache import RunCache
 from vtlab.validation.lte_cases import (
     DEFAULT_DURATION_S,
@@ -138,6 +139,24 @@ class Ns3Cache:
         self.path = self.out / CACHE_FILE
         self.runs = RunCache(self.path, cache_key)
 
+    def with_shipped(self) -> list[Ns3Cache]:
+        """This cache, then the one vtlab ships (``lte/`` of
+        :func:`vtlab.packagedata.validation_dir`) unless that is this one: where a
+        result not in ``<out>`` is looked up before ns-3 runs."""
+        shipped = validation_dir() / "lte"
+        if shipped.resolve() == self.out.resolve():
+            return [self]
+        return [self, Ns3Cache(shipped)]
+
+    def find(self, run: Ns3Run, ns3_hash: str | None) -> tuple[Ns3Cache, dict[str, Any]] | None:
+        """The first of :meth:`with_shipped` that holds ``run`` (:meth:`lookup`),
+        with the record."""
+        for cache in self.with_shipped():
+            rec = cache.lookup(run, ns3_hash)
+            if rec is not None:
+                return cache, rec
+        return None
+
     def _valid(self, rec: Mapping[str, Any]) -> bool:
         f = self.out / str(rec["file"])
         return f.is_file() and sha256_of(f) == rec.get("sha256")
@@ -180,15 +199,16 @@ class Ns3Source:
 
 def _without_ns3(run: Ns3Run, cache: Ns3Cache, why_not: str) -> tuple[dict[str, Any], str]:
     """ns-3 cannot run here: the cached result of any build, else a stored file with
-    the same arguments (unverified)."""
-    rec = cache.lookup(run, None)
-    if rec is not None:
-        return cache.load(rec), "cache"
-    stored = cache.out / "ns3" / f"{run.stem}.json"
-    if stored.is_file():
-        res = json.loads(stored.read_text())
-        if list(res.get("args", []))[1:] == run.args:
-            return res, "stored"
+    the same arguments (unverified); in ``<out>``, then in the data vtlab ships."""
+    for where in cache.with_shipped():
+        rec = where.lookup(run, None)
+        if rec is not None:
+            return where.load(rec), "cache"
+        stored = where.out / "ns3" / f"{run.stem}.json"
+        if stored.is_file():
+            res = json.loads(stored.read_text())
+            if list(res.get("args", []))[1:] == run.args:
+                return res, "stored"
     raise Ns3Error(
         f"no cached ns-3 result for {run.name} ({' '.join(run.args)}) and ns-3 "
         f"cannot run here: {why_not}"
@@ -233,6 +253,7 @@ def ns3_result(
     """ns-3's result of ``run`` and where it came from (``cache``, ``run``,
     ``stored``).
 
+    The cache is ``cache``, then the one vtlab ships (:meth:`Ns3Cache.find`).
     With a binary: the cached result of this build and these arguments, else a
     fresh run (``rerun`` forces one).  A fresh run that reproduces the stored
     ``<out>/ns3/<case>.json`` (everything but wall times) adopts that file; otherwise
@@ -243,9 +264,9 @@ def ns3_result(
     if source.binary is None:
         return _without_ns3(run, cache, source.why_not)
     if not rerun:
-        rec = cache.lookup(run, source.ns3_hash)
-        if rec is not None:
-            return cache.load(rec), "cache"
+        found = cache.find(run, source.ns3_hash)
+        if found is not None:
+            return found[0].load(found[1]), "cache"
     if log is not None:
         log(f"ns-3: running {run.name} ({run.duration_s:g} s simulated)")
     return _run_now(run, cache, source.binary), "run"

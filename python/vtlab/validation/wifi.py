@@ -35,13 +35,13 @@ from vtlab.api import core_build
 from vtlab.ns3.cc import ns3_type_id
 from vtlab.ns3.process import run_child
 from vtlab.ns3.program import (
-    SOURCE_DIR,
     WIFI_PROGRAM,
     Ns3Binary,
     build_program,
     program_results_hash,
 )
 from vtlab.ns3.wifi import WIFI_CCS, parse_output, wifi_args
+from vtlab.packagedata import validation_dir
 from vtlab.validation import protocol
 from vtlab.validation.cache import require_stored
 from vtlab.validation.errors import ValidateError
@@ -86,8 +86,9 @@ COUNTERS = ("tcp_retransmissions", "tcp_rto", "mac_retries", "mac_retry_drops", 
 
 
 def stored_ns3_runs_path() -> Path:
-    """ns-3's stored runs of the grid: ``validation/wifi/ns3/runs.jsonl.gz``."""
-    return SOURCE_DIR.parent / "wifi" / "ns3" / "runs.jsonl.gz"
+    """ns-3's stored runs of the grid: ``wifi/ns3/runs.jsonl.gz`` of the validation data
+    vtlab ships (:func:`vtlab.packagedata.validation_dir`)."""
+    return validation_dir() / "wifi" / "ns3" / "runs.jsonl.gz"
 
 
 @dataclass(frozen=True)

@@ -88,10 +88,11 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     Ok(bps as u64)
 }
 
-/// Parse a duration to nanoseconds: `"0.9ms"`, `"200us"`, `"1s"`, `1.5` (seconds).
+/// Parse a duration to nanoseconds: `"0.9ms"`, `"200us"`, `"1s"`, `"1h"`, `"2d"`, `1.5`
+/// (seconds).
 pub fn parse_duration(s: &str) -> Result<u64, String> {
     const HELP: &str = "expected a duration such as \"0.9ms\", \"200us\", \"1s\", \"2min\" \
-                        (units ns, us, ms, s, min) or a number of seconds";
+                        (units ns, us, ms, s, min, h, d) or a number of seconds";
     let (v, unit) = split_number(s).ok_or_else(|| format!("invalid duration '{s}': {HELP}"))?;
     let v = check_finite_non_negative(v, "duration", s)?;
     let mult = match unit {
@@ -100,6 +101,8 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
         "ms" => 1e6,
         "" | "s" => 1e9,
         "min" => 60e9,
+        "h" => 3600e9,
+        "d" => 86_400e9,
         _ => {
             return Err(format!(
                 "invalid duration '{s}': unknown unit '{unit}'; {HELP}"
@@ -266,9 +269,13 @@ mod tests {
         assert_eq!(parse_duration("1.5"), Ok(1_500_000_000));
         assert_eq!(parse_duration("2min"), Ok(120_000_000_000));
         assert!(parse_duration("-1s").is_err());
-        assert!(parse_duration("1h")
+        // 1 h = 3600 s, 1 d = 24 h = 86400 s
+        assert_eq!(parse_duration("1h"), Ok(3_600_000_000_000));
+        assert_eq!(parse_duration("1.5h"), Ok(5_400_000_000_000));
+        assert_eq!(parse_duration("2d"), Ok(172_800_000_000_000));
+        assert!(parse_duration("1w")
             .unwrap_err()
-            .contains("unknown unit 'h'"));
+            .contains("unknown unit 'w'"));
     }
 
     #[test]

@@ -23,6 +23,7 @@ from vtlab.experiments.park2019.plan import (
     Plan,
 )
 from vtlab.experiments.pipeline import Context, PaperValues, verdict_word
+from vtlab.packagedata import validation_dir
 
 # -- summaries -------------------------------------------------------------------------
 
@@ -245,21 +246,27 @@ def compare(ctx: Context) -> list[Comparison]:
 # -- ns-3.44 on the same setups (the repository's validation data) ---------------------
 
 
-def repo_root() -> Path:
-    return Path(__file__).resolve().parents[4]
+#: The columns that make an ``agreement.csv`` one of ``vtlab validate v2g``'s (the
+#: single-vehicle grid and the station grids). The other families' agreement files
+#: (wifi, lte, iso15118, kernel, ...) lie in the same folder with other columns.
+V2G_AGREEMENT_COLUMNS = frozenset({"cc", "loss", "topology", "verdict"})
 
 
 def _agreement_rows(base: Path) -> pd.DataFrame:
-    """Every ``agreement.csv`` that ``vtlab validate`` wrote under ``validation/``
-    (the committed single-vehicle grid and the station grid), concatenated."""
+    """Every V2G ``agreement.csv`` that ``vtlab validate`` wrote under ``base`` (the
+    committed single-vehicle grid and the station grid), concatenated; ``topology``
+    is read as text ("1", "21"), so that files with and without it cannot turn it
+    into floats."""
     frames = []
     for path in sorted([base / "agreement.csv", *base.glob("*/agreement.csv")]):
         if not path.exists():
             continue
         try:
-            frames.append(pd.read_csv(path).assign(source=str(path.relative_to(base.parent))))
+            frame = pd.read_csv(path, dtype={"topology": str})
         except (OSError, ValueError):
             continue
+        if set(frame.columns) >= V2G_AGREEMENT_COLUMNS:
+            frames.append(frame.assign(source=str(path.relative_to(base.parent))))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -308,7 +315,9 @@ def _reference_from_results(base: Path) -> dict[tuple[str, float, str], float]:
     return {key: float(np.mean(values)) for key, values in samples.items()}
 
 
-def ns3_reference(root: Path | None = None) -> dict[tuple[str, float, str], float] | None:
+def ns3_reference(
+    validation: Path | None = None,
+) -> dict[tuple[str, float, str], float] | None:
     """Mean goodput (Mbit/s) of ns-3.44 on the paper's single-connection setup (100 MB,
     runs 1–6), keyed by (paper variant, mean loss, ``ts-on``/``ts-off``).
 
@@ -316,21 +325,23 @@ def ns3_reference(root: Path | None = None) -> dict[tuple[str, float, str], floa
     ``validation/agreement.csv`` (every variant at 0, 0.25, 1 and 5 %), falling back to
     ``validation/ns3/results/*_ts_on.jsonl``; ``ts-off`` (timestamps off, hence no
     fragmentation) from ``validation/ns3/results/*_ts_off.jsonl`` (NewReno, Illinois,
-    Hybla, Scalable at 5 %). ``None`` when none of these files is there (e.g. an
-    installed package).
+    Hybla, Scalable at 5 %). ``validation``: the validation folder (default
+    :func:`vtlab.packagedata.validation_dir`). ``None`` when none of these files is
+    there.
     """
-    base = (root or repo_root()) / "validation"
+    base = validation or validation_dir()
     ref = _reference_from_agreement(base)
     for key, value in _reference_from_results(base).items():
         ref.setdefault(key, value)
     return ref or None
 
 
-def station_agreement(vehicles: int, root: Path | None = None) -> pd.DataFrame:
+def station_agreement(vehicles: int, validation: Path | None = None) -> pd.DataFrame:
     """The validation cells of the charging station with ``vehicles`` vehicles (rows
-    of ``validation/**/agreement.csv`` with that topology): algorithm, loss, goodput
-    ratio vtlab / ns-3.44, verdict and the file they come from. Empty if none."""
-    table = _agreement_rows((root or repo_root()) / "validation")
+    of ``validation/**/agreement.csv`` with that topology; ``validation`` defaults to
+    :func:`vtlab.packagedata.validation_dir`): algorithm, loss, goodput ratio vtlab /
+    ns-3.44, verdict and the file they come from. Empty if none."""
+    table = _agreement_rows(validation or validation_dir())
     cols = ["cc", "loss", "ratio", "verdict", "ns3_n", "source"]
     if not {"topology", *cols} <= set(table.columns):
         return pd.DataFrame(columns=cols)

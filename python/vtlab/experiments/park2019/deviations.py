@@ -277,11 +277,11 @@ def _westwood_cause(ctx: Context) -> list[str]:
     ]
 
 
-def station_validation(vehicles: int, root: Any = None) -> str:
-    """What the repository's validation data say about vtlab against ns-3.44 on the
-    topology with ``vehicles`` vehicles (1: the single V2G connection; more: the
-    charging station)."""
-    st = station_agreement(vehicles, root)
+def station_validation(vehicles: int, validation: Any = None) -> str:
+    """What the validation data (the folder ``validation``, default the data vtlab
+    ships) say about vtlab against ns-3.44 on the topology with ``vehicles`` vehicles
+    (1: the single V2G connection; more: the charging station)."""
+    st = station_agreement(vehicles, validation)
     if st.empty:
         return (
             f"the repository's validation data (`validation/**/agreement.csv`) hold no "
