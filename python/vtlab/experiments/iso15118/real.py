@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vtlab.emulation import ADDRESSES, TUN_DEFAULT, TUN_ENV, Emulation, preflight
 from vtlab.errors import CliError
 
 __all__ = [
@@ -81,8 +82,6 @@ def check_real() -> str:
     needs (root, TUN/TAP, ``ip``), a Java runtime, ``tshark``, the pinned
     ``iso15118`` and ``aiofile``. Returns the Java runtime's path."""
     from importlib import metadata
-
-    from vtlab.emulation import TUN_DEFAULT, TUN_ENV, preflight
 
     preflight(os.environ.get(TUN_ENV) or TUN_DEFAULT)
     java = shutil.which("java")
@@ -200,8 +199,6 @@ def run_session(
 ) -> RealSession:
     """One real session over the emulated cable; its files go to ``folder``
     (``evcc.log``, ``secc.log``, ``decisions.csv``, ``near.pcap``, ``far.pcap``)."""
-    from vtlab.emulation import Emulation
-
     folder.mkdir(parents=True, exist_ok=True)
     for side in ("evcc", "secc"):
         (folder / side).mkdir(exist_ok=True)
@@ -248,8 +245,6 @@ def run_session(
 
 def load_session(folder: Path) -> RealSession:
     """A session :func:`run_session` wrote to ``folder``, read back from its files."""
-    from vtlab.emulation import ADDRESSES
-
     meta = json.loads((folder / "session.json").read_text())
     text = (folder / "evcc.log").read_text(errors="replace")
     completed, reason = outcome(text)

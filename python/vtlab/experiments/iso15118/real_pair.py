@@ -23,6 +23,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import vtlab
+
 __all__ = ["map_losses", "pair", "sim_spec"]
 
 #: Candidate positions tried per lost frame before it is called unmatched.
@@ -68,8 +70,6 @@ def sim_spec(
 
 def _drop_events(spec: Mapping[str, Any]) -> dict[str, list[tuple[str, int]]]:
     """The simulation's drops of ``spec`` per loss key, in order: (kind, seq)."""
-    import vtlab
-
     events = vtlab.run(dict(spec), seed=1, events=True).events
     out: dict[str, list[tuple[str, int]]] = {k: [] for k, _ in DIRECTIONS.values()}
     for row in events.itertuples():
@@ -126,8 +126,6 @@ def pair(rows: Sequence[Mapping[str, Any]], frames: Sequence[Mapping[str, Any]])
     """The paired comparison of one real session: the simulation on the mapped
     losses, exchange by exchange (response times, the part of them outside the
     charger's processing, retransmissions, misses), and the outcome of both."""
-    import vtlab
-
     drops, records = map_losses(frames, rows)
     spec = sim_spec(rows, drops)
     result = vtlab.run(spec, seed=1, events=True)

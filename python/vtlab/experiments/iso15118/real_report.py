@@ -9,6 +9,9 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+from vtlab import _core
+from vtlab.experiments.iso15118.real import ISO15118_VERSION
+
 __all__ = ["render"]
 
 
@@ -23,9 +26,6 @@ def _ci(pair: Sequence[float], digits: int = 2) -> str:
 
 
 def _header(summ: Mapping[str, Any], quick: bool) -> list[str]:
-    from vtlab import _core
-    from vtlab.experiments.iso15118.real import ISO15118_VERSION
-
     n = summ["sessions"]
     when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return [

@@ -26,7 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vtlab.experiments.iso15118 import real, real_pair
+import vtlab.experiments.iso15118.real as real
+import vtlab.experiments.iso15118.real_pair as real_pair
+import vtlab.experiments.iso15118.real_report as real_report
+from vtlab import _core
 from vtlab.experiments.iso15118.analysis import wilson
 from vtlab.validation.verdict import mean_ci
 
@@ -137,8 +140,6 @@ def profile_steps(
     included; in TLS records with ``pnc``) and its timeout (s, the first of the
     message's steps): ``iso15118-2-dc`` or ``din70121-dc`` (the standard's
     V2G_EVCC_Msg_Timeout), with ``ecog`` ``iso15118-2-dc-ecog`` (this stack's)."""
-    from vtlab import _core
-
     name = "din70121-dc" if protocol == "din70121" else "iso15118-2-dc"
     name += "-ecog" if ecog else ""
     session = {"profile": name, "duration": "1s"} | ({"payment": "pnc"} if pnc else {})
@@ -319,8 +320,6 @@ def _write_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
 def write_outputs(out: Path, records: Sequence[Mapping[str, Any]], quick: bool) -> list[Path]:
     """``exchanges.csv``, ``sessions.csv``, ``sizes.csv``, ``timing.csv``,
     ``summary.json`` and ``report.md``."""
-    from vtlab.experiments.iso15118 import real_report
-
     exch, sess = exchange_table(records), session_table(records)
     sizes, timing = size_table(records), timing_table(records)
     summ = summary(sess, exch)
