@@ -25,8 +25,10 @@ from vtlab.cli.options import (
     QdiscOpt,
     ScenarioOpt,
     SetOpt,
+    check_jobs,
     check_runs_seed,
     has_sessions,
+    jobs_option,
     json_option,
     out_option,
     quiet_option,
@@ -118,6 +120,10 @@ PcapHeadersOpt = Annotated[
     ),
 ]
 RunsOpt = Annotated[int, runs_option("Number of runs.")]
+RunJobsOpt = Annotated[
+    int | None,
+    jobs_option("Parallel runs, in threads (default 1; not with --trace, written as it goes)."),
+]
 SeedOpt = Annotated[int, seed_option("First seed; runs use SEED..SEED+RUNS-1.")]
 QuietOpt = Annotated[
     bool, quiet_option("No progress bar, status lines or summary line; table only.")
@@ -142,6 +148,7 @@ def run_command(
     session: SessionOpt = None,
     runs: RunsOpt = 1,
     seed: SeedOpt = 1,
+    jobs: RunJobsOpt = None,
     set_: SetOpt = None,
     json_out: JsonOpt = False,
     out: RunOutOpt = None,
@@ -159,6 +166,9 @@ def run_command(
     if trace_mode not in ("sampled", "changes"):
         raise CliError("--trace-mode", f"{trace_mode!r} is not one of 'sampled', 'changes'")
     check_runs_seed(runs, seed)
+    check_jobs(jobs)
+    if jobs is not None and jobs > 1 and trace is not None:
+        raise CliError("--jobs", "--trace is written as the runs go, one run at a time: give -j 1")
     check_outputs(_run_outputs(out, trace, events), force=force)
     sc = scenario_from_cli(
         preset,
@@ -191,6 +201,7 @@ def run_command(
                 events=events is not None,
                 trace_to=writer.write if writer is not None else None,
                 on_result=print_json_rows if json_out else None,
+                jobs=jobs or 1,
                 **_capture_args(pcap, points, pcap_headers_only),
             )
     finally:
