@@ -112,6 +112,17 @@ impl TrafficControl {
     fn is_stopped(&self) -> bool {
         self.stopped || self.stopped_by_limits
     }
+
+    /// The device queue is full: stop the queue disc. Returns the time of a
+    /// device-dequeue event to schedule, `next` (the next start of
+    /// transmission), unless one is pending there or byte queue limits report
+    /// every dequeue.
+    fn stop(&mut self, next: Option<Time>) -> Option<Time> {
+        self.stopped = true;
+        let t = next.filter(|&t| self.watching != Some(t) && self.dql.is_none())?;
+        self.watching = Some(t);
+        Some(t)
+    }
 }
 
 /// Packets held by a queue disc, in reusable slots: a queue disc's items
@@ -176,6 +187,16 @@ impl TcOut {
             && self.arrival.is_none()
             && self.tx_start.is_none()
     }
+}
+
+/// A packet [`LinkDir::tc_pass`] handed to the device queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Passed {
+    /// What the device queue did with it.
+    pub enqueued: Enqueued,
+    /// Schedule a device-dequeue event for this direction at this time (the
+    /// device queue is now full and stopped the queue disc).
+    pub tx_start: Option<Time>,
 }
 
 /// Serves a capacity schedule (cellular); boxed so the sources can differ.
@@ -292,28 +313,30 @@ impl LinkDir {
     /// ns-3's `TrafficControlLayer::Send`: offer `item` to the queue disc,
     /// then run it. Outcomes are added to `out`.
     pub fn tc_send(&mut self, now: Time, item: Item<Packet>, out: &mut TcOut) {
+        if let Some(passed) = self.tc_pass(now, item.payload, item.flow_hash, item.priority) {
+            match passed.enqueued {
+                Enqueued::Accepted(arrival) => {
+                    out.arrival = out.arrival.or(arrival);
+                    out.sent_count += 1;
+                    if out.record_sent {
+                        out.sent.push(item.payload);
+                    }
+                }
+                Enqueued::QueueFull => out.dropped.push((item.payload, false)),
+            }
+            out.tx_start = passed.tx_start.or(out.tx_start);
+            return;
+        }
         let Some(mut tc) = self.tc.take() else {
             return;
         };
+        let work = tc.qdisc.periodic_work();
         let small = Item {
-            payload: 0,
+            payload: tc.packets.put(item.payload),
             bytes: item.bytes,
             flow_hash: item.flow_hash,
             priority: item.priority,
             enqueued_at: item.enqueued_at,
-        };
-        // An empty queue disc that the device is not holding back would hand
-        // the packet straight on: where the discipline can, it does so
-        // without storing it (byte queue limits take the general path).
-        if !tc.is_stopped() && tc.dql.is_none() && tc.qdisc.pass_through(now, &small) {
-            self.hand_to_device(&mut tc, now, item.payload, out);
-            self.tc = Some(tc);
-            return;
-        }
-        let work = tc.qdisc.periodic_work();
-        let small = Item {
-            payload: tc.packets.put(item.payload),
-            ..small
         };
         if let Err(d) = tc.qdisc.enqueue(now, small) {
             let p = tc.packets.take(d.item.payload);
@@ -322,6 +345,37 @@ impl LinkDir {
         self.tc = Some(tc);
         self.tc_run(now, out);
         out.work += self.qdisc_work() - work;
+    }
+
+    /// [`LinkDir::tc_send`]'s fast path, for a packet (of `packet.ip_bytes`,
+    /// flow hash and priority as given) that finds the queue disc empty and
+    /// not stopped by the device: where the discipline can pass it straight
+    /// through ([`QueueDisc::pass_through`]; byte queue limits take the
+    /// general path), it goes to the device queue at once. `None`: nothing
+    /// was done, call `tc_send`.
+    #[inline]
+    pub fn tc_pass(
+        &mut self,
+        now: Time,
+        packet: Packet,
+        flow_hash: u32,
+        priority: u8,
+    ) -> Option<Passed> {
+        let tc = self.tc.as_mut()?;
+        let item = Item::new(0u32, packet.ip_bytes)
+            .with_flow(flow_hash)
+            .with_priority(priority);
+        if tc.is_stopped() || tc.dql.is_some() || !tc.qdisc.pass_through(now, &item) {
+            return None;
+        }
+        let enqueued = self.enqueue(now, packet);
+        let full = self.next_start_if_full(now);
+        let tc = self.tc.as_mut()?;
+        if let Enqueued::Accepted(_) = enqueued {
+            tc.handed += 1;
+        }
+        let tx_start = full.and_then(|next| tc.stop(next));
+        Some(Passed { enqueued, tx_start })
     }
 
     fn qdisc_work(&self) -> u64 {
@@ -388,6 +442,7 @@ impl LinkDir {
 
     /// Whether the device queue could not take one more MTU-sized packet
     /// (`Queue::WouldOverflow(1, mtu)`).
+    #[inline]
     fn device_full(&self, now: Time) -> bool {
         let frame = u64::from(self.params.mtu_bytes + self.params.framing_bytes);
         self.over_limit(now, frame)
@@ -471,15 +526,20 @@ impl LinkDir {
             // Cannot happen: the device stops the queue disc before it is full.
             Enqueued::QueueFull => out.dropped.push((packet, false)),
         }
-        if self.device_full(now) {
-            tc.stopped = true;
-            let first = self.first_queued(now);
-            let next = self.fifo.get(first).map(|s| s.tx_start);
-            if let Some(t) = next.filter(|&t| tc.watching != Some(t) && tc.dql.is_none()) {
-                tc.watching = Some(t);
-                out.tx_start = Some(t);
-            }
+        if let Some(t) = self.next_start_if_full(now).and_then(|next| tc.stop(next)) {
+            out.tx_start = Some(t);
         }
+    }
+
+    /// `None` if the device queue has room; else `Some` of the next start of
+    /// transmission (of the first packet still queued), if any.
+    #[inline]
+    fn next_start_if_full(&self, now: Time) -> Option<Option<Time>> {
+        if !self.device_full(now) {
+            return None;
+        }
+        let first = self.first_queued(now);
+        Some(self.fifo.get(first).map(|s| s.tx_start))
     }
 
     /// Serve this direction from a capacity schedule instead of its rate.

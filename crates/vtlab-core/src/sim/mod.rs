@@ -677,16 +677,21 @@ impl Simulation {
             self.drain_medium::<CAPTURE>(now, hop.medium);
             return;
         }
-        if self.links[d as usize].has_qdisc() {
+        let (enqueued, tx_start) = if self.links[d as usize].has_qdisc() {
             let flow = &self.flows[p.flow as usize];
             let way = usize::from(!p.toward_receiver());
-            let later_fragment = usize::from(p.frag_index > 0);
-            let item = Item::new(p, p.ip_bytes).with_flow(flow.hashes[way][later_fragment]);
-            self.links[d as usize].tc_send(now, item, &mut self.tc_out);
-            self.after_tc::<CAPTURE>(now, d);
-            return;
-        }
-        match self.links[d as usize].enqueue(now, p) {
+            let hash = flow.hashes[way][usize::from(p.frag_index > 0)];
+            let Some(passed) = self.links[d as usize].tc_pass(now, p, hash, 0) else {
+                let item = Item::new(p, p.ip_bytes).with_flow(hash);
+                self.links[d as usize].tc_send(now, item, &mut self.tc_out);
+                self.after_tc::<CAPTURE>(now, d);
+                return;
+            };
+            (passed.enqueued, passed.tx_start)
+        } else {
+            (self.links[d as usize].enqueue(now, p), None)
+        };
+        match enqueued {
             Enqueued::Accepted(schedule) => {
                 self.packets += 1;
                 if let (true, Some(c)) = (CAPTURE, self.capture.as_mut()) {
@@ -699,6 +704,10 @@ impl Simulation {
             Enqueued::QueueFull => {
                 self.dropped::<CAPTURE>(now, At::Dir(d), p, LossCause::Congestion)
             }
+        }
+        // After the arrival, as `after_tc` schedules them.
+        if let Some(t) = tx_start {
+            self.sched.schedule(t, Event::DeviceDequeue(d));
         }
     }
 

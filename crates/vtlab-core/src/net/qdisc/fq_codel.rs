@@ -235,7 +235,7 @@ impl<T> FqCoDel<T> {
     /// The flow queue of `flow_hash`, created on first use, activated (put
     /// on the new list with a quantum of deficit) if it was inactive: the
     /// first half of `DoEnqueue`.
-    #[inline]
+    #[inline(always)]
     fn activate(&mut self, flow_hash: u32) -> usize {
         let bucket = self.bucket(flow_hash);
         let idx = match self.index[bucket as usize] {
@@ -266,7 +266,7 @@ impl<T> FqCoDel<T> {
     /// `DoDequeue`'s choice of a flow: heads with no deficit left get a
     /// quantum more and go to the tail of the old list; the first head with
     /// a positive deficit (new list first) is chosen. `None`: both lists empty.
-    #[inline]
+    #[inline(always)]
     fn next_flow(&mut self) -> Option<usize> {
         let quantum = self.params.quantum as i32;
         while let Some(&f) = self.new_flows.front() {
@@ -294,7 +294,7 @@ impl<T> FqCoDel<T> {
     /// The chosen flow `f` had no packet: a new flow moves to the old list
     /// (ns-3 always does; Linux only when the old list is not empty), an old
     /// one becomes inactive.
-    #[inline]
+    #[inline(always)]
     fn retire(&mut self, f: usize) {
         // The new list is non-empty exactly when `f` came from it.
         if !self.new_flows.is_empty() {
