@@ -163,12 +163,7 @@ def run_command(
 ) -> None:
     """Run a scenario RUNS times and report mean ± 95 % confidence interval per flow
     (and per request/response session)."""
-    if trace_mode not in ("sampled", "changes"):
-        raise CliError("--trace-mode", f"{trace_mode!r} is not one of 'sampled', 'changes'")
-    check_runs_seed(runs, seed)
-    check_jobs(jobs)
-    if jobs is not None and jobs > 1 and trace is not None:
-        raise CliError("--jobs", "--trace is written as the runs go, one run at a time: give -j 1")
+    jobs = _check_counts(trace_mode, runs, seed, jobs, trace)
     check_outputs(_run_outputs(out, trace, events), force=force)
     sc = scenario_from_cli(
         preset,
@@ -201,7 +196,7 @@ def run_command(
                 events=events is not None,
                 trace_to=writer.write if writer is not None else None,
                 on_result=print_json_rows if json_out else None,
-                jobs=jobs or 1,
+                jobs=jobs,
                 **_capture_args(pcap, points, pcap_headers_only),
             )
     finally:
@@ -221,6 +216,20 @@ def run_command(
     if interrupted:
         print(f"interrupted after {len(seeds)} completed run(s); they were kept", file=sys.stderr)
         raise typer.Exit(EXIT_INTERRUPTED)
+
+
+def _check_counts(
+    trace_mode: str, runs: int, seed: int, jobs: int | None, trace: Path | None
+) -> int:
+    """Check ``--trace-mode``, ``--runs``, ``--seed`` and ``--jobs`` (several jobs
+    are refused with ``--trace``, written as the runs go); return the jobs (default 1)."""
+    if trace_mode not in ("sampled", "changes"):
+        raise CliError("--trace-mode", f"{trace_mode!r} is not one of 'sampled', 'changes'")
+    check_runs_seed(runs, seed)
+    check_jobs(jobs)
+    if jobs is not None and jobs > 1 and trace is not None:
+        raise CliError("--jobs", "--trace is written as the runs go, one run at a time: give -j 1")
+    return jobs or 1
 
 
 #: A budget that can end a run early: the ``abort_reason`` of what was still running
