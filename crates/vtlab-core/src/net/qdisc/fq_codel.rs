@@ -308,6 +308,20 @@ impl<T> FqCoDel<T> {
     }
 }
 
+impl<T> FqCoDel<T> {
+    /// The end of `pass_through`: flow `idx`'s CoDel keeps the lone packet of
+    /// `bytes` (and leaves its dropping state), which is charged to the flow's
+    /// deficit and counted as dequeued.
+    #[inline(always)]
+    fn keep_lone_packet(&mut self, idx: usize, bytes: u32) -> bool {
+        let flow = &mut self.flows[idx];
+        flow.codel.keep_lone_packet();
+        flow.deficit -= bytes as i32;
+        self.stats.dequeued(bytes);
+        true
+    }
+}
+
 impl<T> QueueDisc<T> for FqCoDel<T> {
     fn enqueue(&mut self, now: Time, mut item: Item<T>) -> Result<(), Dropped<T>> {
         self.stats.received(item.bytes);
@@ -388,17 +402,41 @@ impl<T> QueueDisc<T> for FqCoDel<T> {
         self.stats.received(item.bytes);
         let idx = self.activate(item.flow_hash);
         self.stats.enqueued(item.bytes);
-        // The packet's flow is on a list, so a flow is always found.
-        while let Some(f) = self.next_flow() {
+        // `dequeue`'s rotation (`next_flow`, `retire`) with every flow chosen
+        // before the packet's own empty. New list: a head without deficit gets
+        // a quantum and goes to the old list; a head with deficit is chosen,
+        // found empty and goes to the old list too.
+        let quantum = self.params.quantum as i32;
+        while let Some(&f) = self.new_flows.front() {
             let flow = &mut self.flows[f];
-            if f == idx {
-                flow.codel.keep_lone_packet();
-                flow.deficit -= item.bytes as i32;
-                self.stats.dequeued(item.bytes);
-                return true;
+            if flow.deficit > 0 {
+                if f == idx {
+                    return self.keep_lone_packet(idx, item.bytes);
+                }
+                flow.codel.leave_dropping();
+            } else {
+                flow.deficit += quantum;
             }
-            flow.codel.leave_dropping();
-            self.retire(f);
+            flow.status = FlowStatus::OldFlow;
+            self.new_flows.pop_front();
+            self.old_flows.push_back(f);
+        }
+        // Old list (the packet's flow is on it now): a head without deficit
+        // gets a quantum and goes to the tail; one with deficit is chosen, and
+        // found empty it becomes inactive.
+        while let Some(&f) = self.old_flows.front() {
+            let flow = &mut self.flows[f];
+            if flow.deficit <= 0 {
+                flow.deficit += quantum;
+                self.old_flows.pop_front();
+                self.old_flows.push_back(f);
+            } else if f == idx {
+                return self.keep_lone_packet(idx, item.bytes);
+            } else {
+                flow.codel.leave_dropping();
+                flow.status = FlowStatus::Inactive;
+                self.old_flows.pop_front();
+            }
         }
         unreachable!("the packet's flow is on the new or the old list")
     }
