@@ -13,15 +13,15 @@ counts.
 Self-contained: it needs only an installed vtlab (any checkout or wheel), e.g. on a
 16-core machine::
 
-    python benchmarks/scaling.py --cores 1,2,4,8,16 --quick     # about 3 min there
+    python benchmarks/scaling.py --cores 1,2,4,8,16 --quick     # about 3-4 min there
     python benchmarks/scaling.py --cores 1,2 --json scaling.json
 
-A sweep has a fixed cost (building its points, forking the workers, gathering the
-tables at the end: a few tenths of a second) besides its runs, so the grids are sized
-to about 30 s of one core's work per run length with ``--quick`` (2 000 short runs,
-400 long ones), twice that by default; ``--short-seeds`` and ``--long-seeds`` change
-them (seeds per grid point, 8 points). Timings need a quiet machine: the load average
-is printed with the results.
+A sweep has a fixed cost (importing pandas, building its points, forking the workers,
+gathering the tables at the end: about 0.35 s on a 2-core machine) besides its runs,
+so the grids are sized to about a minute of one core's work per run length with
+``--quick`` (4 000 short runs, 800 long ones), twice that by default;
+``--short-seeds`` and ``--long-seeds`` change them (seeds per grid point, 8 points).
+Timings need a quiet machine: the load average is printed with the results.
 """
 
 from __future__ import annotations
@@ -108,8 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     repeat = args.repeat
     seeds = {
-        "short": args.short_seeds or (250 if args.quick else 500),
-        "long": args.long_seeds or (50 if args.quick else 100),
+        "short": args.short_seeds or (500 if args.quick else 1000),
+        "long": args.long_seeds or (100 if args.quick else 200),
     }
     if repeat < 1 or min(seeds.values()) < 1:
         print("error: --repeat, --short-seeds, --long-seeds: at least 1", file=sys.stderr)
