@@ -635,6 +635,7 @@ def run_many(
     pcap: str | os.PathLike[str] | None = None,
     pcap_points: Sequence[str] | None = None,
     pcap_payload: bool = True,
+    jobs: int = 1,
 ) -> Result:
     """Run the scenario once per seed and concatenate the rows.
 
@@ -646,13 +647,19 @@ def run_many(
     shown when ``progress`` is true, there is more than one run and stderr is a
     terminal (or a Jupyter notebook).  ``on_result`` is
     called with each run's :class:`Result` as soon as it finishes (e.g. to stream
-    output).  See :attr:`Result.meta` for the combined metadata; ``trace`` and
-    ``events`` as for :func:`run`.  With ``trace_to`` (e.g.
+    output), in the seeds' order.  See :attr:`Result.meta` for the combined
+    metadata; ``trace`` and ``events`` as for :func:`run`.  With ``trace_to`` (e.g.
     :meth:`vtlab.tracefile.TraceWriter.write`) the trace is handed over in batches
     as it is produced, so memory stays bounded however long it is, and
-    :attr:`Result.traces` is ``None``.  Ctrl-C stops the running simulation within
-    milliseconds and raises :class:`Interrupted` carrying the completed runs.
+    :attr:`Result.traces` is ``None``.  ``jobs`` runs go at once, in threads (the
+    engine releases the GIL; a streamed trace needs one job).  Ctrl-C stops the
+    running simulations within milliseconds and raises :class:`Interrupted` carrying
+    the completed runs (those before the first unfinished seed).
     """
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {jobs}")
+    if jobs > 1 and trace_to is not None:
+        raise ValueError("jobs: a trace streamed as it is produced (trace_to) needs one job")
     sc = Scenario.coerce(scenario)
     seed_list = check_seeds(seeds)
     spec_json = sc.to_json()
@@ -663,17 +670,50 @@ def run_many(
     def one(seed: int) -> Result:
         where = None if pcap is None else pcap_dir(pcap, seed, len(seed_list))
         capture = _pcap_args(where, pcap_points, pcap_payload)
-        res = Result.from_core(_core.run(spec_json, seed, *flags, trace_to, **capture))
-        if on_result is not None:
-            on_result(res)
-        return res
+        return Result.from_core(_core.run(spec_json, seed, *flags, trace_to, **capture))
 
     results: list[Result] = []
     try:
         with run_progress(len(seed_list), progress, "simulating") as advance:
-            for s in seed_list:
-                results.append(one(s))
+
+            def done(res: Result) -> None:
+                if on_result is not None:
+                    on_result(res)
+                results.append(res)
                 advance()
+
+            if jobs == 1:
+                for s in seed_list:
+                    done(one(s))
+            else:
+                _in_order_in_threads(one, seed_list, jobs, done)
     except KeyboardInterrupt:
         raise Interrupted(Result.concat(results) if results else None) from None
     return Result.concat(results)
+
+
+def _in_order_in_threads(
+    fn: Callable[[int], Result], seeds: Sequence[int], jobs: int, done: Callable[[Result], None]
+) -> None:
+    """``done(fn(seed))`` for every seed, in the seeds' order, ``fn`` running in
+    ``jobs`` threads (at most ``2 × jobs`` runs ahead of the first unfinished one)."""
+    from collections import deque
+    from concurrent.futures import Future, ThreadPoolExecutor
+
+    with ThreadPoolExecutor(jobs) as pool:
+        queue = iter(seeds)
+        pending: deque[Future[Result]] = deque(
+            pool.submit(fn, s) for s in itertools.islice(queue, 2 * jobs)
+        )
+        try:
+            while pending:
+                done(pending.popleft().result())
+                pending.extend(pool.submit(fn, s) for s in itertools.islice(queue, 1))
+        except BaseException:
+            for f in pending:
+                f.cancel()
+            _core.request_stop()  # the runs in the other threads stop within milliseconds
+            raise
+        finally:
+            pool.shutdown(wait=True)
+            _core.request_stop(clear=True)

@@ -7,6 +7,7 @@ median over repetitions is reported, after one warm-up run.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import statistics
@@ -21,10 +22,11 @@ from typing import Any
 from vtlab import _core
 from vtlab.scenario import Scenario
 
-#: The benchmark the engine issue names: NewReno, 100 MB over the V2G cable at 5 % loss.
+#: The benchmark the engine issue names: NewReno, 100 MB over the V2G cable at 5 % loss,
+#: in the default configuration (the ns3 profile's FQ-CoDel root queue disc on every
+#: link, as stock ns-3.44 installs it); :func:`bench` times it without a queue disc too.
 DEFAULT_BENCH_SPEC: dict[str, Any] = {
     "preset": "v2g",
-    "qdisc": "none",
     "bytes": "100MB",
     "loss": {"mean_loss": "5%"},
     "tcp": {"cc": "newreno"},
@@ -46,6 +48,16 @@ class BenchResult:
     #: Command line → whole-process wall times of ``vtlab`` start-up (see
     #: :func:`startup_times`); empty unless measured.
     startup_s: dict[str, list[float]] = field(default_factory=dict)
+    #: Engine wall times of the same scenario with no queue disc (``qdisc = "none"``:
+    #: drop-tail device queues alone), when the scenario has one; else empty.
+    droptail_wall_s: list[float] = field(default_factory=list)
+
+    @property
+    def droptail_ratio(self) -> float | None:
+        """Median wall time with the scenario's queue discs over that without any."""
+        if not self.droptail_wall_s:
+            return None
+        return self.median_wall_s / statistics.median(self.droptail_wall_s)
 
     @property
     def median_wall_s(self) -> float:
@@ -67,6 +79,7 @@ class BenchResult:
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.update(
+            droptail_ratio=self.droptail_ratio,
             median_wall_s=self.median_wall_s,
             events_per_s=self.events_per_s,
             packets_per_s=self.packets_per_s,
@@ -88,7 +101,9 @@ def bench(
     repeat: int = 5,
     warmup: int = 1,
 ) -> BenchResult:
-    """Run `scenario` `warmup + repeat` times with the same seed and time the engine.
+    """Run `scenario` `warmup + repeat` times with the same seed and time the engine;
+    if it has root queue discs, time it likewise without them (``qdisc = "none"``,
+    :attr:`BenchResult.droptail_wall_s`).
 
     Every repetition must produce the same event count (the engine is deterministic);
     a mismatch raises RuntimeError.
@@ -98,7 +113,23 @@ def bench(
     if warmup < 0:
         raise ValueError(f"warmup must be at least 0, got {warmup}")
     sc = Scenario.coerce(scenario if scenario is not None else dict(DEFAULT_BENCH_SPEC))
-    spec_json = sc.to_json()
+    result = _timed(sc.to_json(), seed, repeat, warmup)
+    droptail = sc.copy()
+    droptail.spec["qdisc"] = "none"
+    if _has_qdisc(sc) and not _has_qdisc(droptail):  # (a link's own queue disc stays)
+        result.droptail_wall_s = _timed(droptail.to_json(), seed, repeat, warmup).wall_s
+    result.peak_rss_mib = _peak_rss_mib()
+    return result
+
+
+def _has_qdisc(sc: Scenario) -> bool:
+    """Whether any link of the resolved scenario has a root queue disc."""
+    links = json.loads(_core.expand(sc.to_json())).get("links", [])
+    return any(link.get("qdisc") is not None for link in links)
+
+
+def _timed(spec_json: str, seed: int, repeat: int, warmup: int) -> BenchResult:
+    """`warmup + repeat` runs of one scenario, the last `repeat` timed."""
     result: BenchResult | None = None
     for i in range(warmup + repeat):
         meta = _core.run(spec_json, seed, False)["meta"]
@@ -116,7 +147,6 @@ def bench(
         if i >= warmup:
             result.wall_s.append(meta["wall_s"])
     assert result is not None
-    result.peak_rss_mib = _peak_rss_mib()
     return result
 
 

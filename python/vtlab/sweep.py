@@ -11,12 +11,14 @@ request/response sessions ``.sessions.parquet`` and ``.messages.parquet``, and w
 traces ``.traces.parquet``; :mod:`vtlab.runstore`), and a later call skips every run
 whose file exists: an interrupted sweep resumes without repeating or losing runs, and
 a finished one reloads without simulating. A stored file that is not what was written
-(a flipped bit, another run's file) is moved aside and simulated again. The engine
-releases the GIL, so runs execute in parallel threads (one per core by default).
+(a flipped bit, another run's file) is moved aside and simulated again. With several
+jobs (one per core by default) the runs execute in worker processes forked from this
+one, or in threads where this process runs other threads (see ``_process_pool``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import os
@@ -315,7 +317,9 @@ class Sweep:
         Args:
             store: campaign directory (created if missing); ``None`` keeps results in
                 memory only.
-            jobs: parallel runs in threads of this process (default: one per core).
+            jobs: parallel runs (default: one per core): in worker processes forked
+                from this one, in chunks of runs (see :func:`chunk_size`), or in
+                threads of this process where it runs other threads.
             progress: show a progress bar with ETA on stderr (when it is a terminal).
             scheduler: run on a Dask cluster instead: the address of its scheduler
                 (``"tcp://scheduler-host:8786"``) or a ``distributed.Client``. Needs the
@@ -390,13 +394,7 @@ class Sweep:
 
     def _finish(self, p: Point, raw: Mapping[str, Any], run_dir: Path | None) -> Result:
         """A run's result from the core's raw columns, labelled, and stored."""
-        if self.messages == "counts" and any(len(v) for v in (raw.get("messages") or {}).values()):
-            raw = {**raw, "messages": _raw_message_counts(raw["messages"])}
-        res = Result.from_core(raw)
-        _add_labels(res, p.labels)
-        if run_dir is not None:
-            store_run(run_dir, p.key, res, self.messages)
-        return res
+        return _finish_run(p, raw, run_dir, self.messages)
 
     def _execute_on_cluster(
         self,
@@ -430,36 +428,176 @@ class Sweep:
         progress: bool,
         gather: _Gather,
     ) -> None:
-        workers = max(1, jobs or os.cpu_count() or 1)
-        trace = self.trace
-
-        def one(p: Point) -> None:
-            gather.add(self._finish(p, _core.run(p.scenario.to_json(), p.seed, trace), run_dir))
-
-        with run_progress(len(todo), progress) as advance, ThreadPoolExecutor(workers) as pool:
-            pending: set[Future[None]] = set()
-            queue = iter(todo)
-            try:
-                for p in itertools.islice(queue, workers * 2):
-                    pending.add(pool.submit(one, p))
-                while pending:
-                    finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for f in finished:
-                        f.result()
+        workers = min(len(todo), max(1, jobs or os.cpu_count() or 1))
+        pool = _process_pool(workers) if workers > 1 else None
+        with run_progress(len(todo), progress) as advance:
+            if pool is not None:
+                args = (self.trace, self.messages, run_dir)
+                _execute_in_processes(pool, workers, todo, args, advance, gather)
+            elif workers > 1:
+                _execute_in_threads(
+                    todo, workers, self._finish, self.trace, run_dir, advance, gather
+                )
+            else:
+                try:
+                    for p in todo:
+                        raw = _core.run(p.scenario.to_json(), p.seed, self.trace)
+                        gather.add(self._finish(p, raw, run_dir))
                         advance()
-                    for p in itertools.islice(queue, len(finished)):
-                        pending.add(pool.submit(one, p))
-            except BaseException as e:
-                for f in pending:
-                    f.cancel()
-                if isinstance(e, KeyboardInterrupt):
-                    # Stop the simulations running in the workers too; what they
-                    # had finished is already in the store.
-                    _core.request_stop()
-                raise
-            finally:
-                pool.shutdown(wait=True)
-                _core.request_stop(clear=True)
+                finally:
+                    _core.request_stop(clear=True)
+
+
+def _finish_run(p: Point, raw: Mapping[str, Any], run_dir: Path | None, messages: str) -> Result:
+    """A run's result from the core's raw columns, labelled, and stored."""
+    if messages == "counts" and any(len(v) for v in (raw.get("messages") or {}).values()):
+        raw = {**raw, "messages": _raw_message_counts(raw["messages"])}
+    res = Result.from_core(raw)
+    _add_labels(res, p.labels)
+    if run_dir is not None:
+        store_run(run_dir, p.key, res, messages)
+    return res
+
+
+# -- parallel runs -------------------------------------------------------------------
+#
+# Threads of one process share the interpreter lock: the engine releases it, but the
+# rest of a run (its tables, its labels, its files in the store) holds it, which is
+# most of a short run's time, so threads stopped scaling at about 1.1x on two cores.
+# A sweep with several jobs therefore runs its points in worker processes forked from
+# it (each builds, labels and stores its runs as one thread would), in chunks whose
+# results come back concatenated, so this process only gathers a few tables per chunk.
+# Forking is safe only while this process runs no other thread (a lock held by one
+# at the fork would stay held in the child): otherwise (a notebook's kernel, an
+# application's threads) the runs go to threads as before.
+
+
+def _process_pool(workers: int) -> Any:
+    """A pool of ``workers`` processes forked from this one now (before the progress
+    bar starts its thread), or ``None`` where forking is not safe or not available."""
+    import multiprocessing
+    import threading
+
+    if threading.active_count() != 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    from concurrent.futures import ProcessPoolExecutor
+
+    # What every worker needs for its first run (about 0.4 s of imports), loaded once
+    # here and shared with the forked workers; this process needs it at the end too.
+    import pandas  # noqa: F401
+    import pyarrow.parquet  # noqa: F401
+
+    pool = ProcessPoolExecutor(
+        workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init
+    )
+    # With "fork" the pool forks every worker at the first submission: now, while
+    # no other thread runs.
+    pool.submit(os.getpid).result()
+    return pool
+
+
+def _worker_init() -> None:
+    """In a worker: Ctrl-C (SIGINT, sent to the terminal's whole process group, or by
+    the sweep's process when it is interrupted) asks the running simulation to stop,
+    which then raises KeyboardInterrupt and ends the chunk; an idle worker is not
+    killed by it (no traceback on the terminal)."""
+    import signal
+
+    signal.signal(signal.SIGINT, lambda *_: _core.request_stop())
+
+
+def _run_chunk(
+    points: Sequence[Point], trace: bool, messages: str, run_dir: Path | None
+) -> tuple[Result, int]:
+    """In a worker: run, label and store ``points``; their results concatenated."""
+    results = [
+        _finish_run(p, _core.run(p.scenario.to_json(), p.seed, trace), run_dir, messages)
+        for p in points
+    ]
+    return Result.concat(results).compacted(), len(results)
+
+
+def chunk_size(runs: int, workers: int) -> int:
+    """Points per worker task: about eight tasks per worker (so that the workers finish
+    together and the progress bar moves), at most 64 runs."""
+    return max(1, min(64, runs // (workers * 8)))
+
+
+def _execute_in_processes(
+    pool: Any,
+    workers: int,
+    todo: list[Point],
+    args: tuple[bool, str, Path | None],
+    advance: Any,
+    gather: _Gather,
+) -> None:
+    size = chunk_size(len(todo), workers)
+    chunks = iter([todo[i : i + size] for i in range(0, len(todo), size)])
+    pending: set[Future[tuple[Result, int]]] = set()
+    try:
+        for chunk in itertools.islice(chunks, workers * 2):
+            pending.add(pool.submit(_run_chunk, chunk, *args))
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in finished:
+                res, n = f.result()
+                gather.add(res)
+                for _ in range(n):
+                    advance()
+            for chunk in itertools.islice(chunks, len(finished)):
+                pending.add(pool.submit(_run_chunk, chunk, *args))
+    except BaseException as e:
+        for f in pending:
+            f.cancel()
+        if isinstance(e, KeyboardInterrupt):
+            # Stop the simulations running in the workers too (what they had
+            # finished is already in the store).
+            import signal
+
+            for pid in list(getattr(pool, "_processes", None) or {}):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGINT)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _execute_in_threads(
+    todo: list[Point],
+    workers: int,
+    finish: Any,
+    trace: bool,
+    run_dir: Path | None,
+    advance: Any,
+    gather: _Gather,
+) -> None:
+    def one(p: Point) -> None:
+        gather.add(finish(p, _core.run(p.scenario.to_json(), p.seed, trace), run_dir))
+
+    with ThreadPoolExecutor(workers) as pool:
+        pending: set[Future[None]] = set()
+        queue = iter(todo)
+        try:
+            for p in itertools.islice(queue, workers * 2):
+                pending.add(pool.submit(one, p))
+            while pending:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    f.result()
+                    advance()
+                for p in itertools.islice(queue, len(finished)):
+                    pending.add(pool.submit(one, p))
+        except BaseException as e:
+            for f in pending:
+                f.cancel()
+            if isinstance(e, KeyboardInterrupt):
+                # Stop the simulations running in the workers too; what they
+                # had finished is already in the store.
+                _core.request_stop()
+            raise
+        finally:
+            pool.shutdown(wait=True)
+            _core.request_stop(clear=True)
 
 
 #: Runs whose results are concatenated into one (see :class:`_Gather`).

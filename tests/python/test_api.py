@@ -105,6 +105,25 @@ def test_bad_seed_rejected(seed: int) -> None:
         vtlab.run_many({"preset": "v2g", "bytes": "1MB"}, seeds=[1, seed])
 
 
+def test_run_many_in_threads_gives_the_rows_of_one_job_in_the_seeds_order() -> None:
+    seen: list[int] = []
+    one = vtlab.run_many({"preset": "v2g", "bytes": SMALL}, seeds=[3, 1, 2], progress=False)
+    two = vtlab.run_many(
+        {"preset": "v2g", "bytes": SMALL},
+        seeds=[3, 1, 2],
+        progress=False,
+        jobs=2,
+        on_result=lambda r: seen.append(int(r.meta["seed"])),
+    )
+    assert seen == [3, 1, 2]
+    pd.testing.assert_frame_equal(one.flows, two.flows)
+    pd.testing.assert_frame_equal(one.links, two.links)
+    with pytest.raises(ValueError, match="jobs must be at least 1"):
+        vtlab.run_many({"preset": "v2g"}, seeds=[1], jobs=0)
+    with pytest.raises(ValueError, match="trace_to"):
+        vtlab.run_many({"preset": "v2g"}, seeds=[1, 2], jobs=2, trace=True, trace_to=print)
+
+
 def test_run_many_refuses_repeated_seeds_before_running(monkeypatch) -> None:
     """A repeated seed counted its run twice in every mean and interval."""
 

@@ -31,17 +31,18 @@ def test_bench_cli_json_uses_the_default_scenario_with_overrides():
     d = json.loads(r.stdout)
     for key in ("median_wall_s", "events_per_s", "packets_per_s", "events", "scenario_hash"):
         assert key in d
-    # The default scenario is NewReno over the V2G cable at 5 % mean loss.
+    # The default scenario is NewReno over the V2G cable at 5 % mean loss, in the default
+    # configuration (the profile's queue discs), timed also without queue discs.
     expected = Scenario(
-        {
-            "preset": "v2g",
-            "qdisc": "none",
-            "bytes": "2MB",
-            "loss": {"mean_loss": "5%"},
-            "tcp": {"cc": "newreno"},
-        }
+        {"preset": "v2g", "bytes": "2MB", "loss": {"mean_loss": "5%"}, "tcp": {"cc": "newreno"}}
     )
     assert d["scenario_hash"] == expected.hash()
+    assert len(d["droptail_wall_s"]) == 2 and d["droptail_ratio"] > 0
+    r = runner.invoke(
+        app, ["bench", "--bytes", "2MB", "--repeat", "1", "--qdisc", "none", "--no-startup"]
+    )
+    assert r.exit_code == 0, r.output
+    assert "no qdisc" not in r.stdout, "nothing to compare without queue discs"
     # Start-up of the command line, timed as whole processes, REPEAT times each.
     assert set(d["startup_s"]) == {"vtlab --help", "vtlab run v2g --bytes 1MB --json"}
     for walls in d["startup_s"].values():

@@ -108,6 +108,11 @@ def test_usage_error_line_fallbacks() -> None:
     ("args", "expected"),
     [
         (["run", "v2g", "--runs", "0"], "error: --runs: must be at least 1, got 0"),
+        (["run", "v2g", "-n", "2", "--jobs", "0"], "error: --jobs: must be at least 1, got 0"),
+        (
+            ["run", "v2g", "-n", "2", "-j", "2", "--trace", "t.parquet"],
+            "error: --jobs: --trace is written as the runs go, one run at a time: give -j 1",
+        ),
         (["sweep", "v2g", "--runs", "0"], "error: --runs: must be at least 1, got 0"),
         (["sweep", "v2g", "--jobs", "0"], "error: --jobs: must be at least 1, got 0"),
         (["bench", "--repeat", "0"], "error: --repeat: must be at least 1, got 0"),

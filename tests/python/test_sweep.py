@@ -84,24 +84,75 @@ def test_store_resumes_without_repeating_or_losing_runs(tmp_path: Path, monkeypa
     assert not list((tmp_path / "runs").glob(".*tmp")), "no partial files left"
 
     monkeypatch.setattr(_core, "run", real_run)
-    calls["n"] = 0
-    counting = {"n": 0}
-
-    def counting_run(*args, **kwargs):
-        counting["n"] += 1
-        return real_run(*args, **kwargs)
-
-    monkeypatch.setattr(_core, "run", counting_run)
+    # The resumed sweep runs in worker processes (jobs=2), so it is watched through
+    # the store: a run done again would replace its files (written to a temporary
+    # name and renamed), giving them a new inode.
+    before = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in stored}
     resumed = sw.run(tmp_path, jobs=2, progress=False)
-    assert counting["n"] == 12 - len(flows_files), "finished runs are not repeated"
+    after = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in stored}
+    assert after == before, "finished runs are not repeated"
+    flows_after = [
+        p
+        for p in (tmp_path / "runs").glob("*.parquet")
+        if not p.name.endswith((".links.parquet", ".traces.parquet"))
+    ]
+    assert len(flows_after) == 12
     pd.testing.assert_frame_equal(_sorted(resumed.flows), reference)
     assert len(resumed.flows) == 12, "no duplicate rows"
 
-    # A finished campaign reloads without simulating.
-    counting["n"] = 0
+    # A finished campaign reloads without simulating (in this process or a worker).
+    monkeypatch.setattr(_core, "run", _no_run)
     again = sw.run(tmp_path, progress=False)
-    assert counting["n"] == 0
     pd.testing.assert_frame_equal(_sorted(again.flows), reference)
+
+
+def test_several_jobs_run_in_worker_processes_with_the_same_rows(tmp_path: Path, monkeypatch):
+    """With jobs=2 the runs go to forked worker processes (each records its pid here),
+    not to this process, and the rows are those of one job."""
+    reference = Sweep(BASE, AXES, seeds=[1, 2]).run(progress=False, jobs=1)
+    real_run = _core.run
+    pids = tmp_path / "pids"
+    pids.mkdir()
+
+    def recording_run(*args, **kwargs):
+        (pids / str(os.getpid())).touch()
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(_core, "run", recording_run)
+    res = Sweep(BASE, AXES, seeds=[1, 2]).run(tmp_path / "store", progress=False, jobs=2)
+    ran_in = {int(p.name) for p in pids.iterdir()}
+    assert ran_in and os.getpid() not in ran_in
+    for name in ("flows", "links"):
+        pd.testing.assert_frame_equal(getattr(res, name), getattr(reference, name))
+
+
+def test_an_interrupted_worker_stops_the_sweep_and_it_resumes(tmp_path: Path, monkeypatch):
+    """Ctrl-C in a worker (here: its run raises KeyboardInterrupt for seed 3) stops the
+    sweep with KeyboardInterrupt; no partial file is left, and a resumed sweep completes
+    every run once."""
+    sw = Sweep(BASE, AXES, seeds=[1, 2, 3])
+    reference = _sorted(sw.run(progress=False, jobs=1).flows)
+    real_run = _core.run
+
+    def interrupted_run(spec, seed, *args, **kwargs):
+        if seed == 3:
+            raise KeyboardInterrupt
+        return real_run(spec, seed, *args, **kwargs)
+
+    monkeypatch.setattr(_core, "run", interrupted_run)
+    with pytest.raises(KeyboardInterrupt):
+        sw.run(tmp_path, jobs=2, progress=False)
+    assert not list((tmp_path / "runs").glob(".*tmp")), "no partial files left"
+    monkeypatch.setattr(_core, "run", real_run)
+    resumed = sw.run(tmp_path, jobs=2, progress=False)
+    pd.testing.assert_frame_equal(_sorted(resumed.flows), reference)
+
+
+def test_chunks_are_about_eight_per_worker_and_at_most_64_runs():
+    from vtlab.sweep import chunk_size
+
+    # 240 runs on 2 workers: 240 // 16 = 15 per chunk; 5 runs: 1; 100 000: capped.
+    assert (chunk_size(240, 2), chunk_size(5, 2), chunk_size(100_000, 16)) == (15, 1, 64)
 
 
 def test_traces_are_stored_and_reloaded(tmp_path: Path):

@@ -345,11 +345,19 @@ fn run<'py>(
         events,
     };
     let capture = open_capture(&plan, pcap, pcap_points, pcap_payload)?;
-    // The run releases the GIL; every CHECK_EVERY events it takes it back
-    // briefly to let Python handle signals (Ctrl-C raises KeyboardInterrupt
-    // here) and looks at the stop flag other threads may set.
-    let mut interrupted =
-        || STOP.load(Ordering::Relaxed) || Python::attach(|py| py.check_signals().is_err());
+    // The run releases the GIL; every CHECK_EVERY events it looks at the stop
+    // flag other threads may set and, in the main thread only (Python runs
+    // signal handlers nowhere else), takes the GIL back briefly to let Python
+    // handle signals (Ctrl-C raises KeyboardInterrupt here). A run in another
+    // thread never waits for the GIL before its end.
+    let threading = py.import("threading")?;
+    let main_thread = threading
+        .call_method0("main_thread")?
+        .is(&threading.call_method0("current_thread")?);
+    let mut interrupted = || {
+        STOP.load(Ordering::Relaxed)
+            || (main_thread && Python::attach(|py| py.check_signals().is_err()))
+    };
     // With `trace_batches`, the trace goes to that callable in batches of
     // column dicts as the run produces it (bounded memory); a Python error in
     // the callable stops the run and is raised here.

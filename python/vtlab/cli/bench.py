@@ -81,7 +81,8 @@ def register(app: typer.Typer, *, run_vs_ns3: Callable[..., None]) -> None:
         json_out: JsonOpt = False,
         startup: StartupOpt = True,
     ) -> None:
-        """Time the engine on a scenario (default: NewReno, 100 MB, V2G, 5 % mean loss)."""
+        """Time the engine on a scenario (default: NewReno, 100 MB, V2G, 5 % mean loss,
+        with the default FQ-CoDel queue discs, and also without queue discs)."""
         from vtlab.bench import DEFAULT_BENCH_SPEC, bench, startup_times
 
         if repeat is not None and repeat < 1:
@@ -118,6 +119,12 @@ def _print_bench(res: "BenchResult", repeat: int) -> None:
     walls = ", ".join(f"{w * 1e3:.1f}" for w in res.wall_s)
     typer.echo(f"scenario {res.scenario_hash} · seed {res.seed} · vtlab {res.version}")
     typer.echo(f"wall time     {res.median_wall_s * 1e3:.1f} ms median of {repeat} ({walls} ms)")
+    if res.droptail_ratio is not None:
+        droptail_ms = statistics.median(res.droptail_wall_s) * 1e3
+        typer.echo(
+            f"no qdisc      {droptail_ms:.1f} ms median of {repeat} with drop-tail device "
+            f"queues alone: the queue discs cost {res.droptail_ratio:.2f}×"
+        )
     typer.echo(f"events        {res.events:,} ({res.events_per_s / 1e6:.2f} M events/s)")
     typer.echo(
         f"packets       {res.packets:,} link transmissions ({res.packets_per_s / 1e6:.2f} M/s)"

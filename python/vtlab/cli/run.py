@@ -27,8 +27,10 @@ from vtlab.cli.options import (
     QdiscOpt,
     ScenarioOpt,
     SetOpt,
+    check_jobs,
     check_runs_seed,
     has_sessions,
+    jobs_option,
     json_option,
     out_option,
     quiet_option,
@@ -122,6 +124,10 @@ PcapHeadersOpt = Annotated[
     ),
 ]
 RunsOpt = Annotated[int, runs_option("Number of runs.")]
+RunJobsOpt = Annotated[
+    int | None,
+    jobs_option("Parallel runs, in threads (default 1; not with --trace, written as it goes)."),
+]
 SeedOpt = Annotated[int, seed_option("First seed; runs use SEED..SEED+RUNS-1.")]
 QuietOpt = Annotated[
     bool, quiet_option("No progress bar, status lines or summary line; table only.")
@@ -146,6 +152,7 @@ def run_command(
     session: SessionOpt = None,
     runs: RunsOpt = 1,
     seed: SeedOpt = 1,
+    jobs: RunJobsOpt = None,
     set_: SetOpt = None,
     json_out: JsonOpt = False,
     fmt: FormatOpt = "table",
@@ -162,7 +169,7 @@ def run_command(
 ) -> None:
     """Run a scenario RUNS times and report mean ± 95 % confidence interval per flow
     (and per request/response session)."""
-    fmt = _checked(trace_mode, runs, seed, fmt, json_out)
+    fmt, jobs = _checked(trace_mode, runs, seed, fmt, json_out, jobs, trace)
     check_outputs(_run_outputs(out, trace, events), force=force)
     sc = scenario_from_cli(
         preset,
@@ -195,6 +202,7 @@ def run_command(
                 events=events is not None,
                 trace_to=writer.write if writer is not None else None,
                 on_result=print_json_rows if fmt == "json" else None,
+                jobs=jobs,
                 **_capture_args(pcap, points, pcap_headers_only),
             )
     finally:
@@ -214,12 +222,25 @@ def run_command(
         raise typer.Exit(EXIT_INTERRUPTED)
 
 
-def _checked(trace_mode: str, runs: int, seed: int, fmt: str, json_out: bool) -> str:
-    """Check ``--trace-mode``, ``--runs``/``--seed`` and ``--format``; the format."""
+def _checked(
+    trace_mode: str,
+    runs: int,
+    seed: int,
+    fmt: str,
+    json_out: bool,
+    jobs: int | None,
+    trace: Path | None,
+) -> tuple[str, int]:
+    """Check ``--trace-mode``, ``--runs``/``--seed``, ``--format`` and ``--jobs``
+    (several jobs are refused with ``--trace``, written as the runs go); return the
+    format and the jobs (default 1)."""
     if trace_mode not in ("sampled", "changes"):
         raise CliError("--trace-mode", f"{trace_mode!r} is not one of 'sampled', 'changes'")
     check_runs_seed(runs, seed)
-    return output_format(fmt, json_out)
+    check_jobs(jobs)
+    if jobs is not None and jobs > 1 and trace is not None:
+        raise CliError("--jobs", "--trace is written as the runs go, one run at a time: give -j 1")
+    return output_format(fmt, json_out), jobs or 1
 
 
 #: A budget that can end a run early: the ``abort_reason`` of what was still running

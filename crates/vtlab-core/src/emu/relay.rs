@@ -246,7 +246,7 @@ impl Relay {
     /// Act on a pass through direction `d`'s queue disc (as the simulation's
     /// `after_tc`).
     fn after_tc(&mut self, now: Time, d: u32, mut out: TcOut) {
-        out.sent.clear();
+        out.sent_count = 0;
         if let Some(t) = out.arrival.take() {
             self.sched.schedule(t, Ev::Arrival(d));
         }

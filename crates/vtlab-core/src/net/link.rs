@@ -88,7 +88,10 @@ const QDISC_QUOTA: u32 = 64;
 /// The root queue disc of a direction and the flow control between it and
 /// the device queue (ns-3's `TrafficControlLayer` and `NetDeviceQueue`).
 struct TrafficControl {
-    qdisc: Qdisc<Packet>,
+    /// The queue disc holds slots of `packets`, so that it moves small items,
+    /// not whole packets.
+    qdisc: Qdisc<u32>,
+    packets: PacketSlots,
     name: &'static str,
     /// The device queue stopped the queue disc (`m_stoppedByDevice`).
     stopped: bool,
@@ -109,13 +112,59 @@ impl TrafficControl {
     fn is_stopped(&self) -> bool {
         self.stopped || self.stopped_by_limits
     }
+
+    /// The device queue is full: stop the queue disc. Returns the time of a
+    /// device-dequeue event to schedule, `next` (the next start of
+    /// transmission), unless one is pending there or byte queue limits report
+    /// every dequeue.
+    fn stop(&mut self, next: Option<Time>) -> Option<Time> {
+        self.stopped = true;
+        let t = next.filter(|&t| self.watching != Some(t) && self.dql.is_none())?;
+        self.watching = Some(t);
+        Some(t)
+    }
+}
+
+/// Packets held by a queue disc, in reusable slots: a queue disc's items
+/// carry a slot number instead of the packet (about 24 bytes instead of
+/// 170), which is most of what offering a packet to an empty queue disc and
+/// taking it straight out again costs. Slots grow to the queue disc's peak
+/// backlog, which its limit bounds.
+#[derive(Default)]
+struct PacketSlots {
+    slots: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl PacketSlots {
+    fn put(&mut self, p: Packet) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = p;
+                i
+            }
+            None => {
+                self.slots.push(p);
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+
+    fn take(&mut self, i: u32) -> Packet {
+        self.free.push(i);
+        self.slots[i as usize]
+    }
 }
 
 /// What a pass through the traffic-control layer did; the caller acts on it
 /// and clears it.
 #[derive(Debug, Default)]
 pub struct TcOut {
-    /// Packets handed to the device queue, in order.
+    /// Packets handed to the device queue.
+    pub sent_count: u64,
+    /// Keep the packets handed to the device queue in `sent` (for captures).
+    pub record_sent: bool,
+    /// Packets handed to the device queue, in order, if `record_sent`.
     pub sent: Vec<Packet>,
     /// Packets the queue disc dropped, with whether the drop was an AQM
     /// decision (else a full queue).
@@ -133,11 +182,21 @@ pub struct TcOut {
 
 impl TcOut {
     pub fn is_empty(&self) -> bool {
-        self.sent.is_empty()
+        self.sent_count == 0
             && self.dropped.is_empty()
             && self.arrival.is_none()
             && self.tx_start.is_none()
     }
+}
+
+/// A packet [`LinkDir::tc_pass`] handed to the device queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Passed {
+    /// What the device queue did with it.
+    pub enqueued: Enqueued,
+    /// Schedule a device-dequeue event for this direction at this time (the
+    /// device queue is now full and stopped the queue disc).
+    pub tx_start: Option<Time>,
 }
 
 /// Serves a capacity schedule (cellular); boxed so the sources can differ.
@@ -214,6 +273,7 @@ impl LinkDir {
     pub fn with_qdisc(mut self, conf: &QdiscConf, rng: RngStream) -> Self {
         self.tc = Some(Box::new(TrafficControl {
             qdisc: Qdisc::new(conf, Time::ZERO, rng),
+            packets: PacketSlots::default(),
             name: conf.name(),
             stopped: false,
             watching: None,
@@ -253,15 +313,69 @@ impl LinkDir {
     /// ns-3's `TrafficControlLayer::Send`: offer `item` to the queue disc,
     /// then run it. Outcomes are added to `out`.
     pub fn tc_send(&mut self, now: Time, item: Item<Packet>, out: &mut TcOut) {
-        let Some(tc) = self.tc.as_mut() else {
+        if let Some(passed) = self.tc_pass(now, item.payload, item.flow_hash, item.priority) {
+            match passed.enqueued {
+                Enqueued::Accepted(arrival) => {
+                    out.arrival = out.arrival.or(arrival);
+                    out.sent_count += 1;
+                    if out.record_sent {
+                        out.sent.push(item.payload);
+                    }
+                }
+                Enqueued::QueueFull => out.dropped.push((item.payload, false)),
+            }
+            out.tx_start = passed.tx_start.or(out.tx_start);
+            return;
+        }
+        let Some(mut tc) = self.tc.take() else {
             return;
         };
         let work = tc.qdisc.periodic_work();
-        if let Err(d) = tc.qdisc.enqueue(now, item) {
-            out.dropped.push((d.item.payload, d.reason.is_aqm()));
+        let small = Item {
+            payload: tc.packets.put(item.payload),
+            bytes: item.bytes,
+            flow_hash: item.flow_hash,
+            priority: item.priority,
+            enqueued_at: item.enqueued_at,
+        };
+        if let Err(d) = tc.qdisc.enqueue(now, small) {
+            let p = tc.packets.take(d.item.payload);
+            out.dropped.push((p, d.reason.is_aqm()));
         }
+        self.tc = Some(tc);
         self.tc_run(now, out);
         out.work += self.qdisc_work() - work;
+    }
+
+    /// [`LinkDir::tc_send`]'s fast path, for a packet (of `packet.ip_bytes`,
+    /// flow hash and priority as given) that finds the queue disc empty and
+    /// not stopped by the device: where the discipline can pass it straight
+    /// through ([`QueueDisc::pass_through`]; byte queue limits take the
+    /// general path), it goes to the device queue at once. `None`: nothing
+    /// was done, call `tc_send`.
+    #[inline]
+    pub fn tc_pass(
+        &mut self,
+        now: Time,
+        packet: Packet,
+        flow_hash: u32,
+        priority: u8,
+    ) -> Option<Passed> {
+        let tc = self.tc.as_mut()?;
+        let item = Item::new(0u32, packet.ip_bytes)
+            .with_flow(flow_hash)
+            .with_priority(priority);
+        if tc.is_stopped() || tc.dql.is_some() || !tc.qdisc.pass_through(now, &item) {
+            return None;
+        }
+        let enqueued = self.enqueue(now, packet);
+        let full = self.next_start_if_full(now);
+        let tc = self.tc.as_mut()?;
+        if let Enqueued::Accepted(_) = enqueued {
+            tc.handed += 1;
+        }
+        let tx_start = full.and_then(|next| tc.stop(next));
+        Some(Passed { enqueued, tx_start })
     }
 
     fn qdisc_work(&self) -> u64 {
@@ -328,13 +442,30 @@ impl LinkDir {
 
     /// Whether the device queue could not take one more MTU-sized packet
     /// (`Queue::WouldOverflow(1, mtu)`).
+    #[inline]
     fn device_full(&self, now: Time) -> bool {
         let frame = u64::from(self.params.mtu_bytes + self.params.framing_bytes);
-        self.queue_len(now) >= self.params.queue_packets as usize
-            || self
-                .params
-                .queue_bytes
-                .is_some_and(|b| self.queue_bytes(now) + frame > b)
+        self.over_limit(now, frame)
+    }
+
+    /// Whether the queue at `now` holds `queue_packets` packets or could not
+    /// take `frame` more bytes within `queue_bytes`.
+    #[inline]
+    fn over_limit(&self, now: Time, frame: u64) -> bool {
+        // The FIFO's whole contents bound what is queued at `now` (a search
+        // for the first packet still queued is needed only near the limits).
+        let may_be_full = self.fifo.len() >= self.params.queue_packets as usize;
+        let held_bytes = self.cum_bytes - self.popped_bytes;
+        let may_overflow = self
+            .params
+            .queue_bytes
+            .is_some_and(|b| held_bytes + frame > b);
+        (may_be_full && self.queue_len(now) >= self.params.queue_packets as usize)
+            || (may_overflow
+                && self
+                    .params
+                    .queue_bytes
+                    .is_some_and(|b| self.queue_bytes(now) + frame > b))
     }
 
     /// ns-3's `QueueDisc::Run`: hand packets to the device until the queue
@@ -347,35 +478,14 @@ impl LinkDir {
         while !tc.is_stopped() {
             let item = tc.qdisc.dequeue(now);
             for d in tc.qdisc.drain_drops() {
-                out.dropped.push((d.item.payload, d.reason.is_aqm()));
+                let p = tc.packets.take(d.item.payload);
+                out.dropped.push((p, d.reason.is_aqm()));
             }
             let Some(item) = item else {
                 break;
             };
-            let packet = item.payload;
-            match self.enqueue(now, packet) {
-                Enqueued::Accepted(arrival) => {
-                    out.arrival = out.arrival.or(arrival);
-                    out.sent.push(packet);
-                    tc.handed += 1;
-                    // NotifyQueuedBytes.
-                    if let Some(dql) = tc.dql.as_mut() {
-                        dql.queued(packet.ip_bytes + self.params.framing_bytes);
-                        tc.stopped_by_limits |= dql.available() < 0;
-                    }
-                }
-                // Cannot happen: the device stops the queue disc before it is full.
-                Enqueued::QueueFull => out.dropped.push((packet, false)),
-            }
-            if self.device_full(now) {
-                tc.stopped = true;
-                let first = self.first_queued(now);
-                let next = self.fifo.get(first).map(|s| s.tx_start);
-                if let Some(t) = next.filter(|&t| tc.watching != Some(t) && tc.dql.is_none()) {
-                    tc.watching = Some(t);
-                    out.tx_start = Some(t);
-                }
-            }
+            let packet = tc.packets.take(item.payload);
+            self.hand_to_device(&mut tc, now, packet, out);
             // `Transmit` returns false when the queue disc is empty or stopped.
             if tc.qdisc.is_empty() || tc.is_stopped() {
                 break;
@@ -387,6 +497,49 @@ impl LinkDir {
         }
         self.tc = Some(tc);
         self.watch_next_completion(out);
+    }
+
+    /// Hand `packet`, just dequeued from the queue disc, to the device queue
+    /// (ns-3's `QueueDisc::Transmit`), and stop the queue disc if the device
+    /// queue is now full (asking for a wake at its next start of transmission).
+    fn hand_to_device(
+        &mut self,
+        tc: &mut TrafficControl,
+        now: Time,
+        packet: Packet,
+        out: &mut TcOut,
+    ) {
+        match self.enqueue(now, packet) {
+            Enqueued::Accepted(arrival) => {
+                out.arrival = out.arrival.or(arrival);
+                out.sent_count += 1;
+                if out.record_sent {
+                    out.sent.push(packet);
+                }
+                tc.handed += 1;
+                // NotifyQueuedBytes.
+                if let Some(dql) = tc.dql.as_mut() {
+                    dql.queued(packet.ip_bytes + self.params.framing_bytes);
+                    tc.stopped_by_limits |= dql.available() < 0;
+                }
+            }
+            // Cannot happen: the device stops the queue disc before it is full.
+            Enqueued::QueueFull => out.dropped.push((packet, false)),
+        }
+        if let Some(t) = self.next_start_if_full(now).and_then(|next| tc.stop(next)) {
+            out.tx_start = Some(t);
+        }
+    }
+
+    /// `None` if the device queue has room; else `Some` of the next start of
+    /// transmission (of the first packet still queued), if any.
+    #[inline]
+    fn next_start_if_full(&self, now: Time) -> Option<Option<Time>> {
+        if !self.device_full(now) {
+            return None;
+        }
+        let first = self.first_queued(now);
+        Some(self.fifo.get(first).map(|s| s.tx_start))
     }
 
     /// Serve this direction from a capacity schedule instead of its rate.
@@ -435,12 +588,7 @@ impl LinkDir {
     pub fn enqueue(&mut self, now: Time, packet: Packet) -> Enqueued {
         let frame = packet.ip_bytes + self.params.framing_bytes;
         let busy = self.server.is_some() || self.busy_until > now;
-        let full = busy
-            && (self.queue_len(now) >= self.params.queue_packets as usize
-                || self
-                    .params
-                    .queue_bytes
-                    .is_some_and(|b| self.queue_bytes(now) + u64::from(frame) > b));
+        let full = busy && self.over_limit(now, u64::from(frame));
         if full {
             self.stats.drops_queue += 1;
             return Enqueued::QueueFull;

@@ -214,6 +214,7 @@ impl Simulation {
     /// Write packet captures (opened with [`Capture::open`] for this plan).
     pub fn with_capture(mut self, capture: Capture) -> Self {
         self.capture = Some(Box::new(capture));
+        self.tc_out.record_sent = true;
         self
     }
 
@@ -347,9 +348,8 @@ impl Simulation {
             }
             Event::DeviceDequeue(d) => self.sched.schedule(now, Event::QdiscWake(d)),
             Event::QdiscWake(d) => {
-                let mut out = std::mem::take(&mut self.tc_out);
-                self.links[d as usize].tc_wake(now, &mut out);
-                self.after_tc::<CAPTURE>(now, d, out);
+                self.links[d as usize].tc_wake(now, &mut self.tc_out);
+                self.after_tc::<CAPTURE>(now, d);
             }
             Event::SiteTimer(g) => {
                 if self.site_timer_at[g as usize] != Some(now) {
@@ -682,17 +682,21 @@ impl Simulation {
             self.drain_medium::<CAPTURE>(now, hop.medium);
             return;
         }
-        if self.links[d as usize].has_qdisc() {
+        let (enqueued, tx_start) = if self.links[d as usize].has_qdisc() {
             let flow = &self.flows[p.flow as usize];
             let way = usize::from(!p.toward_receiver());
-            let later_fragment = usize::from(p.frag_index > 0);
-            let item = Item::new(p, p.ip_bytes).with_flow(flow.hashes[way][later_fragment]);
-            let mut out = std::mem::take(&mut self.tc_out);
-            self.links[d as usize].tc_send(now, item, &mut out);
-            self.after_tc::<CAPTURE>(now, d, out);
-            return;
-        }
-        match self.links[d as usize].enqueue(now, p) {
+            let hash = flow.hashes[way][usize::from(p.frag_index > 0)];
+            let Some(passed) = self.links[d as usize].tc_pass(now, p, hash, 0) else {
+                let item = Item::new(p, p.ip_bytes).with_flow(hash);
+                self.links[d as usize].tc_send(now, item, &mut self.tc_out);
+                self.after_tc::<CAPTURE>(now, d);
+                return;
+            };
+            (passed.enqueued, passed.tx_start)
+        } else {
+            (self.links[d as usize].enqueue(now, p), None)
+        };
+        match enqueued {
             Enqueued::Accepted(schedule) => {
                 self.packets += 1;
                 if let (true, Some(c)) = (CAPTURE, self.capture.as_mut()) {
@@ -706,26 +710,36 @@ impl Simulation {
                 self.dropped::<CAPTURE>(now, At::Dir(d), p, LossCause::Congestion)
             }
         }
+        // After the arrival, as `after_tc` schedules them.
+        if let Some(t) = tx_start {
+            self.sched.schedule(t, Event::DeviceDequeue(d));
+        }
     }
 
-    /// Act on what a pass through direction `d`'s traffic-control layer did,
-    /// and keep `out`'s buffers for the next pass.
-    fn after_tc<const CAPTURE: bool>(&mut self, now: Time, d: u32, mut out: TcOut) {
+    /// Act on what a pass through direction `d`'s traffic-control layer did
+    /// (`self.tc_out`), and clear it, keeping its buffers for the next pass.
+    #[inline]
+    fn after_tc<const CAPTURE: bool>(&mut self, now: Time, d: u32) {
+        let out = &mut self.tc_out;
         self.qdisc_work += std::mem::take(&mut out.work);
-        for p in &out.sent {
-            self.packets += 1;
-            if let (true, Some(c)) = (CAPTURE, self.capture.as_mut()) {
-                c.sent(now, d, p);
-            }
-        }
-        out.sent.clear();
+        self.packets += std::mem::take(&mut out.sent_count);
         if let Some(t) = out.arrival.take() {
             self.sched.schedule(t, Event::Arrival(d));
         }
-        if let Some(t) = out.tx_start.take() {
+        if let Some(t) = self.tc_out.tx_start.take() {
             self.sched.schedule(t, Event::DeviceDequeue(d));
         }
-        for (p, aqm) in out.dropped.drain(..) {
+        if let (true, Some(c)) = (CAPTURE, self.capture.as_mut()) {
+            for p in &self.tc_out.sent {
+                c.sent(now, d, p);
+            }
+        }
+        self.tc_out.sent.clear();
+        if self.tc_out.dropped.is_empty() {
+            return;
+        }
+        let mut dropped = std::mem::take(&mut self.tc_out.dropped);
+        for &(p, aqm) in &dropped {
             let cause = if aqm {
                 LossCause::Aqm
             } else {
@@ -733,7 +747,8 @@ impl Simulation {
             };
             self.dropped::<CAPTURE>(now, At::Dir(d), p, cause);
         }
-        self.tc_out = out;
+        dropped.clear();
+        self.tc_out.dropped = dropped;
     }
 
     /// Count a drop at `at` and, for data, tell the sender's loss oracle its

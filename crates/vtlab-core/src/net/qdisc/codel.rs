@@ -221,6 +221,26 @@ impl CoDelState {
         item
     }
 
+    /// Whether `OkToDrop` refuses a packet with a sojourn of 0 and no bytes
+    /// behind it: a target of at least one CoDel time unit, or a positive
+    /// `MinBytes`.
+    pub(crate) fn keeps_lone_packet(&self) -> bool {
+        before(0, self.target) || self.min_bytes > 0
+    }
+
+    /// `DoDequeue` of a queue holding one packet enqueued at the same time,
+    /// when [`CoDelState::keeps_lone_packet`]: `OkToDrop` refuses (and resets
+    /// `first_above_time`), so CoDel leaves the dropping state and returns it.
+    pub(crate) fn keep_lone_packet(&mut self) {
+        self.first_above_time = 0;
+        self.dropping = false;
+    }
+
+    /// `DoDequeue` of an empty queue: leave the dropping state.
+    pub(crate) fn leave_dropping(&mut self) {
+        self.dropping = false;
+    }
+
     pub(crate) fn count(&self) -> u32 {
         self.count
     }

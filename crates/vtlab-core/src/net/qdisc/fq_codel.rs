@@ -35,7 +35,7 @@
 //!   ECN-capable, so CoDel drops instead of marking. Set-associative hashing,
 //!   L4S and `CeThreshold` are not modelled.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use super::codel::{CoDelParams, CoDelState};
 use super::{DropReason, Dropped, Fifo, Item, QueueDisc, Stats};
@@ -93,13 +93,18 @@ struct Flow<T> {
     codel: CoDelState,
 }
 
+/// An unused bucket in `FqCoDel::index`.
+const NO_FLOW: u32 = u32::MAX;
+
 /// `ns3::FqCoDelQueueDisc`.
 pub struct FqCoDel<T> {
     params: FqCoDelParams,
     /// Flow queues in creation order (ns-3's queue disc classes).
     flows: Vec<Flow<T>>,
-    /// Bucket → index in `flows` (`m_flowsIndices`).
-    index: HashMap<u32, usize>,
+    /// Bucket → index in `flows` (`m_flowsIndices`), `NO_FLOW` if the
+    /// bucket has none yet: one entry per bucket (`flows` ≤ 65,536, checked
+    /// with the scenario), looked up on every packet.
+    index: Vec<u32>,
     new_flows: VecDeque<usize>,
     old_flows: VecDeque<usize>,
     packets: usize,
@@ -107,16 +112,20 @@ pub struct FqCoDel<T> {
     stats: Stats,
     dropped: Vec<Dropped<T>>,
     scratch: Vec<Item<T>>,
+    /// A flow's CoDel keeps a packet it dequeues at once with nothing queued
+    /// behind it (see [`QueueDisc::pass_through`]).
+    lone_packet_kept: bool,
 }
 
 impl<T> FqCoDel<T> {
     pub fn new(params: FqCoDelParams) -> Self {
         assert!(params.flows > 0, "FQ-CoDel needs at least one flow queue");
         assert!(params.quantum > 0, "the quantum parameter cannot be null");
-        FqCoDel {
+        let mut q = FqCoDel {
+            lone_packet_kept: false,
+            index: vec![NO_FLOW; params.flows as usize],
             params,
             flows: Vec::new(),
-            index: HashMap::new(),
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
             packets: 0,
@@ -124,7 +133,9 @@ impl<T> FqCoDel<T> {
             stats: Stats::default(),
             dropped: Vec::new(),
             scratch: Vec::new(),
-        }
+        };
+        q.lone_packet_kept = CoDelState::new(&q.codel_params()).keeps_lone_packet();
+        q
     }
 
     fn codel_params(&self) -> CoDelParams {
@@ -138,11 +149,18 @@ impl<T> FqCoDel<T> {
 
     /// The flow queue a hash goes to.
     pub fn bucket(&self, flow_hash: u32) -> u32 {
-        flow_hash % self.params.flows
+        let flows = self.params.flows;
+        if flows.is_power_of_two() {
+            // The same remainder without a division (1024 flows by default).
+            flow_hash & (flows - 1)
+        } else {
+            flow_hash % flows
+        }
     }
 
     fn flow(&self, bucket: u32) -> Option<&Flow<T>> {
-        self.index.get(&bucket).map(|&i| &self.flows[i])
+        let i = *self.index.get(bucket as usize)?;
+        (i != NO_FLOW).then(|| &self.flows[i as usize])
     }
 
     /// Status of flow queue `bucket` (inactive if never used).
@@ -213,13 +231,15 @@ impl<T> FqCoDel<T> {
     }
 }
 
-impl<T> QueueDisc<T> for FqCoDel<T> {
-    fn enqueue(&mut self, now: Time, mut item: Item<T>) -> Result<(), Dropped<T>> {
-        self.stats.received(item.bytes);
-        let bucket = self.bucket(item.flow_hash);
-        let idx = match self.index.get(&bucket) {
-            Some(&i) => i,
-            None => {
+impl<T> FqCoDel<T> {
+    /// The flow queue of `flow_hash`, created on first use, activated (put
+    /// on the new list with a quantum of deficit) if it was inactive: the
+    /// first half of `DoEnqueue`.
+    #[inline(always)]
+    fn activate(&mut self, flow_hash: u32) -> usize {
+        let bucket = self.bucket(flow_hash);
+        let idx = match self.index[bucket as usize] {
+            NO_FLOW => {
                 let codel = CoDelState::new(&self.codel_params());
                 self.flows.push(Flow {
                     bucket,
@@ -228,17 +248,85 @@ impl<T> QueueDisc<T> for FqCoDel<T> {
                     fifo: Fifo::default(),
                     codel,
                 });
-                self.index.insert(bucket, self.flows.len() - 1);
-                self.flows.len() - 1
+                let idx = self.flows.len() - 1;
+                self.index[bucket as usize] = idx as u32;
+                idx
             }
+            i => i as usize,
         };
-        let quantum = self.params.quantum as i32;
         let flow = &mut self.flows[idx];
         if flow.status == FlowStatus::Inactive {
             flow.status = FlowStatus::NewFlow;
-            flow.deficit = quantum;
+            flow.deficit = self.params.quantum as i32;
             self.new_flows.push_back(idx);
         }
+        idx
+    }
+
+    /// `DoDequeue`'s choice of a flow: heads with no deficit left get a
+    /// quantum more and go to the tail of the old list; the first head with
+    /// a positive deficit (new list first) is chosen. `None`: both lists empty.
+    #[inline(always)]
+    fn next_flow(&mut self) -> Option<usize> {
+        let quantum = self.params.quantum as i32;
+        while let Some(&f) = self.new_flows.front() {
+            let flow = &mut self.flows[f];
+            if flow.deficit > 0 {
+                return Some(f);
+            }
+            flow.deficit += quantum;
+            flow.status = FlowStatus::OldFlow;
+            self.new_flows.pop_front();
+            self.old_flows.push_back(f);
+        }
+        while let Some(&f) = self.old_flows.front() {
+            let flow = &mut self.flows[f];
+            if flow.deficit > 0 {
+                return Some(f);
+            }
+            flow.deficit += quantum;
+            self.old_flows.pop_front();
+            self.old_flows.push_back(f);
+        }
+        None
+    }
+
+    /// The chosen flow `f` had no packet: a new flow moves to the old list
+    /// (ns-3 always does; Linux only when the old list is not empty), an old
+    /// one becomes inactive.
+    #[inline(always)]
+    fn retire(&mut self, f: usize) {
+        // The new list is non-empty exactly when `f` came from it.
+        if !self.new_flows.is_empty() {
+            self.flows[f].status = FlowStatus::OldFlow;
+            self.old_flows.push_back(f);
+            self.new_flows.pop_front();
+        } else {
+            self.flows[f].status = FlowStatus::Inactive;
+            self.old_flows.pop_front();
+        }
+    }
+}
+
+impl<T> FqCoDel<T> {
+    /// The end of `pass_through`: flow `idx`'s CoDel keeps the lone packet of
+    /// `bytes` (and leaves its dropping state), which is charged to the flow's
+    /// deficit and counted as dequeued.
+    #[inline(always)]
+    fn keep_lone_packet(&mut self, idx: usize, bytes: u32) -> bool {
+        let flow = &mut self.flows[idx];
+        flow.codel.keep_lone_packet();
+        flow.deficit -= bytes as i32;
+        self.stats.dequeued(bytes);
+        true
+    }
+}
+
+impl<T> QueueDisc<T> for FqCoDel<T> {
+    fn enqueue(&mut self, now: Time, mut item: Item<T>) -> Result<(), Dropped<T>> {
+        self.stats.received(item.bytes);
+        let idx = self.activate(item.flow_hash);
+        let flow = &mut self.flows[idx];
         // The flow's CoDelQueueDisc::DoEnqueue, with MaxSize = this queue disc's.
         if flow.fifo.len() as u64 + 1 > u64::from(self.params.limit_packets) {
             self.stats
@@ -262,40 +350,17 @@ impl<T> QueueDisc<T> for FqCoDel<T> {
     }
 
     fn dequeue(&mut self, now: Time) -> Option<Item<T>> {
-        let quantum = self.params.quantum as i32;
         loop {
-            let mut found = None;
-            while found.is_none() {
-                let Some(&f) = self.new_flows.front() else {
-                    break;
-                };
-                let flow = &mut self.flows[f];
-                if flow.deficit <= 0 {
-                    flow.deficit += quantum;
-                    flow.status = FlowStatus::OldFlow;
-                    self.new_flows.pop_front();
-                    self.old_flows.push_back(f);
-                } else {
-                    found = Some(f);
-                }
-            }
-            while found.is_none() {
-                let Some(&f) = self.old_flows.front() else {
-                    break;
-                };
-                let flow = &mut self.flows[f];
-                if flow.deficit <= 0 {
-                    flow.deficit += quantum;
-                    self.old_flows.pop_front();
-                    self.old_flows.push_back(f);
-                } else {
-                    found = Some(f);
-                }
-            }
-            // No flow found to dequeue a packet.
-            let f = found?;
+            // No flow found to dequeue a packet: `?`.
+            let f = self.next_flow()?;
             let flow = &mut self.flows[f];
-            let item = flow.codel.dequeue(now, &mut flow.fifo, &mut self.scratch);
+            let item = if flow.fifo.len() == 0 {
+                // CoDel's DoDequeue of an empty queue only leaves the dropping state.
+                flow.codel.leave_dropping();
+                None
+            } else {
+                flow.codel.dequeue(now, &mut flow.fifo, &mut self.scratch)
+            };
             for d in self.scratch.drain(..) {
                 self.packets -= 1;
                 self.bytes -= u64::from(d.bytes);
@@ -308,28 +373,72 @@ impl<T> QueueDisc<T> for FqCoDel<T> {
                     at: now,
                 });
             }
-            match item {
-                None => {
-                    // The new list is non-empty exactly when `f` came from it.
-                    if !self.new_flows.is_empty() {
-                        flow.status = FlowStatus::OldFlow;
-                        self.old_flows.push_back(f);
-                        self.new_flows.pop_front();
-                    } else {
-                        flow.status = FlowStatus::Inactive;
-                        self.old_flows.pop_front();
-                    }
+            let Some(item) = item else {
+                self.retire(f);
+                continue;
+            };
+            // IncreaseDeficit(item->GetSize() * -1).
+            flow.deficit -= item.bytes as i32;
+            self.packets -= 1;
+            self.bytes -= u64::from(item.bytes);
+            self.stats.dequeued(item.bytes);
+            return Some(item);
+        }
+    }
+
+    /// `enqueue` then `dequeue` of `item` at `now` into the empty queue disc,
+    /// without storing it: the packet is accepted (the limit is at least one
+    /// packet), its flow activated, and the DRR rotation run as `dequeue`
+    /// runs it, every flow chosen before the packet's own being empty; the
+    /// packet's CoDel sees a sojourn of 0 with no bytes behind it, which is
+    /// below target (or under `MinBytes`), so it is kept and CoDel leaves
+    /// the dropping state. Declined (nothing changed) when the queue disc
+    /// is not empty, its limit is 0, or its CoDel's target and `MinBytes`
+    /// are both 0 (then CoDel could drop the lone packet).
+    fn pass_through(&mut self, _now: Time, item: &Item<T>) -> bool {
+        if self.packets != 0 || self.params.limit_packets == 0 || !self.lone_packet_kept {
+            return false;
+        }
+        self.stats.received(item.bytes);
+        let idx = self.activate(item.flow_hash);
+        self.stats.enqueued(item.bytes);
+        // `dequeue`'s rotation (`next_flow`, `retire`) with every flow chosen
+        // before the packet's own empty. New list: a head without deficit gets
+        // a quantum and goes to the old list; a head with deficit is chosen,
+        // found empty and goes to the old list too.
+        let quantum = self.params.quantum as i32;
+        while let Some(&f) = self.new_flows.front() {
+            let flow = &mut self.flows[f];
+            if flow.deficit > 0 {
+                if f == idx {
+                    return self.keep_lone_packet(idx, item.bytes);
                 }
-                Some(item) => {
-                    // IncreaseDeficit(item->GetSize() * -1).
-                    flow.deficit -= item.bytes as i32;
-                    self.packets -= 1;
-                    self.bytes -= u64::from(item.bytes);
-                    self.stats.dequeued(item.bytes);
-                    return Some(item);
-                }
+                flow.codel.leave_dropping();
+            } else {
+                flow.deficit += quantum;
+            }
+            flow.status = FlowStatus::OldFlow;
+            self.new_flows.pop_front();
+            self.old_flows.push_back(f);
+        }
+        // Old list (the packet's flow is on it now): a head without deficit
+        // gets a quantum and goes to the tail; one with deficit is chosen, and
+        // found empty it becomes inactive.
+        while let Some(&f) = self.old_flows.front() {
+            let flow = &mut self.flows[f];
+            if flow.deficit <= 0 {
+                flow.deficit += quantum;
+                self.old_flows.pop_front();
+                self.old_flows.push_back(f);
+            } else if f == idx {
+                return self.keep_lone_packet(idx, item.bytes);
+            } else {
+                flow.codel.leave_dropping();
+                flow.status = FlowStatus::Inactive;
+                self.old_flows.pop_front();
             }
         }
+        unreachable!("the packet's flow is on the new or the old list")
     }
 
     fn len_packets(&self) -> usize {
@@ -344,7 +453,12 @@ impl<T> QueueDisc<T> for FqCoDel<T> {
         &self.stats
     }
 
+    #[inline]
     fn drain_drops(&mut self) -> Vec<Dropped<T>> {
+        if self.dropped.is_empty() {
+            // Keep the buffer: most passes drop nothing.
+            return Vec::new();
+        }
         std::mem::take(&mut self.dropped)
     }
 }
@@ -582,5 +696,92 @@ mod tests {
         // Buckets: hash % Flows.
         let q: FqCoDel<()> = FqCoDel::new(p);
         assert_eq!(q.bucket(1024 + 7), 7);
+    }
+
+    /// Everything `pass_through` may touch, for comparing two queue discs.
+    fn state(q: &FqCoDel<u32>) -> String {
+        let flows: Vec<String> = q
+            .flows
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} {} {:?} {} {:?}",
+                    f.bucket,
+                    f.deficit,
+                    f.status,
+                    f.fifo.len(),
+                    f.codel
+                )
+            })
+            .collect();
+        format!(
+            "{flows:?} new {:?} old {:?} {} {} {:?}",
+            q.new_flows, q.old_flows, q.packets, q.bytes, q.stats
+        )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 96, ..Default::default() })]
+
+        /// `pass_through` changes the state exactly as `enqueue` then `dequeue`
+        /// of the same packet (the reference), whatever came before: bursts
+        /// that build queues (so CoDel enters its dropping state), few flows
+        /// (so empty flows stay on the lists), packets of any size.
+        #[test]
+        fn pass_through_is_enqueue_then_dequeue(
+            ops in proptest::collection::vec((0u8..4, 0u64..40_000, 40u32..3000, 0u32..5), 1..300),
+            target_us in proptest::sample::select(vec![0u64, 1, 5000]),
+            min_bytes in proptest::sample::select(vec![0u32, 1500]),
+        ) {
+            let params = FqCoDelParams {
+                flows: 4,
+                target: Duration::from_micros(target_us),
+                min_bytes,
+                ..FqCoDelParams::default()
+            };
+            let mut reference: FqCoDel<u32> = FqCoDel::new(params.clone());
+            let mut fast: FqCoDel<u32> = FqCoDel::new(params);
+            let mut now = Time::ZERO;
+            let mut passed = 0;
+            for (id, &(kind, dt_us, bytes, flow)) in ops.iter().enumerate() {
+                now += Duration::from_micros(dt_us);
+                let item = Item::new(id as u32, bytes).with_flow(flow);
+                match kind {
+                    // Offer a packet the way the link does: straight through if
+                    // the discipline can, else stored and the queue run once.
+                    0 | 1 => {
+                        let through = fast.pass_through(now, &item);
+                        if through {
+                            passed += 1;
+                            proptest::prop_assert!(reference.is_empty());
+                        } else {
+                            let _ = fast.enqueue(now, item.clone());
+                            let _ = fast.dequeue(now);
+                        }
+                        let _ = reference.enqueue(now, item);
+                        let got = reference.dequeue(now).map(|i| i.payload);
+                        if through {
+                            proptest::prop_assert_eq!(got, Some(id as u32));
+                        }
+                    }
+                    // Build a queue: store without dequeuing.
+                    2 => {
+                        let _ = fast.enqueue(now, item.clone());
+                        let _ = reference.enqueue(now, item);
+                    }
+                    _ => {
+                        let _ = fast.dequeue(now);
+                        let _ = reference.dequeue(now);
+                    }
+                }
+                fast.drain_drops();
+                reference.drain_drops();
+                proptest::prop_assert_eq!(state(&fast), state(&reference));
+            }
+            // A target under one CoDel time unit with no MinBytes: never passed.
+            if target_us < 2 && min_bytes == 0 {
+                proptest::prop_assert_eq!(passed, 0);
+            }
+        }
     }
 }

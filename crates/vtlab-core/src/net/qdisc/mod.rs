@@ -289,6 +289,16 @@ pub trait QueueDisc<T> {
     /// way are added to [`QueueDisc::drain_drops`].
     fn dequeue(&mut self, now: Time) -> Option<Item<T>>;
 
+    /// Offer `item` at `now` to the empty queue disc and take it straight
+    /// back out, where the discipline can do so without storing it: exactly
+    /// what `enqueue` then `dequeue` at `now` would do to the state, for a
+    /// packet that both accept. Returns false, having changed nothing, where
+    /// it cannot (then call `enqueue` and `dequeue`). Disciplines with
+    /// periodic work of their own ([`QueueDisc::periodic_work`]) do not pass.
+    fn pass_through(&mut self, _now: Time, _item: &Item<T>) -> bool {
+        false
+    }
+
     /// Packets stored (`QueueDisc::GetNPackets`).
     fn len_packets(&self) -> usize;
 
@@ -432,55 +442,58 @@ impl<T> Qdisc<T> {
             QdiscConf::Pie(p) => Qdisc::Pie(Pie::new(p.clone(), now, rng)),
         }
     }
+}
 
-    fn inner(&self) -> &dyn QueueDisc<T> {
-        match self {
-            Qdisc::PfifoFast(q) => q,
-            Qdisc::CoDel(q) => q,
-            Qdisc::FqCoDel(q) => q,
-            Qdisc::Red(q) => q,
-            Qdisc::Pie(q) => q,
+/// Call `$call` on the discipline inside a [`Qdisc`], statically dispatched
+/// (so that the discipline's code inlines into the link's per-packet path).
+macro_rules! dispatch {
+    ($self:expr, $q:ident => $call:expr) => {
+        match $self {
+            Qdisc::PfifoFast($q) => $call,
+            Qdisc::CoDel($q) => $call,
+            Qdisc::FqCoDel($q) => $call,
+            Qdisc::Red($q) => $call,
+            Qdisc::Pie($q) => $call,
         }
-    }
-
-    fn inner_mut(&mut self) -> &mut dyn QueueDisc<T> {
-        match self {
-            Qdisc::PfifoFast(q) => q,
-            Qdisc::CoDel(q) => q,
-            Qdisc::FqCoDel(q) => q,
-            Qdisc::Red(q) => q,
-            Qdisc::Pie(q) => q,
-        }
-    }
+    };
 }
 
 impl<T> QueueDisc<T> for Qdisc<T> {
+    #[inline]
     fn enqueue(&mut self, now: Time, item: Item<T>) -> Result<(), Dropped<T>> {
-        self.inner_mut().enqueue(now, item)
+        dispatch!(self, q => q.enqueue(now, item))
     }
+    #[inline]
     fn dequeue(&mut self, now: Time) -> Option<Item<T>> {
-        self.inner_mut().dequeue(now)
+        dispatch!(self, q => q.dequeue(now))
     }
+    #[inline]
+    fn pass_through(&mut self, now: Time, item: &Item<T>) -> bool {
+        dispatch!(self, q => q.pass_through(now, item))
+    }
+    #[inline]
     fn len_packets(&self) -> usize {
-        self.inner().len_packets()
+        dispatch!(self, q => q.len_packets())
     }
     fn len_bytes(&self) -> u64 {
-        self.inner().len_bytes()
+        dispatch!(self, q => q.len_bytes())
     }
     fn stats(&self) -> &Stats {
-        self.inner().stats()
+        dispatch!(self, q => q.stats())
     }
+    #[inline]
     fn drain_drops(&mut self) -> Vec<Dropped<T>> {
-        self.inner_mut().drain_drops()
+        dispatch!(self, q => q.drain_drops())
     }
     fn next_timer(&self) -> Option<Time> {
-        self.inner().next_timer()
+        dispatch!(self, q => q.next_timer())
     }
     fn on_timer(&mut self, now: Time) {
-        self.inner_mut().on_timer(now)
+        dispatch!(self, q => q.on_timer(now))
     }
+    #[inline]
     fn periodic_work(&self) -> u64 {
-        self.inner().periodic_work()
+        dispatch!(self, q => q.periodic_work())
     }
 }
 

@@ -1,0 +1,164 @@
+"""Parallel scaling of sweeps: speed-up and parallel efficiency per core count and
+per run length.
+
+For each run length (short: 2 MB, long: 100 MB, both V2G transfers at the scenario's
+defaults, the ns3 profile's FQ-CoDel included) it runs one grid of 4 congestion
+controls x 2 mean losses (1 %, 5 %) x S seeds as a sweep with ``--jobs`` 1, then with
+each other core count, into a fresh store each time (as a campaign does: every run is
+stored and checksummed), and prints wall time, CPU time (this process and its workers),
+runs per second, the speed-up over one job and the parallel efficiency (speed-up /
+jobs). Each configuration is timed ``--repeat`` times (default once); the fastest
+counts.
+
+Self-contained: it needs only an installed vtlab (any checkout or wheel), e.g. on a
+16-core machine::
+
+    python benchmarks/scaling.py --cores 1,2,4,8,16 --quick     # about 3-4 min there
+    python benchmarks/scaling.py --cores 1,2 --json scaling.json
+
+A sweep has a fixed cost (importing pandas, building its points, forking the workers,
+gathering the tables at the end: about 0.35 s on a 2-core machine) besides its runs,
+so the grids are sized to about a minute of one core's work per run length with
+``--quick`` (4 000 short runs, 800 long ones), twice that by default;
+``--short-seeds`` and ``--long-seeds`` change them (seeds per grid point, 8 points).
+Timings need a quiet machine: the load average is printed with the results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import vtlab
+from vtlab.sweep import Axis, Sweep
+
+#: Run lengths: name → transfer size.
+LENGTHS = {"short": "2MB", "long": "100MB"}
+CCS = ["newreno", "cubic", "bbr", "westwood"]
+LOSSES = ["1%", "5%"]
+
+
+@dataclass
+class Row:
+    length: str
+    cores: int
+    runs: int
+    wall_s: float
+    cpu_s: float
+    speedup: float = 1.0
+    efficiency: float = 1.0
+
+    @property
+    def runs_per_s(self) -> float:
+        return self.runs / self.wall_s
+
+
+def _cpu_s() -> float:
+    """User + system CPU seconds of this process and its finished children."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def time_sweep(size: str, seeds: int, jobs: int, store_root: Path) -> tuple[float, float, int]:
+    """Wall and CPU seconds of one sweep of the grid into a fresh store."""
+    sweep = Sweep(
+        {"preset": "v2g", "bytes": size},
+        [Axis.values("tcp.cc", CCS), Axis.values("loss.mean_loss", LOSSES)],
+        seeds=range(1, seeds + 1),
+    )
+    store = store_root / f"store-{size}-{jobs}"
+    shutil.rmtree(store, ignore_errors=True)
+    cpu0, t0 = _cpu_s(), time.perf_counter()
+    res = sweep.run(store, jobs=jobs, progress=False)
+    wall, cpu = time.perf_counter() - t0, _cpu_s() - cpu0
+    shutil.rmtree(store, ignore_errors=True)
+    return wall, cpu, len(res.flows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cores", default=None, help="core counts, e.g. 1,2,4 (default 1..N)")
+    ap.add_argument("--quick", action="store_true", help="fewer runs, one repetition")
+    ap.add_argument("--repeat", type=int, default=1, help="repetitions (default 1)")
+    ap.add_argument("--short-seeds", type=int, default=None, help="seeds per point, short runs")
+    ap.add_argument("--long-seeds", type=int, default=None, help="seeds per point, long runs")
+    ap.add_argument("--lengths", default="short,long", help="short, long or both")
+    ap.add_argument("--json", dest="json_out", default=None, help="also write the rows here")
+    args = ap.parse_args(argv)
+    available = os.cpu_count() or 1
+    cores = [int(c) for c in args.cores.split(",")] if args.cores else list(range(1, available + 1))
+    if not cores or min(cores) < 1:
+        print("error: --cores: give positive core counts, e.g. 1,2,4", file=sys.stderr)
+        return 2
+    if 1 not in cores:
+        cores = [1, *cores]
+    lengths = [n.strip() for n in args.lengths.split(",")]
+    if any(n not in LENGTHS for n in lengths):
+        print(f"error: --lengths: one or more of {', '.join(LENGTHS)}", file=sys.stderr)
+        return 2
+    repeat = args.repeat
+    seeds = {
+        "short": args.short_seeds or (500 if args.quick else 1000),
+        "long": args.long_seeds or (100 if args.quick else 200),
+    }
+    if repeat < 1 or min(seeds.values()) < 1:
+        print("error: --repeat, --short-seeds, --long-seeds: at least 1", file=sys.stderr)
+        return 2
+    print(
+        f"vtlab {vtlab.__version__} · Python {platform.python_version()} · "
+        f"{available} cores · load average {os.getloadavg()[0]:.1f} at start"
+    )
+    if max(cores) > available:
+        print(f"warning: more jobs than the {available} cores of this machine")
+    rows: list[Row] = []
+    with tempfile.TemporaryDirectory(prefix="vtlab-scaling-") as tmp:
+        for length in lengths:
+            base: Row | None = None
+            for jobs in sorted(set(cores)):
+                best = min(
+                    (
+                        time_sweep(LENGTHS[length], seeds[length], jobs, Path(tmp))
+                        for _ in range(repeat)
+                    ),
+                    key=lambda t: t[0],
+                )
+                row = Row(length, jobs, best[2], best[0], best[1])
+                if base is None:
+                    base = row
+                row.speedup = base.wall_s / row.wall_s
+                row.efficiency = row.speedup / jobs
+                rows.append(row)
+                print(
+                    f"  {length:5s} {jobs:3d} jobs: {row.wall_s:7.2f} s wall, "
+                    f"{row.cpu_s:7.2f} s CPU, {row.speedup:5.2f}x",
+                    flush=True,
+                )
+    print(f"load average {os.getloadavg()[0]:.1f} at end\n")
+    print(
+        f"{'length':7s} {'cores':>5s} {'runs':>5s} {'wall s':>8s} {'CPU s':>8s} "
+        f"{'runs/s':>8s} {'speed-up':>9s} {'efficiency':>10s}"
+    )
+    for r in rows:
+        print(
+            f"{r.length:7s} {r.cores:5d} {r.runs:5d} {r.wall_s:8.2f} {r.cpu_s:8.2f} "
+            f"{r.runs_per_s:8.1f} {r.speedup:8.2f}x {r.efficiency:9.0%}"
+        )
+    if args.json_out:
+        Path(args.json_out).write_text(
+            json.dumps([{**asdict(r), "runs_per_s": r.runs_per_s} for r in rows], indent=1)
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
