@@ -97,3 +97,51 @@ def test_pre332_runs_used_the_old_defaults_on_both_sides(rows):
     assert len(ww) == 10
     assert by["Westwood"]["pre332_vtlab"]["mean"] == pytest.approx(statistics.mean(ww))
     assert math.isfinite(by["Westwood"]["pre332_ns3"]["mean"])
+
+
+def test_evidence_sentence_from_the_stored_runs(rows):
+    """The report's sentence: the agree/consistent counts from the validate pipeline's
+    agreement.csv, the paper / ns-3.44 range recomputed from PAPER_10MB and the stored
+    ns-3 runs, and the pre-3.32 change range from the stored pre-3.32 runs."""
+    with open(VALIDATION / t10.DEFAULTS_DIR / "agreement.csv") as f:
+        verdicts = [a["verdict"] for a in csv.DictReader(f)]
+    recs = _records(t10.DEFAULTS_DIR)
+    old = _records(t10.PRE_332_DIR)
+
+    def ns3_mean(records, cc):
+        return statistics.mean(
+            r["goodput_bps"] / 1e6 for r in records if r["side"] == "ns-3" and r["cc"] == cc
+        )
+
+    ratios = [PAPER_10MB[label] / ns3_mean(recs, cc) for label, cc in t10.CELLS.items()]
+    change = [ns3_mean(old, cc) / ns3_mean(recs, cc) - 1 for cc in t10.CELLS.values()]
+    # 100 MB references: every variant below its 10 MB mean except NewReno
+    ns3_100 = {r["variant"]: r["ns3"]["mean"] * 0.9 for r in rows}
+    ns3_100["NewReno"] = 10.0
+    text = t10.evidence(rows, ns3_100)
+    assert f"agrees with vtlab in {verdicts.count('agree')} of 10 variants" in text
+    assert f"({verdicts.count('consistent')} consistent" in text
+    assert "above its 100 MB goodput for 9 of 10" in text
+    assert f"{min(ratios):.2f}–{max(ratios):.2f} × ns-3.44's" in text
+    assert f"by {min(change) * 100:+.0f} to {max(change) * 100:+.0f} %" in text
+    near = sum(abs(x - 1) <= 0.25 for x in ratios)
+    near_old = sum(
+        abs(PAPER_10MB[label] / ns3_mean(old, cc) - 1) <= 0.25 for label, cc in t10.CELLS.items()
+    )
+    assert f"for {near} of 10 variants at the defaults and {near_old} under" in text
+
+
+def test_the_10mb_grid_stays_out_of_the_100mb_reference():
+    """validation/park2019/table2-10mb/agreement.csv has the same columns as the 100 MB
+    grid's; the report's 100 MB ns-3.44 reference must still be the top-level grid's."""
+    from vtlab.experiments.park2019.analysis import ns3_reference
+
+    with open(VALIDATION / "agreement.csv") as f:
+        top = {
+            a["cc"]: float(a["ns3_goodput_mbps"])
+            for a in csv.DictReader(f)
+            if a["topology"] == "1" and float(a["loss"]) == 0.05
+        }
+    ref = ns3_reference(VALIDATION)
+    assert ref[("NewReno", 0.05, "ts-on")] == pytest.approx(top["newreno"])
+    assert ref[("Illinois", 0.05, "ts-on")] == pytest.approx(top["illinois"])
