@@ -145,3 +145,10 @@ def test_the_10mb_grid_stays_out_of_the_100mb_reference():
     ref = ns3_reference(VALIDATION)
     assert ref[("NewReno", 0.05, "ts-on")] == pytest.approx(top["newreno"])
     assert ref[("Illinois", 0.05, "ts-on")] == pytest.approx(top["illinois"])
+
+
+@pytest.mark.parametrize("argv", [["x"], ["0"], ["65"], ["2", "3"], ["-1"]])
+def test_bad_jobs_is_one_error_line(argv, capsys):
+    assert t10.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: JOBS: ")

@@ -214,9 +214,18 @@ def markdown(rows: Sequence[Mapping[str, Any]]) -> str:
     return head + "\n".join(lines) + "\n"
 
 
-if __name__ == "__main__":
+def main(argv: Sequence[str]) -> int:
+    """``python -m vtlab.experiments.park2019.table2_10mb [JOBS]``: :func:`run_pre332`
+    for seeds 1–10 into the validation folder (``$VTLAB_VALIDATION_DIR``)."""
     from vtlab.packagedata import validation_dir
 
-    run_pre332(
-        validation_dir() / PRE_332_DIR, range(1, 11), int(sys.argv[1]) if sys.argv[1:] else 2
-    )
+    text = argv[0] if argv else "2"
+    if len(argv) > 1 or not text.isdigit() or not 1 <= int(text) <= 64:
+        print(f"error: JOBS: {' '.join(argv)}: one whole number from 1 to 64", file=sys.stderr)
+        return 2
+    print(run_pre332(validation_dir() / PRE_332_DIR, range(1, 11), int(text)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
