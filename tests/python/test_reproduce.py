@@ -115,6 +115,10 @@ def test_report_has_the_papers_table2_and_the_setup(quick):
     assert list(comparison["paper"]) == [e.value for e in printed]
     assert list(comparison["quantity"]) == [e.label for e in printed]
     assert "| File size |" in (out / "table2.md").read_text()
+    # The 10 MB row's deviation cites ns-3.44 at 10 MB (validation/park2019/).
+    short = [line for line in report.splitlines() if line.startswith("* *Short transfers.*")]
+    assert len(short) == 1 and "ns-3.44 at 10 MB" in short[0]
+    assert "unexplained" not in short[0]
 
 
 def test_quick_findings_that_hold_in_our_model(quick):
