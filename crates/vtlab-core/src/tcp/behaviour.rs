@@ -79,6 +79,15 @@ pub struct StackBehaviour {
     /// m_isFirstPartialAck)`, RFC 6582's impatient variant); Linux re-arms it
     /// on every ACK of new data (`tcp_set_xmit_timer`).
     pub timer_restart_first_partial_ack_only: bool,
+    /// The passive end times its SYN-ACK: the ACK that completes the
+    /// handshake gives the first RTT sample, from the SYN-ACK's send time if
+    /// it was sent once, else (Karn) from the timestamp echo if there is one
+    /// (Linux `tcp_synack_rtt_meas` → `tcp_ack_update_rtt`, in
+    /// `tcp_rcv_state_process` for TCP_SYN_RECV). ns-3.44 `EstimateRtt` does
+    /// too (`UpdateRttHistory` for the SYN-ACK); the `ns3` profile does not
+    /// follow it there (docs/validation.md), which at ns-3's 1 s minimum RTO
+    /// changes no timing.
+    pub synack_rtt_sample: bool,
 }
 
 impl StackBehaviour {
@@ -101,6 +110,7 @@ impl StackBehaviour {
         pure_ack_clears_backoff: true,
         ts_clock_ms: true,
         timer_restart_first_partial_ack_only: true,
+        synack_rtt_sample: false,
     };
 
     pub const LINUX: StackBehaviour = StackBehaviour {
@@ -122,6 +132,7 @@ impl StackBehaviour {
         pure_ack_clears_backoff: false,
         ts_clock_ms: false,
         timer_restart_first_partial_ack_only: false,
+        synack_rtt_sample: true,
     };
 
     pub fn of(profile: Profile) -> Self {

@@ -49,6 +49,13 @@ pub struct Sender {
     syn_timeout: Duration,
     syn_sent_at: Time,
     syn_retransmitted: bool,
+    /// The passive end's handshake, until the ACK that completes it arrives
+    /// ([`StackBehaviour::synack_rtt_sample`]): when its first SYN-ACK went
+    /// out, when its last did, and whether a duplicate SYN made it send
+    /// another.
+    syn_ack_at: Option<Time>,
+    syn_ack_last: Time,
+    syn_ack_retransmitted: bool,
     /// Retransmission timeouts since the last ACK of new data (ns-3 counts
     /// `m_dataRetrCount` down from `DataRetries`; Linux `icsk_retransmits`).
     rto_streak: u32,
@@ -119,6 +126,9 @@ impl Sender {
             syn_timeout: Duration(cfg.syn_timeout_ns),
             syn_sent_at: Time::ZERO,
             syn_retransmitted: false,
+            syn_ack_at: None,
+            syn_ack_last: Time::ZERO,
+            syn_ack_retransmitted: false,
             rto_streak: 0,
             user_at: None,
             aborted: None,
@@ -286,10 +296,21 @@ impl Sender {
     }
 
     /// The passive end of a two-way connection: the peer's SYN arrived at
-    /// `now`, so this direction may send once it has data. There is no RTT
-    /// sample yet (the initial RTO applies) and the peer's window is `rwnd`.
+    /// `now` and this end answered with a SYN-ACK, so this direction may send
+    /// once it has data; the peer's window is `rwnd`. There is no RTT sample
+    /// yet: with [`StackBehaviour::synack_rtt_sample`] the ACK completing the
+    /// handshake gives one (Linux), else the initial RTO applies until the
+    /// first data is acknowledged (ns-3 profile). A duplicate SYN (the peer
+    /// lost the SYN-ACK) calls this again: the SYN-ACK was sent twice.
     pub fn accept(&mut self, now: Time, rwnd: u64) {
+        self.syn_ack_last = now;
+        if self.syn_ack_at.is_some() {
+            self.syn_ack_retransmitted = true;
+        }
         if self.c.phase == Phase::Idle && self.aborted.is_none() {
+            if self.c.b.synack_rtt_sample {
+                self.syn_ack_at = Some(now);
+            }
             self.c.rwnd = rwnd;
             self.c.phase = Phase::Established;
             let in_flight = self.bytes_in_flight();
@@ -408,6 +429,26 @@ impl Sender {
         self.send_data(now, out);
     }
 
+    /// The ACK completing the passive end's handshake arrived (Linux
+    /// `tcp_synack_rtt_meas`): the time since the SYN-ACK if it was sent
+    /// once; after a retransmitted SYN-ACK (Karn: `req->num_retrans`) the
+    /// timestamp echo if timestamps are on (`tcp_ack_update_rtt` falls back
+    /// to `rcv_tsecr`), which is the last SYN-ACK's: the client accepts the
+    /// first SYN-ACK that reaches it and only retransmits its SYN, drawing
+    /// another, while none has; else no sample.
+    fn on_handshake_acked(&mut self, now: Time, sent: Time) {
+        let sample = if !self.syn_ack_retransmitted {
+            Some(now - sent)
+        } else if self.c.cfg.timestamps {
+            Some(self.c.ts_rtt(now, self.syn_ack_last))
+        } else {
+            None
+        };
+        if let Some(r) = sample {
+            self.take_rtt_sample(r);
+        }
+    }
+
     fn take_rtt_sample(&mut self, r: Duration) {
         self.c.rtt.sample(r);
         let s = &mut self.c.stats;
@@ -421,6 +462,9 @@ impl Sender {
     fn on_ack(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
         if self.c.phase != Phase::Established {
             return;
+        }
+        if let Some(sent) = self.syn_ack_at.take() {
+            self.on_handshake_acked(now, sent);
         }
         // Linux FLAG_WIN_UPDATE for an ACK that does not advance: a larger window.
         let win_update = p.rwnd > self.c.rwnd;

@@ -182,7 +182,8 @@ fn a_probe_ending_in_a_pure_duplicate_ack_was_unnecessary() {
 
 #[test]
 fn without_an_rtt_sample_the_probe_waits_the_initial_timeout() {
-    // The passive end of a two-way connection has no sample: PTO =
+    // The passive end of a two-way connection before the handshake's ACK
+    // arrives (or with the ns3 profile) has no sample: PTO =
     // TCP_TIMEOUT_INIT = rto_initial = 1 s, capped by the RTO, 1 s after the
     // head: fires at 0 + 1 s. The RTO then restarts from the probe: 2 s.
     let mut s = Sender::new(
@@ -204,6 +205,61 @@ fn without_an_rtt_sample_the_probe_waits_the_initial_timeout() {
     assert_eq!((s.stats().tlp_probes, s.stats().rto_count), (1, 0));
     assert_eq!(s.rto(), Duration::from_secs(1), "no backoff");
     assert_eq!(s.timer_deadline(), Some(ms(2000.0)));
+}
+
+/// A passive end: the SYN-ACKs go out at `syn_acks` (ms), the ACK that
+/// completes the handshake arrives at `acked` ms.
+fn passive(cfg: TcpConfig, syn_acks: &[f64], acked: f64) -> Sender {
+    let profile = cfg.profile;
+    let mut s = Sender::new(cfg, AnyCc::NewReno(NewReno::new(profile)), 0, NodeId(1), 0);
+    for &t in syn_acks {
+        s.accept(ms(t), 1 << 30);
+    }
+    s.on_packet(ms(acked), &super::tests::ack_packet(0), &mut vec![]);
+    s
+}
+
+#[test]
+fn the_passive_end_times_its_syn_ack() {
+    // Linux tcp_synack_rtt_meas: SYN-ACK at 0, its ACK at 4 ms: one sample
+    // R = 4 ms. tcp_rtt_estimator's first sample: srtt = R, mdev = R/2, so
+    // rttvar_us = max(4·mdev, tcp_rto_min) and __tcp_set_rto gives
+    // RTO = R + max(2R, 200 ms) = 4 + max(8, 200) = 204 ms (not the initial 1 s).
+    let mut s = passive(linux(), &[0.0], 4.0);
+    assert_eq!(s.srtt(), Some(Duration::from_millis(4)));
+    assert_eq!(s.rto(), Duration::from_millis(204));
+    // The first response at 220 ms: one segment out, PTO = 2·srtt + 200 ms =
+    // 208 ms, capped by the RTO from the head's send (tcp_rto_delta_us):
+    // 204 ms, so the lost response is resent at 424 ms, not at 1220 ms.
+    let mut out = vec![];
+    s.write(ms(220.0), 100, &mut out);
+    assert_eq!(s.timer_deadline(), Some(ms(424.0)));
+    // Only the handshake's ACK is timed so: a later ACK that acknowledges
+    // nothing new gives no sample.
+    s.on_packet(ms(230.0), &super::tests::ack_packet(0), &mut out);
+    assert_eq!(s.stats().rtt_samples, 1);
+    // The ns3 profile keeps no handshake sample at the passive end (the
+    // initial RTO until data is acknowledged; docs/validation.md).
+    let n = passive(cfg(Profile::Ns3), &[0.0], 4.0);
+    assert_eq!((n.srtt(), n.rto()), (None, Duration::from_secs(1)));
+}
+
+#[test]
+fn a_retransmitted_syn_ack_is_timed_only_by_its_timestamp() {
+    // SYN-ACKs at 0 and 1000 ms (the first lost, the client's SYN resent),
+    // the ACK at 1004 ms. Without timestamps Karn's rule leaves no sample
+    // (Linux: req->num_retrans > 0 → rtt_us = -1, no TSecr to fall back on).
+    let karn = passive(linux(), &[0.0, 1000.0], 1004.0);
+    assert_eq!((karn.srtt(), karn.stats().rtt_samples), (None, 0));
+    // With timestamps the ACK echoes the SYN-ACK the client accepted, the
+    // second (sent at 1000 ms): R = 4 ms, RTO = 4 + max(8, 200) = 204 ms.
+    let ts = TcpConfig {
+        timestamps: true,
+        ..linux()
+    };
+    let echo = passive(ts, &[0.0, 1000.0], 1004.0);
+    assert_eq!(echo.srtt(), Some(Duration::from_millis(4)));
+    assert_eq!(echo.rto(), Duration::from_millis(204));
 }
 
 #[test]
