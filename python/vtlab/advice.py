@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vtlab import survival as sv
+from vtlab.api import core_build
 from vtlab.errors import CliError as AdviceError
 from vtlab.errors import os_problem
 
@@ -155,7 +156,10 @@ def session_spec(
 
 
 def _key(spec: dict[str, Any], burst: tuple[int, int], runs: int, seed: int) -> str:
-    text = json.dumps([spec, burst, runs, seed], sort_keys=True, default=str)
+    """The stored estimate's name: the setting, the burst sizes, the runs per burst
+    count, the seed and the simulator core's build (a rebuilt core, whose TCP may
+    behave differently, never reuses an earlier build's runs)."""
+    text = json.dumps([spec, burst, runs, seed, core_build()], sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
