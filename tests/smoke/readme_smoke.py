@@ -95,6 +95,9 @@ QUICK: dict[str, Quick] = {
         "emulate v2g --loss 1% --far true -- true", or_error=True
     ),
     "expand v2g --loss 5%": Quick("expand v2g --loss 5%"),
+    # Needs root, Java and the iso15118 package (the dev extra): without them the
+    # one-line error says which is missing.
+    "study iso15118 --real --quick": Quick("study iso15118 --real --quick", or_error=True),
     "sweep v2g --axis tcp.cc=newreno,illinois --axis loss:loss.mean_loss=1%,5% --store out/grid": (
         Quick(
             "sweep v2g --axis tcp.cc=newreno,illinois --axis loss:loss.mean_loss=1%,5% "

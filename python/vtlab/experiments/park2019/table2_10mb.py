@@ -32,6 +32,7 @@ from vtlab.experiments.park2019.plan import VARIANTS
 from vtlab.ns3.process import core_dir
 from vtlab.ns3.program import ensure_binary
 from vtlab.ns3.v2g import ns3_args
+from vtlab.packagedata import validation_dir
 from vtlab.validation.runner import NS3, VTLAB
 from vtlab.validation.v2g import Task, execute, loss_key, vtlab_spec
 from vtlab.validation.verdict import mean_ci, ratio_ci, verdict
@@ -217,8 +218,6 @@ def markdown(rows: Sequence[Mapping[str, Any]]) -> str:
 def main(argv: Sequence[str]) -> int:
     """``python -m vtlab.experiments.park2019.table2_10mb [JOBS]``: :func:`run_pre332`
     for seeds 1–10 into the validation folder (``$VTLAB_VALIDATION_DIR``)."""
-    from vtlab.packagedata import validation_dir
-
     text = argv[0] if argv else "2"
     if len(argv) > 1 or not text.isdigit() or not 1 <= int(text) <= 64:
         print(f"error: JOBS: {' '.join(argv)}: one whole number from 1 to 64", file=sys.stderr)
