@@ -7,8 +7,9 @@ controls x 2 mean losses (1 %, 5 %) x S seeds as a sweep with ``--jobs`` 1, then
 each other core count, into a fresh store each time (as a campaign does: every run is
 stored and checksummed), and prints wall time, CPU time (this process and its workers),
 runs per second, the speed-up over one job and the parallel efficiency (speed-up /
-jobs). Each configuration is timed ``--repeat`` times (default once); the fastest
-counts.
+jobs), with the CPU time of the sweep's own process (gathering the workers' results)
+and the seconds its final gathering took after the last run. Each configuration is
+timed ``--repeat`` times (default once); the fastest counts.
 
 Self-contained: it needs only an installed vtlab (any checkout or wheel), e.g. on a
 16-core machine::
@@ -39,6 +40,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import vtlab
+from vtlab import sweep as sweep_module
 from vtlab.sweep import Axis, Sweep
 
 #: Run lengths: name → transfer size.
@@ -54,6 +56,8 @@ class Row:
     runs: int
     wall_s: float
     cpu_s: float
+    parent_cpu_s: float
+    gather_s: float
     speedup: float = 1.0
     efficiency: float = 1.0
 
@@ -62,15 +66,32 @@ class Row:
         return self.runs / self.wall_s
 
 
-def _cpu_s() -> float:
-    """User + system CPU seconds of this process and its finished children."""
+def _cpu_s() -> tuple[float, float]:
+    """User + system CPU seconds of this process, and of its finished children."""
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    return own.ru_utime + own.ru_stime, kids.ru_utime + kids.ru_stime
 
 
-def time_sweep(size: str, seeds: int, jobs: int, store_root: Path) -> tuple[float, float, int]:
-    """Wall and CPU seconds of one sweep of the grid into a fresh store."""
+#: Seconds the sweep's last gathering took (its results put together at the end).
+_GATHER_S: list[float] = []
+_gather_result = sweep_module._Gather.result
+
+
+def _timed_gather_result(self: sweep_module._Gather) -> vtlab.Result:
+    t0 = time.perf_counter()
+    try:
+        return _gather_result(self)
+    finally:
+        _GATHER_S.append(time.perf_counter() - t0)
+
+
+sweep_module._Gather.result = _timed_gather_result  # type: ignore[method-assign]
+
+
+def time_sweep(size: str, seeds: int, jobs: int, store_root: Path) -> Row:
+    """Wall, CPU (all, and this process's) and final gathering seconds of one sweep of
+    the grid into a fresh store."""
     sweep = Sweep(
         {"preset": "v2g", "bytes": size},
         [Axis.values("tcp.cc", CCS), Axis.values("loss.mean_loss", LOSSES)],
@@ -78,11 +99,13 @@ def time_sweep(size: str, seeds: int, jobs: int, store_root: Path) -> tuple[floa
     )
     store = store_root / f"store-{size}-{jobs}"
     shutil.rmtree(store, ignore_errors=True)
-    cpu0, t0 = _cpu_s(), time.perf_counter()
+    (own0, kids0), t0 = _cpu_s(), time.perf_counter()
     res = sweep.run(store, jobs=jobs, progress=False)
-    wall, cpu = time.perf_counter() - t0, _cpu_s() - cpu0
+    wall, (own1, kids1) = time.perf_counter() - t0, _cpu_s()
     shutil.rmtree(store, ignore_errors=True)
-    return wall, cpu, len(res.flows)
+    size_name = next(n for n, s in LENGTHS.items() if s == size)
+    own = own1 - own0
+    return Row(size_name, jobs, len(res.flows), wall, own + kids1 - kids0, own, _GATHER_S[-1])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,14 +148,13 @@ def main(argv: list[str] | None = None) -> int:
         for length in lengths:
             base: Row | None = None
             for jobs in sorted(set(cores)):
-                best = min(
+                row = min(
                     (
                         time_sweep(LENGTHS[length], seeds[length], jobs, Path(tmp))
                         for _ in range(repeat)
                     ),
-                    key=lambda t: t[0],
+                    key=lambda r: r.wall_s,
                 )
-                row = Row(length, jobs, best[2], best[0], best[1])
                 if base is None:
                     base = row
                 row.speedup = base.wall_s / row.wall_s
@@ -140,18 +162,21 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(row)
                 print(
                     f"  {length:5s} {jobs:3d} jobs: {row.wall_s:7.2f} s wall, "
-                    f"{row.cpu_s:7.2f} s CPU, {row.speedup:5.2f}x",
+                    f"{row.cpu_s:7.2f} s CPU ({row.parent_cpu_s:.2f} s in this process, "
+                    f"{row.gather_s:.2f} s final gathering), {row.speedup:5.2f}x",
                     flush=True,
                 )
     print(f"load average {os.getloadavg()[0]:.1f} at end\n")
     print(
         f"{'length':7s} {'cores':>5s} {'runs':>5s} {'wall s':>8s} {'CPU s':>8s} "
-        f"{'runs/s':>8s} {'speed-up':>9s} {'efficiency':>10s}"
+        f"{'parent s':>8s} {'gather s':>8s} {'runs/s':>8s} {'speed-up':>9s} "
+        f"{'efficiency':>10s}"
     )
     for r in rows:
         print(
             f"{r.length:7s} {r.cores:5d} {r.runs:5d} {r.wall_s:8.2f} {r.cpu_s:8.2f} "
-            f"{r.runs_per_s:8.1f} {r.speedup:8.2f}x {r.efficiency:9.0%}"
+            f"{r.parent_cpu_s:8.2f} {r.gather_s:8.2f} {r.runs_per_s:8.1f} "
+            f"{r.speedup:8.2f}x {r.efficiency:9.0%}"
         )
     if args.json_out:
         Path(args.json_out).write_text(

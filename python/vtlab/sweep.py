@@ -19,6 +19,7 @@ one, or in threads where this process runs other threads (see ``_process_pool``)
 from __future__ import annotations
 
 import contextlib
+import gc
 import itertools
 import math
 import os
@@ -318,7 +319,7 @@ class Sweep:
             store: campaign directory (created if missing); ``None`` keeps results in
                 memory only.
             jobs: parallel runs (default: one per core): in worker processes forked
-                from this one, in chunks of runs (see :func:`chunk_size`), or in
+                from this one, in chunks of runs (see :func:`chunks`), or in
                 threads of this process where it runs other threads.
             progress: show a progress bar with ETA on stderr (when it is a terminal).
             scheduler: run on a Dask cluster instead: the address of its scheduler
@@ -491,8 +492,14 @@ def _process_pool(workers: int) -> Any:
         workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init
     )
     # With "fork" the pool forks every worker at the first submission: now, while
-    # no other thread runs.
-    pool.submit(os.getpid).result()
+    # no other thread runs. The objects alive now move out of the collector's reach
+    # first: a worker's collections would otherwise touch (and so copy) every page
+    # of this process's heap it shares.
+    gc.freeze()
+    try:
+        pool.submit(os.getpid).result()
+    finally:
+        gc.unfreeze()
     return pool
 
 
@@ -503,7 +510,13 @@ def _worker_init() -> None:
     killed by it (no traceback on the terminal)."""
     import signal
 
+    import pyarrow
+
     signal.signal(signal.SIGINT, lambda *_: _core.request_stop())
+    # One worker per core already: Arrow's thread pools (one thread per core each,
+    # in every worker) would only add threads that compete for the same cores.
+    pyarrow.set_cpu_count(1)
+    pyarrow.set_io_thread_count(1)
 
 
 def _run_chunk(
@@ -517,10 +530,30 @@ def _run_chunk(
     return Result.concat(results).compacted(), len(results)
 
 
+#: Most runs in one worker task.
+MAX_CHUNK = 64
+
+
 def chunk_size(runs: int, workers: int) -> int:
-    """Points per worker task: about eight tasks per worker (so that the workers finish
-    together and the progress bar moves), at most 64 runs."""
-    return max(1, min(64, runs // (workers * 8)))
+    """Points in the next worker task while ``runs`` are left: about a quarter of each
+    worker's share of them, at most 64 runs. The tasks shrink as the sweep goes on
+    (see :func:`chunks`), so that the workers finish together: with equal chunks the
+    last ones leave cores idle while a few workers finish theirs."""
+    return max(1, min(MAX_CHUNK, runs // (workers * 4)))
+
+
+def chunks(todo: Sequence[Point], workers: int) -> list[Sequence[Point]]:
+    """``todo`` cut into worker tasks in order, each :func:`chunk_size` of what is
+    left but at least 1/32 of a worker's share of the whole (so that a large sweep
+    does not end in hundreds of one-run tasks, each a round trip to this process)."""
+    smallest = max(1, min(MAX_CHUNK, len(todo) // (workers * 32)))
+    out: list[Sequence[Point]] = []
+    start = 0
+    while start < len(todo):
+        size = max(smallest, chunk_size(len(todo) - start, workers))
+        out.append(todo[start : start + size])
+        start += size
+    return out
 
 
 def _execute_in_processes(
@@ -531,11 +564,10 @@ def _execute_in_processes(
     advance: Any,
     gather: _Gather,
 ) -> None:
-    size = chunk_size(len(todo), workers)
-    chunks = iter([todo[i : i + size] for i in range(0, len(todo), size)])
+    tasks = iter(chunks(todo, workers))
     pending: set[Future[tuple[Result, int]]] = set()
     try:
-        for chunk in itertools.islice(chunks, workers * 2):
+        for chunk in itertools.islice(tasks, workers * 2):
             pending.add(pool.submit(_run_chunk, chunk, *args))
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -544,7 +576,7 @@ def _execute_in_processes(
                 gather.add(res)
                 for _ in range(n):
                     advance()
-            for chunk in itertools.islice(chunks, len(finished)):
+            for chunk in itertools.islice(tasks, len(finished)):
                 pending.add(pool.submit(_run_chunk, chunk, *args))
     except BaseException as e:
         for f in pending:
