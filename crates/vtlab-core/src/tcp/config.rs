@@ -26,6 +26,11 @@ pub struct TcpConfig {
     pub header_bytes: u64,
     pub send_buffer: u64,
     pub recv_buffer: u64,
+    /// The most the `linux` profile's receive-buffer autotuning grows the
+    /// buffer to (`tcp_rmem[2]`: min(32 MiB, free memory / 128) since Linux
+    /// 6.16, 6 MiB before); `recv_buffer` is where it starts
+    /// (`tcp_rmem[1]`). The `ns3` profile keeps `recv_buffer` and ignores it.
+    pub recv_buffer_max: u64,
     pub initial_cwnd: u32,
     pub initial_ssthresh: Option<u64>,
     pub dupack_threshold: u32,
@@ -195,6 +200,7 @@ impl TcpConfig {
             header_bytes: 40,
             send_buffer: 131_072,
             recv_buffer: 131_072,
+            recv_buffer_max: 33_554_432,
             initial_cwnd: 10,
             initial_ssthresh: None,
             dupack_threshold: 3,
