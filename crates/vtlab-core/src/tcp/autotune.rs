@@ -371,3 +371,101 @@ impl RcvAutotune {
         (window, quick_off)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+    /// Linux's defaults here: tcp_rmem[1] = 131072, tcp_rmem[2] = 32 MiB,
+    /// advmss 1448 (1460 less the timestamp option).
+    fn linux() -> RcvAutotune {
+        RcvAutotune::new(131_072, 33_554_432, 1448)
+    }
+
+    #[test]
+    fn first_window_and_window_scale() {
+        // 131072 * 128 / 256 = 65536, rounded down to 45 * 1448 = 65160;
+        // the scale expresses max(65160, 32 MiB, 212992) = 2^25: 25 - 15 = 10.
+        let mut a = linux();
+        assert_eq!(a.syn_window(), 65_160);
+        // The first ACK's window, min(free 65536, rcv_ssthresh 65160),
+        // aligned up to 2^10: 64 * 1024 = 65536.
+        assert_eq!(a.select_window(0, 0), (65_536, false));
+        // tcp_rmem[2] = 131072: max(65160, 131072, 212992) < 2^18: scale 2,
+        // and 65160 is a multiple of 4.
+        let mut small = RcvAutotune::new(131_072, 131_072, 1448);
+        assert_eq!(small.select_window(0, 0), (65_160, false));
+    }
+
+    #[test]
+    fn the_first_full_segment_sets_the_ratio_and_the_clamp() {
+        // tcp_init_buffer_space: window_clamp = 65536 - 1448 = 64088,
+        // rcv_ssthresh = min(65160, 64088), space = min(64088, 65160,
+        // 10 * 1448) = 14480. The segment: ratio = 1448 * 256 / 2304 =
+        // 160 (160.9), window_clamp = 131072 * 160 / 256 = 81920,
+        // rcv_ssthresh = max(64088, min(65160, 81920)) = 65160, then
+        // tcp_grow_window: 1440 <= 1448, so + 2 * 1448 = 68056.
+        let mut a = linux();
+        assert!(a.on_in_order(Time(5 * MS), 1448, 1448, 0));
+        assert_eq!(a.state(), (131_072, 81_920, 68_056, 14_480, 160, 0));
+        // min(free 81920, 68056) aligned up to 1024: 67 * 1024 = 68608.
+        assert_eq!(a.select_window(1448, 0), (68_608, false));
+    }
+
+    /// 30 segments at 5 ms and one at 10 ms, each read at once; the
+    /// segments echo a timestamp of 1 ms: receiver RTT 4 ms.
+    fn thirty_one_segments(a: &mut RcvAutotune) {
+        for k in 0..31 {
+            let at = Time(if k < 30 { 5 * MS } else { 10 * MS });
+            a.on_segment(at, 1448, Some(Time(MS)));
+            a.on_in_order(at, 1448, (k + 1) * 1448, 0);
+            a.on_read(at, (k + 1) * 1448, 0);
+        }
+    }
+
+    #[test]
+    fn one_rtt_of_reads_grows_the_buffer_to_twice_its_bytes() {
+        // RTT: 5 ms - 1 ms = 4 ms -> 4000 us, stored x 8 = 32000. Reads at
+        // 5 ms are 0 ms after the measure began; at 10 ms, 5 ms >= 4 ms:
+        // 31 * 1448 = 44888 bytes > 14480, so space = 44888 and the buffer
+        // (2 * 44888) * 256 / 160 = 143641, the clamp 143641 * 160 / 256 =
+        // 89775. rcv_ssthresh stopped at the old clamp, 81920 (65160 +
+        // 6 steps of 2896, the sixth cut to 81920).
+        let mut a = linux();
+        thirty_one_segments(&mut a);
+        assert_eq!(a.state(), (143_641, 89_775, 81_920, 44_888, 160, 32_000));
+        // The next segment raises rcv_ssthresh by 2896 (now below the clamp).
+        a.on_segment(Time(11 * MS), 1448, Some(Time(2 * MS)));
+        assert!(a.on_in_order(Time(11 * MS), 1448, 32 * 1448, 0));
+        assert_eq!(a.state().2, 84_816);
+        // A second echo 9 ms old: 32000 - 4000 + 9000 = 37000.
+        assert_eq!(a.state().5, 37_000);
+    }
+
+    #[test]
+    fn tcp_rmem_max_caps_the_buffer() {
+        // With tcp_rmem[2] = 131072 (the kernel run that lost nothing) the
+        // buffer stays at 131072 and the window at 81920 (56.6 segments).
+        let mut a = RcvAutotune::new(131_072, 131_072, 1448);
+        thirty_one_segments(&mut a);
+        assert_eq!(a.state(), (131_072, 81_920, 81_920, 44_888, 160, 32_000));
+        assert!(!a.on_in_order(Time(11 * MS), 1448, 32 * 1448, 0));
+    }
+
+    #[test]
+    fn a_full_buffer_does_not_shrink_the_promised_window() {
+        // After the first segment the window is 68608 from 1448. With 40
+        // segments held out of order, free = 81920 - 40 * 1440 = 24320 <
+        // 81920 / 2: quick-ACK mode ends, free rounds down to 23552, but the
+        // window promised (1448 + 68608 - 1448) stays.
+        let mut a = linux();
+        a.on_in_order(Time(5 * MS), 1448, 1448, 0);
+        a.select_window(1448, 0);
+        assert_eq!(a.select_window(1448, 40 * 1448), (68_608, true));
+        // Out-of-order data grows the buffer for its span: 2 * 14480 +
+        // 90000 = 118960 -> 118960 * 256 / 160 = 190336.
+        assert!(!a.on_out_of_order(1448, 90_000, 40 * 1448));
+        assert_eq!(a.state().0, 190_336);
+    }
+}
