@@ -161,18 +161,21 @@ def test_comparison_carries_the_paper_numbers(quick):
         assert r.paper == pytest.approx(expected), r.quantity
 
 
-def test_cubic_is_held_by_its_window_and_the_unthrottled_one_fills_the_buffer(quick):
+def test_autotuned_cubic_outgrows_the_first_window_and_fills_the_buffer(quick):
+    # The linux profile autotunes the receive buffer from the preset's 128 KiB
+    # (tcp_rmem[1]) up to 32 MiB, so CUBIC is no longer held to one 128 KiB
+    # window per smallest RTT (12.9 Mbit/s at 81 ms, below the model's DL
+    # capacity at -90 and -81 dBm) and queues like the unthrottled CUBIC,
+    # which ARWND keeps from doing.
     out, _, _ = quick
     t = pd.read_csv(out / "table1_rsrp.csv")
     dl = t[t["dir"] == "DL"]
     for rsrp, g in dl.groupby("rsrp"):
         cubic = g[g["variant"] == hu_lte.CUBIC].iloc[0]
-        big = g[g["variant"] == hu_lte.CUBIC_6M].iloc[0]
-        # At most one window per smallest RTT (goodput counts payload only).
+        arwnd = g[g["variant"] == hu_lte.ADAPTIVE].iloc[0]
         bound = P.DEFAULT_RWND * 8 / (cubic["rtt_min_ms"] / 1e3) / 1e6
-        assert cubic["goodput_mbps"] <= bound * 1.01, rsrp
-        assert big["goodput_mbps"] > cubic["goodput_mbps"], rsrp
-        assert big["rtt_p95_ms"] > 2 * cubic["rtt_p95_ms"], rsrp
+        assert cubic["goodput_mbps"] > bound, rsrp
+        assert cubic["rtt_p95_ms"] > 1.5 * arwnd["rtt_p95_ms"], rsrp
 
 
 def test_fixed_ack_path_changes_downlink_little(quick):

@@ -423,3 +423,18 @@ fn red_bounds_must_not_contradict() {
     ok(json!({"preset": "v2g", "qdisc": {"kind": "red", "ared": true, "adapt_max_p": true}}));
     ok(json!({"preset": "v2g", "qdisc": {"kind": "red", "top": 0.2, "bottom": 0.2}}));
 }
+
+#[test]
+fn recv_buffer_max_is_at_least_the_buffer_it_grows_from() {
+    // The autotuning limit (tcp_rmem[2]) below its start (tcp_rmem[1],
+    // recv_buffer = 131072 by default) is refused, naming the field.
+    assert_eq!(
+        err(custom(json!({"tcp": {"recv_buffer_max": 65536}}))),
+        "tcp.recv_buffer_max: 65536 is outside [131072, 1099511627776] bytes (at least recv_buffer)"
+    );
+    // Unset, it is 32 MiB, or the buffer where that is larger.
+    let s = ok(custom(json!({"tcp": {"recv_buffer": "64MiB"}})));
+    assert_eq!(s.flows[0].tcp.recv_buffer_max, 64 << 20);
+    let s = ok(custom(json!({})));
+    assert_eq!(s.flows[0].tcp.recv_buffer_max, 32 << 20);
+}

@@ -42,7 +42,8 @@ use crate::engine::Time;
 use crate::metrics::CaptureReport;
 use crate::net::family::{AnyFamily, LinkFamily};
 use crate::net::{NodeId, Packet, PacketKind, IP_HEADER_BYTES};
-use crate::tcp::Recovery;
+use crate::tcp::cc::Profile;
+use crate::tcp::{Recovery, TcpConfig};
 
 use super::plan::Plan;
 
@@ -116,6 +117,16 @@ pub fn flow_ports(i: u32) -> (u16, u16) {
 /// fits the 16-bit window field.
 pub fn window_shift(buffer: u64) -> u8 {
     (0..14u8).find(|&s| buffer >> s <= 65_535).unwrap_or(14)
+}
+
+/// The largest window a flow's receiver may advertise: its buffer, or under
+/// the `linux` profile's autotuning (tcp/autotune.rs) the buffer's limit.
+fn largest_window(tcp: &TcpConfig) -> u64 {
+    if tcp.profile == Profile::Linux && tcp.rwnd.is_fixed() {
+        tcp.recv_buffer.max(tcp.recv_buffer_max)
+    } else {
+        tcp.recv_buffer
+    }
 }
 
 /// Wire settings of one flow.
@@ -505,7 +516,7 @@ impl Capture {
                     sport,
                     dport,
                     mss: f.tcp.mss.min(65_535) as u16,
-                    shift: window_shift(f.tcp.recv_buffer),
+                    shift: window_shift(largest_window(&f.tcp)),
                     sack: f.tcp.recovery == Recovery::Sack,
                     timestamps: f.tcp.timestamps,
                     recv_buffer: f.tcp.recv_buffer,
@@ -850,6 +861,14 @@ mod tests {
         assert_eq!(window_shift(131_072), 2);
         assert_eq!(window_shift(65_535), 0);
         assert_eq!(window_shift(u64::MAX), 14);
+        // The linux receiver autotunes up to 32 MiB: 2^25 >> 10 = 32768, the
+        // scale Linux picks (ilog2(2^25) - 15); ns3 keeps its buffer.
+        let linux = TcpConfig::defaults(Profile::Linux);
+        assert_eq!(window_shift(largest_window(&linux)), 10);
+        assert_eq!(
+            window_shift(largest_window(&TcpConfig::defaults(Profile::Ns3))),
+            2
+        );
     }
 
     #[test]

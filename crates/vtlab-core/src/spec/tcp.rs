@@ -31,6 +31,8 @@ pub struct TcpSpec {
     pub header_bytes: Option<Bytes>,
     pub send_buffer: Option<Bytes>,
     pub recv_buffer: Option<Bytes>,
+    /// The `linux` profile's receive-buffer autotuning limit (`tcp_rmem[2]`).
+    pub recv_buffer_max: Option<Bytes>,
     /// Initial congestion window, in segments.
     pub initial_cwnd: Option<u32>,
     /// Initial slow-start threshold; unset means unlimited.
@@ -317,6 +319,13 @@ fn check_sizes(c: &TcpConfig, path: &str) -> Result<(), SpecError> {
         )?;
     }
     in_range(
+        &f("recv_buffer_max"),
+        c.recv_buffer_max,
+        c.recv_buffer,
+        1 << 40,
+        " bytes (at least recv_buffer)",
+    )?;
+    in_range(
         &f("initial_cwnd"),
         c.initial_cwnd,
         1,
@@ -439,6 +448,7 @@ tcp_spec_fields!(
     header_bytes,
     send_buffer,
     recv_buffer,
+    recv_buffer_max,
     initial_cwnd,
     initial_ssthresh,
     dupack_threshold,
@@ -521,6 +531,11 @@ impl TcpSpec {
             header_bytes: self.header_bytes.map_or(d.header_bytes, |b| b.0),
             send_buffer: self.send_buffer.map_or(d.send_buffer, |b| b.0),
             recv_buffer: self.recv_buffer.map_or(d.recv_buffer, |b| b.0),
+            recv_buffer_max: self.recv_buffer_max.map_or(
+                d.recv_buffer_max
+                    .max(self.recv_buffer.map_or(d.recv_buffer, |b| b.0)),
+                |b| b.0,
+            ),
             initial_cwnd: self.initial_cwnd.unwrap_or(d.initial_cwnd),
             initial_ssthresh: self.initial_ssthresh.map(|b| b.0),
             dupack_threshold: self.dupack_threshold.unwrap_or(d.dupack_threshold),

@@ -13,6 +13,17 @@ use crate::tcp::cc::{Params, Profile};
 use crate::tcp::rwnd::RwndConf;
 use crate::tcp::state::Recovery;
 
+/// `tcp_rmem[2]`'s default since Linux 6.16: min(32 MiB, free memory / 128)
+/// (`tcp_init`), 32 MiB on any host with 4 GiB free.
+pub const DEFAULT_RECV_BUFFER_MAX: u64 = 33_554_432;
+
+fn default_recv_buffer_max() -> u64 {
+    DEFAULT_RECV_BUFFER_MAX
+}
+fn is_default_recv_buffer_max(v: &u64) -> bool {
+    *v == DEFAULT_RECV_BUFFER_MAX
+}
+
 /// Resolved TCP settings (base units: bytes, nanoseconds).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -26,6 +37,17 @@ pub struct TcpConfig {
     pub header_bytes: u64,
     pub send_buffer: u64,
     pub recv_buffer: u64,
+    /// The most the `linux` profile's receive-buffer autotuning grows the
+    /// buffer to (`tcp_rmem[2]`: min(32 MiB, free memory / 128) since Linux
+    /// 6.16, 6 MiB before); `recv_buffer` is where it starts
+    /// (`tcp_rmem[1]`). The `ns3` profile keeps `recv_buffer` and ignores it.
+    /// Left out of the serialised form at its default, so that the scenario
+    /// hashes of specs that do not set it stay as they were.
+    #[serde(
+        default = "default_recv_buffer_max",
+        skip_serializing_if = "is_default_recv_buffer_max"
+    )]
+    pub recv_buffer_max: u64,
     pub initial_cwnd: u32,
     pub initial_ssthresh: Option<u64>,
     pub dupack_threshold: u32,
@@ -195,6 +217,7 @@ impl TcpConfig {
             header_bytes: 40,
             send_buffer: 131_072,
             recv_buffer: 131_072,
+            recv_buffer_max: DEFAULT_RECV_BUFFER_MAX,
             initial_cwnd: 10,
             initial_ssthresh: None,
             dupack_threshold: 3,

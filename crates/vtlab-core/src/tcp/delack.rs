@@ -170,6 +170,17 @@ impl LinuxAck {
         }
     }
 
+    /// `tcp_grow_window` raised the window: the next ACK goes at once
+    /// (`icsk_ack.quick |= 1`).
+    pub fn request_quick(&mut self) {
+        self.quick |= 1;
+    }
+    /// `__tcp_select_window` found the free space under half the full
+    /// space (`icsk_ack.quick = 0`).
+    pub fn end_quick(&mut self) {
+        self.quick = 0;
+    }
+
     /// Quick ACKs left.
     pub fn quick(&self) -> u32 {
         self.quick

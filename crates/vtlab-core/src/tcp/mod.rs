@@ -1,6 +1,7 @@
 //! TCP endpoints, sans-IO: they never read a clock or touch a link; the
 //! simulation passes time in and collects the packets they emit.
 
+mod autotune;
 mod behaviour;
 pub mod cc;
 mod config;

@@ -12,7 +12,10 @@
 //!   handshake gives (`tcp_synack_rtt_meas`: the RTT from the SYN-ACK to the
 //!   first segment, or 3 s without a sample, `TCP_TIMEOUT_FALLBACK`).
 //! * The application reads in-order data at once (ns-3 `PacketSink`), so the
-//!   advertised window is the receive buffer less the out-of-order bytes held.
+//!   advertised window is the receive buffer less the out-of-order bytes held
+//!   (`ns3` profile). The `linux` profile autotunes the buffer and selects
+//!   the window as Linux does ([`crate::tcp::autotune`]), unless a
+//!   receive-window control (ARWND) sets it.
 //! * SACK (RFC 2018), when the flow uses SACK recovery: an ACK sent while
 //!   out-of-order data is held carries up to 4 blocks (3 with timestamps); the
 //!   first is the block holding the most recently received segment, the rest
@@ -25,6 +28,7 @@ use std::collections::BTreeMap;
 
 use crate::engine::{Duration, Time};
 use crate::net::{NodeId, Packet, PacketKind, MAX_SACK_BLOCKS};
+use crate::tcp::autotune::RcvAutotune;
 use crate::tcp::cc::Profile;
 use crate::tcp::config::option_bytes;
 use crate::tcp::delack::LinuxAck;
@@ -67,6 +71,9 @@ pub struct Receiver {
     window: RwndControl,
     /// Linux's delayed-ACK engine (the `linux` profile).
     linux: Option<LinuxAck>,
+    /// Linux's receive-buffer autotuning (the `linux` profile with the
+    /// fixed window control).
+    autotune: Option<RcvAutotune>,
     /// This end's RTO as its sender would set it from the handshake.
     handshake_rtt: RttEstimator,
     /// This end's RTO, set by the owner of a two-way connection.
@@ -118,6 +125,13 @@ impl Receiver {
                     Duration(cfg.delayed_ack_timeout_ns),
                 )
             }),
+            autotune: (cfg.profile == Profile::Linux && cfg.rwnd.is_fixed()).then(|| {
+                RcvAutotune::new(
+                    cfg.recv_buffer,
+                    cfg.recv_buffer_max,
+                    cfg.mss - u64::from(option_bytes(cfg.timestamps, 0)),
+                )
+            }),
             handshake_rtt: RttEstimator::new(
                 Duration(cfg.rto_initial_ns),
                 Duration(cfg.rto_min_ns),
@@ -146,8 +160,58 @@ impl Receiver {
         self.rwnd()
     }
     fn rwnd(&self) -> u64 {
-        self.window
-            .window(self.recv_buffer.saturating_sub(self.ooo_bytes))
+        match &self.autotune {
+            Some(a) => a.current_window(self.rcv_nxt),
+            None => self
+                .window
+                .window(self.recv_buffer.saturating_sub(self.ooo_bytes)),
+        }
+    }
+
+    /// The last window advertised, whole (Linux `rcv_wnd`, which sizes the
+    /// quick-ACK count); without autotuning the window now.
+    fn last_rcv_wnd(&self) -> u64 {
+        self.autotune
+            .as_ref()
+            .map_or(self.rwnd(), RcvAutotune::rcv_wnd)
+    }
+
+    /// The window an ACK sent now advertises (Linux `tcp_select_window`
+    /// under autotuning, which also records it).
+    fn select_window(&mut self) -> u64 {
+        let Some(a) = self.autotune.as_mut() else {
+            return self.rwnd();
+        };
+        let (window, quick_off) = a.select_window(self.rcv_nxt, self.ooo_bytes);
+        if quick_off {
+            if let Some(l) = self.linux.as_mut() {
+                l.end_quick();
+            }
+        }
+        window
+    }
+
+    /// Linux's autotuning state (`sk_rcvbuf`, `window_clamp`,
+    /// `rcv_ssthresh`, `rcvq_space.space`, `scaling_ratio`, the receiver's
+    /// RTT in µs × 8); None without autotuning.
+    pub fn autotune_state(&self) -> Option<(u64, u64, u64, u64, u64, u64)> {
+        self.autotune.as_ref().map(RcvAutotune::state)
+    }
+
+    /// A raised rcv_ssthresh asks for a quick ACK (`tcp_grow_window`).
+    fn request_quick(&mut self, grown: bool) {
+        if grown {
+            if let Some(l) = self.linux.as_mut() {
+                l.request_quick();
+            }
+        }
+    }
+
+    /// How far the highest out-of-order byte lies beyond `rcv_nxt`.
+    fn ooo_span(&self) -> u64 {
+        self.ooo
+            .last_key_value()
+            .map_or(0, |(_, &e)| e - self.rcv_nxt)
     }
 
     /// This end's retransmission timeout now (its sender's, on a two-way
@@ -195,9 +259,13 @@ impl Receiver {
     fn on_data(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
         self.stats.segments_received += 1;
         let (start, end) = (p.seq, p.seq + u64::from(p.len));
+        if let Some(a) = self.autotune.as_mut() {
+            let ecr = (self.timestamps && p.ts_ecr > Time::ZERO).then_some(p.ts_ecr);
+            a.on_segment(now, u64::from(p.len), ecr);
+        }
         if end <= self.rcv_nxt {
             self.stats.duplicate_segments += 1;
-            let rwnd = self.rwnd();
+            let rwnd = self.last_rcv_wnd();
             if let Some(l) = self.linux.as_mut() {
                 l.on_duplicate(rwnd);
             }
@@ -206,9 +274,15 @@ impl Receiver {
         }
         if start > self.rcv_nxt {
             self.stats.out_of_order_segments += 1;
-            if end - self.rcv_nxt <= self.recv_buffer {
+            if end - self.rcv_nxt <= self.ooo_limit() {
                 self.insert_out_of_order(start, end);
                 self.last_out_of_order = start;
+                let (span, held) = (self.ooo_span(), self.ooo_bytes);
+                let grown = self
+                    .autotune
+                    .as_mut()
+                    .is_some_and(|a| a.on_out_of_order(u64::from(p.len), span, held));
+                self.request_quick(grown);
             }
             self.send_ack(now, out);
             return;
@@ -234,12 +308,32 @@ impl Receiver {
             self.completed_at = Some(now);
         }
         if self.linux.is_some() {
-            let (rwnd, rto) = (self.rwnd(), self.local_rto(now, p));
+            let (rwnd, rto) = (self.last_rcv_wnd(), self.local_rto(now, p));
             if let Some(l) = self.linux.as_mut() {
                 l.on_data(now, u64::from(p.len), p.push, rwnd, rto);
             }
         }
+        let (rcv_nxt, held) = (self.rcv_nxt, self.ooo_bytes);
+        let grown = self
+            .autotune
+            .as_mut()
+            .is_some_and(|a| a.on_in_order(now, u64::from(p.len), rcv_nxt, held));
+        self.request_quick(grown);
         self.decide(now, had_gap, out);
+        // The application reads what arrived in order (`tcp_rcv_space_adjust`).
+        let span = self.ooo_span();
+        if let Some(a) = self.autotune.as_mut() {
+            a.on_read(now, rcv_nxt, span);
+        }
+    }
+
+    /// How far beyond `rcv_nxt` an out-of-order segment may end and be
+    /// kept: the buffer, or under autotuning the window promised.
+    fn ooo_limit(&self) -> u64 {
+        match &self.autotune {
+            Some(a) => a.current_window(self.rcv_nxt),
+            None => self.recv_buffer,
+        }
     }
 
     /// This end's RTO: the owner's, else the handshake's, sampled at the
@@ -339,7 +433,13 @@ impl Receiver {
         }
     }
 
-    fn ack_packet(&self, now: Time, kind: PacketKind) -> Packet {
+    fn ack_packet(&mut self, now: Time, kind: PacketKind) -> Packet {
+        // The SYN-ACK offers the first window, unscaled (Linux
+        // `tcp_make_synack`).
+        let rwnd = match (&self.autotune, kind) {
+            (Some(a), PacketKind::SynAck) => a.syn_window(),
+            _ => self.select_window(),
+        };
         let mut p = Packet {
             flow: self.flow,
             dst: self.peer,
@@ -347,7 +447,7 @@ impl Receiver {
             seq: 0,
             len: 0,
             ack: self.rcv_nxt,
-            rwnd: self.rwnd(),
+            rwnd,
             ts_val: now,
             ts_ecr: self.ts_recent,
             ip_bytes: self.header_bytes,
@@ -525,21 +625,26 @@ mod tests {
     }
 
     #[test]
-    fn linux_acks_the_first_sixteen_segments_at_once() {
+    fn linux_acks_the_first_twenty_two_segments_at_once() {
         // Hand-derived from tcp_event_data_recv: the first segment (1448 B)
         // sets rcv_mss = 1448 and the quick count to
-        // min(131072 / (2 * 1448), 16) = 16; each of the 16 ACKs takes one.
+        // min(65160 / (2 * 1448), 16) = 16 (65160: the SYN-ACK's window);
+        // each ACK takes one. tcp_grow_window raises rcv_ssthresh by
+        // 2 * 1448 from 65160 towards window_clamp = 131072 * 160 / 256 =
+        // 81920 (autotune.rs) on segments 0..=5 and each time sets
+        // quick |= 1: 16 -> 17, and the ACK takes it back to 16. So 16 quick
+        // ACKs remain after segment 5: segments 0..=21 are acknowledged at once.
         let (mut r, mut out) = linux_rx();
-        for k in 0..16 {
+        for k in 0..22 {
             r.on_packet(Time(5 * MS), &seg(k * 1448, 5), &mut out);
             assert_eq!(out.len() as u64, k + 1, "segment {k} acknowledged at once");
         }
         // Then every second segment, the first of a pair on the 40 ms timer.
-        r.on_packet(Time(6 * MS), &seg(16 * 1448, 6), &mut out);
-        assert_eq!(out.len(), 16);
+        r.on_packet(Time(6 * MS), &seg(22 * 1448, 6), &mut out);
+        assert_eq!(out.len(), 22);
         assert_eq!(r.timer_deadline(), Some(Time(46 * MS)));
-        r.on_packet(Time(6 * MS), &seg(17 * 1448, 6), &mut out);
-        assert_eq!(out.len(), 17);
+        r.on_packet(Time(6 * MS), &seg(23 * 1448, 6), &mut out);
+        assert_eq!(out.len(), 23);
         assert_eq!(r.quick_ack_state(), Some((0, false)));
     }
 
@@ -548,22 +653,23 @@ mod tests {
         // The first segment echoes the SYN-ACK sent at 1 ms and arrives at
         // 5 ms: R = 4 ms, so this end's RTO is R + max(200 ms, 4 * R/2) =
         // 204 ms (the linux profile's srtt + max(tcp_rto_min, 4 rttvar)).
+        // 22 quick ACKs first (the test above).
         let (mut r, mut out) = linux_rx();
-        for k in 0..16 {
+        for k in 0..22 {
             r.on_packet(Time(5 * MS), &seg(k * 1448, 5), &mut out);
         }
-        r.on_packet(Time(6 * MS), &seg(16 * 1448, 6), &mut out);
-        r.on_packet(Time(6 * MS), &seg(17 * 1448, 6), &mut out);
-        assert_eq!(out.len(), 17);
+        r.on_packet(Time(6 * MS), &seg(22 * 1448, 6), &mut out);
+        r.on_packet(Time(6 * MS), &seg(23 * 1448, 6), &mut out);
+        assert_eq!(out.len(), 23);
         // 204 ms after the last arrival: not more than the RTO, delayed.
-        r.on_packet(Time(210 * MS), &seg(18 * 1448, 210), &mut out);
-        assert_eq!(out.len(), 17);
+        r.on_packet(Time(210 * MS), &seg(24 * 1448, 210), &mut out);
+        assert_eq!(out.len(), 23);
         assert_eq!(r.quick_ack_state(), Some((0, false)));
         r.on_timer(Time(250 * MS), &mut out);
-        assert_eq!(out.len(), 18);
+        assert_eq!(out.len(), 24);
         // 205 ms after that: quick-ACK mode again, 16 more.
-        r.on_packet(Time(415 * MS), &seg(19 * 1448, 415), &mut out);
-        assert_eq!(out.len(), 19);
+        r.on_packet(Time(415 * MS), &seg(25 * 1448, 415), &mut out);
+        assert_eq!(out.len(), 25);
         assert_eq!(r.quick_ack_state(), Some((15, false)));
     }
 
@@ -572,20 +678,20 @@ mod tests {
         // 100 B with PSH after the quick ACKs are spent: shorter than
         // rcv_mss (1448), so ICSK_ACK_PUSHED, and the read sends the ACK.
         let (mut r, mut out) = linux_rx();
-        for k in 0..18 {
+        for k in 0..22 {
             r.on_packet(Time(5 * MS), &seg(k * 1448, 5), &mut out);
         }
         let n = out.len();
-        let mut tail = data(18 * 1448, 100, 7 * MS);
+        let mut tail = data(22 * 1448, 100, 7 * MS);
         tail.push = true;
         r.on_packet(Time(7 * MS), &tail, &mut out);
         assert_eq!(out.len(), n + 1);
         // Without PSH (100 + 32 >= 88 + 20 B): the first is PUSHED all the
         // same, the second of equal length teaches rcv_mss = 100 and is not,
         // so it waits for a second segment or the timer.
-        r.on_packet(Time(8 * MS), &data(18 * 1448 + 100, 100, 8 * MS), &mut out);
+        r.on_packet(Time(8 * MS), &data(22 * 1448 + 100, 100, 8 * MS), &mut out);
         assert_eq!(out.len(), n + 2);
-        r.on_packet(Time(9 * MS), &data(18 * 1448 + 200, 100, 9 * MS), &mut out);
+        r.on_packet(Time(9 * MS), &data(22 * 1448 + 200, 100, 9 * MS), &mut out);
         assert_eq!(out.len(), n + 2);
         assert_eq!(r.timer_deadline(), Some(Time(49 * MS)));
     }
