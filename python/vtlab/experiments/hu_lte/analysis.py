@@ -137,7 +137,7 @@ def _sensitivity(flows: pd.DataFrame, plan: Plan) -> pd.DataFrame:
 
 def _decomposition(data: Mapping[str, Result], plan: Plan) -> pd.DataFrame:
     """ARWND alone, ACWND alone, both (the default of ``sens_arwnd``) and neither
-    (CUBIC with the preset's fixed window, from ``sens_rwnd``), per speed."""
+    (CUBIC with the preset's receive buffer, autotuned from it, from ``sens_rwnd``), per speed."""
     frames = []
     for v in plan.sens_speeds_kmh:
         f = data[f"decomposition_{v:g}"].flows.copy()
