@@ -42,9 +42,12 @@ def t975(df: float) -> float:
     >>> round(t975(2), 6), round(t975(4), 6)
     (4.302653, 2.776445)
     """
-    from scipy import stats  # imported here: scipy.stats takes ~0.5 s to import
+    # scipy.special's stdtrit is what scipy.stats.t.ppf computes (the same numbers to
+    # the last bit), without importing scipy.stats (~0.6 s against ~0.3 s); imported
+    # here, off the start-up path.
+    from scipy import special
 
-    return float(stats.t.ppf(0.975, df))
+    return float(special.stdtrit(df, 0.975))
 
 
 def ci95_halfwidth(sd: float, n: int) -> float:

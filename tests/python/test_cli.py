@@ -115,6 +115,19 @@ def test_run_json_lines(cli: Cli) -> None:
     assert [r["seed"] for r in rows] == [3, 4]
 
 
+def test_run_default_jobs_give_the_rows_of_one_job(cli: Cli) -> None:
+    # `run -n` runs one thread per core by default; the rows must be those of -j 1,
+    # in seed order (independent of which thread finishes first).
+    args = ("run", "v2g", "--bytes", "1MB", "--loss", "5%", "--runs", "4", "--json")
+    default = json_rows(cli(*args))
+    one = json_rows(cli(*args, "-j", "1"))
+    assert [r["seed"] for r in default] == [1, 2, 3, 4]
+    strip = ("wall_s", "events_per_s")
+    assert [{k: v for k, v in r.items() if k not in strip} for r in default] == [
+        {k: v for k, v in r.items() if k not in strip} for r in one
+    ]
+
+
 def test_run_loss_free_goodput(cli: Cli) -> None:
     rows = json_rows(
         cli(

@@ -3,6 +3,7 @@ session), or one JSON object per row; optionally write the rows, a TCP trace, ty
 events and packet captures."""
 
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -126,7 +127,10 @@ PcapHeadersOpt = Annotated[
 RunsOpt = Annotated[int, runs_option("Number of runs.")]
 RunJobsOpt = Annotated[
     int | None,
-    jobs_option("Parallel runs, in threads (default 1; not with --trace, written as it goes)."),
+    jobs_option(
+        "Parallel runs, in threads (default: one per core, at most RUNS; 1 with --trace, "
+        "which is written as it goes)."
+    ),
 ]
 SeedOpt = Annotated[int, seed_option("First seed; runs use SEED..SEED+RUNS-1.")]
 QuietOpt = Annotated[
@@ -233,14 +237,16 @@ def _checked(
 ) -> tuple[str, int]:
     """Check ``--trace-mode``, ``--runs``/``--seed``, ``--format`` and ``--jobs``
     (several jobs are refused with ``--trace``, written as the runs go); return the
-    format and the jobs (default 1)."""
+    format and the jobs (default: one per core, at most ``runs``; 1 with ``--trace``)."""
     if trace_mode not in ("sampled", "changes"):
         raise CliError("--trace-mode", f"{trace_mode!r} is not one of 'sampled', 'changes'")
     check_runs_seed(runs, seed)
     check_jobs(jobs)
     if jobs is not None and jobs > 1 and trace is not None:
         raise CliError("--jobs", "--trace is written as the runs go, one run at a time: give -j 1")
-    return output_format(fmt, json_out), jobs or 1
+    if jobs is None:  # the runs' results do not depend on it: rows come in seed order
+        jobs = 1 if trace is not None else min(runs, os.cpu_count() or 1)
+    return output_format(fmt, json_out), jobs
 
 
 #: A budget that can end a run early: the ``abort_reason`` of what was still running
