@@ -203,17 +203,8 @@ def run_command(
                 writer.close()
     wall = time.perf_counter() - started
     seeds = seeds[: len(res.meta.get("seeds", [res.meta.get("seed")]))]
-    _write_files(
-        res,
-        out=out,
-        trace=trace,
-        writer=writer,
-        events=events,
-        pcap=pcap,
-        runs=runs,
-        quiet=quiet,
-        scenario=sc,
-    )
+    files = {"out": out, "trace": trace, "writer": writer, "events": events, "pcap": pcap}
+    _write_files(res, **files, runs=runs, quiet=quiet, scenario=sc)
     if fmt != "json":
         print_table(res, len(seeds), seeds, wall, quiet, fmt=fmt, columns=columns)
     _report_budgets(res)
