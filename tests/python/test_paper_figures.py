@@ -5,8 +5,10 @@ from __future__ import annotations
 import pandas as pd
 
 from vtlab.experiments import park2019
+from vtlab.experiments.martignon.figures import _fig_short
 from vtlab.experiments.park2019.figures import _fig_goodput
 from vtlab.experiments.park2019.plan import VARIANTS
+from vtlab.experiments.pipeline import PaperValues
 
 
 def _points(fig) -> set[tuple[float, float]]:
@@ -33,3 +35,17 @@ def test_park2019_figs_4_and_6_show_the_quoted_throughputs():
     # 0.422 and 1.454 at 5 %.
     assert _points(fig6) == {(0.25, 2.702), (0.25, 2.92), (5.0, 0.422), (5.0, 1.454)}
     assert not _points(_fig_goodput(summary, VARIANTS, "Fig. 4", "Mbit/s"))
+
+
+def test_martignon_short_transfers_show_the_papers_means():
+    flows = pd.DataFrame({"variant": ["NewReno", "NewReno-LP"] * 2, "iw": [2] * 4,
+                          "completion_s": [0.5, 0.6, 0.7, 0.8]})  # fmt: skip
+    fig = _fig_short({"short_flows": flows}, PaperValues.of_package("vtlab.experiments.martignon"))
+    ax = fig.axes[0]
+    # §5 of the paper: 0.79 s for NewReno-LP and 0.81 s for NewReno, as vertical lines.
+    vertical = {
+        line.get_label(): float(line.get_xdata()[0])
+        for line in ax.lines
+        if line.get_linestyle() == ":"
+    }
+    assert vertical == {"paper: NewReno mean 0.81 s": 0.81, "paper: NewReno-LP mean 0.79 s": 0.79}
