@@ -32,6 +32,10 @@ __all__ = [
     "time_plot",
 ]
 
+#: The largest file read (the default output budget of a run, docs/reliability.md):
+#: its table is held in memory whole.
+MAX_FILE_BYTES = 1 << 30
+
 #: Figure formats, by the output file's ending.
 FORMATS = (".png", ".svg", ".pdf")
 
@@ -66,6 +70,9 @@ def read_table(path: str | os.PathLike[str], field: str = "FILE") -> pd.DataFram
         raise PlotError(field, f"{p.name}: not a table; allowed endings: .parquet, .csv")
     if not p.is_file():
         raise PlotError(field, f"{p}: no such file")
+    size = p.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise PlotError(field, f"{p}: {size:,} bytes; at most {MAX_FILE_BYTES:,} (1 GiB)")
     try:
         return pd.read_parquet(p) if suffix == ".parquet" else pd.read_csv(p)
     except (OSError, ValueError) as e:

@@ -66,6 +66,16 @@ def test_bad_input_is_one_error_line(tmp_path, args, line):
     assert not (tmp_path / "x.png").exists()
 
 
+def test_a_file_over_the_size_bound_is_refused_before_reading(tmp_path):
+    with open(tmp_path / "big.csv", "wb") as fh:  # sparse: no disk used
+        fh.truncate((1 << 30) + 1)
+    proc = _vtlab("plot", "big.csv", "-o", "x.png", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        "error: FILE: big.csv: 1,073,741,825 bytes; at most 1,073,741,824 (1 GiB)"
+    )
+
+
 def test_a_metric_against_an_axis_with_confidence_intervals(tmp_path):
     flows = pd.DataFrame({"loss": ["1%", "1%", "1%", "5%", "5%", "5%"],
                           "goodput_bps": [1.0, 2.0, 3.0, 4.0, 4.0, 4.0]})  # fmt: skip
