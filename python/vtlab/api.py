@@ -68,6 +68,12 @@ MESSAGE_COLUMNS: tuple[str, ...] = tuple(c["name"] for c in SCHEMA["messages"])
 #: Columns of :attr:`Result.traces`.
 TRACE_COLUMNS: tuple[str, ...] = tuple(c["name"] for c in SCHEMA["traces"])
 
+#: Flow columns :meth:`Result._repr_html_` shows in a notebook.
+HTML_COLUMNS = (
+    "seed", "flow", "cc", "completed", "goodput_bps", "completion_s",
+    "retransmissions", "rto_count", "rtt_mean_s",
+)  # fmt: skip
+
 #: Columns of :attr:`Result.events`.
 EVENT_COLUMNS: tuple[str, ...] = tuple(c["name"] for c in SCHEMA["events"])
 
@@ -526,6 +532,40 @@ class Result:
             meta=meta,
             **extra,
         )
+
+    def plot(
+        self,
+        metrics: Sequence[str] | str = ("cwnd", "ssthresh"),
+        path: str | os.PathLike[str] | None = None,
+        *,
+        flows: Sequence[str] = (),
+    ) -> Any:
+        """Plot ``metrics`` (``cwnd``, ``ssthresh``, ``rtt``, ``seq``) over time from
+        :attr:`traces` (a run with ``trace=...``), else from :attr:`events`, and write
+        the figure to ``path`` (.png, .svg or .pdf) if given. Returns a
+        :class:`vtlab.plot.Plot`: ``(figure, data)``, the data as a DataFrame with one
+        row per plotted point (columns seed, flow, metric, time_s, value)."""
+        from vtlab.plot import PlotError, save, time_plot
+
+        frame = self.traces if self.traces is not None else self.events
+        if frame is None:
+            raise PlotError("metrics", "the result has no traces or events; run with trace=True")
+        out = time_plot(frame, [metrics] if isinstance(metrics, str) else metrics, flows)
+        if path is not None:
+            save(out.figure, path, "path")
+        return out
+
+    def _repr_html_(self) -> str:
+        """The flow rows (the main columns) as an HTML table, for notebooks."""
+        import html
+
+        cols = [c for c in HTML_COLUMNS if c in self.flows.columns]
+        runs = len(self.meta.get("runs", [self.meta]))
+        head = (
+            f"<p><b>vtlab Result</b>: {runs} run(s), {len(self.flows)} flow row(s), "
+            f"scenario {html.escape(str(self.meta.get('scenario_hash')))}</p>"
+        )
+        return head + self.flows[cols].to_html(index=False, float_format=lambda v: f"{v:.4g}")
 
     def __repr__(self) -> str:
         n_traces = "None" if self.traces is None else f"<{len(self.traces)} rows>"

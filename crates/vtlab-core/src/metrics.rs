@@ -204,9 +204,9 @@ tables! {
         rtt_min_s: f64, "s", "Smallest RTT sample; NaN without samples";
         rtt_mean_s: f64, "s", "Mean of the RTT samples; NaN without samples";
         rtt_max_s: f64, "s", "Largest RTT sample; NaN without samples";
-        rtt_p50_s: f64, "s", "Median RTT sample (within ±0.5 %: 1 % log bins); NaN without samples";
-        rtt_p95_s: f64, "s", "95th percentile of the RTT samples (within ±0.5 %); NaN without samples";
-        rtt_p99_s: f64, "s", "99th percentile of the RTT samples (within ±0.5 %); NaN without samples";
+        rtt_p50_s: f64, "s", "Median RTT sample (within ±0.5 %: 1 % log bins, clamped into [rtt_min_s, rtt_max_s]); NaN without samples";
+        rtt_p95_s: f64, "s", "95th percentile of the RTT samples (within ±0.5 %, clamped into [rtt_min_s, rtt_max_s]); NaN without samples";
+        rtt_p99_s: f64, "s", "99th percentile of the RTT samples (within ±0.5 %, clamped into [rtt_min_s, rtt_max_s]); NaN without samples";
         loss_events: u64, "", "Loss events: fast retransmits and first timeouts of a window";
         true_link_losses: u64, "", "Loss events whose first unacknowledged segment was dropped by a link error";
         true_congestion_losses: u64, "", "Loss events whose first unacknowledged segment was dropped by a full queue";

@@ -15,6 +15,7 @@ import vtlab.cli.emulate as emulate
 import vtlab.cli.expand as expand
 import vtlab.cli.listings as listings
 import vtlab.cli.lte_trace as lte_trace
+import vtlab.cli.plot as plot
 import vtlab.cli.reproduce as reproduce
 import vtlab.cli.run as run
 import vtlab.cli.sweep as sweep
@@ -110,6 +111,7 @@ bench.register(app, run_vs_ns3=validate.bench_vs_ns3_command)
 expand.register(app)
 lte_trace.register(app)
 listings.register(app)
+plot.register(app)
 validate_group = validate.register(app)
 validate_lte.register_lte(validate_group, app)
 validate_wifi.register_wifi(validate_group, app)

@@ -215,9 +215,8 @@ def run_command(
                 writer.close()
     wall = time.perf_counter() - started
     seeds = seeds[: len(res.meta.get("seeds", [res.meta.get("seed")]))]
-    _write_files(
-        res, out=out, trace=trace, writer=writer, events=events, pcap=pcap, runs=runs, quiet=quiet
-    )
+    files = {"out": out, "trace": trace, "writer": writer, "events": events, "pcap": pcap}
+    _write_files(res, **files, runs=runs, quiet=quiet, scenario=sc)
     if fmt != "json":
         print_table(res, len(seeds), seeds, wall, quiet, fmt=fmt, columns=columns)
     _report_budgets(res)
@@ -306,6 +305,7 @@ def _write_files(
     pcap: Path | None,
     runs: int,
     quiet: bool,
+    scenario: Scenario,
 ) -> None:
     """Write ``--out`` and ``--events`` (the trace and the captures are written while
     the runs go) and, unless ``quiet``, say on stderr what was written."""
@@ -326,7 +326,7 @@ def _write_files(
         status.print(f"wrote {trace} ({writer.rows} trace rows)", markup=False)
     if events is not None:
         with writing({"--events": events}, remove=[events]):
-            _write_events(res, events, status)
+            _write_events(res, events, status, scenario)
 
 
 def _report_captures(res: "Result", where: Path, status: Any) -> None:
@@ -338,16 +338,18 @@ def _report_captures(res: "Result", where: Path, status: Any) -> None:
     )
 
 
-def _write_events(res: "Result", path: Path, status: Any) -> None:
-    """Write the events of ``res`` as Parquet or qlog (by the file's ending)."""
+def _write_events(res: "Result", path: Path, status: Any, sc: Scenario) -> None:
+    """Write the events of ``res`` as Parquet or qlog (by the file's ending); the
+    flows' senders in ``sc`` are the qlog traces' vantage points."""
     if res.events is None:
         raise CliError("--events", "the simulator returned no events")
     if path.name.lower().endswith(".parquet"):
         res.events.to_parquet(path, index=False)
     else:
-        from vtlab.qlog import write_qlog
+        from vtlab.qlog import flow_endpoints, write_qlog
 
-        write_qlog(res.events.to_dict(orient="records"), path)
+        rows = res.events.to_dict(orient="records")
+        write_qlog(rows, path, endpoints=flow_endpoints(sc.expanded()))
     if status is not None:
         status.print(f"wrote {path} ({len(res.events)} events)", markup=False)
 

@@ -2,6 +2,9 @@
 //! (bin k holds [1.01^k, 1.01^(k+1)) ns), so a percentile is known within
 //! ±0.5 % (the bin's geometric middle is reported) whatever the RTT's scale,
 //! in at most 2 800 counters (1 ns to 1 000 s), allocated at the first sample.
+//! The smallest and largest samples are kept exactly, and a percentile is
+//! clamped into [min, max]: a bin's middle can lie beyond the extreme sample in
+//! it (a median of 2.0078 ms above a largest sample of 2.000 ms).
 
 use crate::engine::Duration;
 
@@ -14,6 +17,8 @@ const BINS: usize = 2_778;
 pub struct RttHistogram {
     counts: Vec<u64>,
     total: u64,
+    min: Duration,
+    max: Duration,
 }
 
 fn bin(d: Duration) -> usize {
@@ -25,13 +30,18 @@ impl RttHistogram {
     pub fn add(&mut self, d: Duration) {
         if self.counts.is_empty() {
             self.counts = vec![0; BINS];
+            self.min = d;
+            self.max = d;
         }
+        self.min = self.min.min(d);
+        self.max = self.max.max(d);
         self.counts[bin(d)] += 1;
         self.total += 1;
     }
 
     /// The q-quantile (0 < q ≤ 1) in seconds: the geometric middle of the bin
-    /// holding the ⌈q·n⌉-th smallest sample; NaN without samples.
+    /// holding the ⌈q·n⌉-th smallest sample, clamped into [min, max] of the
+    /// samples; NaN without samples.
     pub fn quantile_s(&self, q: f64) -> f64 {
         if self.total == 0 {
             return f64::NAN;
@@ -41,7 +51,8 @@ impl RttHistogram {
         for (k, &c) in self.counts.iter().enumerate() {
             seen += c;
             if seen >= rank {
-                return RATIO.powf(k as f64 + 0.5) * 1e-9;
+                let middle = RATIO.powf(k as f64 + 0.5) * 1e-9;
+                return middle.clamp(self.min.as_secs_f64(), self.max.as_secs_f64());
             }
         }
         f64::NAN
@@ -67,5 +78,29 @@ mod tests {
                 "q {q}: {got} vs {want}"
             );
         }
+    }
+
+    #[test]
+    fn percentiles_stay_within_the_samples() {
+        // Ten samples of exactly 2 ms: 2e6 ns lies in bin ⌊ln 2e6 / ln 1.01⌋ =
+        // 1458, whose middle 1.01^1458.5 ns ≈ 2.0078 ms exceeds every sample
+        // (the p50 2.0078 ms > max 2.000 ms). Every percentile of
+        // identical samples is that sample.
+        let mut h = RttHistogram::default();
+        for _ in 0..10 {
+            h.add(Duration(2_000_000));
+        }
+        for q in [0.01, 0.5, 0.95, 0.99, 1.0] {
+            assert_eq!(h.quantile_s(q), Duration(2_000_000).as_secs_f64(), "q {q}");
+        }
+        // 1.001 ms lies in bin 1388 = [0.995559, 1.005537) ms, whose middle
+        // 1.01^1388.5 ns ≈ 1.000524 ms is below it: the median of {1.001 ms,
+        // 2 ms} (the 1st smallest) is clamped up to the minimum, the largest
+        // percentile down to the 2 ms maximum.
+        let mut h = RttHistogram::default();
+        h.add(Duration(1_001_000));
+        h.add(Duration(2_000_000));
+        assert_eq!(h.quantile_s(0.5), Duration(1_001_000).as_secs_f64());
+        assert_eq!(h.quantile_s(1.0), Duration(2_000_000).as_secs_f64());
     }
 }

@@ -21,7 +21,7 @@ from vtlab.experiments.martignon.plan import (
     Plan,
     other_profile,
 )
-from vtlab.experiments.pipeline import Context, FigureSpec
+from vtlab.experiments.pipeline import Context, FigureSpec, PaperValues
 
 
 def _fig_westwood(s: Mapping[str, Any]) -> Any:
@@ -185,7 +185,9 @@ def _fig7(s: Mapping[str, Any]) -> Any:
     return fig
 
 
-def _fig_short(s: Mapping[str, Any]) -> Any:
+def _fig_short(s: Mapping[str, Any], paper: PaperValues) -> Any:
+    """CDFs of the completion times, and the paper's mean completion times (§5,
+    0.79 s NewReno-LP, 0.81 s NewReno) as dotted vertical lines."""
     fig, ax = common.figure(1, 1, width=5.6, height=3.6)
     flows = s["short_flows"]
     iws = sorted(flows["iw"].unique())
@@ -207,6 +209,11 @@ def _fig_short(s: Mapping[str, Any]) -> Any:
                 linestyle="-" if j == 0 else "--",
                 label=f"{label}, IW {iw} (mean {c.mean():.2f} s)",
             )
+    for e in paper.group("short_"):
+        if e.extra.get("variant") in PAIR:
+            color = STYLE[e.extra["variant"]]["color"]
+            label = f"paper: {e.extra['variant']} mean {e.value:g} s"
+            ax.axvline(e.value, color=color, linestyle=":", linewidth=1.2, label=label)
     ax.set_xscale("log")
     ax.set_xlabel("Completion time of a 10 kB transfer (s)")
     ax.set_ylabel("Fraction of transfers")
@@ -227,7 +234,7 @@ def figures() -> list[FigureSpec]:
         FigureSpec("fig5", lambda c: _fig5(c.s, c.plan)),
         FigureSpec("fig6", lambda c: _fig6(c.s, c.plan)),
         FigureSpec("fig7", lambda c: _fig7(c.s)),
-        FigureSpec("short", lambda c: _fig_short(c.s)),
+        FigureSpec("short", lambda c: _fig_short(c.s, c.paper)),
         FigureSpec("westwood", lambda c: _fig_westwood(c.s)),
     ]
 

@@ -20,7 +20,7 @@ from vtlab.experiments.park2019.plan import (
     VARIANTS,
     Plan,
 )
-from vtlab.experiments.pipeline import Context, FigureSpec
+from vtlab.experiments.pipeline import Context, FigureSpec, PaperValues
 
 
 def _loss_axes(ax: Any, ylabel: str) -> None:
@@ -30,13 +30,37 @@ def _loss_axes(ax: Any, ylabel: str) -> None:
     ax.set_xlim(left=0)
 
 
+def _paper_points(ax: Any, paper: PaperValues, grid: str) -> None:
+    """The throughputs the paper's text quotes for figure ``grid`` (``quote/<grid>/``
+    entries of paper.toml), as open diamonds in each variant's colour."""
+    quotes = paper.group(f"quote/{grid}/")
+    for i, e in enumerate(quotes):
+        ax.plot(
+            [e.extra["loss"] * 100],
+            [e.value],
+            linestyle="none",
+            marker="D",
+            markersize=7,
+            markerfacecolor="none",
+            markeredgewidth=1.5,
+            color=STYLE[e.extra["variant"]]["color"],
+            label="paper (quoted in the text)" if i == 0 else None,
+        )
+
+
 def _fig_goodput(
-    summary: pd.DataFrame, variants: Mapping[str, str], title: str, ylabel: str
+    summary: pd.DataFrame,
+    variants: Mapping[str, str],
+    title: str,
+    ylabel: str,
+    paper: tuple[PaperValues, str] | None = None,
 ) -> Any:
     fig, ax = common.figure(width=6.4, height=4.2)
     common.plot_lines(
         ax, summary, x="loss", hue="variant", order=list(variants), style=STYLE, x_scale=100
     )
+    if paper is not None:
+        _paper_points(ax, *paper)
     _loss_axes(ax, ylabel)
     ax.set_title(title)
     ax.legend(ncol=2, loc="upper right", frameon=False)
@@ -192,7 +216,8 @@ def _seconds(duration: str) -> float:
 
 
 def figures() -> list[FigureSpec]:
-    """Figs. 4, 6, 7, 8, 11 and 12 of the paper."""
+    """Figs. 4, 6, 7, 8, 11 and 12 of the paper (4 and 6 with the throughputs its
+    text quotes)."""
     return [
         FigureSpec(
             "fig4",
@@ -201,6 +226,7 @@ def figures() -> list[FigureSpec]:
                 VARIANTS,
                 f"Fig. 4 — single connection, {c.plan.size}",
                 "Throughput (Mbit/s)",
+                (c.paper, "fig4"),
             ),
         ),
         FigureSpec(
@@ -210,6 +236,7 @@ def figures() -> list[FigureSpec]:
                 VARIANTS,
                 f"Fig. 6 — {c.plan.vehicles} vehicles, {c.plan.size} each",
                 "Per-vehicle throughput (Mbit/s)",
+                (c.paper, "fig6"),
             ),
         ),
         FigureSpec("fig7", lambda c: _fig7(c.s["traces"], c.plan)),
