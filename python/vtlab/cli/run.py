@@ -41,7 +41,14 @@ from vtlab.cli.options import (
 from vtlab.cli.tables import output_format
 from vtlab.errors import EXIT_INTERRUPTED, CliError, cli_errors
 from vtlab.openfiles import ensure_open_files
-from vtlab.outputs import Output, check_output_dir, check_outputs, table_outputs, writing
+from vtlab.outputs import (
+    Output,
+    check_output_dir,
+    check_outputs,
+    table_outputs,
+    write_tables,
+    writing,
+)
 from vtlab.scenario import Scenario
 
 if TYPE_CHECKING:  # pandas-backed: imported when a run has finished
@@ -70,7 +77,10 @@ SessionOpt = Annotated[
 ]
 RunOutOpt = Annotated[
     Path | None,
-    out_option("Write the flow rows to this .parquet file (links beside it, *.links.parquet)."),
+    out_option(
+        "Write the flow rows to this .parquet or .csv file (links beside it, "
+        "*.links.parquet or *.links.csv; Parquet files carry the scenario)."
+    ),
 ]
 TraceOpt = Annotated[
     Path | None,
@@ -212,7 +222,15 @@ def run_command(
     wall = time.perf_counter() - started
     seeds = seeds[: len(res.meta.get("seeds", [res.meta.get("seed")]))]
     _write_files(
-        res, out=out, trace=trace, writer=writer, events=events, pcap=pcap, runs=runs, quiet=quiet
+        res,
+        out=out,
+        trace=trace,
+        writer=writer,
+        events=events,
+        pcap=pcap,
+        runs=runs,
+        quiet=quiet,
+        scenario=sc,
     )
     if fmt != "json":
         print_table(res, len(seeds), seeds, wall, quiet, fmt=fmt, columns=columns)
@@ -300,6 +318,7 @@ def _write_files(
     pcap: Path | None,
     runs: int,
     quiet: bool,
+    scenario: Scenario,
 ) -> None:
     """Write ``--out`` and ``--events`` (the trace and the captures are written while
     the runs go) and, unless ``quiet``, say on stderr what was written."""
@@ -310,7 +329,7 @@ def _write_files(
     if out is not None:
         partial = [o.path for o in table_outputs("--out", out, sessions=res.has_sessions())]
         with writing({"--out": out}, remove=partial):
-            written = res.to_parquet(out, traces=False)
+            written = write_tables(res, out, scenario)
         if status is not None:
             status.print(
                 "wrote " + ", ".join(f"{path} ({name})" for name, path in written.items()),
