@@ -500,7 +500,7 @@ class Result:
         ``vtlab.meta`` in the schema metadata of the flows file; :meth:`from_parquet`
         reads everything back.  With ``scenario`` (the scenario that was run) every
         file carries it under ``vtlab.scenario`` (:func:`scenario_metadata`; read it
-        with :func:`vtlab.load.file_scenario`).
+        with :func:`vtlab.results.file_scenario`).
         """
         extra: dict[bytes, bytes] = {}
         if scenario is not None:

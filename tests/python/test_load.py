@@ -17,7 +17,7 @@ import pytest
 import vtlab
 from conftest import assert_usage_error
 from vtlab.api import FLOW_COLUMNS, LINK_COLUMNS
-from vtlab.load import TABLE_GLOBS, file_scenario, load
+from vtlab.results import TABLE_GLOBS, file_scenario, load
 from vtlab.runstore import STORE_KEY, StoredRunError, StoreError
 from vtlab.sweep import Axis, Sweep
 

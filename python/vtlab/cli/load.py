@@ -1,5 +1,5 @@
 """``vtlab load``: one table of a sweep store, verified and filtered by axis values, as
-CSV or JSON on stdout or as a CSV, JSON or Parquet file (:func:`vtlab.load.load`)."""
+CSV or JSON on stdout or as a CSV, JSON or Parquet file (:func:`vtlab.results.load`)."""
 
 import sys
 from pathlib import Path
@@ -81,7 +81,7 @@ def load_command(
     force: ForceOpt = False,
 ) -> None:
     """Print or write one table of a sweep store, the axis values as columns."""
-    from vtlab.load import TABLES, load
+    from vtlab.results import TABLES, load
     from vtlab.runstore import StoredRunError, StoreError
 
     chosen = _format(fmt, out)

@@ -221,17 +221,7 @@ def run_command(
                 writer.close()
     wall = time.perf_counter() - started
     seeds = seeds[: len(res.meta.get("seeds", [res.meta.get("seed")]))]
-    _write_files(
-        res,
-        out=out,
-        trace=trace,
-        writer=writer,
-        events=events,
-        pcap=pcap,
-        runs=runs,
-        quiet=quiet,
-        scenario=sc,
-    )
+    _write_files(res, sc, out, trace, writer, events, pcap, runs=runs, quiet=quiet)
     if fmt != "json":
         print_table(res, len(seeds), seeds, wall, quiet, fmt=fmt, columns=columns)
     _report_budgets(res)
@@ -310,15 +300,15 @@ def _run_keeping_completed(sc: Scenario, seeds: list[int], **kwargs: Any) -> tup
 
 def _write_files(
     res: "Result",
-    *,
+    scenario: Scenario,
     out: Path | None,
     trace: Path | None,
     writer: Any,
     events: Path | None,
     pcap: Path | None,
+    *,
     runs: int,
     quiet: bool,
-    scenario: Scenario,
 ) -> None:
     """Write ``--out`` and ``--events`` (the trace and the captures are written while
     the runs go) and, unless ``quiet``, say on stderr what was written."""
