@@ -205,3 +205,18 @@ def test_a_json_spec_file_runs(tmp_path: Path) -> None:
     bad.write_text("[1]")
     with pytest.raises(vtlab.ScenarioError, match="JSON object"):
         vtlab.Scenario.from_toml(bad)
+
+
+def test_sweep_out_csv_has_the_axis_columns(tmp_path: Path, cli) -> None:
+    out = tmp_path / "s.csv"
+    args = ["sweep", "v2g", "--bytes", "200KB", "--axis", "algo:tcp.cc=cubic,newreno"]
+    assert cli(*args, "-n", "1", "-j", "1", "-o", str(out), "-q").exit_code == 0
+    flows = pd.read_csv(out)
+    assert sorted(flows["algo"]) == sorted(CCS)
+    direct = {cc: vtlab.run({**BASE, "tcp": {"cc": cc}}, seed=1) for cc in CCS}
+    for cc in CCS:
+        row = flows[flows["algo"] == cc]
+        assert list(row["goodput_bps"]) == list(direct[cc].flows["goodput_bps"])
+        assert list(row["scenario_hash"]) == list(direct[cc].flows["scenario_hash"])
+    links = pd.read_csv(tmp_path / "s.links.csv")
+    assert len(links) == sum(len(r.links) for r in direct.values())
