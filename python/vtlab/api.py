@@ -26,6 +26,7 @@ __all__ = [
     "SCHEMA",
     "LINK_COLUMNS",
     "MAX_RUNS",
+    "MAX_CARRIED_SCENARIO_BYTES",
     "MAX_SEED",
     "MESSAGE_COLUMNS",
     "SESSION_COLUMNS",
@@ -103,12 +104,21 @@ _META_KEY = b"vtlab.meta"
 SCENARIO_KEY = b"vtlab.scenario"
 
 
+#: Largest spec or resolved scenario (bytes of JSON) a result file carries: a long
+#: capacity trace is part of the resolved scenario (6 bytes or so a line), and every
+#: file of a run would hold a copy; larger ones are left out (the spec names the
+#: trace file, the rows' ``scenario_hash`` identifies the scenario).
+MAX_CARRIED_SCENARIO_BYTES = 1 << 20
+
+
 def scenario_metadata(scenario: Scenario) -> dict[str, Any]:
     """What a result file carries about its scenario: ``spec``, the spec as given (JSON
     text: ``vtlab.run(json.loads(spec), seed)`` runs it again) and ``scenario``, the
     resolved scenario as the core's canonical JSON (every field, base units; its
-    hash is the rows' ``scenario_hash``)."""
-    return {"spec": scenario.to_json(), "scenario": scenario.expanded_json()}
+    hash is the rows' ``scenario_hash``); each only if it has at most
+    :data:`MAX_CARRIED_SCENARIO_BYTES` bytes."""
+    texts = {"spec": scenario.to_json(), "scenario": scenario.expanded_json()}
+    return {k: v for k, v in texts.items() if len(v.encode()) <= MAX_CARRIED_SCENARIO_BYTES}
 
 
 @functools.lru_cache(maxsize=1)

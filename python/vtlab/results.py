@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from vtlab.api import (
     FLOW_COLUMNS,
     LINK_COLUMNS,
+    MAX_CARRIED_SCENARIO_BYTES,
     MESSAGE_COLUMNS,
     SCENARIO_KEY,
     SESSION_COLUMNS,
@@ -154,14 +155,14 @@ def file_scenario(path: str | os.PathLike[str]) -> Scenario:
     """The scenario a Parquet result file carries (``vtlab run --out``,
     :meth:`Result.to_parquet` with ``scenario``, or a store's file): its spec as given,
     which :func:`vtlab.run` runs again with the rows' seed. ``ValueError`` for a file
-    that carries none."""
+    that carries none (see :data:`vtlab.api.MAX_CARRIED_SCENARIO_BYTES`)."""
     import pyarrow.parquet as pq
 
     meta = pq.read_schema(path).metadata or {}
-    if SCENARIO_KEY in meta:
-        spec = json.loads(meta[SCENARIO_KEY])["spec"]
-    elif STORE_KEY in meta and "spec" in json.loads(meta[STORE_KEY]):
-        spec = json.loads(meta[STORE_KEY])["spec"]
-    else:
-        raise ValueError(f"{path}: carries no scenario (written by an earlier vtlab?)")
-    return Scenario(json.loads(spec))
+    carried = json.loads(meta.get(SCENARIO_KEY) or meta.get(STORE_KEY) or b"{}")
+    if "spec" not in carried:
+        raise ValueError(
+            f"{path}: carries no scenario (written by an earlier vtlab, or its spec has "
+            f"more than {MAX_CARRIED_SCENARIO_BYTES} bytes)"
+        )
+    return Scenario(json.loads(carried["spec"]))

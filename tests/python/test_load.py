@@ -220,3 +220,16 @@ def test_sweep_out_csv_has_the_axis_columns(tmp_path: Path, cli) -> None:
         assert list(row["scenario_hash"]) == list(direct[cc].flows["scenario_hash"])
     links = pd.read_csv(tmp_path / "s.links.csv")
     assert len(links) == sum(len(r.links) for r in direct.values())
+
+
+def test_a_scenario_over_the_bound_is_not_carried(tmp_path: Path) -> None:
+    from vtlab.api import MAX_CARRIED_SCENARIO_BYTES, scenario_metadata
+
+    # 300 000 capacity-trace lines resolve to well over 1 MiB of JSON (at least 3
+    # digits and a separator each); the spec only names the file.
+    trace = tmp_path / "cell.down"
+    trace.write_text("\n".join(str(t) for t in range(1, 900_001, 3)) + "\n")
+    spec = {"preset": "lte-cabin", "capacity_down": {"trace": str(trace)}}
+    carried = scenario_metadata(vtlab.Scenario(spec))
+    assert json.loads(carried["spec"]) == spec and "scenario" not in carried
+    assert len(vtlab.Scenario(spec).expanded_json()) > MAX_CARRIED_SCENARIO_BYTES
