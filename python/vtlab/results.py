@@ -100,8 +100,9 @@ def load(
     """One table of a sweep store as a frame, the axis values as columns.
 
     ``table`` is one of :data:`TABLES`; ``where`` (or keyword arguments, for axis
-    names that are Python identifiers) keeps the rows whose axis has that value (or
-    one of a list of values): ``load(store, cc="cubic", loss=0.05)``. Every file read
+    names that are Python identifiers) keeps the rows whose axis (or any other column
+    of the table, such as ``seed`` or ``cc``) has that value (or one of a list of
+    values): ``load(store, cc="cubic", loss=0.05)``. Every file read
     is checked as the sweep checks it (checksum, the run identity inside, columns);
     a file that fails raises :class:`vtlab.runstore.StoredRunError` naming it (run
     the sweep again: it moves the run aside and simulates it again). Runs stored by
@@ -126,10 +127,14 @@ def load(
             continue
         seen_axes.update(c for c in frame.columns if c not in _CONTRACT)
         frames.append(frame)
-    unknown = [a for a in wanted if a not in seen_axes]
+    columns = seen_axes.union(*(f.columns for f in frames))
+    unknown = [a for a in wanted if a not in columns]
     if unknown and frames:
         have = ", ".join(sorted(seen_axes)) or "none"
-        raise ValueError(f"where: {unknown[0]!r} is not an axis of the store (its axes: {have})")
+        raise ValueError(
+            f"where: {unknown[0]!r} is neither an axis of the store (its axes: {have}) "
+            f"nor a column of its {table}"
+        )
     frames = [f for f in frames if len(f)]
     if not frames:
         return pd.DataFrame(columns=_columns(table))

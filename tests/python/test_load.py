@@ -119,11 +119,13 @@ def test_not_a_store(tmp_path: Path, cli) -> None:
 
 
 def test_load_refuses_unknown_tables_and_axes(store: Path, cli) -> None:
-    with pytest.raises(ValueError, match="not an axis of the store"):
-        load(store, cc="cubic")  # the axis is named algo
+    with pytest.raises(ValueError, match="neither an axis of the store"):
+        load(store, tcp_cc="cubic")  # the axis is named algo
+    # Any column filters too: cc is the flow column the algo axis sets.
+    assert sorted(load(store, cc="cubic", seed=2)["loss"]) == sorted(LOSSES)
     with pytest.raises(ValueError, match="table"):
         load(store, "events")
-    assert_usage_error(cli("load", str(store), "--where", "cc=cubic"), "--where", "algo")
+    assert_usage_error(cli("load", str(store), "--where", "tcp_cc=cubic"), "--where", "algo")
     assert_usage_error(cli("load", str(store), "--table", "x"), "--table")
     assert_usage_error(cli("load", str(store), "--where", "algo"), "--where", "AXIS=VALUE")
     assert_usage_error(cli("load", str(store), "--format", "parquet"), "--format")
