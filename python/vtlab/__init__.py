@@ -15,6 +15,7 @@ from vtlab._core import ScenarioError
 from vtlab.advice import advise
 from vtlab.api import Result, run, run_many
 from vtlab.emulation import Emulation, emulate
+from vtlab.results import load
 from vtlab.scenario import Scenario
 from vtlab.stats import jain_index, summarize
 
@@ -45,5 +46,6 @@ __all__ = [
     "run",
     "run_many",
     "jain_index",
+    "load",
     "summarize",
 ]

@@ -26,6 +26,7 @@ __all__ = [
     "SCHEMA",
     "LINK_COLUMNS",
     "MAX_RUNS",
+    "MAX_CARRIED_SCENARIO_BYTES",
     "MAX_SEED",
     "MESSAGE_COLUMNS",
     "SESSION_COLUMNS",
@@ -37,6 +38,7 @@ __all__ = [
     "pcap_dir",
     "run",
     "run_many",
+    "scenario_metadata",
     "sibling_paths",
 ]
 
@@ -104,6 +106,26 @@ class Interrupted(KeyboardInterrupt):
 
 _META_KEY = b"vtlab.meta"
 
+#: Schema-metadata key of the scenario a result file carries (:func:`scenario_metadata`).
+SCENARIO_KEY = b"vtlab.scenario"
+
+
+#: Largest spec or resolved scenario (bytes of JSON) a result file carries: a long
+#: capacity trace is part of the resolved scenario (6 bytes or so a line), and every
+#: file of a run would hold a copy; larger ones are left out (the spec names the
+#: trace file, the rows' ``scenario_hash`` identifies the scenario).
+MAX_CARRIED_SCENARIO_BYTES = 1 << 20
+
+
+def scenario_metadata(scenario: Scenario) -> dict[str, Any]:
+    """What a result file carries about its scenario: ``spec``, the spec as given (JSON
+    text: ``vtlab.run(json.loads(spec), seed)`` runs it again) and ``scenario``, the
+    resolved scenario as the core's canonical JSON (every field, base units; its
+    hash is the rows' ``scenario_hash``); each only if it has at most
+    :data:`MAX_CARRIED_SCENARIO_BYTES` bytes."""
+    texts = {"spec": scenario.to_json(), "scenario": scenario.expanded_json()}
+    return {k: v for k, v in texts.items() if len(v.encode()) <= MAX_CARRIED_SCENARIO_BYTES}
+
 
 @functools.lru_cache(maxsize=1)
 def core_build() -> str:
@@ -162,21 +184,24 @@ def check_seeds(seeds: Iterable[Any], what: str = "seeds") -> list[int]:
 
 
 def sibling_paths(path: str | os.PathLike[str]) -> dict[str, Path]:
-    """The files :meth:`Result.to_parquet` writes for ``path``.
+    """The files :meth:`Result.to_parquet` (or, for a ``.csv`` name,
+    :meth:`Result.to_csv`) writes for ``path``.
 
     ``runs.parquet`` → ``{"flows": runs.parquet, "links": runs.links.parquet,
     "traces": runs.traces.parquet, "sessions": runs.sessions.parquet,
-    "messages": runs.messages.parquet}``.  A name without the ``.parquet`` suffix
-    gets ``.links.parquet`` (``.traces.parquet``, ...) appended as is.
+    "messages": runs.messages.parquet}``; ``runs.csv`` → ``runs.links.csv``, ... A
+    name without either suffix gets ``.links.parquet`` (``.traces.parquet``, ...)
+    appended as is.
     """
     p = Path(path)
-    stem = p.name[: -len(".parquet")] if p.name.endswith(".parquet") else p.name
+    suffix = ".csv" if p.name.lower().endswith(".csv") else ".parquet"
+    stem = p.name[: -len(suffix)] if p.name.lower().endswith(suffix) else p.name
     return {
         "flows": p,
-        "links": p.with_name(f"{stem}.links.parquet"),
-        "traces": p.with_name(f"{stem}.traces.parquet"),
-        "sessions": p.with_name(f"{stem}.sessions.parquet"),
-        "messages": p.with_name(f"{stem}.messages.parquet"),
+        **{
+            name: p.with_name(f"{stem}.{name}{suffix}")
+            for name in ("links", "traces", "sessions", "messages")
+        },
     }
 
 
@@ -472,7 +497,13 @@ class Result:
 
         return summarize(self.flows, by=by, metrics=metrics)
 
-    def to_parquet(self, path: str | os.PathLike[str], *, traces: bool = True) -> dict[str, Path]:
+    def to_parquet(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        traces: bool = True,
+        scenario: ScenarioLike | None = None,
+    ) -> dict[str, Path]:
         """Write the result as Parquet files and return the paths written.
 
         Layout (see :func:`sibling_paths`): the flow rows go to ``path``
@@ -483,29 +514,44 @@ class Result:
         sessions or messages file left at those names by an earlier result is removed
         when this one has no sessions.)  :attr:`meta` is stored as JSON under the key
         ``vtlab.meta`` in the schema metadata of the flows file; :meth:`from_parquet`
-        reads everything back.
+        reads everything back.  With ``scenario`` (the scenario that was run) every
+        file carries it under ``vtlab.scenario`` (:func:`scenario_metadata`; read it
+        with :func:`vtlab.results.file_scenario`).
         """
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
+        extra: dict[bytes, bytes] = {}
+        if scenario is not None:
+            described = scenario_metadata(Scenario.coerce(scenario))
+            extra[SCENARIO_KEY] = json.dumps(described).encode()
         paths = sibling_paths(path)
-        written: dict[str, Path] = {}
-        flows = pa.Table.from_pandas(self.flows, preserve_index=False)
-        schema_meta = dict(flows.schema.metadata or {})
-        schema_meta[_META_KEY] = json.dumps(self.meta, default=_json_default).encode()
-        pq.write_table(flows.replace_schema_metadata(schema_meta), paths["flows"])
-        written["flows"] = paths["flows"]
-        self.links.to_parquet(paths["links"], index=False)
+        meta = {_META_KEY: json.dumps(self.meta, default=_json_default).encode()}
+        _write_parquet(self.flows, paths["flows"], {**meta, **extra})
+        written = {"flows": paths["flows"]}
+        _write_parquet(self.links, paths["links"], extra)
         written["links"] = paths["links"]
         for name in ("sessions", "messages"):
             if self.has_sessions():
-                getattr(self, name).to_parquet(paths[name], index=False)
+                _write_parquet(getattr(self, name), paths[name], extra)
                 written[name] = paths[name]
             else:  # not one of this result's files: never read back with it
                 paths[name].unlink(missing_ok=True)
         if traces and self.traces is not None:
-            self.traces.to_parquet(paths["traces"], index=False)
+            _write_parquet(self.traces, paths["traces"], extra)
             written["traces"] = paths["traces"]
+        return written
+
+    def to_csv(self, path: str | os.PathLike[str]) -> dict[str, Path]:
+        """Write the flow rows to ``path`` (e.g. ``runs.csv``) and the other tables
+        beside it as :meth:`to_parquet` does (``runs.links.csv``, ...; sessions and
+        messages when the runs had them, no traces); return the paths written.  CSV
+        carries no metadata: keep the scenario with ``vtlab expand``."""
+        paths = sibling_paths(path)
+        written = {}
+        for name in ("flows", "links", "sessions", "messages"):
+            if name in ("flows", "links") or self.has_sessions():
+                getattr(self, name).to_csv(paths[name], index=False)
+                written[name] = paths[name]
+            else:
+                paths[name].unlink(missing_ok=True)
         return written
 
     @classmethod
@@ -574,6 +620,15 @@ class Result:
             f"sessions=<{len(self.sessions)} rows>, messages=<{len(self.messages)} rows>, "
             f"traces={n_traces}, meta={{scenario_hash: {self.meta.get('scenario_hash')!r}}})"
         )
+
+
+def _write_parquet(frame: pd.DataFrame, path: Path, extra: Mapping[bytes, bytes]) -> None:
+    """Write ``frame`` to ``path`` with ``extra`` added to its schema metadata."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    pq.write_table(table.replace_schema_metadata({**(table.schema.metadata or {}), **extra}), path)
 
 
 def _json_default(obj: Any) -> Any:

@@ -37,10 +37,18 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vtlab.api import sibling_paths
+from vtlab.api import Result, sibling_paths
 from vtlab.errors import CliError, os_problem
+from vtlab.scenario import Scenario
 
-__all__ = ["Output", "check_output_dir", "check_outputs", "table_outputs", "writing"]
+__all__ = [
+    "Output",
+    "check_output_dir",
+    "check_outputs",
+    "table_outputs",
+    "write_tables",
+    "writing",
+]
 
 
 @dataclass(frozen=True)
@@ -66,13 +74,13 @@ class Output:
 def table_outputs(
     option: str, path: str | os.PathLike[str], *, sessions: bool = False
 ) -> list[Output]:
-    """The files ``Result.to_parquet(path, traces=False)`` writes: the flow rows at
-    ``path`` (must end in ``.parquet``) and the link rows beside it, and with
-    ``sessions`` (the scenario has request/response sessions) the session and
-    message rows beside it too."""
+    """The files :func:`write_tables` writes: the flow rows at ``path`` (must end in
+    ``.parquet`` or ``.csv``) and the link rows beside it, and with ``sessions`` (the
+    scenario has request/response sessions) the session and message rows beside it
+    too."""
     paths = sibling_paths(path)
     outputs = [
-        Output(option, paths["flows"], "flows", (".parquet",)),
+        Output(option, paths["flows"], "flows", (".parquet", ".csv")),
         Output(option, paths["links"], "links"),
     ]
     if sessions:
@@ -81,6 +89,15 @@ def table_outputs(
             Output(option, paths["messages"], "messages"),
         ]
     return outputs
+
+
+def write_tables(res: Result, path: Path, scenario: Scenario | None = None) -> dict[str, Path]:
+    """Write a result's tables as ``path``'s name says: ``.csv`` with
+    :meth:`Result.to_csv`, else Parquet with :meth:`Result.to_parquet` (no traces; the
+    files carrying ``scenario`` when given). Returns the paths written."""
+    if path.name.lower().endswith(".csv"):
+        return res.to_csv(path)
+    return res.to_parquet(path, traces=False, scenario=scenario)
 
 
 def _same_file_key(path: Path) -> str:

@@ -31,8 +31,10 @@ from vtlab.api import (
     SESSION_COLUMNS,
     TRACE_COLUMNS,
     Result,
+    scenario_metadata,
 )
 from vtlab.errors import with_filename
+from vtlab.scenario import Scenario
 
 if TYPE_CHECKING:  # pandas is imported when runs are stored or loaded
     import pandas as pd
@@ -44,6 +46,7 @@ __all__ = [
     "StoreError",
     "StoredRunError",
     "load_run",
+    "read_table",
     "store_run",
 ]
 
@@ -122,12 +125,20 @@ def _write_tmp(
         raise
 
 
-def store_run(run_dir: Path, key: str, res: Result, messages: str = "rows") -> None:
+def store_run(
+    run_dir: Path,
+    key: str,
+    res: Result,
+    messages: str = "rows",
+    scenario: Scenario | None = None,
+) -> None:
     """Write one run, each file atomically. The checksums (``<key>.sha256``: the run's
     key and the SHA-256 of each file) go next to last and the flows file last: it
     marks the run complete, and records whether the run has session and message
-    files, and the messages' form."""
+    files, and the messages' form. With ``scenario`` every file carries it too
+    (:func:`scenario_metadata`: the spec as given and the resolved scenario)."""
     paths = _paths(run_dir, key)
+    described = scenario_metadata(scenario) if scenario is not None else {}
     tables = {"traces": res.traces, "links": res.links}
     sessions = res.has_sessions()
     if sessions:
@@ -135,9 +146,9 @@ def store_run(run_dir: Path, key: str, res: Result, messages: str = "rows") -> N
     digests: dict[str, str] = {}
     for name, frame in tables.items():
         if frame is not None:
-            tmp, digests[paths[name].name] = _write_tmp(frame, paths[name], key)
+            tmp, digests[paths[name].name] = _write_tmp(frame, paths[name], key, described)
             os.replace(tmp, paths[name])
-    extra = {"sessions": sessions, "messages": messages}
+    extra = {"sessions": sessions, "messages": messages, **described}
     flows, digests[paths["flows"].name] = _write_tmp(res.flows, paths["flows"], key, extra)
     try:
         tmp = _tmp_beside(paths["checksums"])
@@ -325,3 +336,31 @@ def load_run(run_dir: Path, key: str, trace: bool, messages: str = "rows") -> Re
         sessions=sessions,
         messages=stored_messages,
     )
+
+
+def read_table(run_dir: Path, key: str, table: str) -> pd.DataFrame | None:
+    """One table of a stored run, verified as :func:`load_run` verifies it (checksums,
+    the identity inside each file, columns, rows); ``None`` when the run has no such
+    file (no sessions, no traces). Nothing is moved aside: a run that cannot be
+    trusted raises :class:`StoredRunError` naming the file."""
+    paths = _paths(run_dir, key)
+    try:
+        digests = _checksums(run_dir, paths, key)
+        inside: dict[str, Any] = {}
+        flows = _read_verified(paths["flows"], key, digests, FLOW_COLUMNS, inside)
+        if table == "flows":
+            return flows
+        form = inside.get("messages")
+        columns = {
+            "links": LINK_COLUMNS,
+            "traces": TRACE_COLUMNS,
+            "sessions": SESSION_COLUMNS,
+            "messages": MESSAGE_COLUMNS if form == "rows" else MESSAGE_COUNT_COLUMNS,
+        }[table]
+        if table != "links" and not paths[table].exists():
+            if table in ("sessions", "messages") and inside.get("sessions") is True:
+                raise StoredRunError(f"without its {paths[table].name}")
+            return None
+        return _read_verified(paths[table], key, digests, columns)
+    except StoredRunError as e:
+        raise StoredRunError(f"{run_dir / key}: stored run {e}") from None

@@ -214,7 +214,8 @@ def _anchor_trace_paths(spec: Any, base: Path) -> Any:
 MAX_SCENARIO_FILE_BYTES = 64 << 20
 
 
-def _load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+def _load_file(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A scenario file's spec: JSON for a name ending in ``.json``, else TOML."""
     p = Path(path)
     with p.open("rb") as fh:  # FileNotFoundError / OSError propagate
         data = fh.read(MAX_SCENARIO_FILE_BYTES + 1)
@@ -223,11 +224,21 @@ def _load_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
             f"{p}: a scenario file may have at most {MAX_SCENARIO_FILE_BYTES} bytes (64 MiB); "
             'put a long capacity trace in a trace file (trace = "FILE")'
         )
-    tomllib = _tomllib()
     try:
-        return _anchor_trace_paths(tomllib.loads(data.decode("utf-8")), p.parent)
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ScenarioError(f"{p}: not a UTF-8 text file ({exc.reason})") from None
+    if p.name.lower().endswith(".json"):
+        try:
+            spec = json.loads(text)
+        except ValueError as exc:
+            raise ScenarioError(f"{p}: JSON syntax error: {exc}") from None
+        if not isinstance(spec, dict):
+            raise ScenarioError(f"{p}: a scenario file must hold a JSON object")
+        return _anchor_trace_paths(spec, p.parent)
+    tomllib = _tomllib()
+    try:
+        return _anchor_trace_paths(tomllib.loads(text), p.parent)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{p}: TOML syntax error: {exc}") from None
 
@@ -267,13 +278,15 @@ class Scenario:
 
     @classmethod
     def from_toml(cls, path: str | os.PathLike[str]) -> Scenario:
-        """Load a scenario file (TOML holding the spec object).
+        """Load a scenario file: TOML holding the spec object, or, for a name ending
+        in ``.json``, JSON holding it (a spec, or the resolved scenario that
+        ``vtlab expand`` prints).
 
         Raises ``FileNotFoundError``/``OSError`` when the file cannot be read and
-        :class:`ScenarioError` on a TOML syntax error (message names file, line and
+        :class:`ScenarioError` on a syntax error (message names file, line and
         column).  Field validation happens later, in the core.
         """
-        return cls(_load_toml(path), source=path)
+        return cls(_load_file(path), source=path)
 
     @classmethod
     def coerce(cls, scenario: ScenarioLike) -> Scenario:
@@ -282,8 +295,9 @@ class Scenario:
         * a ``Scenario`` is returned as is;
         * a mapping is wrapped (copied);
         * a :class:`os.PathLike` is loaded as a TOML file;
-        * a ``str`` ending in ``.toml`` or containing a path separator is loaded as a
-          TOML file, any other ``str`` is taken as a preset name (``"v2g"``).
+        * a ``str`` ending in ``.toml`` or ``.json`` or containing a path separator is
+          loaded as a scenario file, any other ``str`` is taken as a preset name
+          (``"v2g"``).
         """
         if isinstance(scenario, Scenario):
             return scenario
@@ -292,7 +306,7 @@ class Scenario:
         if isinstance(scenario, os.PathLike):
             return cls.from_toml(scenario)
         if isinstance(scenario, str):
-            looks_like_path = scenario.endswith(".toml") or any(
+            looks_like_path = scenario.endswith((".toml", ".json")) or any(
                 sep and sep in scenario for sep in (os.sep, os.altsep)
             )
             if looks_like_path:

@@ -456,7 +456,7 @@ def _finish_run(p: Point, raw: Mapping[str, Any], run_dir: Path | None, messages
     res = Result.from_core(raw)
     _add_labels(res, p.labels)
     if run_dir is not None:
-        store_run(run_dir, p.key, res, messages)
+        store_run(run_dir, p.key, res, messages, p.scenario)
     return res
 
 

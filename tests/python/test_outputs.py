@@ -95,11 +95,13 @@ def test_same_file_through_another_spelling(
     assert files(tmp_path) == ["sub"]
 
 
-@pytest.mark.parametrize("name", ["x.csv", "x", "x.parquet.tmp"])
-def test_out_must_be_parquet(cli: Cli, tmp_path: Path, no_simulation: list[Any], name: str) -> None:
+@pytest.mark.parametrize("name", ["x.txt", "x", "x.parquet.tmp"])
+def test_out_must_be_parquet_or_csv(
+    cli: Cli, tmp_path: Path, no_simulation: list[Any], name: str
+) -> None:
     target = tmp_path / name
     line = refused(cli(*RUN, "--out", str(target)), no_simulation)
-    assert line == f"error: --out: '{target}': the file name must end in .parquet"
+    assert line == f"error: --out: '{target}': the file name must end in .parquet or .csv"
     assert files(tmp_path) == []
 
 
@@ -191,7 +193,7 @@ def test_sweep_out_checked_before_running(
     existing.write_bytes(b"old")
     refused(cli("sweep", "v2g", "--out", str(existing)), no_simulation, "--force")
     assert existing.read_bytes() == b"old"
-    refused(cli("sweep", "v2g", "--out", str(tmp_path / "s.csv")), no_simulation, ".parquet")
+    refused(cli("sweep", "v2g", "--out", str(tmp_path / "s.txt")), no_simulation, ".parquet")
 
 
 def test_sweep_store_must_be_a_directory(

@@ -14,6 +14,7 @@ import vtlab.cli.cc as cc
 import vtlab.cli.emulate as emulate
 import vtlab.cli.expand as expand
 import vtlab.cli.listings as listings
+import vtlab.cli.load as load
 import vtlab.cli.lte_trace as lte_trace
 import vtlab.cli.plot as plot
 import vtlab.cli.reproduce as reproduce
@@ -109,6 +110,7 @@ run.register(app)
 sweep.register(app)
 bench.register(app, run_vs_ns3=validate.bench_vs_ns3_command)
 expand.register(app)
+load.register(app)
 lte_trace.register(app)
 listings.register(app)
 plot.register(app)

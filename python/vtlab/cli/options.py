@@ -76,7 +76,7 @@ ScenarioOpt = Annotated[
     typer.Option(
         "--scenario",
         "-s",
-        help="Scenario file (TOML holding the spec).",
+        help="Scenario file: TOML or JSON (.json) holding the spec, or vtlab expand's output.",
         show_default=False,
         dir_okay=False,
     ),

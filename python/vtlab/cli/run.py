@@ -42,7 +42,14 @@ from vtlab.cli.options import (
 from vtlab.cli.tables import output_format
 from vtlab.errors import EXIT_INTERRUPTED, CliError, cli_errors
 from vtlab.openfiles import ensure_open_files
-from vtlab.outputs import Output, check_output_dir, check_outputs, table_outputs, writing
+from vtlab.outputs import (
+    Output,
+    check_output_dir,
+    check_outputs,
+    table_outputs,
+    write_tables,
+    writing,
+)
 from vtlab.scenario import Scenario
 
 if TYPE_CHECKING:  # pandas-backed: imported when a run has finished
@@ -71,7 +78,10 @@ SessionOpt = Annotated[
 ]
 RunOutOpt = Annotated[
     Path | None,
-    out_option("Write the flow rows to this .parquet file (links beside it, *.links.parquet)."),
+    out_option(
+        "Write the flow rows to this .parquet or .csv file (links beside it, "
+        "*.links.parquet or *.links.csv; Parquet files carry the scenario)."
+    ),
 ]
 TraceOpt = Annotated[
     Path | None,
@@ -215,8 +225,7 @@ def run_command(
                 writer.close()
     wall = time.perf_counter() - started
     seeds = seeds[: len(res.meta.get("seeds", [res.meta.get("seed")]))]
-    files = {"out": out, "trace": trace, "writer": writer, "events": events, "pcap": pcap}
-    _write_files(res, **files, runs=runs, quiet=quiet, scenario=sc)
+    _write_files(res, sc, out, trace, writer, events, pcap, runs=runs, quiet=quiet)
     if fmt != "json":
         print_table(res, len(seeds), seeds, wall, quiet, fmt=fmt, columns=columns)
     _report_budgets(res)
@@ -297,15 +306,15 @@ def _run_keeping_completed(sc: Scenario, seeds: list[int], **kwargs: Any) -> tup
 
 def _write_files(
     res: "Result",
-    *,
+    scenario: Scenario,
     out: Path | None,
     trace: Path | None,
     writer: Any,
     events: Path | None,
     pcap: Path | None,
+    *,
     runs: int,
     quiet: bool,
-    scenario: Scenario,
 ) -> None:
     """Write ``--out`` and ``--events`` (the trace and the captures are written while
     the runs go) and, unless ``quiet``, say on stderr what was written."""
@@ -316,7 +325,7 @@ def _write_files(
     if out is not None:
         partial = [o.path for o in table_outputs("--out", out, sessions=res.has_sessions())]
         with writing({"--out": out}, remove=partial):
-            written = res.to_parquet(out, traces=False)
+            written = write_tables(res, out, scenario)
         if status is not None:
             status.print(
                 "wrote " + ", ".join(f"{path} ({name})" for name, path in written.items()),

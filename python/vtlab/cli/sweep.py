@@ -41,7 +41,7 @@ from vtlab.cli.options import (
 from vtlab.cli.tables import output_format
 from vtlab.cluster import DEFAULT_CONNECT_TIMEOUT, connect, describe_client
 from vtlab.errors import CliError, cli_errors, remember_text
-from vtlab.outputs import check_output_dir, check_outputs, table_outputs, writing
+from vtlab.outputs import check_output_dir, check_outputs, table_outputs, write_tables, writing
 from vtlab.scenario import parse_value
 
 if TYPE_CHECKING:  # pandas-backed: imported by the command
@@ -71,7 +71,7 @@ StoreOpt = Annotated[
     ),
 ]
 OutOpt = Annotated[
-    Path | None, out_option("Write all flow rows to this .parquet file (links beside it).")
+    Path | None, out_option("Write all flow rows to this .parquet or .csv file (links beside it).")
 ]
 QuietOpt = Annotated[bool, quiet_option("Table only.")]
 
@@ -185,7 +185,7 @@ def sweep_command(
     if out is not None:
         partial = [o.path for o in table_outputs("--out", out, sessions=res.has_sessions())]
         with writing({"--out": out}, remove=partial):
-            res.to_parquet(out, traces=False)
+            write_tables(res, out)
     sets_cc = any(path == "tcp.cc" for a in axes for _, sets in a.levels for path, _ in sets)
     by = [*(a.name for a in axes), *([] if sets_cc else ["cc"]), "flow"]
     if fmt == "json":

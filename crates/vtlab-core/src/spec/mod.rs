@@ -140,7 +140,9 @@ pub fn resolve_json(spec_json: &str) -> Result<Scenario, SpecError> {
     resolve_value(value)
 }
 
-/// Build the resolved scenario from a spec object.
+/// Build the resolved scenario from a spec object; a resolved scenario (what
+/// `expand` prints, recognised by its `trace_interval_ns`) is taken as it is,
+/// validated whole.
 pub fn resolve_value(value: serde_json::Value) -> Result<Scenario, SpecError> {
     let serde_json::Value::Object(mut map) = value else {
         return Err(SpecError::new(
@@ -163,6 +165,14 @@ pub fn resolve_value(value: serde_json::Value) -> Result<Scenario, SpecError> {
             ))
         }
     };
+    if map.contains_key("trace_interval_ns") {
+        // The resolved form (what `expand` prints; a spec writes `trace_interval`):
+        // taken as it is and checked whole, as `plan` checks every scenario.
+        map.insert("preset".into(), serde_json::Value::String(preset));
+        let scenario: Scenario = from_value(serde_json::Value::Object(map), "")?;
+        scenario.validate()?;
+        return Ok(scenario);
+    }
     presets::resolve(&preset, serde_json::Value::Object(map))
 }
 
@@ -229,5 +239,25 @@ mod tests {
         let c = LossSpec::burst_mean(0.05).resolve("l").unwrap();
         let back: LossConf = serde_json::from_value(serde_json::to_value(&c).unwrap()).unwrap();
         assert_eq!(back, c);
+    }
+
+    #[test]
+    fn a_resolved_scenario_is_taken_as_it_is_and_checked_whole() {
+        let resolved = resolve_value(json!({"preset": "v2g", "bytes": "200KB"})).unwrap();
+        let text = resolved.canonical_json();
+        let again = resolve_json(&text).unwrap();
+        assert_eq!(again, resolved);
+        assert_eq!(again.hash(), resolved.hash());
+        // A value out of range is refused as in a spec, naming the field.
+        let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        value["trace_interval_ns"] = json!(0);
+        assert!(err(value.clone()).starts_with("trace_interval: "));
+        // A field the resolved form lacks is named.
+        value["trace_interval_ns"] = json!(10_000_000);
+        value["wan_rate"] = json!("1Mbps");
+        assert!(err(value.clone()).starts_with("wan_rate: unknown field"));
+        value.as_object_mut().unwrap().remove("wan_rate");
+        value["links"][1]["rate_bps"] = json!(0);
+        assert!(err(value).starts_with("links[1].rate_bps: 0 is outside"));
     }
 }
