@@ -13,6 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 from vtlab import _core
 from vtlab.progress import run_progress
+from vtlab.resultfiles import (
+    MAX_CARRIED_SCENARIO_BYTES,
+    META_KEY,
+    SCENARIO_KEY,
+    json_default,
+    scenario_metadata,
+    sibling_paths,
+    write_parquet,
+)
 from vtlab.scenario import Scenario, ScenarioLike
 from vtlab.stats import DEFAULT_METRICS
 
@@ -104,29 +113,6 @@ class Interrupted(KeyboardInterrupt):
         self.partial = partial
 
 
-_META_KEY = b"vtlab.meta"
-
-#: Schema-metadata key of the scenario a result file carries (:func:`scenario_metadata`).
-SCENARIO_KEY = b"vtlab.scenario"
-
-
-#: Largest spec or resolved scenario (bytes of JSON) a result file carries: a long
-#: capacity trace is part of the resolved scenario (6 bytes or so a line), and every
-#: file of a run would hold a copy; larger ones are left out (the spec names the
-#: trace file, the rows' ``scenario_hash`` identifies the scenario).
-MAX_CARRIED_SCENARIO_BYTES = 1 << 20
-
-
-def scenario_metadata(scenario: Scenario) -> dict[str, Any]:
-    """What a result file carries about its scenario: ``spec``, the spec as given (JSON
-    text: ``vtlab.run(json.loads(spec), seed)`` runs it again) and ``scenario``, the
-    resolved scenario as the core's canonical JSON (every field, base units; its
-    hash is the rows' ``scenario_hash``); each only if it has at most
-    :data:`MAX_CARRIED_SCENARIO_BYTES` bytes."""
-    texts = {"spec": scenario.to_json(), "scenario": scenario.expanded_json()}
-    return {k: v for k, v in texts.items() if len(v.encode()) <= MAX_CARRIED_SCENARIO_BYTES}
-
-
 @functools.lru_cache(maxsize=1)
 def core_build() -> str:
     """Fingerprint of the compiled simulator core: the first 16 hex digits of the
@@ -181,28 +167,6 @@ def check_seeds(seeds: Iterable[Any], what: str = "seeds") -> list[int]:
             )
         seen.add(seed)
     return seed_list
-
-
-def sibling_paths(path: str | os.PathLike[str]) -> dict[str, Path]:
-    """The files :meth:`Result.to_parquet` (or, for a ``.csv`` name,
-    :meth:`Result.to_csv`) writes for ``path``.
-
-    ``runs.parquet`` → ``{"flows": runs.parquet, "links": runs.links.parquet,
-    "traces": runs.traces.parquet, "sessions": runs.sessions.parquet,
-    "messages": runs.messages.parquet}``; ``runs.csv`` → ``runs.links.csv``, ... A
-    name without either suffix gets ``.links.parquet`` (``.traces.parquet``, ...)
-    appended as is.
-    """
-    p = Path(path)
-    suffix = ".csv" if p.name.lower().endswith(".csv") else ".parquet"
-    stem = p.name[: -len(suffix)] if p.name.lower().endswith(suffix) else p.name
-    return {
-        "flows": p,
-        **{
-            name: p.with_name(f"{stem}.{name}{suffix}")
-            for name in ("links", "traces", "sessions", "messages")
-        },
-    }
 
 
 #: The tables that are always present (empty when a run has none of their rows), in
@@ -523,19 +487,19 @@ class Result:
             described = scenario_metadata(Scenario.coerce(scenario))
             extra[SCENARIO_KEY] = json.dumps(described).encode()
         paths = sibling_paths(path)
-        meta = {_META_KEY: json.dumps(self.meta, default=_json_default).encode()}
-        _write_parquet(self.flows, paths["flows"], {**meta, **extra})
+        meta = {META_KEY: json.dumps(self.meta, default=json_default).encode()}
+        write_parquet(self.flows, paths["flows"], {**meta, **extra})
         written = {"flows": paths["flows"]}
-        _write_parquet(self.links, paths["links"], extra)
+        write_parquet(self.links, paths["links"], extra)
         written["links"] = paths["links"]
         for name in ("sessions", "messages"):
             if self.has_sessions():
-                _write_parquet(getattr(self, name), paths[name], extra)
+                write_parquet(getattr(self, name), paths[name], extra)
                 written[name] = paths[name]
             else:  # not one of this result's files: never read back with it
                 paths[name].unlink(missing_ok=True)
         if traces and self.traces is not None:
-            _write_parquet(self.traces, paths["traces"], extra)
+            write_parquet(self.traces, paths["traces"], extra)
             written["traces"] = paths["traces"]
         return written
 
@@ -563,7 +527,7 @@ class Result:
 
         paths = sibling_paths(path)
         table = pq.read_table(paths["flows"])
-        raw_meta = (table.schema.metadata or {}).get(_META_KEY)
+        raw_meta = (table.schema.metadata or {}).get(META_KEY)
         meta = json.loads(raw_meta) if raw_meta else {}
         traces = pd.read_parquet(paths["traces"]) if paths["traces"].exists() else None
         links = pd.read_parquet(paths["links"]) if paths["links"].exists() else None
@@ -620,24 +584,6 @@ class Result:
             f"sessions=<{len(self.sessions)} rows>, messages=<{len(self.messages)} rows>, "
             f"traces={n_traces}, meta={{scenario_hash: {self.meta.get('scenario_hash')!r}}})"
         )
-
-
-def _write_parquet(frame: pd.DataFrame, path: Path, extra: Mapping[bytes, bytes]) -> None:
-    """Write ``frame`` to ``path`` with ``extra`` added to its schema metadata."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    pq.write_table(table.replace_schema_metadata({**(table.schema.metadata or {}), **extra}), path)
-
-
-def _json_default(obj: Any) -> Any:
-    """JSON fallback for numpy scalars and paths inside metadata."""
-    if hasattr(obj, "item"):
-        return obj.item()
-    if isinstance(obj, os.PathLike):
-        return os.fspath(obj)
-    raise TypeError(f"{type(obj).__name__} is not JSON serializable")
 
 
 def run(
