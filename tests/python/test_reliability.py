@@ -121,7 +121,10 @@ def test_request_stop_reaches_runs_in_other_threads():
 
 def test_ctrl_c_in_the_cli_keeps_completed_runs_and_exits_130(tmp_path):
     # Run 1 (100 kB) completes at once; run 2 cannot (100 GB is about 40 s of
-    # engine time); Ctrl-C during run 2 keeps run 1 and exits 130.
+    # engine time); Ctrl-C during run 2 keeps run 1 and exits 130. The runs go in two
+    # threads (run -n's default on a multi-core machine) or one after the other.
+    # (The spec is the one given, so it names "100GB"; the assert keeps the
+    # replacement from silently doing nothing, which made run 1 take 40 s too.)
     out = tmp_path / "runs.parquet"
     scenario = tmp_path / "s.toml"
     scenario.write_text('preset = "v2g"\nbytes = "100GB"\n')
@@ -130,7 +133,8 @@ def test_ctrl_c_in_the_cli_keeps_completed_runs_and_exits_130(tmp_path):
         "real = a._core.run\n"
         "def run(spec, seed, *f):\n"
         "    if seed == 1:\n"
-        "        spec = spec.replace('100000000000', '100000')\n"
+        "        assert '\"100GB\"' in spec, spec\n"
+        "        spec = spec.replace('\"100GB\"', '\"100kB\"')\n"
         "    else:\n"
         "        print('second run', file=sys.stderr, flush=True)\n"
         "    return real(spec, seed, *f)\n"
