@@ -18,7 +18,7 @@ from vtlab.experiments.park2019 import table2_10mb as t10
 
 VALIDATION = Path(__file__).resolve().parents[2] / "validation"
 
-# Table 2 of the paper, row "10 MB" (/work/shared/papers/park2019-v2g-tcp.txt, §3.1),
+# Table 2 of the paper, row "10 MB" (Park et al. 2019, §3.1; also in the study's paper.toml),
 # typed in from the paper in its column order.
 PAPER_10MB = {
     "NewReno": 0.418,

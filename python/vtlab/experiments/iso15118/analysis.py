@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import vtlab.experiments.iso15118.rare as rare
 from vtlab.experiments import common
 from vtlab.experiments.common import Comparison
-from vtlab.experiments.iso15118 import rare
 from vtlab.experiments.iso15118.plan import AXES, SURVIVAL_TARGET, Z95, Plan, loss_label
 from vtlab.experiments.pipeline import Context, TableSpec
 
