@@ -75,6 +75,7 @@ QUICK: dict[str, Quick] = {
     "run v2g --loss 1% --trace trace.parquet": Quick(
         f"run v2g --loss 1% --trace trace.parquet {SMALL}"
     ),
+    "plot trace.parquet -o cwnd.png": Quick("plot trace.parquet -o cwnd.png", file="cwnd.png"),
     "run v2g --loss 5% --trace t.parquet --trace-mode changes": Quick(
         f"run v2g --loss 5% --trace t.parquet --trace-mode changes {SMALL}"
     ),
@@ -103,6 +104,11 @@ QUICK: dict[str, Quick] = {
             "sweep v2g --axis tcp.cc=newreno,illinois --axis loss:loss.mean_loss=1%,5% "
             f"--store out/grid --runs 1 {SMALL}"
         )
+    ),
+    "load out/grid --where tcp_cc=illinois": Quick("load out/grid --where tcp_cc=illinois"),
+    # One stack, a 10-s loop: seconds instead of minutes.
+    "advise v2g --loss 0.0001% --burst 1-4": Quick(
+        "advise v2g --loss 0.01% --burst 1 --duration 10s --stack linux"
     ),
     # Dask is the [cluster] extra: a runtime install says how to get it.
     "sweep v2g --axis loss:loss.mean_loss=1%,5% --runs 1000 --store out/big "
