@@ -75,7 +75,10 @@ QUICK: dict[str, Quick] = {
     "run v2g --loss 1% --trace trace.parquet": Quick(
         f"run v2g --loss 1% --trace trace.parquet {SMALL}"
     ),
-    "plot trace.parquet -o cwnd.png": Quick("plot trace.parquet -o cwnd.png", file="cwnd.png"),
+    # The same figure as SVG, a text file whose content the smoke run can check.
+    "plot trace.parquet -o cwnd.png": Quick(
+        "plot trace.parquet -o cwnd.svg", file="cwnd.svg", contains="<svg"
+    ),
     "run v2g --loss 5% --trace t.parquet --trace-mode changes": Quick(
         f"run v2g --loss 5% --trace t.parquet --trace-mode changes {SMALL}"
     ),
