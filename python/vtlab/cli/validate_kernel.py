@@ -117,29 +117,7 @@ def kernel_command(
             cc, loss, runs, size, quick=quick, lte=not no_lte, realtime=realtime
         )
         check_output_dir("--out", out)
-    con = console()
-
-    def call() -> Any:
-        # SIGTERM ends the grid as Ctrl-C does: the emulation of the run in progress
-        # removes its namespaces and processes, the finished runs stay cached.
-        previous = signal.signal(signal.SIGTERM, _interrupt)
-        try:
-            return kernel.validate(
-                grid,
-                out,
-                progress=not quiet,
-                command=typed_command(),
-                log=logger(con, quiet),
-                console=con,
-            )
-        finally:
-            signal.signal(signal.SIGTERM, previous)
-
-    def summary(res: Any) -> str:
-        agree = sum(r["verdict"] == "agree" for r in res.table)
-        return f"{agree} of {len(res.table)} cells agree within ±10 %"
-
-    run_family(call, out, con, summary)
+    _run_grid(kernel.validate, grid, out, quiet, "cells")
 
 
 def _session(
@@ -157,12 +135,19 @@ def _session(
         losses = [parse_loss(x.strip()) for v in loss or () for x in v.split(",") if x.strip()]
         grid = kernel_session.make_grid(losses, runs, exchanges, jobs, realtime)
         check_output_dir("--out", out)
+    _run_grid(kernel_session.validate_session, grid, out, quiet, "session cells")
+
+
+def _run_grid(validate: Any, grid: Any, out: Path, quiet: bool, what: str) -> None:
+    """Run one of the family's grids with ``validate`` and print how many ``what``
+    agree. SIGTERM ends the grid as Ctrl-C does: the emulation of the run in progress
+    removes its namespaces and processes, the finished runs stay cached."""
     con = console()
 
     def call() -> Any:
         previous = signal.signal(signal.SIGTERM, _interrupt)
         try:
-            return kernel_session.validate_session(
+            return validate(
                 grid,
                 out,
                 progress=not quiet,
@@ -175,7 +160,7 @@ def _session(
 
     def summary(res: Any) -> str:
         agree = sum(r["verdict"] == "agree" for r in res.table)
-        return f"{agree} of {len(res.table)} session cells agree within ±10 %"
+        return f"{agree} of {len(res.table)} {what} agree within ±10 %"
 
     run_family(call, out, con, summary)
 
