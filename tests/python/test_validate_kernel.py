@@ -11,9 +11,11 @@ import csv
 import json
 import math
 import os
+import signal
 import struct
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -309,3 +311,63 @@ def test_session_end_to_end(tmp_path: Path) -> None:
         # 100 B each way over 10 Mbit/s and 0.9 ms: at least 2 x (154 B x 8 / 1e7 + 0.9 ms)
         # = 2.0464 ms (docs/scenarios.md)
         assert min(r["response_s"]) >= 0.0020464 - 1e-9
+
+
+def _is_session_run(pid: int) -> bool:
+    """Whether ``pid`` is a per-run kernel child (``-m vtlab.validation.kernel_session``)."""
+    try:
+        return b"vtlab.validation.kernel_session" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def _session_children(parent: int) -> list[int]:
+    """The per-run kernel children of ``parent``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            status = (entry / "status").read_text() if entry.name.isdigit() else ""
+        except OSError:
+            continue
+        if f"\nPPid:\t{parent}\n" in status and _is_session_run(int(entry.name)):
+            found.append(int(entry.name))
+    return found
+
+
+def _namespaces_of(pids: list[int]) -> list[str]:
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    names = {line.split()[0] for line in listed.splitlines() if line.split()}
+    return sorted(n for n in names for p in pids if n.startswith(f"vtlab-{p}-"))
+
+
+@NEEDS_ROOT
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_killed_session_grid_leaves_no_run_behind(tmp_path: Path, sig: int) -> None:
+    """Ending the grid (SIGTERM, or SIGKILL, which it cannot catch) ends every per-run
+    child and removes their namespaces: 200 exchanges x 220 ms would keep a run going
+    for 44 s, so children still alive after 30 s were left behind."""
+    cmd = [*VTLAB, "validate", "kernel", "--session", "--loss", "1%", "--runs", "2"]
+    cmd += ["--exchanges", "200", "--jobs", "2", "--out", str(tmp_path / "s"), "-q"]
+    grid = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        children: list[int] = []
+        while len(children) < 2 and time.monotonic() < deadline and grid.poll() is None:
+            time.sleep(0.2)
+            children = _session_children(grid.pid)
+        assert len(children) == 2, "the grid never ran two kernel runs at once"
+        deadline = time.monotonic() + 60
+        while not _namespaces_of(children) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _namespaces_of(children), "the runs never opened their emulations"
+        grid.send_signal(sig)
+        grid.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while any(map(_is_session_run, children)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert [p for p in children if _is_session_run(p)] == []
+        assert _namespaces_of(children) == []
+    finally:
+        if grid.poll() is None:
+            grid.kill()
+            grid.wait()

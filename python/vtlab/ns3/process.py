@@ -118,10 +118,13 @@ def parse_flow_lines(stdout: str) -> list[dict[str, Any]]:
     return rows
 
 
-#: Child processes of running runs, killed when a validation is interrupted.
-_LIVE: set[subprocess.Popen[str]] = set()
+#: Child processes of running runs, ended when a validation is interrupted; the value
+#: says whether the child ends gracefully (SIGTERM first: it cleans up system state).
+_LIVE: dict[subprocess.Popen[str], bool] = {}
 _LIVE_LOCK = threading.Lock()
 _STOP = threading.Event()
+#: Seconds a graceful child gets between SIGTERM and SIGKILL.
+GRACE_S = 15.0
 
 
 def run_child(cmd: Sequence[str]) -> str:
@@ -131,8 +134,13 @@ def run_child(cmd: Sequence[str]) -> str:
     return run_child_streams(cmd)[0]
 
 
-def run_child_streams(cmd: Sequence[str]) -> tuple[str, str]:
-    """:func:`run_child`, returning the child's stdout and stderr."""
+def run_child_streams(
+    cmd: Sequence[str], *, timeout_s: float | None = None, graceful: bool = False
+) -> tuple[str, str]:
+    """:func:`run_child`, returning the child's stdout and stderr. A ``graceful`` child
+    (one that holds system state, such as an emulation) runs in its own session and is
+    ended with SIGTERM, then SIGKILL after :data:`GRACE_S`; so is one that outlives
+    ``timeout_s``, which then raises ``RuntimeError``."""
     if _STOP.is_set():
         raise RuntimeError("stopped")
     proc = subprocess.Popen(
@@ -141,33 +149,53 @@ def run_child_streams(cmd: Sequence[str]) -> tuple[str, str]:
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
+        start_new_session=graceful,
     )
     with _LIVE_LOCK:
-        _LIVE.add(proc)
+        _LIVE[proc] = graceful
     try:
-        out, err = proc.communicate()
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        _end([proc] if graceful else [], [] if graceful else [proc])
+        proc.communicate()
+        raise RuntimeError(f"{Path(cmd[0]).name} ran past {timeout_s:g} s and was ended") from None
     finally:
         with _LIVE_LOCK:
-            _LIVE.discard(proc)
+            _LIVE.pop(proc, None)
     if proc.returncode != 0:
         tail = " | ".join(err.strip().splitlines()[-3:])
         raise RuntimeError(f"{Path(cmd[0]).name} exited with {proc.returncode}: {tail}")
     return out, err
 
 
-def allow_children() -> None:
-    """Let :func:`run_child` start children again (before a new batch of runs)."""
-    _STOP.clear()
+def _end(graceful: Sequence[subprocess.Popen[str]], rest: Sequence[subprocess.Popen[str]]) -> None:
+    """SIGKILL ``rest``; SIGTERM ``graceful`` and SIGKILL those still running after
+    :data:`GRACE_S`."""
+    for proc in rest:
+        if proc.poll() is None:
+            proc.kill()
+    for proc in graceful:
+        if proc.poll() is None:
+            proc.terminate()
+    for proc in graceful:
+        try:
+            proc.wait(timeout=GRACE_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def kill_children() -> None:
-    """Kill every child :func:`run_child` is waiting for, and refuse new ones."""
+    """End every child :func:`run_child` is waiting for (graceful ones with SIGTERM
+    first), and refuse new ones."""
     _STOP.set()
     with _LIVE_LOCK:
-        procs = list(_LIVE)
-    for proc in procs:
-        if proc.poll() is None:
-            proc.kill()
+        live = list(_LIVE.items())
+    _end([p for p, g in live if g], [p for p, g in live if not g])
+
+
+def allow_children() -> None:
+    """Let :func:`run_child` start children again (before a new batch of runs)."""
+    _STOP.clear()
 
 
 #: The child that runs vtlab: it imports only the compiled core (not the vtlab package,

@@ -23,6 +23,7 @@ the runs, which spend their time waiting, go ``jobs`` at a time.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import math
 import os
@@ -37,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from vtlab import _core
+from vtlab.ns3.process import run_child_streams
 from vtlab.validation import protocol
 from vtlab.validation.errors import ValidateError
 from vtlab.validation.protocol import Family, ValidateResult
@@ -184,23 +186,14 @@ def record_key(rec: Mapping[str, Any]) -> str:
 
 
 def _kernel_child(run: SessionRun) -> dict[str, Any]:
-    """The kernel run in a child process; ended (SIGTERM, it cleans up) when this
-    thread is interrupted."""
+    """The kernel run in a child process of its own session, ended with SIGTERM (it
+    removes its emulation) when the grid is interrupted, and by the kernel when this
+    process dies (:func:`_end_with_parent`)."""
     args = json.dumps({"cell": asdict(run.cell), "seed": run.seed, "n": run.exchanges})
     cmd = [sys.executable, "-m", "vtlab.validation.kernel_session", args]
-    cmd.append(json.dumps(bool(run.realtime)))
+    cmd += [json.dumps(bool(run.realtime)), str(os.getpid())]
     limit = run.exchanges * (PERIOD_S + 2 * DEADLINE_S) + 120
-    with subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    ) as proc:
-        try:
-            out, err = proc.communicate(timeout=limit)
-        except BaseException:
-            proc.terminate()
-            proc.wait()
-            raise
-    if proc.returncode != 0:
-        raise RuntimeError(f"the kernel run failed: {err.strip()[-400:]}")
+    out, _ = run_child_streams(cmd, timeout_s=limit, graceful=True)
     return dict(json.loads(out.strip().splitlines()[-1]))
 
 
@@ -438,10 +431,22 @@ def _terminated(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+def _end_with_parent(parent: int) -> None:
+    """Ask the kernel for SIGTERM when the parent dies (``PR_SET_PDEATHSIG``), so a
+    killed grid (even SIGKILL) leaves no run behind; exits at once if the parent is
+    already gone."""
+    pr_set_pdeathsig = 1  # linux/prctl.h
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
+    if os.getppid() != parent:
+        raise SystemExit(1)
+
+
 def _child(argv: Sequence[str]) -> int:
-    """``python -m vtlab.validation.kernel_session RUN REALTIME``: one kernel run,
-    printed as one JSON line (SIGTERM ends it with the emulation cleaned up)."""
+    """``python -m vtlab.validation.kernel_session RUN REALTIME PARENT``: one kernel run,
+    printed as one JSON line (SIGTERM, also sent when PARENT dies, ends it with the
+    emulation cleaned up)."""
     signal.signal(signal.SIGTERM, _terminated)
+    _end_with_parent(int(argv[2]))
     args, realtime = json.loads(argv[0]), bool(json.loads(argv[1]))
     cell = SessionCell(**args["cell"])
     print(json.dumps(run_kernel(cell, int(args["seed"]), int(args["n"]), realtime)))
