@@ -54,10 +54,18 @@ class PlotError(CliError):
 
 
 class Plot(NamedTuple):
-    """A figure and the data it shows."""
+    """A figure and the data it shows (a notebook displays the figure)."""
 
     figure: Figure
     data: pd.DataFrame
+
+    def _repr_png_(self) -> bytes:
+        """The figure as PNG, for notebooks (IPython's rich display)."""
+        import io
+
+        buf = io.BytesIO()
+        self.figure.savefig(buf, format="png", dpi=100)
+        return buf.getvalue()
 
 
 def read_table(path: str | os.PathLike[str], field: str = "FILE") -> pd.DataFrame:

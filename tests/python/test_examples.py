@@ -102,3 +102,28 @@ def test_trace_rate_is_one_opportunity_per_ms():
     times = [int(t) for t in (EXAMPLES / "cell-12mbps.down").read_text().split()]
     assert times == list(range(1, 1001))
     assert math.isclose(TRACE_RATE, 12.032e6)
+
+
+def test_quick_look_notebook_runs() -> None:
+    """examples/quick-look.ipynb executes in a real Jupyter kernel (nbclient, ipykernel)
+    without an error, shows its Result and figure, and its numbers are possible: the
+    resolved links are the preset's 500 Mbit/s wan and 10 Mbit/s plc (docs/scenarios.md),
+    every mean goodput is below the cable's ideal goodput, and the trace's largest
+    cwnd is at least the initial window of 10 segments of 1448 B."""
+    import nbclient  # the dev extra's; a missing one fails the test
+    import nbformat
+
+    nb = nbformat.read(EXAMPLES / "quick-look.ipynb", as_version=4)
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3").execute()
+    outs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    assert not [o for o in outs if o.output_type == "error"]
+    data = [o.get("data", {}) for o in outs]
+    assert data[0]["text/plain"] == "[('wan', 500000000), ('plc', 10000000)]"
+    assert any("<b>vtlab Result</b>: 5 run(s)" in d.get("text/html", "") for d in data)
+    assert any("image/png" in d for d in data)
+    means = [line.split() for d in data for line in d.get("text/plain", "").splitlines()]
+    goodputs = [float(w[4]) for w in means if len(w) == 7 and w[2] == "goodput_bps"]
+    assert len(goodputs) == 4  # the cubic summary, then newreno, cubic, bbr
+    assert all(0 < g < V2G_IDEAL_GOODPUT for g in goodputs)
+    cwnd = [line.split() for d in data for line in d.get("text/plain", "").splitlines()]
+    assert any(w[0] == "cwnd" and float(w[1]) >= 10 * 1448 for w in cwnd if len(w) == 2)
