@@ -255,9 +255,11 @@ class Emulation:
         ns, tap, a = self.namespaces[side], self._taps[side], self.addresses[side]
         if ns in _OPEN:
             raise EmulateError("emulate", "one emulation at a time in a process")
-        _ip("netns", "add", ns)
+        # Recorded first: a signal during `ip netns add` (which may have made it) still
+        # leaves the name for close() to remove.
         self._created.append(ns)
         _OPEN.add(ns)
+        _ip("netns", "add", ns)
         _ip("link", "set", "dev", tap, "netns", ns)
         _ip("-n", ns, "link", "set", "dev", tap, "name", IFACE)
         _ip("-n", ns, "link", "set", "dev", IFACE, "address", a["mac"], "mtu", str(self.mtu))
@@ -339,20 +341,22 @@ class Emulation:
     def close(self) -> dict[str, Any] | None:
         """End the commands, stop the driver, remove the namespaces (and with the
         driver's devices).  Safe to call more than once; returns the counters."""
-        for proc in self._procs:
-            _end(proc)
-        self._procs.clear()
         errors: list[BaseException] = []
-        if self._core is not None:
-            try:
-                self.counters = self._core.stop()
-            except OSError as e:
-                errors.append(e)
-            self._core = None
-        for ns in self._created:
-            _kill_namespace(ns)
-            _OPEN.discard(ns)
-        self._created.clear()
+        try:
+            for proc in self._procs:
+                _end(proc)
+            self._procs.clear()
+            if self._core is not None:
+                try:
+                    self.counters = self._core.stop()
+                except OSError as e:
+                    errors.append(e)
+                self._core = None
+        finally:  # the namespaces go even if ending a command or the driver failed
+            for ns in self._created:
+                _kill_namespace(ns)
+                _OPEN.discard(ns)
+            self._created.clear()
         if errors:
             raise EmulateError("emulate", f"the driver failed: {errors[0]}")
         return self.counters

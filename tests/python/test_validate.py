@@ -397,13 +397,14 @@ def test_cache_key_includes_the_source_hashes(tmp_path):
 def test_qdisc_is_part_of_the_key_the_spec_and_the_ns3_arguments(tmp_path):
     binary = _fake_binary(tmp_path)
     stock = Grid(["newreno"], [0.05], [1], 1_000_000, qdisc="stock")
-    tasks = v2g.plan(stock, "vt", binary)
+    tasks = v2g.plan(stock, "vt", binary.results_hash, str(binary.path))
     ns = [t for t in tasks if t.side == "ns-3"]
     vt = [t for t in tasks if t.side == "vtlab"]
     assert "--qdisc=default" in ns[0].args and "--qdisc=none" not in ns[0].args
     assert json.loads(vt[0].spec_json)["qdisc"] == "fq_codel"
     assert json.loads(ns[0].key)[-2:] == ["qdisc", "stock"]
-    none = v2g.plan(Grid(["newreno"], [0.05], [1], 1_000_000, qdisc="none"), "vt", binary)
+    none_grid = Grid(["newreno"], [0.05], [1], 1_000_000, qdisc="none")
+    none = v2g.plan(none_grid, "vt", binary.results_hash, str(binary.path))
     assert "--qdisc=none" in none[0].args and "--qdisc=default" not in none[0].args
     assert json.loads(none[1].spec_json).get("qdisc") == "none"
     assert "qdisc" not in json.loads(none[0].key)  # the key of runs made before --qdisc
@@ -422,7 +423,7 @@ def test_only_ns3_runs_one_side_and_knows_algorithms_vtlab_lacks(tmp_path):
     g = v2g.make_grid(["bbr", "newreno"], ["5%"], 2, "1MB", None, False, only="ns3")
     assert g.ccs == ["bbr", "newreno"] and g.skipped == {} and g.only == "ns3"
     binary = _fake_binary(tmp_path)
-    tasks = v2g.plan(g, "vt", binary)
+    tasks = v2g.plan(g, "vt", binary.results_hash, str(binary.path))
     assert {t.side for t in tasks} == {"ns-3"} and len(tasks) == 4
     assert "--cc=TcpBbr" in tasks[0].args
     runner = FakeRunner()
@@ -496,7 +497,21 @@ def test_cli_missing_ns3_is_one_line_exit_2(app, tmp_path, monkeypatch):
         raise metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(metadata, "distribution", missing)
-    r = invoke(app, "--quick", "--out", str(tmp_path), "-q")
+    # 3 % at 1 MB is not among the stored ns-3 runs (the quick grid is: see the smoke run)
+    r = invoke(
+        app,
+        "--cc",
+        "newreno",
+        "--loss",
+        "3%",
+        "--runs",
+        "2",
+        "--bytes",
+        "1MB",
+        "--out",
+        str(tmp_path),
+        "-q",
+    )
     line = _one_error_line(r)
     assert line == "error: ns-3 is not installed: pip install 'vtlab[ns3]'"
 
@@ -1049,3 +1064,27 @@ def test_bench_vs_ns3_station_small():
     assert "--vehicles=4" in res.ns3_args
     assert res.ns3.aggregate_goodput_bps > 0 and res.vtlab.aggregate_goodput_bps > 0
     assert any("per vehicle (mean of 4)" in line for line in res.summary_lines())
+
+
+def test_stored_ns3_runs_need_no_ns3(tmp_path, monkeypatch):
+    """A grid whose ns-3 runs are all stored runs vtlab only and never compiles the
+    reference program (as where ns-3 is not installed); one run missing from the store
+    asks for ns-3, which fails with ns-3's one-line error."""
+
+    def no_ns3(**kwargs):
+        raise ns3prog.Ns3NotInstalled()
+
+    monkeypatch.setattr(v2g, "ensure_binary", no_ns3)
+    ns3_hash = ns3prog.program_results_hash(ns3prog.V2G_PROGRAM)
+    ns_tasks = [t for t in v2g.plan(GRID, "vt", ns3_hash) if t.side == "ns-3"]
+    assert len(ns_tasks) == 8 and all(t.binary == "" for t in ns_tasks)
+    store = tmp_path / "stored.jsonl"
+    store.write_text("".join(json.dumps(FakeRunner()(t)) + "\n" for t in ns_tasks))
+    runner = FakeRunner()
+    res = v2g.validate(GRID, tmp_path / "a", runner=runner, progress=False, stored=[store])
+    assert len(runner.calls) == 8 and all(json.loads(k)[0] == "vtlab" for k in runner.calls)
+    assert len(res.table) == 4
+    assert f"results hash {ns3_hash}" in res.paths["report"].read_text()
+    store.write_text("".join(json.dumps(FakeRunner()(t)) + "\n" for t in ns_tasks[1:]))
+    with pytest.raises(ns3prog.Ns3Error, match="ns-3 is not installed"):
+        v2g.validate(GRID, tmp_path / "b", runner=FakeRunner(), progress=False, stored=[store])

@@ -46,7 +46,7 @@ from vtlab.cli.validate_options import (
 )
 from vtlab.cluster import DEFAULT_CONNECT_TIMEOUT
 from vtlab.errors import EXIT_INTERRUPTED, fail, user_errors
-from vtlab.ns3.program import Ns3Error, cache_dir, cache_setting, ensure_binary
+from vtlab.ns3.program import Ns3Error, cache_dir, cache_setting
 from vtlab.outputs import check_output_dir, writing
 from vtlab.validation.errors import ValidateError
 from vtlab.validation.report import typed_command
@@ -129,7 +129,6 @@ def _bulk(
                 out,
                 jobs=n_jobs,
                 progress=not quiet,
-                binary=ensure_binary(log=log),
                 command=typed_command(),
                 log=log,
                 console=console,

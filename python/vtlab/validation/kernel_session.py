@@ -427,7 +427,18 @@ def validate_session(
     )
 
 
+#: The grid process a per-run child reports to (:func:`_child`).
+_PARENT = [0]
+
+
 def _terminated(signum: int, frame: Any) -> None:
+    """SIGTERM: end the run (its emulation is removed on the way out). When the grid
+    died, its pipes are gone: what the way out prints goes to /dev/null, not into a
+    BrokenPipeError that would cut the cleanup short."""
+    if os.getppid() != _PARENT[0]:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
     raise KeyboardInterrupt
 
 
@@ -445,8 +456,9 @@ def _child(argv: Sequence[str]) -> int:
     """``python -m vtlab.validation.kernel_session RUN REALTIME PARENT``: one kernel run,
     printed as one JSON line (SIGTERM, also sent when PARENT dies, ends it with the
     emulation cleaned up)."""
+    _PARENT[0] = int(argv[2])
     signal.signal(signal.SIGTERM, _terminated)
-    _end_with_parent(int(argv[2]))
+    _end_with_parent(_PARENT[0])
     args, realtime = json.loads(argv[0]), bool(json.loads(argv[1]))
     cell = SessionCell(**args["cell"])
     print(json.dumps(run_kernel(cell, int(args["seed"]), int(args["n"]), realtime)))

@@ -24,18 +24,29 @@ from __future__ import annotations
 import json
 import math
 import shlex
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from vtlab.api import core_build
 from vtlab.ns3.cc import ns3_ccs, ns3_type_id
 from vtlab.ns3.process import core_dir, parse_flow_lines, run_child, vtlab_child_command
-from vtlab.ns3.program import Ns3Binary, ensure_binary, source_path
+from vtlab.ns3.program import (
+    PINNED_NS3_VERSION,
+    V2G_PROGRAM,
+    Ns3Binary,
+    Ns3Error,
+    ensure_binary,
+    find_ns3,
+    program_results_hash,
+    source_path,
+)
 from vtlab.ns3.v2g import ns3_args
 from vtlab.validation import protocol
+from vtlab.validation.cache import read_records
 from vtlab.validation.errors import ValidateError
 from vtlab.validation.protocol import Family, ValidateResult
 from vtlab.validation.runner import NS3, VTLAB
@@ -378,15 +389,15 @@ def _ns3_expanded(grid: Grid, cc: str, loss: float, topology: str) -> dict[str, 
     return expanded
 
 
-def plan(grid: Grid, vtlab_hash: str, binary: Ns3Binary) -> list[Task]:
+def plan(grid: Grid, vtlab_hash: str, ns3_hash: str, binary: str = "") -> list[Task]:
     """Every task of the grid, ns-3 first (they are the long ones); with ``grid.only``
-    one side's.  ns-3 runs are keyed by the program's
-    :attr:`~vtlab.ns3.program.Ns3Binary.results_hash` (source and ns-3 version, not
-    paths)."""
+    one side's.  ns-3 runs are keyed by ``ns3_hash``, the program's results hash
+    (:func:`~vtlab.ns3.program.program_results_hash`: source and ns-3 version, not
+    paths); ``binary``, the compiled program, may be left for the family to fill in
+    when a run needs it."""
     ns_tasks: list[Task] = []
     vt_tasks: list[Task] = []
     core = core_dir()
-    ns3_hash = binary.results_hash
     for topology in grid.topologies:
         for cc in grid.ccs:
             for loss in grid.losses:
@@ -418,7 +429,7 @@ def plan(grid: Grid, vtlab_hash: str, binary: Ns3Binary) -> list[Task]:
                             seed,
                             grid.nbytes,
                             ns3_hash,
-                            binary=str(binary.path),
+                            binary=binary,
                             args=ns3_args(expanded, seed),
                             **common,
                         )
@@ -635,26 +646,51 @@ class V2gFamily(Family):
     def __init__(
         self,
         grid: Grid,
-        binary: Ns3Binary,
         vtlab_hash: str,
         *,
+        binary: Ns3Binary | None = None,
         runner: Runner = execute,
         stored: Sequence[Path] | None = None,
         command: str = "",
+        log: Callable[[str], None] | None = None,
     ) -> None:
         self.grid = grid
-        self.binary = binary
         self.vtlab_hash = vtlab_hash
         self.runner = runner
         self.stored = [stored_ns3_runs_path()] if stored is None else list(stored)
         self.only = grid.only
         self.remote_runner = execute_in_process
         self.command = command
+        self.log = log
+        self._binary = binary
+        self._lock = threading.Lock()
+        self.ns3_hash = binary.results_hash if binary else program_results_hash(V2G_PROGRAM)
 
     def cases(self) -> list[Task]:  # type: ignore[override]
-        return plan(self.grid, self.vtlab_hash, self.binary)
+        path = str(self._binary.path) if self._binary else ""
+        return plan(self.grid, self.vtlab_hash, self.ns3_hash, path)
+
+    def binary(self) -> Ns3Binary:
+        """``v2g.cc``, compiled on the first ns-3 run the cache and the stored runs
+        lack (:func:`~vtlab.ns3.program.ensure_binary`)."""
+        with self._lock:
+            if self._binary is None:
+                self._binary = ensure_binary(log=self.log)
+            return self._binary
+
+    def ns3_version(self) -> str:
+        """The ns-3 version of the grid's ns-3 runs: the compiled program's, else the
+        installed wheel's, else the pinned one the stored runs were made with."""
+        if self._binary is not None:
+            return self._binary.ns3_version
+        try:
+            return find_ns3().version
+        except Ns3Error:
+            return PINNED_NS3_VERSION
 
     def run(self, case: Task) -> dict[str, Any]:
+        if case.side == NS3 and not case.binary:
+            case = replace(case, binary=str(self.binary().path))
         return self.runner(case)
 
     def record_key(self, record: Mapping[str, Any]) -> str:
@@ -677,8 +713,8 @@ class V2gFamily(Family):
             "explicit_command": explicit,
             "vtlab_version": _core.version(),
             "vtlab_hash": self.vtlab_hash,
-            "ns3_version": self.binary.ns3_version,
-            "ns3_hash": self.binary.short_hash,
+            "ns3_version": self.ns3_version(),
+            "ns3_hash": self.ns3_hash,
             "qdisc": g.qdisc,
             "seeds": g.seeds,
             "bytes": g.nbytes,
@@ -706,14 +742,26 @@ def validate(
     store_ns3: Path | None = None,
 ) -> ValidateResult:
     """Run (or resume) the grid and write the report (:func:`vtlab.validation.protocol.
-    validate`).  ``binary`` defaults to :func:`vtlab.ns3.program.ensure_binary`
-    (compiled on demand); raises :class:`vtlab.ns3.program.Ns3Error` when ns-3 is
-    missing or does not build.  ``stored``: files of stored runs reused for keys
-    ``runs.jsonl`` lacks (default :func:`stored_ns3_runs_path`).  With ``grid.only`` no
-    report is written (``paths`` is empty)."""
-    if binary is None:
-        binary = ensure_binary(log=log)
-    family = V2gFamily(grid, binary, core_build(), runner=runner, stored=stored, command=command)
+    validate`).  ns-3's runs come from ``out``'s run cache, then from ``stored``
+    (default :func:`stored_ns3_runs_path`); the reference program is compiled
+    (:func:`vtlab.ns3.program.ensure_binary`, unless ``binary`` is given) only when a
+    run is in neither, which raises :class:`vtlab.ns3.program.Ns3Error` when ns-3 is
+    missing or does not build.  With ``grid.only`` no report is written (``paths`` is
+    empty)."""
+    family = V2gFamily(
+        grid,
+        core_build(),
+        binary=binary,
+        runner=runner,
+        stored=stored,
+        command=command,
+        log=log,
+    )
+    have: set[str] = set()
+    for path in [out / "runs.jsonl", *family.stored]:
+        have.update(read_records(path, record_key))
+    if any(t.side == NS3 and t.key not in have for t in family.cases()):
+        family.binary()
     return protocol.validate(
         family,
         out,

@@ -65,8 +65,8 @@ def _report_header(table: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) 
     lines += [
         f"* vtlab {meta.get('vtlab_version', '?')} (core sha256 {meta.get('vtlab_hash', '?')}),"
         f" profile {meta.get('profile', 'ns3')}",
-        f"* ns-3 {meta.get('ns3_version', '?')} (`validation/ns3/v2g.cc`, build "
-        f"{meta.get('ns3_hash', '?')})",
+        f"* ns-3 {meta.get('ns3_version', '?')} (`validation/ns3/v2g.cc`, results "
+        f"hash {meta.get('ns3_hash', '?')})",
         f"* Wall time {float(meta.get('wall_s', math.nan)):.1f} s "
         f"({meta.get('runs_done', 0)} runs now, {meta.get('runs_cached', 0)} from "
         f"`runs.jsonl`{_stored_text(meta)}; {meta.get('jobs', 1)} jobs) · "
