@@ -274,6 +274,23 @@ def test_comparison_and_tables():
     assert common.md_table(["a", "b"], [["x|y", 1]]).splitlines()[2] == "| x\\|y | 1 |"
 
 
+def test_within_counts_bands():
+    """Relative differences +5 %, −10 % (on the ±10 % edge), +20 %, −30 % and one
+    without a vtlab value: 4 compared, 2 within ±10 %, 3 within ±25 %."""
+    rows = [
+        Comparison("s", "a", paper=100.0, ours=105.0),
+        Comparison("s", "b", paper=100.0, ours=90.0),
+        Comparison("s", "c", paper=100.0, ours=120.0),
+        Comparison("s", "d", paper=100.0, ours=70.0),
+        Comparison("s", "e", paper=100.0, ours=math.nan),
+    ]
+    assert common.within_counts(rows) == (4, 2, 3)
+    assert common.within_sentence(rows, " here").startswith(
+        "Of the paper's 4 numbers compared here, 2 are within ±10 % of vtlab's and 3 within"
+    )
+    assert common.within_sentence(rows[4:]) == ""
+
+
 def test_campaign_wall_time_sums_simulating_sessions(tmp_path):
     key = {"experiment": "t", "quick": True}
     assert common.record_session(tmp_path, key, 10.0, 5) == 10.0

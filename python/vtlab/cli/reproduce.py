@@ -232,6 +232,9 @@ def run_study(opts: Invocation) -> None:
         f"({outcome.simulated} runs simulated, {outcome.loaded} loaded from the store); "
         f"campaign wall time {outcome.campaign_wall_s:.1f} s"
     )
+    if getattr(outcome, "paper_within", None):
+        n, narrow, wide = outcome.paper_within
+        typer.echo(f"paper numbers: {narrow} of {n} within ±10 % of vtlab's, {wide} within ±25 %")
 
 
 def _load_study(opts: Invocation) -> tuple[str, Any]:

@@ -189,6 +189,8 @@ class Outcome:
     loaded: int
     campaign_wall_s: float
     findings: list[Any] = field(default_factory=list)
+    #: The paper's numbers within ±10 % / ±25 % of vtlab's (:func:`within_counts`).
+    paper_within: tuple[int, int, int] | None = None
 
 
 # -- running ---------------------------------------------------------------------------
@@ -363,6 +365,31 @@ def rel_diff(ours: float, paper: float) -> float:
     if paper == 0:
         return math.nan
     return (ours - paper) / paper
+
+
+#: The bands the reproductions count the paper's numbers in (±10 %, ±25 %).
+WITHIN_BANDS = (0.10, LARGE_DEVIATION)
+
+
+def within_counts(rows: Sequence[Comparison]) -> tuple[int, int, int]:
+    """(numbers compared, within ±10 %, within ±25 %) of ``rows``: the comparisons
+    with a finite relative difference, and those whose |difference| is at most each
+    band of :data:`WITHIN_BANDS`."""
+    rels = [abs(c.rel) for c in rows if math.isfinite(c.rel)]
+    narrow, wide = WITHIN_BANDS
+    return len(rels), sum(r <= narrow for r in rels), sum(r <= wide for r in rels)
+
+
+def within_sentence(rows: Sequence[Comparison], scope: str = "") -> str:
+    """ "Of the paper's N numbers compared<scope>, a are within ±10 % of vtlab's and b
+    within ±25 %." (empty when none is compared)."""
+    n, narrow, wide = within_counts(rows)
+    if n == 0:
+        return ""
+    return (
+        f"Of the paper's {n} numbers compared{scope}, {narrow} are within ±10 % of vtlab's "
+        f"and {wide} within ±25 %.\n\n"
+    )
 
 
 # -- formatting ------------------------------------------------------------------------

@@ -422,6 +422,7 @@ def comparison_section(
             "## The paper's numbers beside vtlab's\n\n"
             + (lead(ctx) if lead is not None else "")
             + f"Relative differences beyond {big:g} % are in bold{note}.\n\n"
+            + common.within_sentence(ctx.comparisons)
             + common.comparison_table(ctx.comparisons, digits=digits)
             + (after(ctx) if after is not None else "")
         )
@@ -531,4 +532,5 @@ def run(study: Study, config: Config) -> Outcome:
         loaded=campaign.loaded,
         campaign_wall_s=campaign_wall,
         findings=ctx.findings,
+        paper_within=common.within_counts(ctx.comparisons) if study.has_paper else None,
     )

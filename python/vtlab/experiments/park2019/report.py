@@ -258,6 +258,7 @@ def quoted_numbers(ctx: Context) -> str:
     ]
     return (
         "## Numbers quoted in the text\n\n"
+        + common.within_sentence(ctx.comparisons, " (Table 2 and those quoted in the text)")
         + common.comparison_table(rows, reference_label="ns-3.44" if has_ref else None)
         + "\nRatios: the paper writes “N times higher” for a ratio of N + 1 ("
         + "; ".join(ratios)
