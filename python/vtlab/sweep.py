@@ -393,9 +393,12 @@ class Sweep:
             raise StoreError(
                 store.root, f"run {p.key} is stored {problem}, or give it another store"
             )
-        tables = [*("flows", "links", "sessions", "messages"), *(("traces",) if self.trace else ())]
+        # The runs table too: each run's key as its part holds it, checked against
+        # the record.
+        tables = ["runs", "flows", "links", "sessions", "messages"]
+        tables += ["traces"] if self.trace else []
         if gather is None:  # only which runs are there: the records, each part verified
-            tables = ["flows"]
+            tables = ["runs", "flows"]
         frames, read = store.read(tables, {p.key for p in wanted}, quarantine=True)
         if read and gather is not None:
             stored = _stored_result(frames, [p for p in wanted if p.key in read])
