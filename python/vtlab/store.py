@@ -479,7 +479,8 @@ def _write_part(
         counts = ids.value_counts()
         path = folder / f"{table}.parquet"
         inside = {"part": part, "table": table}
-        _write_parquet(_label_safe(frame, _contract(table, messages)), path, inside)
+        final = folder.parent.parent / table / f"part-{part}.parquet"  # named in errors
+        _write_parquet(_label_safe(frame, _contract(table, messages)), path, inside, final)
         tables[table] = {
             "sha256": _sha256(path),
             "rows": [int(counts.get(i, 0)) for i in idents],
@@ -487,7 +488,7 @@ def _write_part(
     return {"part": part, "runs": keys, "messages": messages, "traces": traces, "tables": tables}
 
 
-def _write_parquet(frame: pd.DataFrame, path: Path, inside: Mapping[str, Any]) -> None:
+def _write_parquet(frame: pd.DataFrame, path: Path, inside: Mapping[str, Any], name: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -496,8 +497,8 @@ def _write_parquet(frame: pd.DataFrame, path: Path, inside: Mapping[str, Any]) -
         meta = {**(table.schema.metadata or {}), PART_KEY: json.dumps(inside).encode()}
         pq.write_table(table.replace_schema_metadata(meta), path)
         fsync_file(path)
-    except OSError as exc:  # pyarrow's errors name no file
-        raise with_filename(exc, path) from exc
+    except OSError as exc:  # pyarrow's errors name no file: name the part's
+        raise with_filename(exc, name) from exc
 
 
 def _sha256(path: Path) -> str:
@@ -559,14 +560,12 @@ class StoreWriter:
         *,
         messages: str,
         traces: bool,
-        max_runs: int = MAX_PART_RUNS,
-        max_rows: int = MAX_PART_ROWS,
-        max_seconds: float = MAX_PART_SECONDS,
     ) -> None:
         self.store = store
         self.messages = messages
         self.traces = traces
-        self.max_runs, self.max_rows, self.max_seconds = max_runs, max_rows, max_seconds
+        self.max_runs, self.max_rows = MAX_PART_RUNS, MAX_PART_ROWS
+        self.max_seconds = MAX_PART_SECONDS
         self._lock = threading.Lock()
         self._runs: list[tuple[str, Mapping[str, Any]]] = []
         self._results: list[Result] = []
