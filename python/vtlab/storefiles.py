@@ -39,6 +39,7 @@ __all__ = [
     "MANIFEST",
     "PENDING",
     "QUARANTINE",
+    "ROOT_FILES",
     "TABLES",
     "durable_replace",
     "fsync_dir",
@@ -60,6 +61,9 @@ JOURNAL = "_journal"
 PENDING = "_pending"
 QUARANTINE = "_quarantine"
 LOCK = "_lock"
+
+#: The files a store keeps in its folder itself (beside the tables' folders).
+ROOT_FILES = ("store.json", LOCK)
 
 #: A part's id: UTC time, writer's PID, 8 random hexadecimal digits (unique among
 #: concurrent writers; sorted roughly by commit time).
