@@ -268,11 +268,14 @@ class Store:
         keys: Collection[str] | None = None,
         *,
         quarantine: bool = False,
+        keep: bool = True,
     ) -> tuple[dict[str, pd.DataFrame | None], set[str]]:
         """The rows of ``tables`` of the committed runs ``keys`` (every run when
         ``None``), each part read once and verified, and the keys read. A part that
         fails a check raises :class:`StoredRunError` naming its file, or with
-        ``quarantine`` is moved aside (:meth:`quarantine`) and its runs left out."""
+        ``quarantine`` is moved aside (:meth:`quarantine`) and its runs left out.
+        With ``keep=False`` the parts are only verified (one at a time in memory) and
+        no rows are returned."""
         import pandas as pd
 
         frames: dict[str, list[pd.DataFrame]] = {t: [] for t in tables}
@@ -296,7 +299,7 @@ class Store:
                 for table, frame in got.items():
                     if frame is not None and len(wanted) < len(rec["runs"]):
                         frame = frame[_identities(frame).isin(idents)]
-                    if frame is not None and len(frame):
+                    if keep and frame is not None and len(frame):
                         frames[table].append(frame)
                 read.update(wanted)
         out = {

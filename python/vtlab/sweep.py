@@ -397,9 +397,8 @@ class Sweep:
         # the record.
         tables = ["runs", "flows", "links", "sessions", "messages"]
         tables += ["traces"] if self.trace else []
-        if gather is None:  # only which runs are there: the records, each part verified
-            tables = ["runs", "flows"]
-        frames, read = store.read(tables, {p.key for p in wanted}, quarantine=True)
+        keep = gather is not None  # else: only which runs are there, each part verified
+        frames, read = store.read(tables, {p.key for p in wanted}, quarantine=True, keep=keep)
         if read and gather is not None:
             stored = _stored_result(frames, [p for p in wanted if p.key in read])
             gather.add(stored, ordered=False)
