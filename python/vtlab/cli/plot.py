@@ -14,7 +14,10 @@ from vtlab.errors import CliError, cli_errors
 
 __all__ = ["plot_command", "register"]
 
-FileArg = Annotated[Path, typer.Argument(help="Trace, events (.parquet/.csv) or sweep flows file.")]
+FileArg = Annotated[
+    Path,
+    typer.Argument(help="Trace, events (.parquet/.csv) or sweep flows file, or a sweep store."),
+]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Figure to write: .png, .svg or .pdf.")]
 MetricOpt = Annotated[
     str,
