@@ -61,13 +61,10 @@ class Plot(NamedTuple):
 
 
 def read_table(path: str | os.PathLike[str], field: str = "FILE") -> pd.DataFrame:
-    """A ``.parquet`` or ``.csv`` table (a trace, events or flows file), or the flows
-    table of a sweep store (a folder, :func:`vtlab.load`, each part verified)."""
+    """A ``.parquet`` or ``.csv`` table (a trace, events or flows file)."""
     import pandas as pd
 
     p = Path(path)
-    if p.is_dir():
-        return _store_flows(p, field)
     suffix = p.suffix.lower()
     if suffix not in (".parquet", ".csv"):
         raise PlotError(field, f"{p.name}: not a table; allowed endings: .parquet, .csv")
@@ -80,20 +77,6 @@ def read_table(path: str | os.PathLike[str], field: str = "FILE") -> pd.DataFram
         return pd.read_parquet(p) if suffix == ".parquet" else pd.read_csv(p)
     except (OSError, ValueError) as e:
         raise PlotError(field, f"{p}: unreadable ({type(e).__name__})") from None
-
-
-def _store_flows(store: Path, field: str) -> pd.DataFrame:
-    """The flows table of the sweep store ``store``, its parts at most 1 GiB."""
-    from vtlab.results import load
-    from vtlab.runstore import StoredRunError, StoreError
-
-    size = sum(f.stat().st_size for f in (store / "flows").glob("part-*.parquet"))
-    if size > MAX_FILE_BYTES:
-        raise PlotError(field, f"{store}: {size:,} bytes of flows; at most {MAX_FILE_BYTES:,}")
-    try:
-        return load(store)
-    except (StoreError, StoredRunError) as e:
-        raise PlotError(field, str(e)) from None
 
 
 def _kind(frame: pd.DataFrame) -> str:

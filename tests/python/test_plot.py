@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import vtlab
-from vtlab.plot import PlotError, axis_plot, read_table, time_plot
+from vtlab.plot import PlotError, axis_plot, time_plot
 
 LOSSY = {"preset": "v2g", "bytes": "1MB", "loss": {"mean_loss": "5%"}}
 MAGIC = {".png": b"\x89PNG\r\n\x1a\n", ".pdf": b"%PDF-", ".svg": b"<?xml"}
@@ -124,7 +124,7 @@ def test_a_metric_against_an_axis_from_a_sweep_store(tmp_path):
     # The plotted means are those of the store's flows folder read directly.
     flows = pd.read_parquet(tmp_path / "store" / "flows")
     want = flows.groupby("loss")["goodput_bps"].mean()
-    _, data = axis_plot(read_table(tmp_path / "store"), "loss", "goodput_bps")
+    _, data = axis_plot(vtlab.load(tmp_path / "store"), "loss", "goodput_bps")
     assert dict(zip(data["loss"], data["mean"], strict=True)) == pytest.approx(want.to_dict())
     (tmp_path / "empty").mkdir()
     proc = _vtlab("plot", "empty", "-o", "x.png", cwd=tmp_path)
