@@ -179,6 +179,14 @@ class Store:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._records: dict[str, dict[str, Any]] = {}  # part id -> record (read so far)
+        #: Verified tables by (part, table), kept when :meth:`keep_parts` was called.
+        self._parts_read: dict[tuple[str, str], pd.DataFrame | None] | None = None
+
+    def keep_parts(self) -> Store:
+        """Keep every part table read (verified once) for later reads: for a campaign
+        whose grids share parts, each part is then read once. Returns ``self``."""
+        self._parts_read = {}
+        return self
 
     @classmethod
     def open(cls, root: str | os.PathLike[str], *, create: bool = False) -> Store:
@@ -315,7 +323,13 @@ class Store:
         entry = rec["tables"].get(table)
         if entry is None:
             return None
-        return _verified(part_path(self.root, table, part), part, table, rec, entry)
+        kept = self._parts_read
+        if kept is not None and (part, table) in kept:
+            return kept[(part, table)]
+        frame = _verified(part_path(self.root, table, part), part, table, rec, entry)
+        if kept is not None:
+            kept[(part, table)] = frame
+        return frame
 
     def quarantine(self, part: str, reason: str) -> None:
         """Move a part aside (record first, so that its runs are no longer done; then
@@ -331,6 +345,9 @@ class Store:
             if path.exists():
                 os.replace(path, target / f"{table}.parquet")
         shutil.rmtree(self.root / PENDING / part, ignore_errors=True)
+        if self._parts_read is not None:
+            for key in [k for k in self._parts_read if k[0] == part]:
+                del self._parts_read[key]
         runs = len(self._records.pop(part, {}).get("runs", []))
         what = f" ({runs} runs)" if runs else ""
         print(

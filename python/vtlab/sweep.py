@@ -303,7 +303,7 @@ class Sweep:
 
     def run(
         self,
-        store: str | os.PathLike[str] | None = None,
+        store: str | os.PathLike[str] | Store | None = None,
         *,
         jobs: int | None = None,
         progress: bool = True,
@@ -316,8 +316,9 @@ class Sweep:
         """Run every point not already in ``store`` and return all rows.
 
         Args:
-            store: campaign directory (created if missing; :mod:`vtlab.store`);
-                ``None`` keeps results in memory only.
+            store: campaign directory (created if missing; :mod:`vtlab.store`), or
+                an opened :class:`vtlab.store.Store`; ``None`` keeps results in memory
+                only.
             jobs: parallel runs (default: one per core): in worker processes forked
                 from this one, in chunks of runs (see :func:`chunks`), or in
                 threads of this process where it runs other threads.
@@ -360,7 +361,7 @@ class Sweep:
         writer = None
         todo = points
         if store is not None:
-            opened = Store.open(store, create=True)
+            opened = store if isinstance(store, Store) else Store.open(store, create=True)
             todo = self._load_stored(opened, points, gather if collect else None)
             writer = StoreWriter(opened, messages=self.messages, traces=self.trace)
         try:

@@ -208,6 +208,7 @@ class Campaign:
         self.config = config
         self.runs = config.runs if config.runs is not None else default_runs
         self.store = Path(config.out)
+        self._opened: Store | None = None
         self.simulated = 0
         self.loaded = 0
         self.started = time.perf_counter()
@@ -216,7 +217,9 @@ class Campaign:
         """Run (or load) every point of ``grid``; returns all its rows."""
         sweep = grid.sweep(self.runs, self.config.profile)
         points = sweep.points()
-        index = stored_index(self.store)
+        if self._opened is None:  # one store for every grid: each part is read once
+            self._opened = Store.open(self.store, create=True).keep_parts()
+        index = self._opened.index(lambda part, reason: None)
         stored = sum(
             1 for p in points if p.key in index and (index[p.key].traces or not grid.trace)
         )
@@ -227,7 +230,7 @@ class Campaign:
             + (f", simulating {todo}" if todo else "")
         )
         res = sweep.run(
-            self.store,
+            self._opened,
             jobs=self.config.jobs,
             progress=self.config.progress,
             scheduler=self.config.scheduler,
