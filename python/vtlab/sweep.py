@@ -223,13 +223,13 @@ class Sweep:
             the order given.
         seeds: seeds run at every point: at least one, none twice; the grid
             (points × seeds) at most :data:`vtlab.api.MAX_RUNS` runs.
-        trace: also record sampled traces (stored beside each run).
+        trace: also record sampled traces (stored in the store's ``traces`` table).
         messages: how to keep the message rows of request/response sessions:
             ``"rows"`` (every exchange, as :func:`vtlab.run` returns them) or
             ``"counts"`` (:func:`message_counts`: per run, how many exchanges had each
             response time — exact pooled quantiles at a fraction of the size, for
-            long sessions over many runs). A run stored in the other form is
-            simulated again.
+            long sessions over many runs). A run stored in the other form makes
+            :meth:`run` refuse the store (:class:`vtlab.runstore.StoreError`).
     """
 
     def __init__(
