@@ -768,9 +768,12 @@ def _label_rows(res: Result, points: Sequence[Point]) -> None:
     )
     for table in ("flows", "links", "sessions", "messages", "traces"):
         frame = getattr(res, table)
-        if frame is None or not len(frame):
+        if frame is None:
             continue
         new = [n for n in names if n not in frame.columns]  # a session column stays
+        if not len(frame):  # the label columns, without rows, as a run's empty table
+            setattr(res, table, frame.assign(**{n: [] for n in new})[[*new, *frame.columns]])
+            continue
         keyed = labels[["scenario_hash", "seed", *new]]
         merged = frame.merge(keyed, on=["scenario_hash", "seed"], how="left", sort=False)
         setattr(res, table, merged[[*new, *frame.columns]])
