@@ -140,7 +140,9 @@ def _columns(table: str) -> list[str]:
 
 def file_scenario(path: str | os.PathLike[str]) -> Scenario:
     """The scenario a Parquet result file carries (``vtlab run --out``,
-    :meth:`Result.to_parquet` with ``scenario``, or a store's file): its spec as given,
+    :meth:`Result.to_parquet` with ``scenario``, or a run file of a store of the
+    earlier layout; a store keeps each run's scenario in its ``runs`` table,
+    :func:`scenario_of`): its spec as given,
     which :func:`vtlab.run` runs again with the rows' seed. ``ValueError`` for a file
     that carries none (see :data:`vtlab.api.MAX_CARRIED_SCENARIO_BYTES`)."""
     import pyarrow.parquet as pq
