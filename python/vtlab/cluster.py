@@ -14,10 +14,12 @@ How it works:
 * A task is :func:`run_task` on a worker: it runs its points with
   ``vtlab._core.run`` and returns the core's raw column dicts (small, no pandas).
 * The client keeps a bounded number of tasks in flight (:data:`IN_FLIGHT_PER_THREAD`
-  per worker thread), and converts and stores each run as its task's result
-  arrives. Only the client writes the store, so workers need no shared file
-  system, and a run is in the store as soon as its task is back: an interrupted
-  client loses at most the tasks in flight, and the same call again resumes.
+  per worker thread), and converts each run as its task's result arrives and
+  hands it to the store's writer, which commits runs in parts
+  (:mod:`vtlab.store`). Only the client writes the store, so workers need no shared
+  file system; an interrupted client commits what it has received, a killed one
+  loses its part not yet committed and the tasks in flight, and the same call again
+  resumes.
 * Dask reschedules the tasks of a lost worker on the others; a task that raises
   is retried :data:`RETRIES` times.
 * Every task reports the vtlab version and core build it ran with; a worker with

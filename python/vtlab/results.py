@@ -1,25 +1,22 @@
 """Reading results as data: a sweep store's tables as pandas frames, and the scenario a
 result file carries.
 
-A store (``vtlab sweep --store DIR``, :meth:`vtlab.sweep.Sweep.run`) keeps each run
-as files in ``DIR/runs/`` (:mod:`vtlab.runstore`): ``<key>.parquet`` (flows),
-``<key>.links.parquet``, and where the run has them ``<key>.sessions.parquet``,
-``<key>.messages.parquet`` and ``<key>.traces.parquet``. Every row carries the sweep's
-axis values as columns. :func:`load` reads one table of every run, each file verified
-against its checksum and the run identity it carries, and keeps the rows whose axis
-values match. ``pandas.read_parquet(DIR/"runs")`` would mix the tables' files; tools
-that read a glob read one table with ``DIR/runs/*[0-9a-f].parquet`` (flows: the key
-ends in the hexadecimal core build) or ``DIR/runs/*.links.parquet`` (and so on),
-without that verification.
+A store (``vtlab sweep --store DIR``, :meth:`vtlab.sweep.Sweep.run`; :mod:`vtlab.store`)
+keeps each table as one Parquet dataset, a folder of parts: ``DIR/flows/``,
+``DIR/links/``, ``DIR/sessions/``, ``DIR/messages/``, ``DIR/traces/``, and
+``DIR/runs/`` (one row per run: its key, spec and resolved scenario). Every row
+carries the sweep's axis values as columns. :func:`load` reads one table, each part
+verified against its commit record, and keeps the rows whose axis values match.
+pandas, polars, DuckDB and Arrow read a table's folder directly
+(``pandas.read_parquet(DIR/"flows")``, ``duckdb.sql("select * from
+'DIR/flows/*.parquet'")``), without that verification.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vtlab.api import (
@@ -31,26 +28,20 @@ from vtlab.api import (
     SESSION_COLUMNS,
     TRACE_COLUMNS,
 )
-from vtlab.runstore import MESSAGE_COUNT_COLUMNS, STORE_KEY, StoreError, read_table
+from vtlab.runstore import MESSAGE_COUNT_COLUMNS, STORE_KEY
 from vtlab.scenario import Scenario
+from vtlab.store import MANIFEST_COLUMNS, Store
+from vtlab.storefiles import MANIFEST
+from vtlab.storefiles import TABLES as RESULT_TABLES
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["TABLES", "TABLE_GLOBS", "file_scenario", "load", "store_keys"]
+__all__ = ["TABLES", "file_scenario", "load", "scenario_of"]
 
-#: The tables of a store, and the glob that selects each one's files in ``runs/``.
-TABLE_GLOBS: dict[str, str] = {
-    "flows": "*[0-9a-f].parquet",
-    "links": "*.links.parquet",
-    "sessions": "*.sessions.parquet",
-    "messages": "*.messages.parquet",
-    "traces": "*.traces.parquet",
-}
-TABLES = tuple(TABLE_GLOBS)
-
-#: A flows file's name: ``<scenario hash>-<seed>-<version>-<core build>.parquet``.
-_FLOWS_NAME = re.compile(r"^([0-9a-f]{16}-[0-9]+-.+-[0-9a-f]+)\.parquet$")
+#: The tables of a store: the result tables, and ``runs`` (one row per run, with its
+#: spec and resolved scenario).
+TABLES = (*RESULT_TABLES, MANIFEST)
 
 _CONTRACT = {
     *FLOW_COLUMNS,
@@ -59,24 +50,8 @@ _CONTRACT = {
     *MESSAGE_COLUMNS,
     *MESSAGE_COUNT_COLUMNS,
     *TRACE_COLUMNS,
+    *MANIFEST_COLUMNS,
 }
-
-
-def store_keys(store: str | os.PathLike[str]) -> list[str]:
-    """The keys of the complete runs of ``store`` (those whose flows file is there),
-    sorted; :class:`StoreError` when ``store`` is not a sweep store."""
-    root = Path(store)
-    run_dir = root / "runs"
-    if not root.is_dir():
-        raise StoreError(root, "not a folder (give the folder of a vtlab sweep --store)")
-    if not run_dir.is_dir():
-        raise StoreError(root, "not a sweep store (it has no runs/ folder)")
-    keys = []
-    for entry in os.scandir(run_dir):
-        match = _FLOWS_NAME.match(entry.name)
-        if match and entry.is_file():
-            keys.append(match.group(1))
-    return sorted(keys)
 
 
 def _matches(frame: pd.DataFrame, axis: str, value: Any) -> Any:
@@ -102,13 +77,16 @@ def load(
     ``table`` is one of :data:`TABLES`; ``where`` (or keyword arguments, for axis
     names that are Python identifiers) keeps the rows whose axis (or any other column
     of the table, such as ``seed`` or ``cc``) has that value (or one of a list of
-    values): ``load(store, cc="cubic", loss=0.05)``. Every file read
-    is checked as the sweep checks it (checksum, the run identity inside, columns);
-    a file that fails raises :class:`vtlab.runstore.StoredRunError` naming it (run
-    the sweep again: it moves the run aside and simulates it again). Runs stored by
-    sweeps with different axes have empty (NaN) cells for the axes they lack.
+    values): ``load(store, cc="cubic", loss=0.05)``. ``table="runs"`` gives one row
+    per run with its key, spec and resolved scenario. Every part read is checked as
+    the sweep checks it (:mod:`vtlab.store`: checksum, the part's identity inside,
+    columns, rows per run); a part that fails raises
+    :class:`vtlab.runstore.StoredRunError` naming its file (run the sweep again: it
+    moves the part aside and simulates its runs again). Runs stored by sweeps with
+    different axes have empty (NaN) cells for the axes they lack.
 
-    Raises :class:`vtlab.runstore.StoreError` for a folder that is not a store, and
+    Raises :class:`vtlab.runstore.StoreError` for a folder that is not a store (or a
+    store of the earlier layout: :func:`vtlab.storeconvert.convert`), and
     ``ValueError`` for an unknown table or an axis no stored run has.
     """
     import pandas as pd
@@ -118,30 +96,33 @@ def load(
             f"table: {table!r} is not a table of a store (one of: {', '.join(TABLES)})"
         )
     wanted = {**(where or {}), **axes}
-    run_dir = Path(store) / "runs"
-    frames = []
-    seen_axes: set[str] = set()
-    for key in store_keys(store):
-        frame = read_table(run_dir, key, table)
-        if frame is None:
-            continue
-        seen_axes.update(c for c in frame.columns if c not in _CONTRACT)
-        frames.append(frame)
-    columns = seen_axes.union(*(f.columns for f in frames))
-    unknown = [a for a in wanted if a not in columns]
-    if unknown and frames:
+    frames, _ = Store.open(store).read([table])
+    frame = frames[table]
+    if frame is None:
+        frame = pd.DataFrame(columns=_columns(table))
+    seen_axes = {c for c in frame.columns if c not in _CONTRACT}
+    unknown = [a for a in wanted if a not in frame.columns]
+    if unknown and len(frame):
         have = ", ".join(sorted(seen_axes)) or "none"
         raise ValueError(
             f"where: {unknown[0]!r} is neither an axis of the store (its axes: {have}) "
             f"nor a column of its {table}"
         )
-    frames = [f for f in frames if len(f)]
-    if not frames:
-        return pd.DataFrame(columns=_columns(table))
-    out = pd.concat(frames, ignore_index=True)
+    if not len(frame):
+        return frame
     for axis, value in wanted.items():
-        out = out[_matches(out, axis, value)]
-    return out.reset_index(drop=True)
+        frame = frame[_matches(frame, axis, value)]
+    return frame.reset_index(drop=True)
+
+
+def scenario_of(store: str | os.PathLike[str], run_key: str) -> Scenario:
+    """The scenario of a stored run (its spec as given, from the ``runs`` table):
+    :func:`vtlab.run` runs it again with the run's seed. ``ValueError`` for a run
+    the store does not hold or whose spec was too large to carry."""
+    runs = load(store, MANIFEST, run_key=run_key)
+    if not len(runs) or not isinstance(runs["spec"].iloc[0], str):
+        raise ValueError(f"{store}: holds no scenario of run {run_key!r}")
+    return Scenario(json.loads(runs["spec"].iloc[0]))
 
 
 def _columns(table: str) -> list[str]:
@@ -152,13 +133,16 @@ def _columns(table: str) -> list[str]:
             "sessions": SESSION_COLUMNS,
             "messages": MESSAGE_COLUMNS,
             "traces": TRACE_COLUMNS,
+            MANIFEST: MANIFEST_COLUMNS,
         }[table]
     )
 
 
 def file_scenario(path: str | os.PathLike[str]) -> Scenario:
     """The scenario a Parquet result file carries (``vtlab run --out``,
-    :meth:`Result.to_parquet` with ``scenario``, or a store's file): its spec as given,
+    :meth:`Result.to_parquet` with ``scenario``, or a run file of a store of the
+    earlier layout; a store keeps each run's scenario in its ``runs`` table,
+    :func:`scenario_of`): its spec as given,
     which :func:`vtlab.run` runs again with the rows' seed. ``ValueError`` for a file
     that carries none (see :data:`vtlab.api.MAX_CARRIED_SCENARIO_BYTES`)."""
     import pyarrow.parquet as pq

@@ -1,25 +1,20 @@
-"""The run store of sweeps: each run written as it finishes, and read back only if it
-is exactly what was written.
+"""The earlier layout of the run store (one file pair per run), read for conversion
+(:mod:`vtlab.storeconvert`), and the store's errors and message forms, which the
+columnar store (:mod:`vtlab.store`) shares.
 
-A run is stored in ``runs/`` as ``<key>.parquet`` (the flow rows, written last: it
-marks the run complete), ``<key>.links.parquet`` and, when the run has them,
-``<key>.traces.parquet``, ``<key>.sessions.parquet`` and ``<key>.messages.parquet``;
-the key is ``<scenario hash>-<seed>-<version>-<core build>``. Every file carries the
-run's identity in its Parquet metadata, and ``<key>.sha256`` (written just before the
-flows file) holds the run's key and the SHA-256 of each of its files. A file that is
-unreadable, changed since it was written (a flipped bit), of the wrong shape or
-another run's is moved to ``runs/quarantine/`` and the run simulated again; a run
-stored without checksums (by an earlier vtlab) makes the store refused
-(:class:`StoreError`), since its contents cannot be verified.
+An old store held each run in ``runs/`` as ``<key>.parquet`` (the flow rows),
+``<key>.links.parquet`` and, when the run had them, ``<key>.traces.parquet``,
+``<key>.sessions.parquet`` and ``<key>.messages.parquet``; the key is
+``<scenario hash>-<seed>-<version>-<core build>``. Every file carries the run's
+identity in its Parquet metadata, and ``<key>.sha256`` holds the run's key and the
+SHA-256 of each of its files. :func:`read_table` reads one table of such a run,
+verified (checksums, the identity inside, columns, rows).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import sys
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,11 +25,7 @@ from vtlab.api import (
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
     TRACE_COLUMNS,
-    Result,
-    scenario_metadata,
 )
-from vtlab.errors import with_filename
-from vtlab.scenario import Scenario
 
 if TYPE_CHECKING:  # pandas is imported when runs are stored or loaded
     import pandas as pd
@@ -45,9 +36,7 @@ __all__ = [
     "STORE_KEY",
     "StoreError",
     "StoredRunError",
-    "load_run",
     "read_table",
-    "store_run",
 ]
 
 #: How a sweep keeps the message rows of request/response sessions: every row as
@@ -68,8 +57,7 @@ MESSAGE_COUNT_COLUMNS: tuple[str, ...] = (
 
 
 def _paths(run_dir: Path, key: str) -> dict[str, Path]:
-    """A run's files, the checksums last (moved aside last, so a run whose flows file
-    is there always has its checksums)."""
+    """A run's files in the earlier layout."""
     return {
         "flows": run_dir / f"{key}.parquet",
         "links": run_dir / f"{key}.links.parquet",
@@ -87,81 +75,6 @@ STORE_KEY = b"vtlab.run"
 def _identity(key: str) -> dict[str, Any]:
     scenario_hash, seed, version = key.split("-", 2)
     return {"key": key, "scenario_hash": scenario_hash, "seed": int(seed), "version": version}
-
-
-def _tmp_beside(path: Path) -> Path:
-    """A temporary name beside ``path``, unique to this process and thread."""
-    return path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _write_tmp(
-    frame: pd.DataFrame, path: Path, key: str, extra: Mapping[str, Any] | None = None
-) -> tuple[Path, str]:
-    """Write ``frame`` with the run's identity (and ``extra``) inside to a temporary
-    file beside ``path``; return it and its SHA-256."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    meta = dict(table.schema.metadata or {})
-    meta[STORE_KEY] = json.dumps({**_identity(key), **(extra or {})}).encode()
-    tmp = _tmp_beside(path)
-    try:
-        pq.write_table(table.replace_schema_metadata(meta), tmp)
-        return tmp, _sha256(tmp)
-    except OSError as exc:  # pyarrow's errors name no file: name the run's
-        tmp.unlink(missing_ok=True)
-        raise with_filename(exc, path) from exc
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def store_run(
-    run_dir: Path,
-    key: str,
-    res: Result,
-    messages: str = "rows",
-    scenario: Scenario | None = None,
-) -> None:
-    """Write one run, each file atomically. The checksums (``<key>.sha256``: the run's
-    key and the SHA-256 of each file) go next to last and the flows file last: it
-    marks the run complete, and records whether the run has session and message
-    files, and the messages' form. With ``scenario`` every file carries it too
-    (:func:`scenario_metadata`: the spec as given and the resolved scenario)."""
-    paths = _paths(run_dir, key)
-    described = scenario_metadata(scenario) if scenario is not None else {}
-    tables = {"traces": res.traces, "links": res.links}
-    sessions = res.has_sessions()
-    if sessions:
-        tables.update(sessions=res.sessions, messages=res.messages)
-    digests: dict[str, str] = {}
-    for name, frame in tables.items():
-        if frame is not None:
-            tmp, digests[paths[name].name] = _write_tmp(frame, paths[name], key, described)
-            os.replace(tmp, paths[name])
-    extra = {"sessions": sessions, "messages": messages, **described}
-    flows, digests[paths["flows"].name] = _write_tmp(res.flows, paths["flows"], key, extra)
-    try:
-        tmp = _tmp_beside(paths["checksums"])
-        try:
-            tmp.write_text(json.dumps({"key": key, "sha256": digests}, indent=1) + "\n")
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            raise with_filename(exc, paths["checksums"]) from exc
-        os.replace(tmp, paths["checksums"])
-        os.replace(flows, paths["flows"])
-    except BaseException:
-        flows.unlink(missing_ok=True)
-        raise
 
 
 class StoredRunError(ValueError):
@@ -272,77 +185,11 @@ def _read_verified(
     return frame
 
 
-def _quarantine(run_dir: Path, paths: dict[str, Path], reason: str) -> None:
-    """Move a run's files aside (``runs/quarantine/``) and say so on stderr."""
-    target = run_dir / "quarantine"
-    target.mkdir(exist_ok=True)
-    moved = []
-    for p in paths.values():
-        if p.exists():
-            dest = target / p.name
-            n = 1
-            while dest.exists():
-                dest = target / f"{p.name}.{n}"
-                n += 1
-            os.replace(p, dest)
-            moved.append(p.name)
-    print(
-        f"warning: stored run {', '.join(moved)} is {reason}; moved to {target} and "
-        "simulated again",
-        file=sys.stderr,
-    )
-
-
-def load_run(run_dir: Path, key: str, trace: bool, messages: str = "rows") -> Result | None:
-    """A stored run, verified; ``None`` if it is not stored (or was moved aside
-    because it could not be trusted or holds its messages in another form, so that
-    it runs again). Raises :class:`StoreError` for a run stored without checksums."""
-    paths = _paths(run_dir, key)
-    if not paths["flows"].exists() or (trace and not paths["traces"].exists()):
-        return None
-    inside: dict[str, Any] = {}
-    sessions = stored_messages = traces = None
-    try:
-        digests = _checksums(run_dir, paths, key)
-        flows = _read_verified(paths["flows"], key, digests, FLOW_COLUMNS, inside)
-        links = _read_verified(paths["links"], key, digests, LINK_COLUMNS)
-        if trace:
-            traces = _read_verified(paths["traces"], key, digests, TRACE_COLUMNS)
-        has_sessions, form = inside.get("sessions"), inside.get("messages")
-        if not isinstance(has_sessions, bool) or form not in MESSAGE_FORMS:
-            raise StoredRunError("with run metadata of the wrong shape (sessions, messages)")
-        if has_sessions:
-            if form != messages:
-                raise StoredRunError(f"holding its messages as {form}, not {messages}")
-            sessions = _read_verified(paths["sessions"], key, digests, SESSION_COLUMNS)
-            message_columns = MESSAGE_COLUMNS if form == "rows" else MESSAGE_COUNT_COLUMNS
-            stored_messages = _read_verified(paths["messages"], key, digests, message_columns)
-    except StoredRunError as e:
-        _quarantine(run_dir, paths, str(e))
-        return None
-    scenario_hash, seed, version, build = key.split("-", 3)
-    meta = {
-        "scenario_hash": scenario_hash,
-        "seed": int(seed),
-        "version": version,
-        "core_build": build,
-        "stored": True,
-    }
-    return Result(
-        flows=flows,
-        links=links,
-        traces=traces,
-        meta=meta,
-        sessions=sessions,
-        messages=stored_messages,
-    )
-
-
 def read_table(run_dir: Path, key: str, table: str) -> pd.DataFrame | None:
-    """One table of a stored run, verified as :func:`load_run` verifies it (checksums,
-    the identity inside each file, columns, rows); ``None`` when the run has no such
-    file (no sessions, no traces). Nothing is moved aside: a run that cannot be
-    trusted raises :class:`StoredRunError` naming the file."""
+    """One table of a run stored in the earlier layout, verified (checksums, the
+    identity inside each file, columns, rows); ``None`` when the run has no such file
+    (no sessions, no traces). A run that cannot be trusted raises
+    :class:`StoredRunError` naming the file."""
     paths = _paths(run_dir, key)
     try:
         digests = _checksums(run_dir, paths, key)

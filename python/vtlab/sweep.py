@@ -5,13 +5,12 @@ cartesian grid of scenario points and runs every point with every seed. Seed *k*
 gives the same loss pattern at every point (common random numbers), so paired
 comparisons across the grid need fewer runs.
 
-With a ``store`` directory each finished run is written at once, atomically, as
-``runs/<scenario hash>-<seed>-<version>-<core build>.parquet`` (plus ``.links.parquet``, with
-request/response sessions ``.sessions.parquet`` and ``.messages.parquet``, and with
-traces ``.traces.parquet``; :mod:`vtlab.runstore`), and a later call skips every run
-whose file exists: an interrupted sweep resumes without repeating or losing runs, and
-a finished one reloads without simulating. A stored file that is not what was written
-(a flipped bit, another run's file) is moved aside and simulated again. With several
+With a ``store`` directory the finished runs are committed to it in parts as they
+finish (:mod:`vtlab.store`: one Parquet dataset per table, ``DIR/flows/``,
+``DIR/links/``, ...), and a later call skips every committed run: an interrupted sweep
+resumes without repeating or losing runs, and a finished one reloads without
+simulating, reading each part once. A stored part that is not what was written (a
+flipped bit, another part's file) is moved aside and its runs simulated again. With several
 jobs (one per core by default) the runs execute in worker processes forked from this
 one, or in threads where this process runs other threads (see ``_process_pool``).
 """
@@ -24,10 +23,9 @@ import itertools
 import math
 import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vtlab import _core
@@ -43,9 +41,10 @@ from vtlab.api import (
     core_build,
 )
 from vtlab.progress import run_progress
-from vtlab.runstore import MESSAGE_COUNT_COLUMNS, MESSAGE_FORMS, load_run, store_run
+from vtlab.runstore import MESSAGE_COUNT_COLUMNS, MESSAGE_FORMS, StoreError
 from vtlab.scenario import Scenario, ScenarioLike, set_path
 from vtlab.stats import SUMMARY_COLUMNS
+from vtlab.store import Store, StoreWriter
 
 if TYPE_CHECKING:  # pandas is imported when runs are stored or loaded
     import pandas as pd
@@ -224,13 +223,13 @@ class Sweep:
             the order given.
         seeds: seeds run at every point: at least one, none twice; the grid
             (points × seeds) at most :data:`vtlab.api.MAX_RUNS` runs.
-        trace: also record sampled traces (stored beside each run).
+        trace: also record sampled traces (stored in the store's ``traces`` table).
         messages: how to keep the message rows of request/response sessions:
             ``"rows"`` (every exchange, as :func:`vtlab.run` returns them) or
             ``"counts"`` (:func:`message_counts`: per run, how many exchanges had each
             response time — exact pooled quantiles at a fraction of the size, for
-            long sessions over many runs). A run stored in the other form is
-            simulated again.
+            long sessions over many runs). A run stored in the other form makes
+            :meth:`run` refuse the store (:class:`vtlab.runstore.StoreError`).
     """
 
     def __init__(
@@ -304,7 +303,7 @@ class Sweep:
 
     def run(
         self,
-        store: str | os.PathLike[str] | None = None,
+        store: str | os.PathLike[str] | Store | None = None,
         *,
         jobs: int | None = None,
         progress: bool = True,
@@ -312,12 +311,14 @@ class Sweep:
         cluster: str | None = None,
         task_runs: int | None = None,
         connect_timeout: float | None = None,
+        collect: bool = True,
     ) -> Result:
         """Run every point not already in ``store`` and return all rows.
 
         Args:
-            store: campaign directory (created if missing); ``None`` keeps results in
-                memory only.
+            store: campaign directory (created if missing; :mod:`vtlab.store`), or
+                an opened :class:`vtlab.store.Store`; ``None`` keeps results in memory
+                only.
             jobs: parallel runs (default: one per core): in worker processes forked
                 from this one, in chunks of runs (see :func:`chunks`), or in
                 threads of this process where it runs other threads.
@@ -331,14 +332,19 @@ class Sweep:
             task_runs: runs per cluster task (default: sized to about a second of
                 work each).
             connect_timeout: seconds to wait for ``scheduler`` (default 10).
+            collect: return the rows; ``False`` (with a store) returns ``None`` and
+                holds no more than a store part in memory, for campaigns larger than
+                memory (read their tables with :func:`vtlab.load`).
 
         With a cluster the runs execute on its workers and come back to this process,
-        which stores each one as it arrives (the workers need no shared file system).
+        which stores them as they arrive (the workers need no shared file system).
 
-        A stored file that is not what was written is moved to ``runs/quarantine/``
-        (with a warning on stderr) and its run simulated again; a run stored without
-        checksums (by an earlier vtlab) raises :class:`vtlab.runstore.StoreError`
-        naming the store, before anything runs.
+        Runs are committed to the store in parts as they finish (and when the sweep
+        ends or is interrupted); a stored part that is not what was written is moved
+        to ``_quarantine/`` (with a warning on stderr) and its runs simulated again.
+        A run stored without traces (or with its messages in the other form) when this
+        sweep needs them raises :class:`vtlab.runstore.StoreError`, before anything
+        runs; so does a store of the earlier layout (one file pair per run).
         """
         on_cluster = scheduler is not None or cluster is not None
         if on_cluster and jobs is not None:
@@ -348,59 +354,61 @@ class Sweep:
             )
         if not on_cluster and task_runs is not None:
             raise ValueError("--task-runs: only used with --scheduler or --cluster")
+        if not collect and store is None:
+            raise ValueError("collect=False needs a store (the rows go nowhere else)")
         points = self.points()
-        run_dir = Path(store) / "runs" if store is not None else None
-        if run_dir is not None:
-            run_dir.mkdir(parents=True, exist_ok=True)
-        gather = _Gather(points)
-        todo: list[Point] = []
-        for p, stored in self._load_stored(run_dir, points, jobs):
-            if stored is not None:
-                # A run may have been stored by another sweep with other axes:
-                # keep the result columns and label it for this sweep.
-                _strip_labels(stored)
-                _add_labels(stored, p.labels)
-                gather.add(stored)
-            else:
-                todo.append(p)
-        if todo and on_cluster:
-            self._execute_on_cluster(
-                todo, run_dir, progress, scheduler, cluster, task_runs, connect_timeout, gather
-            )
-        elif todo:
-            self._execute(todo, run_dir, jobs, progress, gather)
+        gather = _Gather(points, keep=collect)
+        writer = None
+        todo = points
+        if store is not None:
+            opened = store if isinstance(store, Store) else Store.open(store, create=True)
+            todo = self._load_stored(opened, points, gather if collect else None)
+            writer = StoreWriter(opened, messages=self.messages, traces=self.trace)
+        try:
+            if todo and on_cluster:
+                self._execute_on_cluster(
+                    todo, writer, progress, scheduler, cluster, task_runs, connect_timeout, gather
+                )
+            elif todo:
+                self._execute(todo, writer, jobs, progress, gather)
+        finally:
+            if writer is not None:
+                writer.flush()
         return gather.result()
 
     def _load_stored(
-        self, run_dir: Path | None, points: Sequence[Point], jobs: int | None
-    ) -> Iterator[tuple[Point, Result | None]]:
-        """Every point with its stored run (``None`` if not stored), in order. The runs
-        are read in threads (Parquet reading releases the GIL), a batch at a time, so
-        that a large finished campaign re-renders sooner and only a batch of runs is
-        held as separate frames."""
-        if run_dir is None:
-            yield from ((p, None) for p in points)
-            return
-        workers = max(1, jobs or os.cpu_count() or 1)
-
-        def load(p: Point) -> Result | None:
-            if not (run_dir / f"{p.key}.parquet").exists():
-                return None
-            return load_run(run_dir, p.key, self.trace, self.messages)
-
-        with ThreadPoolExecutor(workers) as pool:
-            for start in range(0, len(points), COMPACT_BATCH):
-                batch = points[start : start + COMPACT_BATCH]
-                yield from zip(batch, pool.map(load, batch), strict=True)
-
-    def _finish(self, p: Point, raw: Mapping[str, Any], run_dir: Path | None) -> Result:
-        """A run's result from the core's raw columns, labelled, and stored."""
-        return _finish_run(p, raw, run_dir, self.messages)
+        self, store: Store, points: Sequence[Point], gather: _Gather | None
+    ) -> list[Point]:
+        """Give ``gather`` the stored rows of ``points`` (every part read once,
+        verified; a damaged one is moved aside) and return the points still to run."""
+        index = store.index(store.quarantine)
+        wanted = [p for p in points if p.key in index]
+        for p in wanted:
+            entry = index[p.key]
+            if self.trace and not entry.traces:
+                problem = "without traces; run this sweep without traces"
+            elif entry.sessions and entry.messages != self.messages:
+                problem = f"with its messages as {entry.messages}, not {self.messages}"
+            else:
+                continue
+            raise StoreError(
+                store.root, f"run {p.key} is stored {problem}, or give it another store"
+            )
+        # The runs table too: each run's key as its part holds it, checked against
+        # the record.
+        tables = ["runs", "flows", "links", "sessions", "messages"]
+        tables += ["traces"] if self.trace else []
+        keep = gather is not None  # else: only which runs are there, each part verified
+        frames, read = store.read(tables, {p.key for p in wanted}, quarantine=True, keep=keep)
+        if read and gather is not None:
+            stored = _stored_result(frames, [p for p in wanted if p.key in read])
+            gather.add(stored, ordered=False)
+        return [p for p in points if p.key not in read]
 
     def _execute_on_cluster(
         self,
         todo: list[Point],
-        run_dir: Path | None,
+        writer: StoreWriter | None,
         progress: bool,
         scheduler: Any,
         cluster: str | None,
@@ -411,7 +419,7 @@ class Sweep:
         from vtlab import cluster as dask_cluster  # imports Dask only when connecting
 
         def finish(p: Point, raw: Mapping[str, Any]) -> None:
-            gather.add(self._finish(p, raw, run_dir))
+            _keep(gather, writer, [p], _finish_run(p, raw, self.messages))
 
         if connect_timeout is None:
             connect_timeout = dask_cluster.DEFAULT_CONNECT_TIMEOUT
@@ -424,7 +432,7 @@ class Sweep:
     def _execute(
         self,
         todo: list[Point],
-        run_dir: Path | None,
+        writer: StoreWriter | None,
         jobs: int | None,
         progress: bool,
         gather: _Gather,
@@ -433,30 +441,66 @@ class Sweep:
         pool = _process_pool(workers) if workers > 1 else None
         with run_progress(len(todo), progress) as advance:
             if pool is not None:
-                args = (self.trace, self.messages, run_dir)
-                _execute_in_processes(pool, workers, todo, args, advance, gather)
+                args = (self.trace, self.messages)
+                _execute_in_processes(pool, workers, todo, args, advance, gather, writer)
             elif workers > 1:
                 _execute_in_threads(
-                    todo, workers, self._finish, self.trace, run_dir, advance, gather
+                    todo, workers, self.trace, self.messages, advance, gather, writer
                 )
             else:
                 try:
                     for p in todo:
                         raw = _core.run(p.scenario.to_json(), p.seed, self.trace)
-                        gather.add(self._finish(p, raw, run_dir))
+                        _keep(gather, writer, [p], _finish_run(p, raw, self.messages))
                         advance()
                 finally:
                     _core.request_stop(clear=True)
 
 
-def _finish_run(p: Point, raw: Mapping[str, Any], run_dir: Path | None, messages: str) -> Result:
-    """A run's result from the core's raw columns, labelled, and stored."""
+def _stored_result(frames: Mapping[str, pd.DataFrame | None], points: Sequence[Point]) -> Result:
+    """The rows read from a store for ``points``, labelled for this sweep (a run may
+    have been stored by another sweep with other axes: only the result columns are
+    kept)."""
+    runs: list[dict[str, Any]] = []
+    for p in points:
+        scenario_hash, seed, version, build = p.key.split("-", 3)
+        runs.append(
+            {
+                "scenario_hash": scenario_hash,
+                "seed": int(seed),
+                "version": version,
+                "core_build": build,
+                "stored": True,
+            }
+        )
+    stored = Result(
+        flows=frames["flows"],
+        links=frames["links"],
+        traces=frames.get("traces"),
+        meta={"runs": runs, "stored": True},
+        sessions=frames["sessions"],
+        messages=frames["messages"],
+    )
+    _strip_labels(stored)
+    _label_rows(stored, points)
+    return stored
+
+
+def _keep(
+    gather: _Gather, writer: StoreWriter | None, points: Sequence[Point], res: Result
+) -> None:
+    """Hand the finished runs ``points`` (rows ``res``) to the result and the store."""
+    gather.add(res)
+    if writer is not None:
+        writer.add([(p.key, p.scenario) for p in points], res)
+
+
+def _finish_run(p: Point, raw: Mapping[str, Any], messages: str) -> Result:
+    """A run's result from the core's raw columns, labelled."""
     if messages == "counts" and any(len(v) for v in (raw.get("messages") or {}).values()):
         raw = {**raw, "messages": _raw_message_counts(raw["messages"])}
     res = Result.from_core(raw)
     _add_labels(res, p.labels)
-    if run_dir is not None:
-        store_run(run_dir, p.key, res, messages, p.scenario)
     return res
 
 
@@ -520,14 +564,20 @@ def _worker_init() -> None:
 
 
 def _run_chunk(
-    points: Sequence[Point], trace: bool, messages: str, run_dir: Path | None
-) -> tuple[Result, int]:
-    """In a worker: run, label and store ``points``; their results concatenated."""
-    results = [
-        _finish_run(p, _core.run(p.scenario.to_json(), p.seed, trace), run_dir, messages)
-        for p in points
-    ]
-    return Result.concat(results).compacted(), len(results)
+    points: Sequence[Point], trace: bool, messages: str
+) -> tuple[Result | None, int, bool]:
+    """In a worker: run and label ``points``; their results concatenated, how many ran,
+    and whether the chunk was interrupted (Ctrl-C) after those."""
+    results: list[Result] = []
+    try:
+        for p in points:
+            raw = _core.run(p.scenario.to_json(), p.seed, trace)
+            results.append(_finish_run(p, raw, messages))
+    except KeyboardInterrupt:
+        if not results:
+            raise
+        return Result.concat(results).compacted(), len(results), True
+    return Result.concat(results).compacted(), len(results), False
 
 
 #: Most runs in one worker task.
@@ -560,51 +610,73 @@ def _execute_in_processes(
     pool: Any,
     workers: int,
     todo: list[Point],
-    args: tuple[bool, str, Path | None],
+    args: tuple[bool, str],
     advance: Any,
     gather: _Gather,
+    writer: StoreWriter | None,
 ) -> None:
     tasks = iter(chunks(todo, workers))
-    pending: set[Future[tuple[Result, int]]] = set()
+    pending: dict[Future[tuple[Result | None, int, bool]], Sequence[Point]] = {}
     try:
         for chunk in itertools.islice(tasks, workers * 2):
-            pending.add(pool.submit(_run_chunk, chunk, *args))
+            pending[pool.submit(_run_chunk, chunk, *args)] = chunk
         while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for f in finished:
-                res, n = f.result()
-                gather.add(res)
+                chunk = pending.pop(f)
+                res, n, interrupted = f.result()
+                if res is not None:
+                    _keep(gather, writer, chunk[:n], res)
                 for _ in range(n):
                     advance()
+                if interrupted:  # the runs it finished are kept; stop the sweep
+                    raise KeyboardInterrupt
             for chunk in itertools.islice(tasks, len(finished)):
-                pending.add(pool.submit(_run_chunk, chunk, *args))
+                pending[pool.submit(_run_chunk, chunk, *args)] = chunk
     except BaseException as e:
         for f in pending:
             f.cancel()
         if isinstance(e, KeyboardInterrupt):
-            # Stop the simulations running in the workers too (what they had
-            # finished is already in the store).
+            # Stop the simulations running in the workers too (the runs they had
+            # finished come back and are stored).
             import signal
 
             for pid in list(getattr(pool, "_processes", None) or {}):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGINT)
+            _keep_finished(pending, gather, writer)
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _keep_finished(
+    pending: Mapping[Future[tuple[Result | None, int, bool]], Sequence[Point]],
+    gather: _Gather,
+    writer: StoreWriter | None,
+) -> None:
+    """After Ctrl-C: keep the runs the interrupted chunks had finished."""
+    for f, chunk in pending.items():
+        if f.cancelled():
+            continue
+        with contextlib.suppress(BaseException):
+            res, n, _ = f.result()
+            if res is not None:
+                _keep(gather, writer, chunk[:n], res)
+
+
 def _execute_in_threads(
     todo: list[Point],
     workers: int,
-    finish: Any,
     trace: bool,
-    run_dir: Path | None,
+    messages: str,
     advance: Any,
     gather: _Gather,
+    writer: StoreWriter | None,
 ) -> None:
     def one(p: Point) -> None:
-        gather.add(finish(p, _core.run(p.scenario.to_json(), p.seed, trace), run_dir))
+        raw = _core.run(p.scenario.to_json(), p.seed, trace)
+        _keep(gather, writer, [p], _finish_run(p, raw, messages))
 
     with ThreadPoolExecutor(workers) as pool:
         pending: set[Future[None]] = set()
@@ -624,7 +696,7 @@ def _execute_in_threads(
                 f.cancel()
             if isinstance(e, KeyboardInterrupt):
                 # Stop the simulations running in the workers too; what they
-                # had finished is already in the store.
+                # had finished is stored when the sweep ends.
                 _core.request_stop()
             raise
         finally:
@@ -644,10 +716,11 @@ class _Gather:
     every :data:`COMPACT_BATCH` runs as they arrive (from the store or the
     simulations, in any order) and put in the points' order at the end (every point
     is a run of its own: :meth:`Sweep.points` refuses two that are one scenario, and
-    the seeds are distinct).
+    the seeds are distinct). With ``keep=False`` nothing is held.
     """
 
-    def __init__(self, points: Sequence[Point]) -> None:
+    def __init__(self, points: Sequence[Point], keep: bool = True) -> None:
+        self.keep = keep
         self.position: dict[tuple[str, int], int] = {}
         for i, p in enumerate(points):
             scenario_hash, seed = p.key.split("-")[:2]
@@ -655,19 +728,55 @@ class _Gather:
         self.lock = threading.Lock()
         self.pending: list[Result] = []
         self.chunks: list[Result] = []
+        self.ordered = True
 
-    def add(self, res: Result) -> None:
+    def add(self, res: Result, *, ordered: bool = True) -> None:
+        """Hold ``res``; ``ordered=False`` for rows of several runs in no set order."""
+        if not self.keep:
+            return
         with self.lock:
+            self.ordered = self.ordered and ordered
             self.pending.append(res)
             if len(self.pending) >= COMPACT_BATCH:
                 self.chunks.append(Result.concat(self.pending).compacted())
                 self.pending = []
 
-    def result(self) -> Result:
+    def result(self) -> Result | None:
+        if not self.keep:
+            return None
         parts = [*self.chunks, *self.pending]
-        if len(parts) == 1:
+        if len(parts) == 1 and self.ordered:
             return parts[0]
         return Result.concat(parts).compacted().reordered(self.position)
+
+
+def _label_rows(res: Result, points: Sequence[Point]) -> None:
+    """Label the rows of the stored runs ``points`` (rows of several runs in each
+    table) with their points' axis values, as :func:`_add_labels` labels one run."""
+    import pandas as pd
+
+    if not points or not points[0].labels:
+        return
+    names = [name for name, _ in points[0].labels]
+    idents = [p.key.split("-")[:2] for p in points]
+    labels = pd.DataFrame(
+        {
+            "scenario_hash": [h for h, _ in idents],
+            "seed": [int(s) for _, s in idents],
+            **{name: [p.labels[i][1] for p in points] for i, name in enumerate(names)},
+        }
+    )
+    for table in ("flows", "links", "sessions", "messages", "traces"):
+        frame = getattr(res, table)
+        if frame is None:
+            continue
+        new = [n for n in names if n not in frame.columns]  # a session column stays
+        if not len(frame):  # the label columns, without rows, as a run's empty table
+            setattr(res, table, frame.assign(**{n: [] for n in new})[[*new, *frame.columns]])
+            continue
+        keyed = labels[["scenario_hash", "seed", *new]]
+        merged = frame.merge(keyed, on=["scenario_hash", "seed"], how="left", sort=False)
+        setattr(res, table, merged[[*new, *frame.columns]])
 
 
 def _add_labels(res: Result, labels: Sequence[tuple[str, Any]]) -> None:

@@ -29,8 +29,9 @@ import pytest
 import test_pipeline
 import vtlab
 from conftest import assert_usage_error
+from vtlab import store as store_module
 from vtlab import sweep as sweep_module
-from vtlab.runstore import load_run
+from vtlab.store import Store
 from vtlab.sweep import Axis, Sweep
 
 PYTHON_DIR = Path(vtlab.__file__).resolve().parent.parent
@@ -158,12 +159,11 @@ def _bounded(fn: Callable[[], Any], timeout: float) -> Any:
     return box.get("value")
 
 
-def _flows_files(store: Path) -> list[Path]:
-    return [
-        p
-        for p in (store / "runs").glob("*.parquet")
-        if not p.name.endswith((".links.parquet", ".traces.parquet"))
-    ]
+def _committed(store: Path) -> dict[str, Any]:
+    """The runs committed to ``store`` by key (none before it exists)."""
+    if not (store / "store.json").exists():
+        return {}
+    return Store.open(store).index()
 
 
 def _by_key(df: pd.DataFrame) -> pd.DataFrame:
@@ -177,19 +177,22 @@ def _assert_same_rows(got: pd.DataFrame, want: pd.DataFrame) -> None:
 def _assert_store_complete(store: Path, sweep: Sweep) -> None:
     """Every run of ``sweep`` is in the store exactly once, and nothing else."""
     keys = {p.key for p in sweep.points()}
-    files = _flows_files(store)
-    names = sorted(p.name[: -len(".parquet")] for p in files)
-    assert len(names) == len(set(names)) == len(keys)
-    assert set(names) == keys
-    assert len(list((store / "runs").glob("*.links.parquet"))) == len(keys)
-    assert not list((store / "runs").glob(".*tmp")), "no partial files left"
-    assert not (store / "runs" / "quarantine").exists()
-    for key in keys:
-        stored = load_run(store / "runs", key, trace=False)
-        assert stored is not None and set(stored.flows["seed"]) == {int(key.split("-")[1])}
+    assert set(_committed(store)) == keys
+    pending = store / "_pending"
+    assert not pending.exists() or not any(pending.iterdir()), "no partial part left"
+    assert not (store / "_quarantine").exists()
+    frames, read = Store.open(store).read(["runs", "flows", "links"])
+    assert read == keys
+    flows = pd.read_parquet(store / "flows")
+    pairs = list(zip(flows["scenario_hash"], flows["seed"], strict=True))
+    assert len(pairs) == len(set(pairs)) == len(keys), "each run's flow row once"
 
 
-def test_a_worker_killed_mid_sweep_loses_no_run(loopback: LoopbackCluster, tmp_path: Path):
+def test_a_worker_killed_mid_sweep_loses_no_run(
+    loopback: LoopbackCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # Commit every 3 runs, so that the store shows the sweep's progress.
+    monkeypatch.setattr(store_module, "MAX_PART_RUNS", 3)
     sweep = Sweep(SLOW, SLOW_AXES, seeds=range(1, 31))  # 60 runs
     n = len(sweep.points())
     want = sweep.run(progress=False, jobs=2).flows  # independent, in threads here
@@ -212,13 +215,13 @@ def test_a_worker_killed_mid_sweep_loses_no_run(loopback: LoopbackCluster, tmp_p
     while victim is None:
         assert time.monotonic() < deadline, "the sweep made no progress"
         assert thread.is_alive(), f"the sweep ended before the kill: {box}"
-        if len(_flows_files(store) if (store / "runs").exists() else []) >= n // 4:
+        if len(_committed(store)) >= n // 4:
             busy = [w for w, tasks in loopback.client.processing().items() if tasks]
             if busy:
                 victim = pids[busy[0]]
                 break
         time.sleep(0.02)
-    stored_at_kill = len(_flows_files(store))
+    stored_at_kill = len(_committed(store))
     os.kill(victim, signal.SIGKILL)
     thread.join(180)
     assert not thread.is_alive(), "the sweep did not finish within 180 s after the kill"
@@ -242,39 +245,40 @@ def test_resume_after_an_interrupted_cluster_sweep_simulates_only_the_missing_ru
     n = len(sweep.points())
     want = sweep.run(progress=False, jobs=2).flows
     store = tmp_path / "store"
-    real_store = sweep_module.store_run
+    real_finish = sweep_module._finish_run
     stored_keys: list[str] = []
 
-    def interrupted_store(run_dir: Path, key: str, res: Any, *rest: Any) -> None:
+    def interrupted_finish(p: Any, *rest: Any) -> Any:
         if len(stored_keys) == 7:
             raise KeyboardInterrupt  # the client is stopped (Ctrl-C) mid-sweep
-        real_store(run_dir, key, res, *rest)
-        stored_keys.append(key)
+        stored_keys.append(p.key)
+        return real_finish(p, *rest)
 
-    monkeypatch.setattr(sweep_module, "store_run", interrupted_store)
+    monkeypatch.setattr(sweep_module, "_finish_run", interrupted_finish)
     with pytest.raises(KeyboardInterrupt):
         _bounded(
             lambda: sweep.run(store, progress=False, scheduler=loopback.address, task_runs=2),
             120,
         )
-    first = {p.name: p.stat() for p in (store / "runs").iterdir()}
-    assert len(_flows_files(store)) == 7
+    # The seven runs finished before the interruption are committed when it stops.
+    assert set(_committed(store)) == set(stored_keys)
+    first = {p: p.stat() for p in store.glob("*/part-*.parquet")}
 
     resumed: list[str] = []
 
-    def counting_store(run_dir: Path, key: str, res: Any, *rest: Any) -> None:
-        real_store(run_dir, key, res, *rest)
-        resumed.append(key)
+    def counting_finish(p: Any, *rest: Any) -> Any:
+        resumed.append(p.key)
+        return real_finish(p, *rest)
 
-    monkeypatch.setattr(sweep_module, "store_run", counting_store)
+    monkeypatch.setattr(sweep_module, "_finish_run", counting_finish)
     res = _bounded(
         lambda: sweep.run(store, progress=False, scheduler=loopback.address, task_runs=2), 120
     )
     assert len(resumed) == n - 7
     assert not set(resumed) & set(stored_keys)
-    for name, st in first.items():  # the runs stored before were not written again
-        now = (store / "runs" / name).stat()
-        assert (now.st_ino, now.st_mtime_ns) == (st.st_ino, st.st_mtime_ns), name
+    for path, st in first.items():  # the runs stored before were not written again
+        now = path.stat()
+        assert (now.st_ino, now.st_mtime_ns) == (st.st_ino, st.st_mtime_ns), path
     _assert_store_complete(store, sweep)
     _assert_same_rows(res.flows, want)
 
@@ -289,7 +293,7 @@ def test_a_worker_with_another_core_build_is_refused(
     monkeypatch.setattr(vtlab.api, "core_build", lambda: "0123456789abcdef")
     with pytest.raises(ValueError, match=r"--scheduler: a worker runs vtlab .*core build"):
         _bounded(lambda: sweep.run(tmp_path, progress=False, scheduler=shared.address), 120)
-    assert _flows_files(tmp_path) == []  # nothing from the other build was stored
+    assert _committed(tmp_path) == {}  # nothing from the other build was stored
 
 
 def _vtlab(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
@@ -323,7 +327,7 @@ def test_cli_sweep_on_a_local_cluster_of_two(cli, tmp_path: Path):
     assert "5%" in proc.stdout  # the summary table
     got = pd.read_parquet(tmp_path / "cluster.parquet")
     _assert_same_rows(got, pd.read_parquet(tmp_path / "ref.parquet"))
-    assert len(got) == 6 and len(_flows_files(tmp_path / "store")) == 6
+    assert len(got) == 6 and len(_committed(tmp_path / "store")) == 6
 
 
 def _closed_port() -> int:
@@ -463,7 +467,7 @@ def test_cluster_options_are_bounded(args, line):
 def test_reproduce_takes_the_cluster_options(cli, tmp_path: Path):
     result = cli("reproduce", "park2019", "--out", str(tmp_path), "--cluster", "local:x")
     assert_usage_error(result, "--cluster: expected local:N")
-    assert not (tmp_path / "runs").exists()
+    assert not (tmp_path / "store.json").exists()
 
 
 #: Runs the CLI in a fresh interpreter where ``import distributed`` fails.
@@ -510,7 +514,7 @@ def test_without_cluster_options_dask_is_never_imported(tmp_path: Path):
     )
     assert proc.returncode == 0, proc.stderr
     assert "IMPORTED []" in proc.stdout
-    assert len(_flows_files(tmp_path)) == 6  # the sweep did run
+    assert len(_committed(tmp_path)) == 6  # the sweep did run
 
 
 @pytest.fixture

@@ -153,7 +153,7 @@ WRITE_CASES = [
     (
         ["sweep", "v2g", "--bytes", "1MB", "-n", "2", "--store", "st"],
         "--store",
-        r"st/runs/[0-9a-f]{16}-[12]-[^/]+\.parquet",
+        r"st/runs/part-[0-9]{8}T[0-9]{6}-[0-9]+-[0-9a-f]{8}\.parquet",
         2000,
     ),
     (["lte-trace", "m.txt", "--seconds", "5"], "OUT", "m.txt", 2000),

@@ -6,6 +6,7 @@ claim, and a re-run that simulates nothing."""
 
 from __future__ import annotations
 
+import json
 import math
 import time
 
@@ -207,21 +208,19 @@ def test_maxima_table_and_report_sections(quick):
 
 
 def test_api_resumes_an_interrupted_campaign(quick):
-    """Through the API, on the CLI's store with three runs removed (as if interrupted):
-    exactly those are simulated again, the rest is loaded."""
+    """Through the API, on the CLI's store with its last part removed (as if the
+    campaign had been killed before committing it): exactly its runs are simulated
+    again, the rest is loaded."""
     out, _, _ = quick
-    runs = sorted(
-        p
-        for p in (out / "runs").glob("*.parquet")
-        if not p.name.endswith((".links.parquet", ".traces.parquet"))
-    )
-    for p in runs[:3]:
-        p.unlink()
-        p.with_name(p.name.replace(".parquet", ".links.parquet")).unlink(missing_ok=True)
+    last = sorted((out / "_journal").glob("*.json"))[-1]
+    removed = len(json.loads(last.read_text())["runs"])
+    last.unlink()  # the record first: its runs are no longer done
+    for part in out.glob(f"*/part-{last.stem}.parquet"):
+        part.unlink()
     outcome = J.STUDY.reproduce(Config(out=out, quick=True, progress=False, jobs=2))
     total = sum(
         len(g.sweep(J.QUICK.runs, "ns3").points()) for g in J.grids(J.QUICK, "ns3").values()
     )
-    assert outcome.simulated == 3
-    assert outcome.loaded == total - 3
+    assert outcome.simulated == removed
+    assert outcome.loaded == total - removed
     assert len(outcome.findings) == len(pd.read_csv(out / "findings.csv"))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -17,8 +18,8 @@ import pytest
 import vtlab
 from conftest import assert_usage_error
 from vtlab.api import FLOW_COLUMNS, LINK_COLUMNS
-from vtlab.results import TABLE_GLOBS, file_scenario, load
-from vtlab.runstore import STORE_KEY, StoredRunError, StoreError
+from vtlab.results import file_scenario, load, scenario_of
+from vtlab.runstore import StoredRunError, StoreError
 from vtlab.sweep import Axis, Sweep
 
 BASE = {"preset": "v2g", "bytes": "200KB"}
@@ -71,43 +72,83 @@ def test_load_gives_each_point_the_rows_of_a_direct_run(store: Path) -> None:
     assert load(store, "sessions").empty
 
 
-def test_each_table_has_its_own_glob(store: Path) -> None:
+def test_each_table_is_a_folder_that_parquet_readers_read_directly(store: Path) -> None:
+    """pandas reads a table's folder (Arrow's dataset discovery, as polars and DuckDB
+    read ``DIR/flows/*.parquet``): the same rows as load, and no other table's."""
+    import pyarrow.dataset as ds
+
     runs = len(CCS) * len(LOSSES) * len(SEEDS)
-    flows_files = glob.glob(str(store / "runs" / TABLE_GLOBS["flows"]))
-    links_files = glob.glob(str(store / "runs" / TABLE_GLOBS["links"]))
-    assert len(flows_files) == runs and len(links_files) == runs
-    assert not set(flows_files) & set(links_files)
-    read = pd.concat([pd.read_parquet(f) for f in flows_files], ignore_index=True)
-    pd.testing.assert_frame_equal(_sorted(read, FLOW_COLUMNS), _sorted(load(store), FLOW_COLUMNS))
+    flows = pd.read_parquet(store / "flows")
+    links = ds.dataset(store / "links", format="parquet").to_table().to_pandas()
+    assert len(flows) == runs  # one flow per v2g run
+    assert set(flows.columns) >= set(FLOW_COLUMNS) and "link" not in flows.columns
+    assert set(links.columns) >= set(LINK_COLUMNS)
+    pd.testing.assert_frame_equal(_sorted(flows, FLOW_COLUMNS), _sorted(load(store), FLOW_COLUMNS))
+    globbed = pd.concat(map(pd.read_parquet, glob.glob(str(store / "links" / "*.parquet"))))
+    assert len(globbed) == len(links) == len(load(store, "links"))
 
 
-def test_stored_files_carry_the_scenario_that_runs_again(store: Path) -> None:
-    for path in glob.glob(str(store / "runs" / "*.parquet")):
-        inside = json.loads(pq.read_schema(path).metadata[STORE_KEY])
-        rows = pq.read_table(path).to_pandas()
+def test_the_runs_table_carries_each_run_s_scenario_that_runs_again(store: Path) -> None:
+    runs = pd.read_parquet(store / "runs")
+    assert sorted(zip(runs["scenario_hash"], runs["seed"], strict=True)) == sorted(
+        zip(load(store)["scenario_hash"], load(store)["seed"], strict=True)
+    )
+    for row in runs.itertuples():
         # The scenario hash is the first 16 hex digits of the SHA-256 of the resolved
         # scenario's canonical JSON (docs/scenarios.md), computed here independently.
-        digest = hashlib.sha256(inside["scenario"].encode()).hexdigest()[:16]
-        assert set(rows["scenario_hash"]) == {digest}
-    first = sorted(glob.glob(str(store / "runs" / TABLE_GLOBS["flows"])))[0]
-    stored = pd.read_parquet(first)
-    again = vtlab.run(file_scenario(first), seed=int(stored["seed"][0]))
-    pd.testing.assert_frame_equal(stored[list(FLOW_COLUMNS)], again.flows[list(FLOW_COLUMNS)])
+        assert hashlib.sha256(row.scenario.encode()).hexdigest()[:16] == row.scenario_hash
+        assert row.run_key.startswith(f"{row.scenario_hash}-{row.seed}-")
+    first = runs.iloc[0]
+    again = vtlab.run(scenario_of(store, first["run_key"]), seed=int(first["seed"]))
+    stored = load(store, seed=int(first["seed"]), scenario_hash=first["scenario_hash"])
+    pd.testing.assert_frame_equal(
+        stored[list(FLOW_COLUMNS)], again.flows[list(FLOW_COLUMNS)], check_dtype=False
+    )
+    assert len(load(store, "runs", seed=2)) == len(CCS) * len(LOSSES)
 
 
-def test_load_verifies_each_file(store: Path, tmp_path: Path) -> None:
+def test_load_verifies_each_part(store: Path, tmp_path: Path) -> None:
     copy = tmp_path / "copy"
-    (copy / "runs").mkdir(parents=True)
-    for f in (store / "runs").iterdir():
-        (copy / "runs" / f.name).write_bytes(f.read_bytes())
-    victim = sorted((copy / "runs").glob("*.links.parquet"))[0]
+    shutil.copytree(store, copy)
+    (victim,) = (copy / "links").glob("part-*.parquet")
     data = bytearray(victim.read_bytes())
     data[len(data) // 2] ^= 0x01
     victim.write_bytes(bytes(data))
-    assert len(load(copy)) == len(load(store))  # the flows files are intact
-    with pytest.raises(StoredRunError, match="fails its checksum"):
+    assert len(load(copy)) == len(load(store))  # the flows part is intact
+    with pytest.raises(StoredRunError, match="fails its checksum") as raised:
         load(copy, "links")
+    assert str(victim) in str(raised.value)
     assert victim.exists()  # reading moves nothing aside
+
+
+def test_an_old_layout_store_is_refused_in_one_line_and_converted(tmp_path: Path, cli) -> None:
+    """A store of the earlier layout (one file pair per run, tests/python/data/store-v1:
+    two cc × two seeds of 50 kB v2g, written by vtlab before the columnar store)."""
+    old = tmp_path / "old"
+    shutil.copytree(Path(__file__).parent / "data" / "store-v1", old)
+    # The rows as the old files hold them, read directly (no vtlab code).
+    want = pd.concat(
+        [pd.read_parquet(p) for p in sorted((old / "runs").glob("*[0-9a-f].parquet"))],
+        ignore_index=True,
+    )
+    with pytest.raises(StoreError, match="earlier layout") as raised:
+        load(old)
+    assert f"vtlab load {old} --convert" in str(raised.value)
+    assert_usage_error(cli("load", str(old)), "STORE", "--convert")
+    done = cli("load", str(old), "--convert")
+    assert done.exit_code == 0 and "converted 4 runs" in done.stderr
+    got = load(old)
+    pd.testing.assert_frame_equal(
+        _sorted(got, ("algo", *FLOW_COLUMNS)), _sorted(want, ("algo", *FLOW_COLUMNS))
+    )
+    old_links = [pd.read_parquet(p) for p in (old / "runs.v1").glob("*.links.parquet")]
+    assert len(load(old, "runs")) == 4 and len(load(old, "links")) == sum(map(len, old_links))
+    assert (old / "runs.v1").is_dir()
+    # Converting again (as after an interrupted conversion): nothing is converted twice.
+    again = cli("load", str(old), "--convert")
+    assert again.exit_code == 0 and "converted 0 runs" in again.stderr
+    assert len(load(old)) == 4
+    assert_usage_error(cli("load", str(tmp_path / "x"), "--convert"), "STORE", "earlier layout")
 
 
 def test_not_a_store(tmp_path: Path, cli) -> None:

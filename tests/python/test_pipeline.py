@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from vtlab import experiments
-from vtlab.experiments import common, pipeline
+from vtlab.experiments import common, figcache, pipeline
 from vtlab.experiments.common import Comparison, Config, Grid
 from vtlab.experiments.pipeline import (
     Claim,
@@ -27,6 +27,7 @@ from vtlab.experiments.pipeline import (
     TableSpec,
     evaluate_claims,
 )
+from vtlab.storefiles import ROOT_FILES
 from vtlab.sweep import Axis
 
 PAPER_TOML = """
@@ -127,7 +128,8 @@ def test_fake_study_end_to_end_then_resumes_without_simulating(study, tmp_path, 
     config = Config(out=out, progress=False, jobs=1)
     first = pipeline.run(study, config)
     assert (first.simulated, first.loaded) == (2, 0)
-    assert sorted(p.name for p in out.iterdir() if p.is_file()) == sorted(study.expected_outputs())
+    written = [p.name for p in out.iterdir() if p.is_file() and p.name not in ROOT_FILES]
+    assert sorted(written) == sorted([*study.expected_outputs(), figcache.CACHE_FILE])
     table = pd.read_csv(out / "goodput.csv")
     assert list(table["n"]) == [2]
     assert 0 < table["mean"].iloc[0] < 10  # below the 10 Mbit/s PLC link
@@ -146,6 +148,34 @@ def test_fake_study_end_to_end_then_resumes_without_simulating(study, tmp_path, 
     again = pipeline.run(study, config)
     assert (again.simulated, again.loaded) == (0, 2)
     assert pd.read_csv(out / "goodput.csv").equals(table)
+
+
+def test_a_rerender_draws_only_the_figures_whose_inputs_changed(study, tmp_path, monkeypatch):
+    """A finished campaign re-rendered draws no figure (same runs, same code, same
+    options); a figure file changed or removed is drawn again; new runs in the store
+    (another runs count) draw every figure again."""
+    out = tmp_path / "out"
+    config = Config(out=out, progress=False, jobs=1)
+    pipeline.run(study, config)
+    png = (out / "fig1.png").read_bytes()
+    drawn: list[str] = []
+    real_save = common.save_figure
+
+    def counting_save(fig, where, stem):
+        drawn.append(stem)
+        return real_save(fig, where, stem)
+
+    monkeypatch.setattr(common, "save_figure", counting_save)
+    pipeline.run(study, config)
+    assert drawn == [], "nothing changed: nothing drawn"
+    (out / "fig1.svg").write_text("changed")
+    pipeline.run(study, config)
+    assert drawn == ["fig1"] and (out / "fig1.png").read_bytes() == png
+    (out / "fig1.png").unlink()
+    pipeline.run(study, config)
+    assert drawn == ["fig1", "fig1"] and (out / "fig1.png").read_bytes() == png
+    pipeline.run(study, Config(out=out, progress=False, jobs=1, runs=3))  # a third seed
+    assert drawn == ["fig1", "fig1", "fig1"]
 
 
 def test_a_claim_without_data_is_kept_and_marked(study, tmp_path):
@@ -202,7 +232,8 @@ def test_the_report_sections_every_study_shares(study, tmp_path):
     files = pipeline.files_section([["`fig1.png`", "the figure"]]).render(ctx)
     assert files.splitlines()[-2:] == [
         "| `fig1.png` | the figure |",
-        "| `runs/`, `campaign.json` | the run store and the session log |",
+        "| `runs/`, `flows/`, `links/`, ..., `campaign.json` | the run store (one Parquet "
+        "dataset per table) and the session log |",
     ]
 
 

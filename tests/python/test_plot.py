@@ -107,3 +107,26 @@ def test_result_plot_and_html(tmp_path):
     page = res._repr_html_()
     assert page.startswith("<p><b>vtlab Result</b>: 1 run(s), 1 flow row(s)")
     assert "<table" in page and "goodput_bps" in page
+
+
+def test_a_metric_against_an_axis_from_a_sweep_store(tmp_path):
+    from vtlab.sweep import Axis, Sweep
+
+    axes = [Axis.values("loss.mean_loss", [0.0, 0.05], name="loss")]
+    Sweep({"preset": "v2g", "bytes": "50kB"}, axes, seeds=[1, 2]).run(
+        tmp_path / "store", jobs=1, progress=False
+    )
+    proc = _vtlab("plot", "store", "--x", "loss", "--y", "goodput_bps", "-o", "s.svg",
+                  cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    svg = (tmp_path / "s.svg").read_text()
+    assert svg.startswith("<?xml") and "goodput_bps (mean, 95 % CI)" in svg
+    # The plotted means are those of the store's flows folder read directly.
+    flows = pd.read_parquet(tmp_path / "store" / "flows")
+    want = flows.groupby("loss")["goodput_bps"].mean()
+    _, data = axis_plot(vtlab.load(tmp_path / "store"), "loss", "goodput_bps")
+    assert dict(zip(data["loss"], data["mean"], strict=True)) == pytest.approx(want.to_dict())
+    (tmp_path / "empty").mkdir()
+    proc = _vtlab("plot", "empty", "-o", "x.png", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "error: FILE: empty: not a sweep store (it has no store.json)"

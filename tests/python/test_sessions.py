@@ -280,6 +280,7 @@ def _expand(counts: pd.DataFrame) -> tuple[list[float], int]:
 
 
 def test_sweep_stores_the_session_tables_and_reloads_them(tmp_path: Path, monkeypatch) -> None:
+    from vtlab.store import Store
     from vtlab.sweep import MESSAGE_COUNT_COLUMNS, Axis, Sweep
 
     base = {**DC_10S, "reverse_loss": {"model": "burst", "mean_loss": 0.0}}
@@ -287,10 +288,11 @@ def test_sweep_stores_the_session_tables_and_reloads_them(tmp_path: Path, monkey
     rows = Sweep(base, axes, seeds=[1, 2]).run(tmp_path / "rows", progress=False)
     counts = Sweep(base, axes, seeds=[1, 2], messages="counts")
     first = counts.run(tmp_path / "counts", progress=False)
-    names = [p.name for p in (tmp_path / "counts" / "runs").iterdir()]
-    assert len(names) == 4 * 5
-    for ending in (".links.parquet", ".sessions.parquet", ".messages.parquet", ".sha256"):
-        assert sum(n.endswith(ending) for n in names) == 4
+    index = Store.open(tmp_path / "counts").index()
+    assert len(index) == 4
+    assert all(e.sessions and e.messages == "counts" for e in index.values())
+    for table in ("runs", "flows", "links", "sessions", "messages"):
+        assert len(list((tmp_path / "counts" / table).glob("part-*.parquet"))) == 1, table
     assert list(first.sessions["loss"]) == ["0", "0", "2%", "2%"]
     assert tuple(first.messages.columns) == ("loss", *MESSAGE_COUNT_COLUMNS)
     # The counts hold exactly the rows' response times, run by run and message by message.

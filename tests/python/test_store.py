@@ -1,23 +1,27 @@
-"""The sweep store loads only what it wrote: every stored file is checked against the
-SHA-256 in its run's ``<key>.sha256``, so a flipped bit, a file of the wrong shape or
-another run's file is moved aside and simulated again, and a store written without
-checksums is refused by name."""
+"""The columnar sweep store loads only what it committed: every part file is checked
+against the SHA-256 and the rows per run in its commit record (``_journal/<id>.json``),
+so a flipped bit, a file of the wrong shape or another part's file moves the part
+aside and its runs are simulated again; a writer killed at any step leaves no run
+lost or twice; two writers at once commit each run once."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from vtlab import _core
-from vtlab.runstore import STORE_KEY, StoreError, load_run
+from vtlab.store import PART_KEY, Store
 from vtlab.sweep import Sweep
 
-#: A run with every kind of stored file: flows, links, sessions and messages.
+#: Runs with every kind of stored table: flows, links, sessions and messages.
 SESSION_RUN = {
     "preset": "v2g",
     "bytes": "200kB",
@@ -27,181 +31,219 @@ SESSION_RUN = {
 TABLES = ("flows", "links", "sessions", "messages")
 
 
-def _stored(tmp_path: Path) -> tuple[Sweep, str, Path, object]:
-    sweep = Sweep(SESSION_RUN, seeds=[1])
-    simulated = sweep.run(tmp_path, progress=False)
-    return sweep, sweep.points()[0].key, tmp_path / "runs", simulated
+def _stored(tmp_path: Path) -> tuple[Sweep, Path, object]:
+    sweep = Sweep(SESSION_RUN, seeds=[1, 2])
+    store = tmp_path / "store"
+    simulated = sweep.run(store, progress=False)
+    return sweep, store, simulated
 
 
-def _assert_same_tables(got, want) -> None:
+def _read(store: Path) -> tuple[dict, set]:
+    """The store's tables as a sweep reads them (damaged parts moved aside)."""
+    return Store.open(store, create=True).read(("runs", *TABLES), quarantine=True)
+
+
+def _assert_same_tables(frames, want) -> None:
     for name in TABLES:
+        got = frames[name] if isinstance(frames, dict) else getattr(frames, name)
         pd.testing.assert_frame_equal(
-            getattr(got, name).reset_index(drop=True),
-            getattr(want, name).reset_index(drop=True),
+            got.sort_values(["seed"], kind="stable").reset_index(drop=True),
+            getattr(want, name).sort_values(["seed"], kind="stable").reset_index(drop=True),
             check_exact=True,
         )
 
 
-def _resign(run_dir: Path, key: str, path: Path) -> None:
-    """Put ``path``'s new SHA-256 into the run's checksums, as someone rewriting a
-    stored file with its checksum would: the wrong shape must then be caught by
-    what the file holds, not by its checksum."""
-    sums_path = run_dir / f"{key}.sha256"
-    sums = json.loads(sums_path.read_text())
-    sums["sha256"][path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
-    sums_path.write_text(json.dumps(sums))
+def _part(store: Path) -> str:
+    (record,) = (store / "_journal").glob("*.json")
+    return record.name[: -len(".json")]
 
 
-def test_every_flipped_bit_of_a_stored_run_is_moved_aside_never_loaded(tmp_path, capsys):
-    """Flip one bit at a time at deterministic places in every file of a stored run
-    (about 40 places per file: every k-th byte, bit n mod 8). The expectation is
-    derived, not recorded: a flip in a Parquet file changes its bytes, so its
-    SHA-256 no longer matches (a collision is out of reach), and the run must be
-    moved aside; a flip in the checksums file breaks its JSON, a digest, a file name
-    or the key, so the run must be moved aside too. Whatever is loaded must be
-    exactly the simulated run. (Before checksums, 16 of 244 such flips loaded with
-    changed values and 30 raised a traceback.)"""
-    _, key, run_dir, simulated = _stored(tmp_path)
-    pristine = {p: p.read_bytes() for p in sorted(run_dir.iterdir()) if p.is_file()}
-    assert sorted(p.name[len(key) :] for p in pristine) == [
-        ".links.parquet",
-        ".messages.parquet",
-        ".parquet",
-        ".sessions.parquet",
-        ".sha256",
-    ]
-    loaded = load_run(run_dir, key, trace=False)
-    assert loaded is not None, "the untouched run loads"
-    _assert_same_tables(loaded, simulated)
+def _resign(store: Path, table: str, path: Path) -> None:
+    """Put ``path``'s new SHA-256 into the part's record, as someone rewriting a
+    stored file with its checksum would: the wrong shape must then be caught by what
+    the file holds, not by its checksum."""
+    record_path = store / "_journal" / f"{_part(store)}.json"
+    record = json.loads(record_path.read_text())
+    record["tables"][table]["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    record_path.write_text(json.dumps(record))
 
-    quarantine = run_dir / "quarantine"
+
+def test_every_flipped_bit_of_a_stored_part_is_moved_aside_never_loaded(tmp_path, capsys):
+    """Flip one bit at a time at deterministic places in every file of a stored part
+    (about 30 places per file: every k-th byte, bit n mod 8). The expectation is
+    derived, not recorded: a flip in a Parquet file changes its bytes, so its SHA-256
+    no longer matches (a collision is out of reach); a flip in the commit record
+    breaks its JSON (every whitespace and structural byte flips to a byte JSON
+    refuses), a name, a digest, a run key (which the runs table then contradicts) or
+    a row count (which the rows contradict). So every flip must move the part aside,
+    and nothing that differs from the simulated runs may ever load."""
+    _, store, simulated = _stored(tmp_path)
+    pristine = tmp_path / "pristine"
+    shutil.copytree(store, pristine)
+    frames, read = _read(store)
+    assert len(read) == 2, "the untouched part loads"
+    _assert_same_tables(frames, simulated)
+    files = sorted(p.relative_to(pristine) for p in pristine.rglob("*") if p.is_file())
+    files = [f for f in files if f.name != "_lock" and f.name != "store.json"]
+    assert sorted(f.parts[0] for f in files) == sorted(["_journal", "runs", *TABLES])
+
     flips = moved = 0
-    for path, data in pristine.items():
-        step = max(1, len(data) // 40)
+    for rel in files:
+        data = (pristine / rel).read_bytes()
+        step = max(1, len(data) // 30)
         for n, at in enumerate(range(0, len(data), step)):
-            for p, original in pristine.items():
-                p.write_bytes(original)
+            shutil.rmtree(store)
+            shutil.copytree(pristine, store)
             flipped = bytearray(data)
             flipped[at] ^= 1 << (n % 8)
-            path.write_bytes(bytes(flipped))
+            (store / rel).write_bytes(bytes(flipped))
             capsys.readouterr()
-            got = load_run(run_dir, key, trace=False)
+            frames, read = _read(store)
             flips += 1
-            where = f"{path.name} byte {at} bit {n % 8}"
-            if got is None:
+            where = f"{rel} byte {at} bit {n % 8}"
+            if not read:
                 moved += 1
                 err = capsys.readouterr().err
-                assert err.startswith("warning: stored run ") and "moved to" in err, where
-                assert (quarantine / path.name).exists(), where
-                for p in quarantine.iterdir():
-                    p.unlink()
+                assert err.startswith("warning: store part ") and "moved to" in err, where
+                assert not list((store / "_journal").glob("*.json")), where
             else:
-                _assert_same_tables(got, simulated)
-    assert flips >= 5 * 40
-    assert moved == flips, "every flip changes a checksummed file or the checksums"
+                _assert_same_tables(frames, simulated)
+    assert flips >= 6 * 30
+    assert moved == flips, "every flip changes a checksummed file or the record"
 
 
 @pytest.mark.parametrize(
-    ("metadata", "reason"),
+    ("change", "reason"),
     [
-        (b"[]", "of the wrong shape (a JSON array, not an object)"),  # before: AttributeError
-        (b'"run"', "of the wrong shape (a JSON string, not an object)"),
-        (b"3", "of the wrong shape (a JSON number, not an object)"),
-        (b"null", "of the wrong shape (a JSON null, not an object)"),
-        (b"{", "that is not JSON"),  # before: JSONDecodeError traceback
-        (b"\xff\xfe", "that is not JSON"),  # before: UnicodeDecodeError traceback
-        (b'{"key": 5}', "the stored run 5, not"),
-        ("sessions", "of the wrong shape (sessions, messages)"),
-        ("messages", "of the wrong shape (sessions, messages)"),
-        ("no form", "of the wrong shape (sessions, messages)"),
+        (lambda rec: [], "a commit record of the wrong shape"),
+        (lambda rec: "{", "a commit record that is not JSON"),
+        (lambda rec: {**rec, "runs": rec["runs"][:1]}, "wrong shape"),
+        (lambda rec: {**rec, "runs": [rec["runs"][0]] * 2}, "naming a run twice"),
+        (lambda rec: {**rec, "messages": 7}, "wrong shape"),
+        (lambda rec: {**rec, "traces": "no"}, "wrong shape"),
+        (lambda rec: {**rec, "tables": {"flows": rec["tables"]["flows"]}}, "wrong shape"),
+        (lambda rec: {**rec, "part": "other"}, "wrong shape"),
     ],
 )
-def test_run_metadata_of_the_wrong_shape_is_moved_aside(tmp_path, capsys, metadata, reason):
-    """A flows file whose run metadata is valid JSON of the wrong shape (with a
-    matching checksum) is moved aside and the run simulated again."""
-    sweep, key, run_dir, simulated = _stored(tmp_path)
-    flows = run_dir / f"{key}.parquet"
-    table = pq.read_table(flows)
-    inside = json.loads(table.schema.metadata[STORE_KEY])
-    if metadata == "sessions":  # a flag that is not a bool
-        metadata = json.dumps({**inside, "sessions": "yes"}).encode()
-    elif metadata == "messages":  # a form that is not one of the forms
-        metadata = json.dumps({**inside, "messages": 7}).encode()
-    elif metadata == "no form":  # without the flags: the session files would be missed
-        metadata = json.dumps({"key": key}).encode()
-    pq.write_table(
-        table.replace_schema_metadata({**table.schema.metadata, STORE_KEY: metadata}), flows
-    )
-    _resign(run_dir, key, flows)
-
-    again = sweep.run(tmp_path, progress=False)
+def test_a_commit_record_of_the_wrong_shape_is_moved_aside(tmp_path, capsys, change, reason):
+    sweep, store, simulated = _stored(tmp_path)
+    path = store / "_journal" / f"{_part(store)}.json"
+    changed = change(json.loads(path.read_text()))
+    path.write_text(changed if isinstance(changed, str) else json.dumps(changed))
+    again = sweep.run(store, progress=False)
     err = capsys.readouterr().err
-    assert f"{key}.parquet" in err and reason in err and "moved to" in err
-    assert (run_dir / "quarantine" / flows.name).exists()
+    assert reason in err and "moved to" in err
     _assert_same_tables(again, simulated)
-    assert load_run(run_dir, key, trace=False) is not None, "stored again, properly"
+    frames, read = _read(store)
+    assert len(read) == 2, "stored again, properly"
 
 
-@pytest.mark.parametrize(
-    ("checksums", "reason"),
-    [
-        ("[]", "checksums of the wrong shape (a JSON array, not an object)"),
-        ('{"key": "KEY", "sha256": []}', "checksums of the wrong shape (no sha256 object)"),
-        ('{"key": "KEY", "sha256": {}}', "fails its checksum"),
-        ('{"key": "other", "sha256": {}}', "the stored run 'other', not"),
-        ("{", "checksums that is not JSON"),
-    ],
-)
-def test_checksums_of_the_wrong_shape_are_moved_aside(tmp_path, capsys, checksums, reason):
-    sweep, key, run_dir, simulated = _stored(tmp_path)
-    (run_dir / f"{key}.sha256").write_text(checksums.replace("KEY", key))
-    again = sweep.run(tmp_path, progress=False)
-    err = capsys.readouterr().err
-    assert f"{key}.sha256" in err and reason in err
-    _assert_same_tables(again, simulated)
-
-
-def test_a_file_without_its_columns_is_moved_aside(tmp_path, capsys):
-    sweep, key, run_dir, simulated = _stored(tmp_path)
-    links = run_dir / f"{key}.links.parquet"
+def test_a_part_without_its_columns_is_moved_aside(tmp_path, capsys):
+    sweep, store, simulated = _stored(tmp_path)
+    (links,) = (store / "links").iterdir()
     table = pq.read_table(links)
     pq.write_table(table.drop_columns(["packets_carried"]), links)
-    _resign(run_dir, key, links)
-    again = sweep.run(tmp_path, progress=False)
+    _resign(store, "links", links)
+    again = sweep.run(store, progress=False)
     assert "without the column(s) packets_carried" in capsys.readouterr().err
     _assert_same_tables(again, simulated)
 
 
-def test_a_store_without_checksums_is_refused_by_name(tmp_path, monkeypatch):
-    """Runs stored by an earlier vtlab have no checksums: the store is refused,
-    naming it and the run, before anything is simulated or moved."""
-    from typer.testing import CliRunner
+def test_a_file_of_another_table_or_part_is_moved_aside(tmp_path, capsys):
+    """The sessions file copied over the messages file, checksum and all: the table
+    it says it holds is not the one its name and record give."""
+    sweep, store, simulated = _stored(tmp_path)
+    (sessions,) = (store / "sessions").iterdir()
+    (messages,) = (store / "messages").iterdir()
+    messages.write_bytes(sessions.read_bytes())
+    _resign(store, "messages", messages)
+    inside = json.loads(pq.read_schema(messages).metadata[PART_KEY])
+    assert inside["table"] == "sessions"
+    again = sweep.run(store, progress=False)
+    err = capsys.readouterr().err
+    assert "not part" in err and "of table messages" in err
+    _assert_same_tables(again, simulated)
 
-    from vtlab.cli.app import app
 
-    sweep, key, run_dir, _ = _stored(tmp_path)
-    (run_dir / f"{key}.sha256").unlink()
-    before = sorted(p.name for p in run_dir.iterdir())
-
-    def no_run(*args, **kwargs):
-        raise AssertionError("nothing may be simulated")
-
-    monkeypatch.setattr(_core, "run", no_run)
-    with pytest.raises(StoreError, match="stored without checksums") as caught:
-        sweep.run(tmp_path, progress=False)
-    assert str(caught.value).startswith(f"{tmp_path}: run {key} ")
-    assert sorted(p.name for p in run_dir.iterdir()) == before
-
-    store = tmp_path / "cli"
-    store.mkdir()
-    (store / "runs").mkdir()
-    for p in run_dir.glob(f"{key}*"):
-        (store / "runs" / p.name).write_bytes(p.read_bytes())
-    r = CliRunner().invoke(
-        app,
-        ["sweep", "v2g", "--bytes", "200kB", "--set", "session.duration=5s", "--loss", "1%"]
-        + ["--runs", "1", "--store", str(store), "-q"],
+def test_rows_of_another_run_in_a_part_are_caught(tmp_path, capsys):
+    """A flows part whose rows all say seed 1 (rewritten with a matching checksum):
+    the rows per run contradict the record."""
+    sweep, store, simulated = _stored(tmp_path)
+    (flows,) = (store / "flows").iterdir()
+    frame = pq.read_table(flows)
+    seeds = frame.column("seed").to_pylist()
+    forged = frame.set_column(
+        frame.schema.get_field_index("seed"),
+        frame.schema.field("seed"),
+        [[seeds[0]] * len(seeds)],
     )
-    assert r.exit_code == 2, r.output
-    assert r.stderr.startswith(f"error: --store: {store}: run {key} was stored without checksums")
-    assert len(r.stderr.strip().splitlines()) == 1
+    pq.write_table(forged.replace_schema_metadata(frame.schema.metadata), flows)
+    _resign(store, "flows", flows)
+    again = sweep.run(store, progress=False)
+    assert "rows per run differ" in capsys.readouterr().err
+    _assert_same_tables(again, simulated)
+
+
+def test_a_writer_killed_before_its_record_leaves_nothing(tmp_path, monkeypatch):
+    """Killed after writing its part's files but before the commit record: the
+    pending folder is removed by the next writer and its runs run once more."""
+    sweep, store, simulated = _stored(tmp_path)
+    part = _part(store)
+    orphan = store / "_pending" / "20200101T000000-1-00000000"
+    orphan.mkdir(parents=True)
+    for table in ("runs", *TABLES):
+        shutil.copy(store / table / f"part-{part}.parquet", orphan / f"{table}.parquet")
+    # pandas reading the folders directly never sees the orphan.
+    assert len(pd.read_parquet(store / "flows")) == len(simulated.flows)
+    Store.open(store, create=True)
+    assert not orphan.exists()
+    assert len(Store.open(store).index()) == 2
+
+
+def test_a_writer_killed_after_its_record_is_finished_by_the_next(tmp_path):
+    """Killed after the commit record, before moving its files into the tables: the
+    runs are done (the record says so); readers find the files in ``_pending/`` and
+    the next writer moves them into place."""
+    sweep, store, simulated = _stored(tmp_path)
+    part = _part(store)
+    pending = store / "_pending" / part
+    pending.mkdir(parents=True)
+    for table in ("runs", *TABLES):
+        os.replace(store / table / f"part-{part}.parquet", pending / f"{table}.parquet")
+    frames, read = Store.open(store).read(TABLES)
+    assert len(read) == 2
+    _assert_same_tables(frames, simulated)
+    Store.open(store, create=True)
+    assert not pending.exists()
+    assert (store / "flows" / f"part-{part}.parquet").exists()
+    _assert_same_tables(Store.open(store).read(TABLES)[0], simulated)
+
+
+_WRITER = """
+import sys
+from vtlab.sweep import Axis, Sweep
+sweep = Sweep(
+    {"preset": "v2g", "bytes": "20kB"},
+    [Axis.values("loss.mean_loss", [0.0, 0.01, 0.02, 0.05], name="loss")],
+    seeds=range(1, 11),
+)
+sweep.run(sys.argv[1], jobs=1, progress=False)
+"""
+
+
+def test_two_writers_at_once_commit_each_run_once(tmp_path):
+    """Two processes run the same 40-run sweep into one store at the same time: each
+    run is committed once (the lock, and each writer leaving out what the other
+    committed), and the folders read directly hold each run's rows once."""
+    store = tmp_path / "shared"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(store)], env=env) for _ in range(2)
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    index = Store.open(store).index()
+    assert len(index) == 40
+    flows = pd.read_parquet(store / "flows")
+    pairs = list(zip(flows["scenario_hash"], flows["seed"], strict=True))
+    assert len(pairs) == len(set(pairs)) == 40, "one v2g flow per run, each once"
+    assert len(pd.read_parquet(store / "runs")) == 40

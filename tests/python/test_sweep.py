@@ -10,6 +10,7 @@ import pytest
 
 from vtlab import ScenarioError, _core
 from vtlab.api import MAX_RUNS
+from vtlab.store import Store
 from vtlab.sweep import Axis, AxisError, Sweep
 
 BASE = {"preset": "v2g", "bytes": "1MB"}
@@ -17,6 +18,21 @@ AXES = [
     Axis.values("tcp.cc", ["newreno", "newreno-sc"], name="variant"),
     Axis.values("loss.mean_loss", ["1%", "5%"], name="loss"),
 ]
+
+
+def _committed(store: Path) -> dict:
+    """The store's committed runs by key (read from its commit records)."""
+    return Store.open(store).index()
+
+
+def _part_files(store: Path) -> list[Path]:
+    """Every file of the store's committed parts, in their tables' folders."""
+    return sorted(p for p in store.glob("*/part-*.parquet"))
+
+
+def _no_partial_part(store: Path) -> bool:
+    pending = store / "_pending"
+    return not pending.exists() or not any(pending.iterdir())
 
 
 def _sorted(df: pd.DataFrame) -> pd.DataFrame:
@@ -78,25 +94,20 @@ def test_store_resumes_without_repeating_or_losing_runs(tmp_path: Path, monkeypa
     monkeypatch.setattr(_core, "run", flaky_run)
     with pytest.raises(KeyboardInterrupt):
         sw.run(tmp_path, jobs=1, progress=False)
-    stored = list((tmp_path / "runs").glob("*.parquet"))
-    flows_files = [p for p in stored if not p.name.endswith((".links.parquet", ".traces.parquet"))]
-    assert 1 <= len(flows_files) <= 5
-    assert not list((tmp_path / "runs").glob(".*tmp")), "no partial files left"
+    # The five runs that finished before the interruption are committed, all of them.
+    assert len(_committed(tmp_path)) == 5
+    assert _no_partial_part(tmp_path), "no partial part left"
 
     monkeypatch.setattr(_core, "run", real_run)
     # The resumed sweep runs in worker processes (jobs=2), so it is watched through
-    # the store: a run done again would replace its files (written to a temporary
-    # name and renamed), giving them a new inode.
-    before = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in stored}
+    # the store: the committed parts are not written again (same inode and time).
+    stored = _part_files(tmp_path)
+    before = {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in stored}
     resumed = sw.run(tmp_path, jobs=2, progress=False)
-    after = {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in stored}
+    after = {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in stored}
     assert after == before, "finished runs are not repeated"
-    flows_after = [
-        p
-        for p in (tmp_path / "runs").glob("*.parquet")
-        if not p.name.endswith((".links.parquet", ".traces.parquet"))
-    ]
-    assert len(flows_after) == 12
+    assert sorted(_committed(tmp_path)) == sorted(p.key for p in sw.points())
+    assert len(pd.read_parquet(tmp_path / "flows")) == 12, "each run's rows once"
     pd.testing.assert_frame_equal(_sorted(resumed.flows), reference)
     assert len(resumed.flows) == 12, "no duplicate rows"
 
@@ -142,7 +153,9 @@ def test_an_interrupted_worker_stops_the_sweep_and_it_resumes(tmp_path: Path, mo
     monkeypatch.setattr(_core, "run", interrupted_run)
     with pytest.raises(KeyboardInterrupt):
         sw.run(tmp_path, jobs=2, progress=False)
-    assert not list((tmp_path / "runs").glob(".*tmp")), "no partial files left"
+    assert _no_partial_part(tmp_path), "no partial part left"
+    # The runs of seeds 1 and 2 that finished before are kept (seed 3 never ran).
+    assert {k.split("-")[1] for k in _committed(tmp_path)} <= {"1", "2"}
     monkeypatch.setattr(_core, "run", real_run)
     resumed = sw.run(tmp_path, jobs=2, progress=False)
     pd.testing.assert_frame_equal(_sorted(resumed.flows), reference)
@@ -334,7 +347,7 @@ def test_sweep_cli_groups_by_axes_and_resumes(tmp_path: Path):
     assert refused.stderr.startswith("error: --out: ") and "--force" in refused.stderr
     again = runner.invoke(app, [*args, "--force"])
     assert again.exit_code == 0
-    assert len(list((tmp_path / "runs").glob("*.links.parquet"))) == 8
+    assert len(_committed(tmp_path)) == 8
 
 
 def test_sweep_cli_bad_axis_exits_2():
@@ -435,43 +448,35 @@ def _two_seed_sweep():
     return Sweep({"preset": "v2g", "bytes": "200kB", "loss": {"mean_loss": "1%"}}, seeds=[1, 2])
 
 
-@pytest.mark.parametrize(
-    ("suffixes", "reason"),
-    [
-        # The data files alone: they fail seed 2's checksums.
-        ((".parquet", ".links.parquet"), "fails its checksum"),
-        # With seed 1's checksums too: the checksums are seed 1's, not seed 2's.
-        ((".parquet", ".links.parquet", ".sha256"), "not '"),
-    ],
-)
-def test_a_run_file_copied_over_another_seed_is_caught_and_rerun(
-    tmp_path, capsys, suffixes, reason
-):
+def test_a_part_file_copied_over_another_part_is_caught_and_rerun(tmp_path, capsys):
     sweep = _two_seed_sweep()
     first = sweep.run(tmp_path, progress=False)
-    runs = tmp_path / "runs"
     k1, k2 = (p.key for p in sweep.points())
-    # Seed 1's file under seed 2's name: before, it was counted twice and seed 2
-    # never noticed missing.
-    for suffix in suffixes:
-        (runs / f"{k2}{suffix}").write_bytes((runs / f"{k1}{suffix}").read_bytes())
+    one = Sweep({"preset": "v2g", "bytes": "200kB", "loss": {"mean_loss": "1%"}}, seeds=[3])
+    one.run(tmp_path, progress=False)
+    parts = {k: v.part for k, v in _committed(tmp_path).items()}
+    assert parts[k1] == parts[k2] != parts[one.points()[0].key]
+    # The seed-3 part's flows over the seeds-1-2 part's: before (one file per run),
+    # a file copied over another seed's was counted twice.
+    flows = tmp_path / "flows"
+    target = flows / f"part-{parts[k1]}.parquet"
+    target.write_bytes((flows / f"part-{parts[one.points()[0].key]}.parquet").read_bytes())
     again = sweep.run(tmp_path, progress=False)
     err = capsys.readouterr().err
-    assert f"{k2}.parquet" in err and "moved to" in err and reason in err
-    assert sorted(again.flows["seed"]) == [1, 2]
-    assert (
-        again.flows.sort_values("seed")
-        .reset_index(drop=True)
-        .equals(first.flows.sort_values("seed").reset_index(drop=True))
+    assert f"store part {parts[k1]} (2 runs)" in err and "fails its checksum" in err
+    assert "moved to" in err
+    pd.testing.assert_frame_equal(
+        again.flows.sort_values("seed").reset_index(drop=True),
+        first.flows.sort_values("seed").reset_index(drop=True),
     )
-    assert (runs / "quarantine" / f"{k2}.parquet").exists()
+    assert (tmp_path / "_quarantine" / parts[k1] / "flows.parquet").exists()
+    assert set(_committed(tmp_path)) == {k1, k2, one.points()[0].key}
 
 
-def test_a_truncated_run_file_is_moved_aside_and_rerun(tmp_path, capsys):
+def test_a_truncated_part_file_is_moved_aside_and_rerun(tmp_path, capsys):
     sweep = _two_seed_sweep()
     first = sweep.run(tmp_path, progress=False)
-    k1 = sweep.points()[0].key
-    path = tmp_path / "runs" / f"{k1}.parquet"
+    (path,) = (tmp_path / "links").iterdir()
     path.write_bytes(path.read_bytes()[:100])
     again = sweep.run(tmp_path, progress=False)
     assert "fails its checksum" in capsys.readouterr().err

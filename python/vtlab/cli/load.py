@@ -38,6 +38,13 @@ LoadFormatOpt = Annotated[
         show_default=False,
     ),
 ]
+ConvertOpt = Annotated[
+    bool,
+    typer.Option(
+        "--convert",
+        help="Convert a store of the earlier layout (one file pair per run) in place.",
+    ),
+]
 LoadOutOpt = Annotated[
     Path | None, out_option("Write the rows to this file (.csv, .json or .parquet).")
 ]
@@ -79,10 +86,25 @@ def load_command(
     fmt: LoadFormatOpt = None,
     out: LoadOutOpt = None,
     force: ForceOpt = False,
+    convert: ConvertOpt = False,
 ) -> None:
     """Print or write one table of a sweep store, the axis values as columns."""
     from vtlab.results import TABLES, load
     from vtlab.runstore import StoredRunError, StoreError
+
+    if convert:
+        from vtlab.storeconvert import OLD_RUNS
+        from vtlab.storeconvert import convert as convert_store
+
+        try:
+            done, failed = convert_store(store)
+        except (StoreError, OSError) as e:
+            raise CliError("STORE", str(e)) from None
+        left = f", {failed} left out (failed their checks)" if failed else ""
+        typer.echo(
+            f"converted {done} runs{left}; the old files are in {store / OLD_RUNS}", err=True
+        )
+        return
 
     chosen = _format(fmt, out)
     if table not in TABLES:

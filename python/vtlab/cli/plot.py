@@ -6,7 +6,7 @@ cwnd, ssthresh, RTT or sequence over time. From a flows table with axis columns
 intervals. matplotlib and pandas are imported only when the command runs."""
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -14,7 +14,10 @@ from vtlab.errors import CliError, cli_errors
 
 __all__ = ["plot_command", "register"]
 
-FileArg = Annotated[Path, typer.Argument(help="Trace, events (.parquet/.csv) or sweep flows file.")]
+FileArg = Annotated[
+    Path,
+    typer.Argument(help="Trace, events (.parquet/.csv) or sweep flows file, or a sweep store."),
+]
 OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Figure to write: .png, .svg or .pdf.")]
 MetricOpt = Annotated[
     str,
@@ -34,6 +37,22 @@ def register(app: typer.Typer) -> None:
     app.command("plot")(plot_command)
 
 
+def _store_flows(store: Path) -> Any:
+    """The flows table of the sweep store ``store`` (:func:`vtlab.load`, each part
+    verified), its parts at most :data:`vtlab.plot.MAX_FILE_BYTES` (1 GiB)."""
+    from vtlab.plot import MAX_FILE_BYTES
+    from vtlab.results import load
+    from vtlab.runstore import StoredRunError, StoreError
+
+    size = sum(f.stat().st_size for f in (store / "flows").glob("part-*.parquet"))
+    if size > MAX_FILE_BYTES:
+        raise CliError("FILE", f"{store}: {size:,} bytes of flows; at most {MAX_FILE_BYTES:,}")
+    try:
+        return load(store)
+    except (StoreError, StoredRunError) as e:
+        raise CliError("FILE", str(e)) from None
+
+
 @cli_errors
 def plot_command(
     file: FileArg,
@@ -51,7 +70,7 @@ def plot_command(
         raise CliError("--out", f"{out.name}: allowed endings: {', '.join(FORMATS)}")
     if (x is None) != (y is None):
         raise CliError("--x" if x is None else "--y", "--x and --y go together")
-    frame = read_table(file)
+    frame = _store_flows(file) if file.is_dir() else read_table(file)
     if x is not None and y is not None:
         fig, data = axis_plot(frame, x, y)
     else:

@@ -194,6 +194,8 @@ def run_study(opts: Invocation) -> None:
     """The body of ``vtlab reproduce`` and ``vtlab study``."""
     from rich.console import Console
 
+    from vtlab.runstore import StoreError
+
     if opts.list_:
         for exp_name, description in experiments.describe(opts.kind):
             typer.echo(f"{exp_name:<12} {description}")
@@ -215,6 +217,8 @@ def run_study(opts: Invocation) -> None:
         try:
             with writing({"--out": folder}):
                 outcome = study.reproduce(_config(opts, folder, client, log))
+        except StoreError as e:  # e.g. a store of the earlier layout
+            raise CliError("--out", str(e)) from None
         except KeyboardInterrupt:
             console.print(
                 "interrupted: finished runs are kept in the run store; run the same "

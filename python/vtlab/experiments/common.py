@@ -45,6 +45,7 @@ from vtlab.api import (
 )
 from vtlab.scenario import Scenario, set_path
 from vtlab.stats import summarize
+from vtlab.store import RunEntry, Store
 from vtlab.sweep import MESSAGE_COUNT_COLUMNS, Axis, Sweep
 
 __all__ = [
@@ -209,6 +210,7 @@ class Campaign:
         self.config = config
         self.runs = config.runs if config.runs is not None else default_runs
         self.store = Path(config.out)
+        self._opened: Store | None = None
         self.simulated = 0
         self.loaded = 0
         self.started = time.perf_counter()
@@ -217,8 +219,12 @@ class Campaign:
         """Run (or load) every point of ``grid``; returns all its rows."""
         sweep = grid.sweep(self.runs, self.config.profile)
         points = sweep.points()
-        run_dir = self.store / "runs"
-        stored = sum(1 for p in points if _is_stored(run_dir, p.key, grid.trace))
+        if self._opened is None:  # one store for every grid: each part is read once
+            self._opened = Store.open(self.store, create=True).keep_parts()
+        index = self._opened.index(lambda part, reason: None)
+        stored = sum(
+            1 for p in points if p.key in index and (index[p.key].traces or not grid.trace)
+        )
         todo = len(points) - stored
         self.config.say(
             f"{grid.name}: {grid.title} — {len(points)} runs"
@@ -226,7 +232,7 @@ class Campaign:
             + (f", simulating {todo}" if todo else "")
         )
         res = sweep.run(
-            self.store,
+            self._opened,
             jobs=self.config.jobs,
             progress=self.config.progress,
             scheduler=self.config.scheduler,
@@ -237,7 +243,7 @@ class Campaign:
         return relabel(res, points, [a.name for a in grid.axes])
 
     def stored_runs(self) -> int:
-        """Number of runs in the store (flows files)."""
+        """Number of runs committed to the store."""
         return count_stored_runs(self.store)
 
 
@@ -279,24 +285,17 @@ def relabel(res: Result, points: Sequence[Any], axes: Sequence[str]) -> Result:
     )
 
 
-def _is_stored(run_dir: Path, key: str, trace: bool) -> bool:
-    # The sweep's documented layout: runs/<key>.parquet marks a complete run (traces,
-    # when recorded, are written before it as runs/<key>.traces.parquet).
-    if not (run_dir / f"{key}.parquet").exists():
-        return False
-    return not trace or (run_dir / f"{key}.traces.parquet").exists()
-
-
-#: Endings of the files stored beside each run's flows file.
-STORED_SIBLINGS = (".links.parquet", ".traces.parquet", ".sessions.parquet", ".messages.parquet")
+def stored_index(store: str | os.PathLike[str]) -> dict[str, RunEntry]:
+    """The runs committed to a campaign's store (none when it has no store yet); a
+    damaged commit record is left for the sweep, which moves it aside."""
+    if not (Path(store) / "store.json").exists():
+        return {}
+    return Store.open(store).index(lambda part, reason: None)
 
 
 def count_stored_runs(store: str | os.PathLike[str]) -> int:
-    """Runs stored in a campaign folder (one flows file per run)."""
-    run_dir = Path(store) / "runs"
-    if not run_dir.is_dir():
-        return 0
-    return sum(1 for p in run_dir.glob("*.parquet") if not p.name.endswith(STORED_SIBLINGS))
+    """Runs committed to a campaign's store."""
+    return len(stored_index(store))
 
 
 def read_sessions(out: Path) -> list[dict[str, Any]]:

@@ -32,7 +32,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from vtlab.experiments import common
+from vtlab.experiments import common, figcache
 from vtlab.experiments.common import Campaign, Comparison, Config, Grid, Outcome
 
 if sys.version_info >= (3, 11):
@@ -368,7 +368,10 @@ class Study:
 # -- the report's common sections ------------------------------------------------------
 
 #: The last row of every report's file list.
-STORE_FILES = ("`runs/`, `campaign.json`", "the run store and the session log")
+STORE_FILES = (
+    "`runs/`, `flows/`, `links/`, ..., `campaign.json`",
+    "the run store (one Parquet dataset per table) and the session log",
+)
 
 #: A study's own rows of a report table, from the context.
 Rows = Callable[[Context], Sequence[Sequence[str]]]
@@ -484,11 +487,21 @@ def write_outputs(ctx: Context, out: Path) -> list[Path]:
         frame = t.build(ctx)
         md = t.markdown(ctx, frame) if t.markdown is not None else None
         files += common.write_table(frame, out, t.stem, md)
+    # A figure is drawn again only when its inputs changed (figcache): re-rendering
+    # a finished campaign then redraws nothing.
+    config = {"study": ctx.study.name, "quick": ctx.config.quick, "runs": ctx.runs}
+    cache = figcache.FigureCache(
+        out, figcache.inputs_key(Path(ctx.config.out), {**config, "profile": ctx.config.profile})
+    )
     with common.style():
         for f in ctx.study.figures:
-            fig = f.draw(ctx)
-            if fig is not None:
-                files += common.save_figure(fig, out, f.stem)
+
+            def draw(f: FigureSpec = f) -> list[Path] | None:
+                fig = f.draw(ctx)
+                return None if fig is None else common.save_figure(fig, out, f.stem)
+
+            files += figcache.draw_cached(cache, f.stem, draw)
+    cache.save()
     return files
 
 

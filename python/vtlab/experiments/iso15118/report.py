@@ -258,7 +258,8 @@ def method(ctx: Context) -> str:
             "per run (exact), then pooled over the seeds of a cell.",
             "* **Files**: `cells.csv` (every cell), `headline.csv`, `tolerable_by_cc.csv`, "
             "`station.csv`, `findings.csv`, the figures as PNG and SVG, and the run store "
-            "`runs/` (a rerun resumes from it).\n",
+            "(`flows/`, `sessions/`, `messages/`, ...: one Parquet dataset per table; a "
+            "rerun resumes from it).\n",
         ]
     )
 

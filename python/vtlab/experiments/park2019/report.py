@@ -348,7 +348,8 @@ def figures(ctx: Context) -> str:
         + common.md_table(["file", "paper", "what is drawn"], rows, align="lll")
         + f"\nTables ({tables}; `.csv`, `.parquet`, Table 2 also `.md`): the data behind "
         "each figure; `comparison.csv`/`.parquet`: every paper number beside vtlab's. "
-        "Runs: `runs/` (one Parquet file per run, reused by later invocations).\n"
+        "Runs: the run store (`flows/`, `links/`, `traces/`: one Parquet dataset per "
+        "table; `runs/`: one row per run), reused by later invocations.\n"
     )
 
 

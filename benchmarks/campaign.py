@@ -1,0 +1,273 @@
+"""A campaign of many short ISO 15118 sessions: bounded memory, a kill mid-way and a
+resume that loses and repeats no run, and the runs per hour it reaches.
+
+The campaign is a sweep of one vehicle on the charging cable running a DC charging
+session (``iso15118-2-dc``, ``--duration`` of charging loop, default 2 s) over 10
+mean burst-loss rates (0.1 % to 5 %) × ``--runs``/10 seeds, the messages kept as
+response-time counts (as ``vtlab study iso15118`` keeps them), written to a
+columnar store with ``collect=False`` (nothing gathered in memory). The sweep runs
+in a child process (its own process group); when ``--kill-after`` runs are
+committed this script kills the whole group with SIGKILL, then starts the same
+sweep again, which resumes from the store. At the end it checks the store: every
+run committed once (its runs table and its flow rows, read directly with Arrow),
+nothing pending, nothing quarantined; and it prints
+
+* peak memory: the largest resident set of any process of the tree
+  (``resource.getrusage(RUSAGE_CHILDREN)``, which covers the sweep and its
+  workers) and the largest sum over the tree sampled every 0.2 s from /proc;
+* runs per hour of the two invocations together (start-up and the resume's store
+  check included), and per core used;
+* runs per hour extrapolated to 16 cores (this machine's rate per core × 16 × the
+  parallel efficiency measured here between 1 and ``--jobs`` jobs, an assumption
+  stated in the output) and to a Dask cluster of N workers, where the client stores
+  every run itself: min(N × rate per core × efficiency, 3600 s / the client's CPU
+  time per run, measured here on stored results).
+
+Usage (self-contained: an installed vtlab, any checkout or wheel)::
+
+    python benchmarks/campaign.py --runs 100000 --jobs 2 --kill-after 30000
+    python benchmarks/campaign.py --runs 2000 --kill-after 600 --part-runs 200  # quick
+
+``--part-runs`` sets the store's runs per part (default: the store's own,
+:data:`vtlab.store.MAX_PART_RUNS`); a small campaign needs smaller parts to be
+killed between commits. Exit status 1 when a check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+LOSSES = [0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05]
+#: Flow rows of one session run: the requests and the responses connection.
+FLOWS_PER_RUN = 2
+
+
+def spec(duration: str) -> dict[str, Any]:
+    return {
+        "preset": "v2g",
+        "qdisc": "none",
+        "loss": {"model": "burst", "mean_loss": 0.0},
+        "reverse_loss": {"model": "burst", "mean_loss": 0.0},
+        "session": {"profile": "iso15118-2-dc", "duration": duration},
+    }
+
+
+def sweep(runs: int, duration: str) -> Any:
+    from vtlab.sweep import Axis, Sweep
+
+    if runs % len(LOSSES):
+        raise SystemExit(f"error: --runs: {runs} is not a multiple of {len(LOSSES)}")
+    axes = [Axis.values("loss.mean_loss", LOSSES, name="loss")]
+    seeds = range(1, runs // len(LOSSES) + 1)
+    return Sweep(spec(duration), axes, seeds=seeds, messages="counts")
+
+
+def child(args: argparse.Namespace) -> None:
+    """The campaign itself (a child process): run the sweep into the store."""
+    from vtlab import store as store_module
+
+    if args.part_runs:
+        store_module.MAX_PART_RUNS = args.part_runs
+    started = time.perf_counter()
+    sweep(args.runs, args.duration).run(args.store, jobs=args.jobs, progress=False, collect=False)
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    print(
+        json.dumps(
+            {
+                "wall_s": time.perf_counter() - started,
+                "self_cpu_s": me.ru_utime + me.ru_stime,
+                "workers_cpu_s": kids.ru_utime + kids.ru_stime,
+            }
+        )
+    )
+
+
+def _tree_rss_kb(root: int) -> int:
+    """The resident sets of ``root`` and its descendants, summed (from /proc)."""
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def _committed(store: Path, opened: list[Any]) -> int:
+    from vtlab.store import Store
+
+    if not (store / "store.json").exists():
+        return 0
+    if not opened:
+        opened.append(Store.open(store))
+    return len(opened[0].index())
+
+
+def invoke(args: argparse.Namespace, kill_after: int | None) -> dict[str, Any]:
+    """Run the campaign in a child process group; kill it (SIGKILL, the whole group)
+    once ``kill_after`` runs are committed. Returns its figures."""
+    cmd = [sys.executable, __file__, "--child", "--runs", str(args.runs), "--jobs", str(args.jobs)]
+    cmd += ["--store", str(args.store), "--duration", args.duration]
+    cmd += ["--part-runs", str(args.part_runs)] if args.part_runs else []
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    peak_sum, killed_at, opened = 0, None, []
+    while proc.poll() is None:
+        peak_sum = max(peak_sum, _tree_rss_kb(proc.pid))
+        if kill_after is not None and _committed(args.store, opened) >= kill_after:
+            os.killpg(proc.pid, signal.SIGKILL)
+            killed_at = _committed(args.store, [])
+            break
+        time.sleep(0.2)
+    out, _ = proc.communicate()
+    wall = time.perf_counter() - started
+    figures = {"wall_s": wall, "peak_tree_sum_kb": peak_sum, "killed_at": killed_at}
+    if killed_at is None:
+        if proc.returncode != 0:
+            raise SystemExit(f"error: the campaign failed (exit status {proc.returncode})")
+        figures.update(json.loads(out.strip().splitlines()[-1]))
+    return figures
+
+
+def check_store(store: Path, runs: int) -> list[str]:
+    """What is wrong with the finished store (empty when every run is there once)."""
+    import pyarrow.dataset as ds
+
+    problems = []
+    keys = ds.dataset(store / "runs", format="parquet").to_table(columns=["run_key"])
+    keys = keys.column("run_key").to_pylist()
+    if len(keys) != runs or len(set(keys)) != runs:
+        problems.append(f"runs table: {len(keys)} rows, {len(set(keys))} runs, not {runs}")
+    flows = ds.dataset(store / "flows", format="parquet").to_table(
+        columns=["scenario_hash", "seed"]
+    )
+    hashes, seeds = (flows.column(c).to_pylist() for c in ("scenario_hash", "seed"))
+    pairs = list(zip(hashes, seeds, strict=True))
+    if len(pairs) != FLOWS_PER_RUN * runs or len(set(pairs)) != runs:
+        problems.append(f"flows: {len(pairs)} rows of {len(set(pairs))} runs, not 2 × {runs}")
+    for leftover in ("_pending", "_quarantine"):
+        if (store / leftover).exists() and any((store / leftover).iterdir()):
+            problems.append(f"{leftover}/ is not empty")
+    return problems
+
+
+def client_cost_s(duration: str, n: int = 200) -> float:
+    """CPU seconds the sweep's own process spends per run on what it does for a
+    cluster's run: build the result from the core's columns, label it, store it."""
+    from vtlab import _core
+    from vtlab.store import Store, StoreWriter
+    from vtlab.sweep import _finish_run
+
+    points = sweep(n, duration).points()[:n]
+    raws = [_core.run(p.scenario.to_json(), p.seed, False) for p in points]
+    with tempfile.TemporaryDirectory() as tmp:
+        writer = StoreWriter(Store.open(tmp, create=True), messages="counts", traces=False)
+        started = time.process_time()
+        for p, raw in zip(points, raws, strict=True):
+            writer.add([(p.key, p.scenario)], _finish_run(p, raw, "counts"))
+        writer.flush()
+        return (time.process_time() - started) / n
+
+
+def efficiency(args: argparse.Namespace) -> float:
+    """Parallel efficiency between 1 and ``--jobs`` jobs on an
+    ``--efficiency-runs``-run campaign."""
+    runs = args.efficiency_runs
+    walls = {}
+    for jobs in sorted({1, args.jobs}):
+        with tempfile.TemporaryDirectory() as tmp:
+            started = time.perf_counter()
+            sweep(runs, args.duration).run(tmp, jobs=jobs, progress=False, collect=False)
+            walls[jobs] = time.perf_counter() - started
+    return walls[1] / (walls[args.jobs] * args.jobs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=100_000)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--kill-after", type=int, default=None, help="runs committed before the kill")
+    ap.add_argument("--duration", default="2s", help="the charging loop of each session")
+    ap.add_argument("--part-runs", type=int, default=0, help="runs per store part")
+    ap.add_argument("--store", type=Path, default=None, help="default: a temporary folder")
+    ap.add_argument("--efficiency-runs", type=int, default=2000, help="runs per jobs count")
+    ap.add_argument("--workers", type=int, default=64, help="Dask workers to extrapolate to")
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args)
+        return
+    if args.kill_after is not None and not 0 < args.kill_after < args.runs:
+        raise SystemExit(f"error: --kill-after: {args.kill_after} is not in [1, {args.runs - 1}]")
+    tmp = None
+    if args.store is None:
+        tmp = tempfile.mkdtemp(prefix="vtlab-campaign-")
+        args.store = Path(tmp) / "store"
+    try:
+        report(args)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def report(args: argparse.Namespace) -> None:
+    phases = []
+    if args.kill_after is not None:
+        phases.append(invoke(args, args.kill_after))
+    phases.append(invoke(args, None))
+    problems = check_store(args.store, args.runs)
+    maxrss_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    wall = sum(p["wall_s"] for p in phases)
+    rate = args.runs / wall * 3600
+    per_core = rate / args.jobs
+    eff = efficiency(args) if args.jobs > 1 else 1.0
+    cost = client_cost_s(args.duration)
+    dask = min(args.workers * per_core * eff, 3600 / cost)
+    figures = {
+        "runs": args.runs,
+        "jobs": args.jobs,
+        "killed_at": phases[0]["killed_at"] if args.kill_after is not None else None,
+        "resumed_runs": args.runs - (phases[0]["killed_at"] or 0),
+        "wall_s": round(wall, 1),
+        "peak_rss_mb": round(maxrss_kb / 1024, 1),
+        "peak_tree_sum_mb": round(max(p["peak_tree_sum_kb"] for p in phases) / 1024, 1),
+        "runs_per_hour": round(rate),
+        "runs_per_hour_per_core": round(per_core),
+        "efficiency": round(eff, 3),
+        "runs_per_hour_16_cores": round(16 * per_core * eff),
+        "client_cpu_ms_per_run": round(cost * 1e3, 3),
+        "dask_workers": args.workers,
+        "runs_per_hour_dask": round(dask),
+        "load_average": os.getloadavg()[0],
+        "problems": problems,
+    }
+    for name, value in figures.items():
+        print(f"{name:>24}: {value}")
+    if args.json is not None:
+        args.json.write_text(json.dumps(figures, indent=1) + "\n")
+    if problems or maxrss_kb >= 1 << 20:
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()

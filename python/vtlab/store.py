@@ -1,0 +1,633 @@
+"""The columnar run store of sweeps: one Parquet dataset per table, runs committed in
+parts as they finish, and read back only if each part is exactly what was written.
+
+A store ``DIR`` (layout in :mod:`vtlab.storefiles`) holds the tables ``flows``,
+``links``, ``sessions``, ``messages`` and ``traces`` as folders of parts
+(``DIR/flows/part-<id>.parquet``, ...), which pandas, polars, DuckDB and Arrow read
+directly, and ``DIR/runs/``: one row per run with its key, identity, spec and resolved
+scenario. Every row of every table carries its run's ``scenario_hash`` and ``seed``.
+
+**Commit.** A writer (:class:`StoreWriter`) gathers finished runs and commits them as
+one part when it holds :data:`MAX_PART_RUNS` runs, :data:`MAX_PART_ROWS` rows or runs
+older than :data:`MAX_PART_SECONDS`, and when its sweep ends or is interrupted. Under
+the store's lock (:func:`vtlab.storefiles.locked`) it (1) leaves out runs another
+writer committed meanwhile, (2) writes the part's files into ``_pending/<id>/``, each
+fsynced, (3) writes the commit record ``_journal/<id>.json`` (runs, SHA-256 and row
+count per run of every file; temporary name, fsync, rename, fsync of the folder): the
+part's runs are now done, (4) renames the files into the tables' folders. A writer
+killed before (3) leaves a pending folder without record, removed by the next writer;
+killed after (3), its files are moved into place by the next writer (and read from
+``_pending/`` meanwhile). A run is never in two records: the lock and step (1) see to
+it.
+
+**Read.** Each part is checked against its record: the bytes against their SHA-256,
+the part id and table the file carries in its metadata, its columns, and the rows per
+run (``scenario_hash``, ``seed``) against the record's counts. A part that fails is
+moved to ``_quarantine/<id>/`` (record first: its runs are no longer done) with a
+warning, and a sweep simulates its runs again; :func:`vtlab.load` raises
+:class:`StoredRunError` naming the file instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vtlab.api import (
+    FLOW_COLUMNS,
+    LINK_COLUMNS,
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    TRACE_COLUMNS,
+    Result,
+    scenario_metadata,
+)
+from vtlab.errors import with_filename
+from vtlab.runstore import MESSAGE_COUNT_COLUMNS, MESSAGE_FORMS, StoredRunError, StoreError
+from vtlab.storefiles import (
+    FORMAT,
+    JOURNAL,
+    MANIFEST,
+    PART_ID,
+    PENDING,
+    QUARANTINE,
+    TABLES,
+    fsync_dir,
+    fsync_file,
+    locked,
+    new_part_id,
+    part_path,
+    write_json_durably,
+)
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from vtlab.scenario import Scenario
+
+__all__ = [
+    "MANIFEST_COLUMNS",
+    "MAX_PART_ROWS",
+    "MAX_PART_RUNS",
+    "MAX_PART_SECONDS",
+    "PART_KEY",
+    "RunEntry",
+    "Store",
+    "StoreWriter",
+]
+
+#: Most runs in one part.
+MAX_PART_RUNS = 2000
+#: Most rows (all tables together) a writer holds before it commits them: about
+#: 100 MB of frames, the bound on a writer's memory.
+MAX_PART_ROWS = 250_000
+#: Most seconds a finished run waits in a writer before it is committed.
+MAX_PART_SECONDS = 30.0
+
+#: Schema-metadata key of the part id and table every part file carries.
+PART_KEY = b"vtlab.part"
+
+#: Columns of the runs table (``DIR/runs/``), one row per run.
+MANIFEST_COLUMNS: tuple[str, ...] = (
+    "run_key",
+    "scenario_hash",
+    "seed",
+    "version",
+    "core_build",
+    "traces",
+    "messages",
+    "spec",
+    "scenario",
+)
+
+#: A run key: ``<scenario hash>-<seed>-<version>-<core build>``.
+RUN_KEY = re.compile(r"^[0-9a-f]{16}-[0-9]+-.+-[0-9a-f]+$")
+
+
+def _contract(table: str, messages: str) -> tuple[str, ...]:
+    return {
+        MANIFEST: MANIFEST_COLUMNS,
+        "flows": FLOW_COLUMNS,
+        "links": LINK_COLUMNS,
+        "sessions": SESSION_COLUMNS,
+        "messages": MESSAGE_COLUMNS if messages == "rows" else MESSAGE_COUNT_COLUMNS,
+        "traces": TRACE_COLUMNS,
+    }[table]
+
+
+def _ident(key: str) -> tuple[str, int]:
+    scenario_hash, seed = key.split("-")[:2]
+    return scenario_hash, int(seed)
+
+
+@dataclass(frozen=True)
+class RunEntry:
+    """A committed run: its part, whether it has traces and session rows, and the form
+    of its messages (:data:`vtlab.runstore.MESSAGE_FORMS`)."""
+
+    key: str
+    part: str
+    traces: bool
+    sessions: bool
+    messages: str
+
+
+def _record(raw: bytes, part: str) -> dict[str, Any]:
+    """A commit record, checked for shape; :class:`StoredRunError` otherwise."""
+    try:
+        rec = json.loads(raw)
+    except ValueError:
+        raise StoredRunError("with a commit record that is not JSON") from None
+    ok = (
+        isinstance(rec, dict)
+        and rec.get("part") == part
+        and isinstance(rec.get("runs"), list)
+        and all(isinstance(k, str) and RUN_KEY.match(k) for k in rec["runs"])
+        and rec.get("messages") in MESSAGE_FORMS
+        and isinstance(rec.get("traces"), bool)
+        and isinstance(rec.get("tables"), dict)
+        and MANIFEST in rec["tables"]
+    )
+    if ok:
+        n = len(rec["runs"])
+        for name, entry in rec["tables"].items():
+            rows = entry.get("rows") if isinstance(entry, dict) else None
+            ok = ok and name in (MANIFEST, *TABLES) and isinstance(entry.get("sha256"), str)
+            ok = ok and isinstance(rows, list) and len(rows) == n
+            ok = ok and all(isinstance(r, int) and r >= 0 for r in rows or ())
+    if not ok:
+        raise StoredRunError("with a commit record of the wrong shape")
+    if len({_ident(k) for k in rec["runs"]}) != len(rec["runs"]):
+        raise StoredRunError("with a commit record naming a run twice")
+    return rec
+
+
+class Store:
+    """A store folder. :meth:`open` checks its layout; reading needs no lock, writing
+    goes through :meth:`commit` (or a :class:`StoreWriter`)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._records: dict[str, dict[str, Any]] = {}  # part id -> record (read so far)
+        #: Verified tables by (part, table), kept when :meth:`keep_parts` was called.
+        self._parts_read: dict[tuple[str, str], pd.DataFrame | None] | None = None
+
+    def keep_parts(self) -> Store:
+        """Keep every part table read (verified once) for later reads: for a campaign
+        whose grids share parts, each part is then read once. Returns ``self``."""
+        self._parts_read = {}
+        return self
+
+    @classmethod
+    def open(cls, root: str | os.PathLike[str], *, create: bool = False) -> Store:
+        """The store at ``root``. With ``create`` a missing folder is made a store and
+        leftovers of a killed writer are cleaned up (:meth:`recover`). Raises
+        :class:`StoreError` for a folder that is not a store, or a store of the
+        earlier layout (one file pair per run; :func:`vtlab.storeconvert.convert`)."""
+        root = Path(root)
+        marker = root / "store.json"
+        if not marker.exists():
+            _check_not_old(root)
+            if not create:
+                if not root.is_dir():
+                    problem = "not a folder (give the folder of a vtlab sweep --store)"
+                    raise StoreError(root, problem)
+                raise StoreError(root, "not a sweep store (it has no store.json)")
+            root.mkdir(parents=True, exist_ok=True)
+            with locked(root):
+                if not marker.exists():
+                    write_json_durably(marker, FORMAT)
+        try:
+            found = json.loads(marker.read_bytes())
+        except (OSError, ValueError) as e:
+            raise StoreError(root, f"store.json is unreadable ({e})") from None
+        if found != FORMAT:
+            raise StoreError(root, f"store.json names another layout ({found!r}, not {FORMAT!r})")
+        store = cls(root)
+        if create:
+            store.recover()
+        return store
+
+    # -- the journal ---------------------------------------------------------------
+
+    def _parts(self) -> list[str]:
+        journal = self.root / JOURNAL
+        if not journal.is_dir():
+            return []
+        names = (e.name for e in os.scandir(journal))
+        return sorted(n[:-5] for n in names if n.endswith(".json") and PART_ID.match(n[:-5]))
+
+    def records(
+        self, on_damage: Callable[[str, str], None] | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """Every commit record by part id, in commit order (records read before are
+        not read again). A record that is not JSON of the right shape, or names a run
+        an earlier part holds, goes to ``on_damage(part, reason)`` (default: raise
+        :class:`StoredRunError`)."""
+        seen = {k for rec in self._records.values() for k in rec["runs"]}
+        for part in self._parts():
+            if part in self._records:
+                continue
+            path = self.root / JOURNAL / f"{part}.json"
+            try:
+                rec = _record(path.read_bytes(), part)
+                twice = [k for k in rec["runs"] if k in seen]
+                if twice:
+                    raise StoredRunError(f"holding run {twice[0]}, which an earlier part holds")
+            except FileNotFoundError:  # moved aside meanwhile
+                continue
+            except StoredRunError as e:
+                self._damaged(part, str(e), on_damage)
+                continue
+            seen.update(rec["runs"])
+            self._records[part] = rec
+        return dict(self._records)
+
+    def _damaged(self, part: str, reason: str, on_damage: Callable[[str, str], None] | None):
+        if on_damage is None:
+            raise StoredRunError(f"{self.root / JOURNAL / part}.json: part {reason}")
+        self._records.pop(part, None)
+        on_damage(part, reason)
+
+    def index(self, on_damage: Callable[[str, str], None] | None = None) -> dict[str, RunEntry]:
+        """Every committed run by key."""
+        out: dict[str, RunEntry] = {}
+        for part, rec in self.records(on_damage).items():
+            sessions = rec["tables"].get("sessions", {}).get("rows", [0] * len(rec["runs"]))
+            for key, n in zip(rec["runs"], sessions, strict=True):
+                out[key] = RunEntry(key, part, rec["traces"], n > 0, rec["messages"])
+        return out
+
+    # -- reading -------------------------------------------------------------------
+
+    def read(
+        self,
+        tables: Sequence[str],
+        keys: Collection[str] | None = None,
+        *,
+        quarantine: bool = False,
+        keep: bool = True,
+    ) -> tuple[dict[str, pd.DataFrame | None], set[str]]:
+        """The rows of ``tables`` of the committed runs ``keys`` (every run when
+        ``None``), each part read once and verified, and the keys read. A part that
+        fails a check raises :class:`StoredRunError` naming its file, or with
+        ``quarantine`` is moved aside (:meth:`quarantine`) and its runs left out.
+        With ``keep=False`` the parts are only verified (one at a time in memory) and
+        no rows are returned."""
+        import pandas as pd
+
+        frames: dict[str, list[pd.DataFrame]] = {t: [] for t in tables}
+        read: set[str] = set()
+        for part, rec in self.records(self.quarantine if quarantine else None).items():
+            wanted = [k for k in rec["runs"] if keys is None or k in keys]
+            if not wanted:
+                continue
+            got: dict[str, pd.DataFrame | None] = {}
+            for table in tables:
+                try:
+                    got[table] = self._read_part(part, table)
+                except StoredRunError as e:
+                    if not quarantine:
+                        path = part_path(self.root, table, part)
+                        raise StoredRunError(f"{path}: part {e}") from None
+                    self.quarantine(part, str(e))
+                    break
+            else:
+                idents = {"-".join(map(str, _ident(k))) for k in wanted}
+                for table, frame in got.items():
+                    if frame is not None and len(wanted) < len(rec["runs"]):
+                        frame = frame[_identities(frame).isin(idents)]
+                    if keep and frame is not None and len(frame):
+                        frames[table].append(frame)
+                read.update(wanted)
+        out = {
+            t: pd.concat(fs, ignore_index=True) if len(fs) > 1 else (fs[0] if fs else None)
+            for t, fs in frames.items()
+        }
+        return out, read
+
+    def _read_part(self, part: str, table: str) -> pd.DataFrame | None:
+        """One table of a committed part, verified against its record; ``None`` when
+        the part has no rows of that table."""
+        rec = self._records[part]
+        entry = rec["tables"].get(table)
+        if entry is None:
+            return None
+        kept = self._parts_read
+        if kept is not None and (part, table) in kept:
+            return kept[(part, table)]
+        frame = _verified(part_path(self.root, table, part), part, table, rec, entry)
+        if kept is not None:
+            kept[(part, table)] = frame
+        return frame
+
+    def quarantine(self, part: str, reason: str) -> None:
+        """Move a part aside (record first, so that its runs are no longer done; then
+        its files) and warn on stderr."""
+        target = self.root / QUARANTINE / part
+        target.mkdir(parents=True, exist_ok=True)
+        record = self.root / JOURNAL / f"{part}.json"
+        if record.exists():
+            os.replace(record, target / record.name)
+            fsync_dir(record.parent)
+        for table in (MANIFEST, *TABLES):
+            path = part_path(self.root, table, part)
+            if path.exists():
+                os.replace(path, target / f"{table}.parquet")
+        shutil.rmtree(self.root / PENDING / part, ignore_errors=True)
+        if self._parts_read is not None:
+            for key in [k for k in self._parts_read if k[0] == part]:
+                del self._parts_read[key]
+        runs = len(self._records.pop(part, {}).get("runs", []))
+        what = f" ({runs} runs)" if runs else ""
+        print(
+            f"warning: store part {part}{what} is {reason}; moved to {target} and its runs "
+            "simulated again",
+            file=sys.stderr,
+        )
+
+    # -- writing -------------------------------------------------------------------
+
+    def recover(self) -> None:
+        """Finish what a killed writer left (under the lock): a pending part with its
+        record is moved into place, one without is removed."""
+        pending = self.root / PENDING
+        if not pending.is_dir():
+            return
+        with locked(self.root):
+            self._recover_locked()
+
+    def _recover_locked(self) -> None:
+        pending = self.root / PENDING
+        if not pending.is_dir():
+            return
+        for entry in os.scandir(pending):
+            if (self.root / JOURNAL / f"{entry.name}.json").exists():
+                self._publish(entry.name)
+            else:
+                shutil.rmtree(entry.path, ignore_errors=True)
+        for tmp in (self.root / JOURNAL).glob(".*.tmp") if (self.root / JOURNAL).is_dir() else ():
+            tmp.unlink(missing_ok=True)
+
+    def _publish(self, part: str) -> None:
+        """Move a committed part's files from ``_pending/<id>/`` into the tables."""
+        folder = self.root / PENDING / part
+        for path in sorted(folder.glob("*.parquet")):
+            table = path.name[: -len(".parquet")]
+            dest = self.root / table / f"part-{part}.parquet"
+            dest.parent.mkdir(exist_ok=True)
+            os.replace(path, dest)
+            fsync_dir(dest.parent)
+        shutil.rmtree(folder, ignore_errors=True)
+
+    def commit(
+        self,
+        runs: Sequence[tuple[str, Mapping[str, Any]]],
+        res: Result,
+        messages: str,
+        traces: bool,
+    ) -> int:
+        """Commit ``runs`` (key, scenario metadata), whose rows are ``res``, as one
+        part; runs already committed (by another writer) are left out. Returns the
+        number of runs committed."""
+        with locked(self.root):
+            self._recover_locked()
+            done = {k for rec in self.records(self.quarantine).values() for k in rec["runs"]}
+            runs = [r for r in runs if r[0] not in done]
+            if not runs:
+                return 0
+            part = new_part_id()
+            folder = self.root / PENDING / part
+            folder.mkdir(parents=True)
+            try:
+                record = _write_part(folder, part, runs, res, messages, traces)
+                fsync_dir(folder)
+                (self.root / JOURNAL).mkdir(exist_ok=True)
+                write_json_durably(self.root / JOURNAL / f"{part}.json", record)
+            except BaseException:
+                shutil.rmtree(folder, ignore_errors=True)
+                raise
+            self._records[part] = record
+            self._publish(part)
+            return len(runs)
+
+
+def _check_not_old(root: Path) -> None:
+    """Refuse a store of the earlier layout (``runs/<key>.parquet`` and
+    ``runs/<key>.sha256`` per run), telling how to convert it."""
+    runs = root / "runs"
+    if runs.is_dir() and any(e.name.endswith(".sha256") for e in os.scandir(runs)):
+        raise StoreError(
+            root,
+            "a store of the earlier layout (one file pair per run in runs/); convert it "
+            f"with: vtlab load {root} --convert",
+        )
+
+
+def _identities(frame: pd.DataFrame) -> pd.Series:
+    return frame["scenario_hash"].astype(str) + "-" + frame["seed"].astype("int64").astype(str)
+
+
+def _label_safe(frame: pd.DataFrame, contract: Collection[str]) -> pd.DataFrame:
+    """``frame`` with each label column (not in ``contract``) whose values mix types
+    (an axis whose labels are numbers and text) as text, which Parquet can hold."""
+    mixed = [
+        c
+        for c in frame.columns
+        if c not in contract
+        and frame[c].dtype == object
+        and len({type(v) for v in frame[c] if v is not None}) > 1
+    ]
+    if not mixed:
+        return frame
+    return frame.assign(**{c: frame[c].astype(str) for c in mixed})
+
+
+def _write_part(
+    folder: Path,
+    part: str,
+    runs: Sequence[tuple[str, Mapping[str, Any]]],
+    res: Result,
+    messages: str,
+    traces: bool,
+) -> dict[str, Any]:
+    """Write the part's files into ``folder`` (each fsynced); its commit record."""
+    import pandas as pd
+
+    keys = [k for k, _ in runs]
+    idents = [f"{h}-{s}" for h, s in map(_ident, keys)]
+    build = {k: k.split("-", 3)[3] for k in keys}
+    manifest = pd.DataFrame(
+        {
+            "run_key": keys,
+            "scenario_hash": [_ident(k)[0] for k in keys],
+            "seed": [_ident(k)[1] for k in keys],
+            "version": [k.split("-")[2] for k in keys],
+            "core_build": [build[k] for k in keys],
+            "traces": [traces] * len(keys),
+            "messages": [messages] * len(keys),
+            "spec": [meta.get("spec") for _, meta in runs],
+            "scenario": [meta.get("scenario") for _, meta in runs],
+        }
+    )
+    frames: dict[str, pd.DataFrame | None] = {MANIFEST: manifest}
+    for table in TABLES:
+        if table == "traces" and not traces:
+            continue
+        frames[table] = getattr(res, table)
+    tables: dict[str, Any] = {}
+    for table, frame in frames.items():
+        if frame is None or not len(frame):
+            continue
+        ids = _identities(frame)
+        if table != MANIFEST:
+            keep = ids.isin(set(idents))
+            if not keep.all():  # runs another writer committed meanwhile
+                frame, ids = frame[keep], ids[keep]
+            if not len(frame):
+                continue
+        counts = ids.value_counts()
+        path = folder / f"{table}.parquet"
+        inside = {"part": part, "table": table}
+        final = folder.parent.parent / table / f"part-{part}.parquet"  # named in errors
+        _write_parquet(_label_safe(frame, _contract(table, messages)), path, inside, final)
+        tables[table] = {
+            "sha256": _sha256(path),
+            "rows": [int(counts.get(i, 0)) for i in idents],
+        }
+    return {"part": part, "runs": keys, "messages": messages, "traces": traces, "tables": tables}
+
+
+def _write_parquet(frame: pd.DataFrame, path: Path, inside: Mapping[str, Any], name: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+        meta = {**(table.schema.metadata or {}), PART_KEY: json.dumps(inside).encode()}
+        pq.write_table(table.replace_schema_metadata(meta), path)
+        fsync_file(path)
+    except OSError as exc:  # pyarrow's errors name no file: name the part's
+        raise with_filename(exc, name) from exc
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _verified(
+    path: Path, part: str, table: str, rec: Mapping[str, Any], entry: Mapping[str, Any]
+) -> pd.DataFrame:
+    """Read one part file and check it against its record (see the module)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise StoredRunError(f"unreadable ({type(e).__name__}: {e})") from None
+    if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+        raise StoredRunError(f"changed since it was stored ({path.name} fails its checksum)")
+    try:
+        arrow = pq.read_table(pa.BufferReader(data))
+        inside = json.loads((arrow.schema.metadata or {}).get(PART_KEY, b"null"))
+    except Exception as e:  # noqa: BLE001 - any read failure means: not trustworthy
+        raise StoredRunError(f"unreadable ({type(e).__name__}: {e})") from None
+    if inside != {"part": part, "table": table}:
+        raise StoredRunError(f"holding {inside!r}, not part {part} of table {table}")
+    missing = [c for c in _contract(table, rec["messages"]) if c not in arrow.column_names]
+    if missing:
+        raise StoredRunError(f"without the column(s) {', '.join(missing)}")
+    try:
+        frame = arrow.to_pandas()
+    except Exception as e:  # noqa: BLE001 - e.g. pandas metadata of the wrong shape
+        raise StoredRunError(f"unreadable ({type(e).__name__}: {e})") from None
+    counts = _identities(frame).value_counts() if len(frame) else {}
+    want = {
+        f"{h}-{s}": n
+        for (h, s), n in zip(map(_ident, rec["runs"]), entry["rows"], strict=True)
+        if n
+    }
+    if dict(counts) != want:
+        raise StoredRunError("holding other rows than its record names (rows per run differ)")
+    if table == MANIFEST and list(frame["run_key"]) != list(rec["runs"]):
+        raise StoredRunError("naming other runs than its record")
+    return frame
+
+
+class StoreWriter:
+    """Gathers finished runs and commits them to a store in parts (see the module):
+    its memory is bounded by :data:`MAX_PART_ROWS` rows and :data:`MAX_PART_RUNS`
+    runs. Safe to call from several threads."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        messages: str,
+        traces: bool,
+    ) -> None:
+        self.store = store
+        self.messages = messages
+        self.traces = traces
+        self.max_runs, self.max_rows = MAX_PART_RUNS, MAX_PART_ROWS
+        self.max_seconds = MAX_PART_SECONDS
+        self._lock = threading.Lock()
+        self._runs: list[tuple[str, Mapping[str, Any]]] = []
+        self._results: list[Result] = []
+        self._rows = 0
+        self._since = 0.0
+        self._described: dict[str, Mapping[str, Any]] = {}  # scenario hash -> metadata
+        self.committed = 0
+
+    def add(self, runs: Iterable[tuple[str, Scenario | Mapping[str, Any]]], res: Result) -> None:
+        """Hold ``res``, the rows of ``runs`` (key, and scenario or the metadata
+        :func:`vtlab.api.scenario_metadata` gives for it), and commit the held runs
+        when a bound is reached."""
+        described = [(k, self._describe(k, sc)) for k, sc in runs]
+        rows = sum(len(f) for f in (res.flows, res.links, res.sessions, res.messages))
+        rows += len(res.traces) if self.traces and res.traces is not None else 0
+        with self._lock:
+            if not self._runs:
+                self._since = time.monotonic()
+            self._runs.extend(described)
+            self._results.append(res)
+            self._rows += rows
+            full = len(self._runs) >= self.max_runs or self._rows >= self.max_rows
+            if full or time.monotonic() - self._since >= self.max_seconds:
+                self._flush_locked()
+
+    def _describe(self, key: str, scenario: Scenario | Mapping[str, Any]) -> Mapping[str, Any]:
+        if isinstance(scenario, Mapping):
+            return scenario
+        scenario_hash = key.split("-", 1)[0]
+        if scenario_hash not in self._described:
+            self._described[scenario_hash] = scenario_metadata(scenario)
+        return self._described[scenario_hash]
+
+    def flush(self) -> None:
+        """Commit the runs held now."""
+        with self._lock:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        if not self._runs:
+            return
+        runs, results = self._runs, self._results
+        self._runs, self._results, self._rows = [], [], 0
+        res = Result.concat(results).compacted() if len(results) > 1 else results[0]
+        self.committed += self.store.commit(runs, res, self.messages, self.traces)
