@@ -18,7 +18,9 @@
 use std::collections::VecDeque;
 
 use super::phy::{dbm_to_mw, frame_duration, header_duration, noise_dbm};
-use super::{ErrorFrames, ErrorPlacement, MediumConf, Mobility, Reception, WifiConf};
+use super::{
+    ErrorDirection, ErrorFrames, ErrorPlacement, MediumConf, Mobility, Reception, WifiConf,
+};
 use crate::engine::{Duration, RngStream, Time};
 use crate::net::family::{DropCause, LinkFamily, Outbox, SiteStats};
 use crate::net::{LossModel, NodeId, Packet};
@@ -87,7 +89,8 @@ enum Exchange {
 }
 
 struct Station {
-    queue: VecDeque<(Packet, u16, u32)>,
+    /// Packet, next hop, MAC sequence number, when it was queued.
+    queue: VecDeque<(Packet, u16, u32, Time)>,
     next_seq: u32,
     cw: u32,
     /// Backoff slots left; `None`: no backoff pending.
@@ -289,8 +292,13 @@ impl LinkFamily for Medium {
     /// Offer an IP packet at station `s` for neighbour `next`.
     fn enqueue(&mut self, now: Time, s: usize, next: usize, packet: Packet) {
         let w_ip = self.conf.error_placement == ErrorPlacement::Ip;
+        let outgoing = self.conf.error_direction == ErrorDirection::Both;
+        if self.stations[s].queue.len() >= self.conf.ifq_packets as usize {
+            // ns-3's `WifiMacQueue::Insert`: a full queue first sheds stale packets.
+            self.drop_expired(now, s);
+        }
         let st = &mut self.stations[s];
-        if w_ip && st.error_out.drops(now) {
+        if w_ip && outgoing && st.error_out.drops(now) {
             st.stats.link_drops += 1;
             self.out.dropped.push((s, packet, DropCause::Link));
             return;
@@ -302,7 +310,7 @@ impl LinkFamily for Medium {
         }
         let seq = st.next_seq;
         st.next_seq = st.next_seq.wrapping_add(1);
-        st.queue.push_back((packet, next as u16, seq));
+        st.queue.push_back((packet, next as u16, seq, now));
         let fresh = st.queue.len() == 1 && st.backoff.is_none() && st.exchange == Exchange::Idle;
         if fresh {
             if self.medium_idle(s, now) {
@@ -439,8 +447,10 @@ impl Medium {
         }
         let hit = |f: &Frame| w.error_frames == ErrorFrames::All || f.kind == Kind::Data;
         let st = &mut self.stations[s];
-        let corrupt =
-            w.error_placement == ErrorPlacement::Mac && hit(&frame) && st.error_out.drops(now);
+        let corrupt = w.error_placement == ErrorPlacement::Mac
+            && w.error_direction == ErrorDirection::Both
+            && hit(&frame)
+            && st.error_out.drops(now);
         st.transmitting = true;
         st.stats.frames_sent += 1;
         // Half duplex: sending aborts a reception (not counted as an rx error:
@@ -619,6 +629,28 @@ impl Medium {
         }
     }
 
+    /// Drop the packets queued at station `s` for longer than the queue lifetime
+    /// (`WifiConf::queue_lifetime_ns`), except the one being sent: ns-3's
+    /// `WifiMacQueue` removes expired MPDUs that are not in flight. They count as
+    /// queue drops.
+    fn drop_expired(&mut self, now: Time, s: usize) {
+        let Some(lifetime) = self.conf.queue_lifetime_ns else {
+            return;
+        };
+        let st = &mut self.stations[s];
+        let in_service = st.exchange != Exchange::Idle;
+        let first = usize::from(in_service);
+        // Packets are queued in time order: the expired ones are a prefix.
+        while let Some(&(p, _, _, at)) = st.queue.get(first) {
+            if at + Duration(lifetime) > now {
+                break;
+            }
+            st.queue.remove(first);
+            st.stats.queue_drops += 1;
+            self.out.dropped.push((s, p, DropCause::Queue));
+        }
+    }
+
     fn draw_backoff(&mut self, s: usize, now: Time) {
         let st = &mut self.stations[s];
         st.backoff = Some(st.backoff_rng.uniform_int(0, u64::from(st.cw)) as u32);
@@ -626,9 +658,18 @@ impl Medium {
     }
 
     fn start_exchange(&mut self, now: Time, s: usize) {
+        // ns-3's `FrameExchangeManager::StartTransmission` drops the packets whose
+        // lifetime has passed before it picks one; with none left it releases the
+        // medium and draws a new backoff.
+        self.drop_expired(now, s);
+        if self.stations[s].queue.is_empty() {
+            self.draw_backoff(s, now);
+            self.schedule_access(s, now);
+            return;
+        }
         let w = &self.conf;
         let st = &mut self.stations[s];
-        let Some(&(packet, next, seq)) = st.queue.front() else {
+        let Some(&(packet, next, seq, _)) = st.queue.front() else {
             return;
         };
         let bytes = packet.ip_bytes + w.mac_overhead_bytes;
@@ -699,7 +740,7 @@ impl Medium {
                 st.timeout_at = None;
                 st.short_retries = 0;
                 st.exchange = Exchange::DataAfterCts;
-                let (packet, next, seq) =
+                let (packet, next, seq, _) =
                     st.queue.front().copied().unwrap_or_else(|| unreachable!());
                 let data = self.data_frame(r, packet, next, seq);
                 self.stations[r].respond = Some((now + self.sifs, data));
@@ -782,7 +823,7 @@ impl Medium {
             st.short_retries >= w.short_retry_limit
         };
         if exhausted {
-            if let Some((p, _, _)) = st.queue.pop_front() {
+            if let Some((p, _, _, _)) = st.queue.pop_front() {
                 st.stats.retry_drops += 1;
                 st.stats.link_drops += 1;
                 self.out.dropped.push((s, p, DropCause::Link));
