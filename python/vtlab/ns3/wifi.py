@@ -47,6 +47,16 @@ def wifi_args(expanded: Mapping[str, Any], seed: int) -> list[str]:
         raise ValueError(f"tcp.cc: the ns-3 Wi-Fi program runs {', '.join(WIFI_CCS)}, sack only")
     if w["data_rate_kbps"] != 1000 or w["control_rate_kbps"] != 1000 or w["standard"] != "b":
         raise ValueError("wifi: the ns-3 Wi-Fi program runs 802.11b at 1 Mbit/s only")
+    retry_limit = w.get("frame_retry_limit")
+    if retry_limit is None:
+        raise ValueError(
+            "wifi.frame_retry_limit: ns-3.44 counts RTS and data attempts of a frame "
+            "together (FrameRetryLimit, 7 by default); set it"
+        )
+    if not w.get("rts_nav_reset", False):
+        raise ValueError(
+            "wifi.rts_nav_reset: ns-3 resets an RTS-set NAV when no frame follows; set it"
+        )
     lifetime = w.get("queue_lifetime_ns")
     if lifetime is None:
         raise ValueError(
@@ -63,6 +73,7 @@ def wifi_args(expanded: Mapping[str, Any], seed: int) -> list[str]:
         f"--rts={int(w['rts_threshold_bytes'] == 0)}",
         f"--ifq={w['ifq_packets']}",
         f"--macMaxDelay={num(lifetime / 1e6)}",
+        f"--retryLimit={retry_limit}",
         f"--cc={'TcpNewReno' if tcp['cc'] == 'sack' else ns3_type_id(tcp['cc'])}",
         f"--sack={int(sack)}",
         f"--dupAck={tcp['dupack_threshold']}",

@@ -181,11 +181,14 @@ QUICK = (
 
 def vtlab_spec(cell: Cell, duration_s: float = DEFAULT_DURATION_S) -> dict[str, Any]:
     """The vanet-chain scenario that mirrors ``wifi.cc`` for ``cell``: ns-3's DSSS
-    reception rule, its single frame retry limit (``WifiMac::FrameRetryLimit`` 7
-    for RTS and data alike) and its MAC queue lifetime (``WifiMacQueue::MaxDelay``)."""
+    reception rule, its frame retry counter (``WifiMac::FrameRetryLimit`` 7: one
+    counter per frame for RTS and data attempts together, CW not reset by a drop),
+    its NAV reset after an RTS that no frame follows (``NavResetTimeout``) and its
+    MAC queue lifetime (``WifiMacQueue::MaxDelay``)."""
     wifi: dict[str, Any] = {
         "reception": {"model": "dsss-ber", "preamble_snr_db": 4.0},
-        "long_retry_limit": 7,
+        "frame_retry_limit": 7,
+        "rts_nav_reset": True,
         "queue_lifetime": NS3_QUEUE_LIFETIME,
     }
     if cell.error == "onoff":

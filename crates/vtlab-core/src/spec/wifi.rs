@@ -42,6 +42,10 @@ pub struct WifiSpec {
     pub rts_threshold: Option<Bytes>,
     pub short_retry_limit: Option<u32>,
     pub long_retry_limit: Option<u32>,
+    /// One retry counter per frame instead (ns-3.44's `FrameRetryLimit`).
+    pub frame_retry_limit: Option<u32>,
+    /// Reset an RTS-set NAV when no reception follows (ns-3; default false, ns-2).
+    pub rts_nav_reset: Option<bool>,
     /// Interface queue, packets (default 50).
     pub ifq: Option<u32>,
     /// Drop a packet queued longer than this (ns-3's `WifiMacQueue::MaxDelay`,
@@ -164,6 +168,10 @@ impl WifiSpec {
         }
         set(&mut w.short_retry_limit, self.short_retry_limit);
         set(&mut w.long_retry_limit, self.long_retry_limit);
+        if let Some(n) = self.frame_retry_limit {
+            w.frame_retry_limit = Some(n);
+        }
+        set(&mut w.rts_nav_reset, self.rts_nav_reset);
         set(&mut w.ifq_packets, self.ifq);
         if let Some(d) = self.queue_lifetime {
             w.queue_lifetime_ns = Some(d.0);

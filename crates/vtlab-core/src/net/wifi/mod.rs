@@ -92,6 +92,16 @@ pub struct WifiConf {
     pub short_retry_limit: u32,
     /// Attempts of data frames sent after RTS/CTS (dot11LongRetryLimit, 4).
     pub long_retry_limit: u32,
+    /// Instead of the two: attempts per frame, RTS and data failures counted
+    /// together, and CW set by the failures since the last ACK, not reset by a
+    /// drop (ns-3.44's `WifiMac::FrameRetryLimit`). Unset: the two limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_retry_limit: Option<u32>,
+    /// A station whose NAV an overheard RTS set resets it when no reception
+    /// starts within 2·SIFS + CTS + PHY header + 2 slots after the RTS (802.11
+    /// §10.3.2.4, ns-3's `NavResetTimeout`); ns-2 keeps it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rts_nav_reset: bool,
     /// Interface queue per node, packets (the frame being sent included).
     pub ifq_packets: u32,
     /// A packet queued longer than this is dropped when the station gets the
@@ -155,6 +165,8 @@ impl WifiConf {
             rts_threshold_bytes: 0,
             short_retry_limit: 7,
             long_retry_limit: 4,
+            frame_retry_limit: None,
+            rts_nav_reset: false,
             ifq_packets: 50,
             queue_lifetime_ns: None,
             mac_overhead_bytes: 36,
@@ -230,6 +242,9 @@ impl WifiConf {
         let short = u64::from(self.short_retry_limit);
         range("short_retry_limit", short, 1, 255)?;
         range("long_retry_limit", u64::from(self.long_retry_limit), 1, 255)?;
+        if let Some(n) = self.frame_retry_limit {
+            range("frame_retry_limit", u64::from(n), 1, 255)?;
+        }
         range("ifq_packets", u64::from(self.ifq_packets), 1, 1_000_000)?;
         if let Some(ns) = self.queue_lifetime_ns {
             range("queue_lifetime_ns", ns, 1_000, MAX_QUEUE_LIFETIME_NS)?;

@@ -387,3 +387,62 @@ fn a_full_queue_sheds_stale_packets_before_refusing() {
     // here packet 0 is retried instead
     assert_eq!((d.starts.len(), d.dropped.len()), (2, 1));
 }
+
+/// Frames station 0 sends to a neighbour whose incoming model fails every
+/// data frame (RTS and CTS get through) before the packet is dropped.
+fn frames_until_dropped(edit: impl FnOnce(&mut WifiConf)) -> (u64, u64) {
+    let mut d = Driver::new(medium(&[0.0, 200.0], |w| {
+        w.error = crate::net::LossConf::Bernoulli { mean_loss: 1.0 };
+        w.error_frames = super::ErrorFrames::Data;
+        w.error_direction = super::ErrorDirection::Incoming;
+        edit(w);
+    }));
+    d.enqueue_at(Time::ZERO, 0, 1, packet(552, 1));
+    d.run_until(us(10_000_000));
+    assert_eq!(d.dropped.len(), 1);
+    let s = d.m.stats(0);
+    (s.frames_sent, s.retry_drops)
+}
+
+#[test]
+fn the_frame_retry_limit_counts_rts_and_data_together() {
+    // 802.11 (ns-2): each CTS resets the short counter, the data frame after it
+    // has the long limit, 4 attempts: 4 × (RTS + data) = 8 frames.
+    assert_eq!(frames_until_dropped(|_| {}), (8, 1));
+    // ns-3.44's FrameRetryLimit 7: 7 attempts of the frame, each RTS + data.
+    assert_eq!(
+        frames_until_dropped(|w| w.frame_retry_limit = Some(7)),
+        (14, 1)
+    );
+}
+
+/// When station 1 (200 m from station 0) first transmits: station 0 sends
+/// one RTS (50–402 µs) to station 2, 1 km away, which never answers (short
+/// retry limit 1: then it gives up); station 1 overhears the RTS and gets a
+/// packet for station 0 at 100 µs, while the medium is busy.
+fn first_send_after_a_failed_rts(nav_reset: bool) -> Time {
+    let mut d = Driver::new(medium(&[0.0, 200.0, 1000.0], |w| {
+        w.short_retry_limit = 1;
+        w.rts_nav_reset = nav_reset;
+    }));
+    d.enqueue_at(Time::ZERO, 0, 2, packet(552, 1));
+    d.enqueue_at(us(100), 1, 0, packet(552, 2));
+    d.run_until(us(100_000));
+    assert_eq!(d.starts[0], (us(50), 0));
+    assert_eq!(d.starts[1].1, 1);
+    d.starts[1].0
+}
+
+#[test]
+fn an_rts_without_an_exchange_releases_the_nav_after_556_us() {
+    // The RTS's NAV covers 3·SIFS + CTS + data + ACK = 30 + 304 + 4896 + 304 =
+    // 5534 µs from its end (402 µs): station 1 defers to 5936 µs, then DIFS and
+    // its backoff of 0–31 slots: it sends in [5986, 6606] µs.
+    let kept = first_send_after_a_failed_rts(false);
+    assert!(kept >= us(5_986) && kept <= us(6_606), "{kept:?}");
+    // With the reset (ns-3): no reception starts within 2·SIFS + CTS (304) +
+    // PHY header (192) + 2 slots = 556 µs, so the NAV ends at 958 µs and
+    // station 1 sends in [1008, 1628] µs.
+    let reset = first_send_after_a_failed_rts(true);
+    assert!(reset >= us(1_008) && reset <= us(1_628), "{reset:?}");
+}
