@@ -9,8 +9,8 @@ use super::units::{Bytes, Dur, Fraction, Rate};
 use super::{SpecError, Validate};
 use crate::engine::Num;
 use crate::net::wifi::{
-    not_a_rate, ErrorDirection, ErrorFrames, ErrorPlacement, MediumConf, Mobility, Propagation, Reception,
-    Standard, WifiConf,
+    not_a_rate, ErrorDirection, ErrorFrames, ErrorPlacement, MediumConf, Mobility, Propagation,
+    Reception, Standard, WifiConf,
 };
 use crate::net::{LossConf, Sojourn};
 

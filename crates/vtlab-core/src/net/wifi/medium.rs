@@ -298,9 +298,9 @@ impl LinkFamily for Medium {
             st.respond.map(|(t, _)| t),
             st.nav_reset.map(|(t, _)| t),
         ]
-            .into_iter()
-            .flatten()
-            .min()
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     // ---- the interface to IP --------------------------------------------------
