@@ -44,6 +44,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -452,6 +453,105 @@ Classify(double rxDbm,
     return rxDbm >= ccaSens ? "sensed" : "interference"; // CCA busy / only adds interference
 }
 
+// -- the frame error models of --errorModel ---------------------------------------------
+//
+// "rate": ns-3's post-reception model, a RateErrorModel per PHY (unit: frame) installed as
+//   WifiPhy::PostReceptionErrorModel. PhyEntity::GetReceptionStatus consults it for every
+//   frame the PHY has received correctly, whoever it is addressed to; a hit frame ends in
+//   RxError, so the MAC waits EIFS after it.
+// "onoff": the two-state on-off model of vtlab's `wifi.error_rate`/`error_burst` (and of
+//   ns-2's IncomingErrProc/OutgoingErrProc between MAC and PHY): one process per node and
+//   direction, lossy a share --errorRate of the time, exponential sojourns with mean
+//   --errorBurst (lossy) and errorBurst (1 - rate) / rate (lossless), started in its
+//   stationary state. A frame is corrupt at every receiver when its sender's outgoing
+//   process is lossy as it starts; a frame received correctly is corrupt at a receiver
+//   whose incoming process is lossy as it ends (the same post-reception hook).
+
+// One on-off process.
+struct OnOff
+{
+    double meanBad{0};  // s
+    double meanGood{0}; // s
+    bool started{false};
+    bool bad{false};
+    Time next;
+    Ptr<UniformRandomVariable> u;
+    Ptr<ExponentialRandomVariable> e;
+
+    bool Lossy(Time now)
+    {
+        if (!started)
+        {
+            started = true;
+            bad = u->GetValue() < meanBad / (meanBad + meanGood);
+            next = now + Seconds(e->GetValue(bad ? meanBad : meanGood, 0));
+        }
+        while (now >= next)
+        {
+            bad = !bad;
+            next += Seconds(e->GetValue(bad ? meanBad : meanGood, 0));
+        }
+        return bad;
+    }
+};
+
+std::vector<OnOff> g_errOut;                  // per node: outgoing process
+std::map<uint64_t, bool> g_frameCorrupt;      // packet uid -> hit by its sender's process
+std::vector<uint64_t> g_errOutHits;           // per node: frames sent corrupt
+std::vector<uint64_t> g_errInHits;            // per node: frames its error model failed
+
+// Decide each frame a node starts to send (outgoing on-off process).
+void
+OnErrTxBegin(uint32_t node, Ptr<const Packet> p, double)
+{
+    const bool hit = g_errOut[node].Lossy(Simulator::Now());
+    g_frameCorrupt[p->GetUid()] = hit;
+    g_errOutHits[node] += hit ? 1 : 0;
+}
+
+// The post-reception error model of one node: under "rate" a stock RateErrorModel (unit:
+// frame), under "onoff" the processes above; it counts the frames it fails.
+class ChainErrorModel : public ErrorModel
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ns3::VtlabChainErrorModel")
+                                .SetParent<ErrorModel>()
+                                .AddConstructor<ChainErrorModel>();
+        return tid;
+    }
+
+    uint32_t node{0};
+    Ptr<ErrorModel> rate; // "rate"
+    OnOff in;             // "onoff": the incoming process
+
+  private:
+    bool DoCorrupt(Ptr<Packet> p) override
+    {
+        bool hit;
+        if (rate)
+        {
+            hit = rate->IsCorrupt(p);
+        }
+        else
+        {
+            auto it = g_frameCorrupt.find(p->GetUid());
+            NS_ABORT_MSG_IF(it == g_frameCorrupt.end(), "a received frame was never sent");
+            // the incoming process is consulted for every frame (its state depends on the
+            // time only)
+            const bool lossyIn = in.Lossy(Simulator::Now());
+            hit = it->second || lossyIn;
+        }
+        g_errInHits[node] += hit ? 1 : 0;
+        return hit;
+    }
+
+    void DoReset() override
+    {
+    }
+};
+
 } // namespace
 
 int
@@ -479,6 +579,10 @@ main(int argc, char* argv[])
     uint32_t retryLimit = 7;    // WifiMac::FrameRetryLimit (ns-3 default)
     std::string cc = "TcpNewReno";
     bool sack = false;
+    uint32_t dupAck = 3; // TcpSocketBase::ReTxThreshold (ns-3 default)
+    std::string errorModel = "none"; // none | rate | onoff
+    double errorRate = 0.0;          // rate: per frame; onoff: share of time lossy
+    double errorBurst = 0.05;        // onoff: mean lossy period, s
     bool timestamps = false;
     bool limitedTransmit = true; // ns-3 default
     std::string recovery = "TcpClassicRecovery";
@@ -525,6 +629,13 @@ main(int argc, char* argv[])
     cmd.AddValue("retryLimit", "WifiMac::FrameRetryLimit", retryLimit);
     cmd.AddValue("cc", "TCP congestion control, ns3::<cc> (TcpNewReno, TcpVegas, ...)", cc);
     cmd.AddValue("sack", "TCP SACK (TcpSocketBase::Sack)", sack);
+    cmd.AddValue("dupAck", "duplicate ACKs before fast retransmit (TcpSocketBase::ReTxThreshold)", dupAck);
+    cmd.AddValue("errorModel",
+                 "frame errors: none, rate (RateErrorModel per frame as every PHY's "
+                 "PostReceptionErrorModel) or onoff (vtlab's/ns-2's on-off model)",
+                 errorModel);
+    cmd.AddValue("errorRate", "rate: frame error rate; onoff: share of time lossy", errorRate);
+    cmd.AddValue("errorBurst", "onoff: mean lossy period, s", errorBurst);
     cmd.AddValue("timestamps", "TCP timestamps (TcpSocketBase::Timestamp)", timestamps);
     cmd.AddValue("limitedTransmit", "TcpSocketBase::LimitedTransmit", limitedTransmit);
     cmd.AddValue("recovery", "TcpL4Protocol::RecoveryType, ns3::<recovery>", recovery);
@@ -545,6 +656,12 @@ main(int argc, char* argv[])
     NS_ABORT_MSG_IF(hops < 1, "--hops must be at least 1");
     NS_ABORT_MSG_IF(spacing <= 0 || duration <= 0 || start < 0, "bad --spacing/--duration/--start");
     NS_ABORT_MSG_IF(ifq < 1 || window < 1 || segment < 1, "bad --ifq/--window/--segment");
+    NS_ABORT_MSG_IF(dupAck < 1, "--dupAck must be at least 1");
+    NS_ABORT_MSG_IF(errorModel != "none" && errorModel != "rate" && errorModel != "onoff",
+                    "--errorModel must be none, rate or onoff");
+    NS_ABORT_MSG_IF(errorModel != "none" && !(errorRate > 0 && errorRate < 1),
+                    "--errorRate must lie in (0, 1)");
+    NS_ABORT_MSG_IF(errorModel == "onoff" && !(errorBurst > 0), "--errorBurst must be positive");
     // YansWifiChannel::Receive discards a signal below RxSensitivity + 10 log10(W / 20 MHz),
     // W = 22 MHz for DSSS: compensate, so that the cut-off is --csThresh itself.
     const double widthCorrection = 10 * std::log10(22.0 / 20.0);
@@ -574,6 +691,7 @@ main(int argc, char* argv[])
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(ccTid));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(recTid));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
+    Config::SetDefault("ns3::TcpSocketBase::ReTxThreshold", UintegerValue(dupAck));
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(timestamps));
     Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(limitedTransmit));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(minRto)));
@@ -648,7 +766,42 @@ main(int argc, char* argv[])
     WifiMacHelper mac;
     mac.SetType("ns3::AdhocWifiMac", "FrameRetryLimit", UintegerValue(retryLimit));
     NetDeviceContainer devices = wifi.Install(phy, mac, nodes);
-    wifi.AssignStreams(devices, 0);
+    int64_t stream = wifi.AssignStreams(devices, 0);
+
+    // -- frame errors (see ChainErrorModel) -----------------------------------------------
+    g_errOut.resize(n);
+    g_errOutHits.assign(n, 0);
+    g_errInHits.assign(n, 0);
+    auto process = [&](OnOff& o) {
+        o.meanBad = errorBurst;
+        o.meanGood = errorBurst * (1 - errorRate) / errorRate;
+        o.u = CreateObject<UniformRandomVariable>();
+        o.u->SetStream(stream++);
+        o.e = CreateObject<ExponentialRandomVariable>();
+        o.e->SetStream(stream++);
+    };
+    for (uint32_t i = 0; i < n && errorModel != "none"; ++i)
+    {
+        auto em = CreateObject<ChainErrorModel>();
+        em->node = i;
+        if (errorModel == "rate")
+        {
+            auto rate = CreateObject<RateErrorModel>();
+            rate->SetAttribute("ErrorUnit", EnumValue(RateErrorModel::ERROR_UNIT_PACKET));
+            rate->SetAttribute("ErrorRate", DoubleValue(errorRate));
+            stream += rate->AssignStreams(stream);
+            em->rate = rate;
+        }
+        else
+        {
+            process(em->in);
+            process(g_errOut[i]);
+            DynamicCast<WifiNetDevice>(devices.Get(i))
+                ->GetPhy()
+                ->TraceConnectWithoutContext("PhyTxBegin", MakeBoundCallback(&OnErrTxBegin, i));
+        }
+        DynamicCast<WifiNetDevice>(devices.Get(i))->GetPhy()->SetPostReceptionErrorModel(em);
+    }
 
     // -- IP, routes, ARP ------------------------------------------------------------------
     InternetStackHelper internet;
@@ -798,12 +951,12 @@ main(int argc, char* argv[])
         phy0->GetAttribute("PreambleDetectionModel", pv);
         pdm = pv.Get<PreambleDetectionModel>();
     }
-    std::string errorModel;
+    std::string errorRateModel;
     {
         PointerValue pv;
         phy0->GetAttribute("InterferenceHelper", pv);
         auto ih = pv.Get<InterferenceHelper>();
-        errorModel = ih ? ih->GetErrorRateModel()->GetInstanceTypeId().GetName() : "?";
+        errorRateModel = ih ? ih->GetErrorRateModel()->GetInstanceTypeId().GetName() : "?";
     }
     PointerValue fcm;
     phy0->GetAttribute("FrameCaptureModel", fcm);
@@ -819,7 +972,9 @@ main(int argc, char* argv[])
         << ",\"cc\":" << Str(cc) << ",\"sack\":" << (sack ? 1 : 0)
         << ",\"timestamps\":" << (timestamps ? 1 : 0)
         << ",\"limited_transmit\":" << (limitedTransmit ? 1 : 0)
-        << ",\"recovery\":" << Str(recovery) << ",\"delack\":" << delAck
+        << ",\"recovery\":" << Str(recovery) << ",\"dupack\":" << dupAck
+        << ",\"error_model\":" << Str(errorModel) << ",\"error_rate\":" << Num(errorRate)
+        << ",\"error_burst_s\":" << Num(errorBurst) << ",\"delack\":" << delAck
         << ",\"delack_timeout_s\":" << Num(delAckTimeout) << ",\"init_cwnd\":" << initCwnd
         << ",\"min_rto_s\":" << Num(minRto) << ",\"window\":" << window
         << ",\"segment\":" << segment << ",\"rcv_buf\":" << window * segment
@@ -842,7 +997,7 @@ main(int argc, char* argv[])
         << ",\"preamble_detection_snr_db\":" << (pdm ? attr(pdm, "Threshold") : "null")
         << ",\"preamble_detection_window_us\":" << Us(WifiPhy::GetPreambleDetectionDuration())
         << ",\"frame_capture\":" << Str(fcm.Get<FrameCaptureModel>() ? "yes" : "none")
-        << ",\"error_rate_model\":" << Str(errorModel)
+        << ",\"error_rate_model\":" << Str(errorRateModel)
         << ",\"channel\":" << +phy0->GetChannelNumber()
         << ",\"channel_width_mhz\":" << Num(phy0->GetChannelWidth())
         << ",\"short_preamble\":" << (phy0->GetShortPhyPreambleSupported() ? "true" : "false")
@@ -962,7 +1117,10 @@ main(int argc, char* argv[])
       << ",\"bytes_rx\":" << g_tcp.rxBytes << ",\"tcp_data_segments\":" << g_tcp.dataSegs
       << ",\"tcp_retransmissions\":" << g_tcp.retxTrace
       << ",\"tcp_retx_segments\":" << g_tcp.retxSegs << ",\"tcp_rto\":" << g_tcp.rto
-      << ",\"tcp_fast_recoveries\":" << g_tcp.recoveries
+      << ",\"tcp_fast_recoveries\":" << g_tcp.recoveries << ",\"error_rx_hits\":"
+      << std::accumulate(g_errInHits.begin(), g_errInHits.end(), uint64_t{0})
+      << ",\"error_tx_hits\":"
+      << std::accumulate(g_errOutHits.begin(), g_errOutHits.end(), uint64_t{0})
       << ",\"tcp_max_cwnd_bytes\":" << g_tcp.maxCwnd << ",\"rtt_samples\":" << g_tcp.rttN
       << ",\"rtt_mean_s\":" << Num(g_tcp.rttN ? g_tcp.rttSum / g_tcp.rttN : NAN)
       << ",\"rtt_min_s\":" << Num(g_tcp.rttN ? g_tcp.rttMin : NAN)

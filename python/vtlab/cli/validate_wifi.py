@@ -28,9 +28,14 @@ __all__ = ["register_wifi", "wifi_command"]
 
 CaseOpt = Annotated[
     list[str] | None,
-    typer.Option("--case", help="Cells to run (repeatable or comma-separated; default all 16)."),
+    typer.Option(
+        "--case",
+        help=f"Cells to run (repeatable or comma-separated; default all {len(wifi.CELLS)}).",
+    ),
 ]
-QuickOpt = quick_option(f"two cells ({', '.join(wifi.QUICK)}), {wifi.QUICK_SEEDS} seeds")
+QuickOpt = quick_option(
+    f"{len(wifi.QUICK)} cells ({', '.join(wifi.QUICK)}), {wifi.QUICK_SEEDS} seeds"
+)
 SeedsOpt = seeds_option(str(wifi.DEFAULT_SEEDS))
 DurationOpt = Annotated[
     float,

@@ -9,8 +9,8 @@ use super::units::{Bytes, Dur, Fraction, Rate};
 use super::{SpecError, Validate};
 use crate::engine::Num;
 use crate::net::wifi::{
-    not_a_rate, ErrorFrames, ErrorPlacement, MediumConf, Mobility, Propagation, Reception,
-    Standard, WifiConf,
+    not_a_rate, ErrorDirection, ErrorFrames, ErrorPlacement, MediumConf, Mobility, Propagation,
+    Reception, Standard, WifiConf,
 };
 use crate::net::{LossConf, Sojourn};
 
@@ -42,8 +42,15 @@ pub struct WifiSpec {
     pub rts_threshold: Option<Bytes>,
     pub short_retry_limit: Option<u32>,
     pub long_retry_limit: Option<u32>,
+    /// One retry counter per frame instead (ns-3.44's `FrameRetryLimit`).
+    pub frame_retry_limit: Option<u32>,
+    /// Reset an RTS-set NAV when no reception follows (ns-3; default false, ns-2).
+    pub rts_nav_reset: Option<bool>,
     /// Interface queue, packets (default 50).
     pub ifq: Option<u32>,
+    /// Drop a packet queued longer than this (ns-3's `WifiMacQueue::MaxDelay`,
+    /// 500 ms there); default: no limit, as ns-2.
+    pub queue_lifetime: Option<Dur>,
     pub mac_overhead: Option<Bytes>,
     pub mtu: Option<Bytes>,
     pub tx_power_dbm: Option<f64>,
@@ -65,6 +72,8 @@ pub struct WifiSpec {
     pub error_placement: Option<ErrorPlacement>,
     /// `all` (default) or `data`.
     pub error_frames: Option<ErrorFrames>,
+    /// `both` (default) or `incoming`: which of a node's error models act.
+    pub error_direction: Option<ErrorDirection>,
 }
 
 /// A rate in the whole kbit/s the MAC works in; `path` names it in the
@@ -92,6 +101,7 @@ fn spec_field(resolved: &str) -> &str {
         "sifs_ns" => "sifs",
         "rts_threshold_bytes" => "rts_threshold",
         "ifq_packets" => "ifq",
+        "queue_lifetime_ns" => "queue_lifetime",
         "mac_overhead_bytes" => "mac_overhead",
         "mtu_bytes" => "mtu",
         other => other,
@@ -113,6 +123,9 @@ impl WifiSpec {
         }
         if let Some(f) = self.error_frames {
             w.error_frames = f;
+        }
+        if let Some(d) = self.error_direction {
+            w.error_direction = d;
         }
         w.check()
             .map_err(|(f, m)| SpecError::new(format!("{path}.{}", spec_field(&f)), m))?;
@@ -155,7 +168,14 @@ impl WifiSpec {
         }
         set(&mut w.short_retry_limit, self.short_retry_limit);
         set(&mut w.long_retry_limit, self.long_retry_limit);
+        if let Some(n) = self.frame_retry_limit {
+            w.frame_retry_limit = Some(n);
+        }
+        set(&mut w.rts_nav_reset, self.rts_nav_reset);
         set(&mut w.ifq_packets, self.ifq);
+        if let Some(d) = self.queue_lifetime {
+            w.queue_lifetime_ns = Some(d.0);
+        }
         let small = |name: &str, b: Bytes| {
             u32::try_from(b.0)
                 .map_err(|_| SpecError::new(field(name), format!("{} bytes is too large", b.0)))

@@ -129,7 +129,9 @@ macro_rules! families {
             $($(#[$attr])* $variant($ty)),*
         }
 
-        /// The resolved settings of a medium of any family.
+        /// The resolved settings of a medium of any family. Built once per
+        /// medium; the small second variant (the test bus) exists in tests only.
+        #[allow(clippy::large_enum_variant)]
         #[derive(Clone, Debug)]
         pub enum FamilyConf {
             $($(#[$attr])* $variant(<$ty as LinkFamily>::Conf)),*

@@ -18,7 +18,9 @@
 use std::collections::VecDeque;
 
 use super::phy::{dbm_to_mw, frame_duration, header_duration, noise_dbm};
-use super::{ErrorFrames, ErrorPlacement, MediumConf, Mobility, Reception, WifiConf};
+use super::{
+    ErrorDirection, ErrorFrames, ErrorPlacement, MediumConf, Mobility, Reception, WifiConf,
+};
 use crate::engine::{Duration, RngStream, Time};
 use crate::net::family::{DropCause, LinkFamily, Outbox, SiteStats};
 use crate::net::{LossModel, NodeId, Packet};
@@ -87,7 +89,8 @@ enum Exchange {
 }
 
 struct Station {
-    queue: VecDeque<(Packet, u16, u32)>,
+    /// Packet, next hop, MAC sequence number, when it was queued.
+    queue: VecDeque<(Packet, u16, u32, Time)>,
     next_seq: u32,
     cw: u32,
     /// Backoff slots left; `None`: no backoff pending.
@@ -97,6 +100,9 @@ struct Station {
     backoff_start: Time,
     short_retries: u32,
     long_retries: u32,
+    /// Failures since the last ACK (ns-3's `staRetryCount`, which sets CW under
+    /// `WifiConf::frame_retry_limit`).
+    sta_retries: u32,
     exchange: Exchange,
     /// Whether the frame in service went with RTS/CTS.
     with_rts: bool,
@@ -104,6 +110,11 @@ struct Station {
     timeout_at: Option<Time>,
     respond: Option<(Time, Frame)>,
     nav_until: Time,
+    /// An RTS set the NAV: when to reset it, and the receptions started by then
+    /// (`WifiConf::rts_nav_reset`).
+    nav_reset: Option<(Time, u64)>,
+    /// Receptions started (frames locked onto) so far.
+    rx_starts: u64,
     /// PHY idle since (`None`: busy).
     idle_since: Option<Time>,
     /// End of the last CTS/ACK timeout: the IFS counts from here too.
@@ -186,12 +197,15 @@ impl LinkFamily for Medium {
                 backoff_start: Time::ZERO,
                 short_retries: 0,
                 long_retries: 0,
+                sta_retries: 0,
                 exchange: Exchange::Idle,
                 with_rts: false,
                 access_at: None,
                 timeout_at: None,
                 respond: None,
                 nav_until: Time::ZERO,
+                nav_reset: None,
+                rx_starts: 0,
                 idle_since: Some(Time::ZERO),
                 blocked_until: Time::ZERO,
                 eifs: false,
@@ -278,10 +292,15 @@ impl LinkFamily for Medium {
     /// The station's earliest pending timer.
     fn deadline(&self, s: usize) -> Option<Time> {
         let st = &self.stations[s];
-        [st.access_at, st.timeout_at, st.respond.map(|(t, _)| t)]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            st.access_at,
+            st.timeout_at,
+            st.respond.map(|(t, _)| t),
+            st.nav_reset.map(|(t, _)| t),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     // ---- the interface to IP --------------------------------------------------
@@ -289,8 +308,13 @@ impl LinkFamily for Medium {
     /// Offer an IP packet at station `s` for neighbour `next`.
     fn enqueue(&mut self, now: Time, s: usize, next: usize, packet: Packet) {
         let w_ip = self.conf.error_placement == ErrorPlacement::Ip;
+        let outgoing = self.conf.error_direction == ErrorDirection::Both;
+        if self.stations[s].queue.len() >= self.conf.ifq_packets as usize {
+            // ns-3's `WifiMacQueue::Insert`: a full queue first sheds stale packets.
+            self.drop_expired(now, s);
+        }
         let st = &mut self.stations[s];
-        if w_ip && st.error_out.drops(now) {
+        if w_ip && outgoing && st.error_out.drops(now) {
             st.stats.link_drops += 1;
             self.out.dropped.push((s, packet, DropCause::Link));
             return;
@@ -302,7 +326,7 @@ impl LinkFamily for Medium {
         }
         let seq = st.next_seq;
         st.next_seq = st.next_seq.wrapping_add(1);
-        st.queue.push_back((packet, next as u16, seq));
+        st.queue.push_back((packet, next as u16, seq, now));
         let fresh = st.queue.len() == 1 && st.backoff.is_none() && st.exchange == Exchange::Idle;
         if fresh {
             if self.medium_idle(s, now) {
@@ -324,6 +348,19 @@ impl LinkFamily for Medium {
 
     /// Station `s`'s timer fired at `now` (stale calls do nothing).
     fn on_timer(&mut self, now: Time, s: usize) {
+        let st = &mut self.stations[s];
+        if let Some((t, starts)) = st.nav_reset {
+            if t == now {
+                st.nav_reset = None;
+                // No reception started since the RTS: its exchange failed.
+                if st.rx_starts == starts && st.nav_until > now {
+                    st.nav_until = now;
+                    self.schedule_access(s, now);
+                }
+                self.out.timers.push(s);
+                return;
+            }
+        }
         let st = &mut self.stations[s];
         if let Some((t, frame)) = st.respond {
             if t == now {
@@ -439,8 +476,10 @@ impl Medium {
         }
         let hit = |f: &Frame| w.error_frames == ErrorFrames::All || f.kind == Kind::Data;
         let st = &mut self.stations[s];
-        let corrupt =
-            w.error_placement == ErrorPlacement::Mac && hit(&frame) && st.error_out.drops(now);
+        let corrupt = w.error_placement == ErrorPlacement::Mac
+            && w.error_direction == ErrorDirection::Both
+            && hit(&frame)
+            && st.error_out.drops(now);
         st.transmitting = true;
         st.stats.frames_sent += 1;
         // Half duplex: sending aborts a reception (not counted as an rx error:
@@ -458,6 +497,7 @@ impl Medium {
             // SINR against the energy already on the air (this frame excluded).
             let others = (self.energy[r] - p).max(0.0);
             if p / (self.noise_mw + others) >= lock {
+                st.rx_starts += 1;
                 st.rx = Some(Rx {
                     from: s as u16,
                     power_mw: p,
@@ -619,6 +659,28 @@ impl Medium {
         }
     }
 
+    /// Drop the packets queued at station `s` for longer than the queue lifetime
+    /// (`WifiConf::queue_lifetime_ns`), except the one being sent: ns-3's
+    /// `WifiMacQueue` removes expired MPDUs that are not in flight. They count as
+    /// queue drops.
+    fn drop_expired(&mut self, now: Time, s: usize) {
+        let Some(lifetime) = self.conf.queue_lifetime_ns else {
+            return;
+        };
+        let st = &mut self.stations[s];
+        let in_service = st.exchange != Exchange::Idle;
+        let first = usize::from(in_service);
+        // Packets are queued in time order: the expired ones are a prefix.
+        while let Some(&(p, _, _, at)) = st.queue.get(first) {
+            if at + Duration(lifetime) > now {
+                break;
+            }
+            st.queue.remove(first);
+            st.stats.queue_drops += 1;
+            self.out.dropped.push((s, p, DropCause::Queue));
+        }
+    }
+
     fn draw_backoff(&mut self, s: usize, now: Time) {
         let st = &mut self.stations[s];
         st.backoff = Some(st.backoff_rng.uniform_int(0, u64::from(st.cw)) as u32);
@@ -626,9 +688,18 @@ impl Medium {
     }
 
     fn start_exchange(&mut self, now: Time, s: usize) {
+        // ns-3's `FrameExchangeManager::StartTransmission` drops the packets whose
+        // lifetime has passed before it picks one; with none left it releases the
+        // medium and draws a new backoff.
+        self.drop_expired(now, s);
+        if self.stations[s].queue.is_empty() {
+            self.draw_backoff(s, now);
+            self.schedule_access(s, now);
+            return;
+        }
         let w = &self.conf;
         let st = &mut self.stations[s];
-        let Some(&(packet, next, seq)) = st.queue.front() else {
+        let Some(&(packet, next, seq, _)) = st.queue.front() else {
             return;
         };
         let bytes = packet.ip_bytes + w.mac_overhead_bytes;
@@ -671,7 +742,20 @@ impl Medium {
         let to_me = f.dst as usize == r;
         let st = &mut self.stations[r];
         if !to_me {
-            st.nav_until = st.nav_until.max(now + f.nav);
+            if now + f.nav > st.nav_until {
+                st.nav_until = now + f.nav;
+                if f.kind == Kind::Rts && self.conf.rts_nav_reset {
+                    // 802.11 §10.3.2.4 as ns-3 does it: reset the NAV if no
+                    // reception starts within 2·SIFS + CTS + the PHY header +
+                    // 2 slots (ns-3 counts the header twice).
+                    let delay = self.sifs.saturating_mul(2)
+                        + self.cts
+                        + self.header
+                        + self.slot.saturating_mul(2);
+                    st.nav_reset = Some((now + delay, st.rx_starts));
+                    self.out.timers.push(r);
+                }
+            }
             self.response_missed(now, r);
             return;
         }
@@ -697,9 +781,13 @@ impl Medium {
             }
             Kind::Cts if st.exchange == Exchange::Awaiting(Kind::Cts) => {
                 st.timeout_at = None;
-                st.short_retries = 0;
+                if self.conf.frame_retry_limit.is_none() {
+                    // 802.11: a CTS resets the short retry counter (ns-3.44's
+                    // per-frame counter goes on).
+                    st.short_retries = 0;
+                }
                 st.exchange = Exchange::DataAfterCts;
-                let (packet, next, seq) =
+                let (packet, next, seq, _) =
                     st.queue.front().copied().unwrap_or_else(|| unreachable!());
                 let data = self.data_frame(r, packet, next, seq);
                 self.stations[r].respond = Some((now + self.sifs, data));
@@ -710,6 +798,7 @@ impl Medium {
                 st.queue.pop_front();
                 st.short_retries = 0;
                 st.long_retries = 0;
+                st.sta_retries = 0;
                 st.cw = self.conf.cw_min;
                 st.exchange = Exchange::Idle;
                 self.draw_backoff(r, now);
@@ -774,7 +863,11 @@ impl Medium {
         st.exchange = Exchange::Idle;
         st.blocked_until = now;
         st.stats.retries += 1;
-        let exhausted = if kind == Kind::Ack && st.with_rts {
+        let exhausted = if let Some(limit) = w.frame_retry_limit {
+            // ns-3.44: one counter per frame, RTS and data attempts alike.
+            st.short_retries += 1;
+            st.short_retries >= limit
+        } else if kind == Kind::Ack && st.with_rts {
             st.long_retries += 1;
             st.long_retries >= w.long_retry_limit
         } else {
@@ -782,17 +875,34 @@ impl Medium {
             st.short_retries >= w.short_retry_limit
         };
         if exhausted {
-            if let Some((p, _, _)) = st.queue.pop_front() {
+            if let Some((p, _, _, _)) = st.queue.pop_front() {
                 st.stats.retry_drops += 1;
                 st.stats.link_drops += 1;
                 self.out.dropped.push((s, p, DropCause::Link));
             }
             st.short_retries = 0;
             st.long_retries = 0;
-            st.cw = w.cw_min;
-        } else {
-            st.cw = (2 * st.cw + 1).min(w.cw_max);
         }
+        st.cw = match w.frame_retry_limit {
+            // ns-3.44's `Txop::UpdateFailedCw`: CW follows the failures since
+            // the last ACK, up to the limit, then starts over; a drop does not
+            // reset it.
+            Some(limit) if st.sta_retries < limit => {
+                st.sta_retries += 1;
+                let grown = if st.sta_retries >= 32 {
+                    u64::MAX
+                } else {
+                    (u64::from(w.cw_min) + 1) << st.sta_retries
+                };
+                (grown.min(u64::from(w.cw_max) + 1) - 1) as u32
+            }
+            Some(_) => {
+                st.sta_retries = 0;
+                w.cw_min
+            }
+            None if exhausted => w.cw_min,
+            None => (2 * st.cw + 1).min(w.cw_max),
+        };
         self.draw_backoff(s, now);
         self.schedule_access(s, now);
     }

@@ -50,6 +50,27 @@ pub enum ErrorFrames {
     Data,
 }
 
+/// Which of a node's two error models act.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorDirection {
+    /// Incoming and outgoing (ns-2's `IncomingErrProc` and `OutgoingErrProc`).
+    #[default]
+    Both,
+    /// Incoming only: every frame a station receives, overheard frames included
+    /// (ns-3's `WifiPhy::PostReceptionErrorModel`).
+    Incoming,
+}
+
+impl ErrorDirection {
+    fn is_both(&self) -> bool {
+        *self == ErrorDirection::Both
+    }
+}
+
+/// Longest MAC queue lifetime: one hour.
+pub const MAX_QUEUE_LIFETIME_NS: u64 = 3_600_000_000_000;
+
 /// Resolved 802.11 settings of one medium (every value explicit).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -71,8 +92,23 @@ pub struct WifiConf {
     pub short_retry_limit: u32,
     /// Attempts of data frames sent after RTS/CTS (dot11LongRetryLimit, 4).
     pub long_retry_limit: u32,
+    /// Instead of the two: attempts per frame, RTS and data failures counted
+    /// together, and CW set by the failures since the last ACK, not reset by a
+    /// drop (ns-3.44's `WifiMac::FrameRetryLimit`). Unset: the two limits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_retry_limit: Option<u32>,
+    /// A station whose NAV an overheard RTS set resets it when no reception
+    /// starts within 2·SIFS + CTS + PHY header + 2 slots after the RTS (802.11
+    /// §10.3.2.4, ns-3's `NavResetTimeout`); ns-2 keeps it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rts_nav_reset: bool,
     /// Interface queue per node, packets (the frame being sent included).
     pub ifq_packets: u32,
+    /// A packet queued longer than this is dropped when the station gets the
+    /// medium or when a full queue is offered a packet, unless it is being sent
+    /// (ns-3's `WifiMacQueue::MaxDelay`). Unset: no limit (ns-2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_lifetime_ns: Option<u64>,
     /// MAC bytes added to an IP packet: 24 header + 8 LLC/SNAP + 4 FCS.
     pub mac_overhead_bytes: u32,
     pub mtu_bytes: u32,
@@ -96,6 +132,9 @@ pub struct WifiConf {
     pub error: LossConf,
     pub error_placement: ErrorPlacement,
     pub error_frames: ErrorFrames,
+    /// Both error models (default) or the incoming one only.
+    #[serde(default, skip_serializing_if = "ErrorDirection::is_both")]
+    pub error_direction: ErrorDirection,
 }
 
 /// A shared medium and the nodes on it (by name), with their motion.
@@ -126,7 +165,10 @@ impl WifiConf {
             rts_threshold_bytes: 0,
             short_retry_limit: 7,
             long_retry_limit: 4,
+            frame_retry_limit: None,
+            rts_nav_reset: false,
             ifq_packets: 50,
+            queue_lifetime_ns: None,
             mac_overhead_bytes: 36,
             mtu_bytes: 1500,
             tx_power_dbm: 24.5,
@@ -140,6 +182,7 @@ impl WifiConf {
             error: LossConf::None,
             error_placement: ErrorPlacement::Mac,
             error_frames: ErrorFrames::All,
+            error_direction: ErrorDirection::Both,
         }
     }
 
@@ -199,7 +242,13 @@ impl WifiConf {
         let short = u64::from(self.short_retry_limit);
         range("short_retry_limit", short, 1, 255)?;
         range("long_retry_limit", u64::from(self.long_retry_limit), 1, 255)?;
+        if let Some(n) = self.frame_retry_limit {
+            range("frame_retry_limit", u64::from(n), 1, 255)?;
+        }
         range("ifq_packets", u64::from(self.ifq_packets), 1, 1_000_000)?;
+        if let Some(ns) = self.queue_lifetime_ns {
+            range("queue_lifetime_ns", ns, 1_000, MAX_QUEUE_LIFETIME_NS)?;
+        }
         let overhead = u64::from(self.mac_overhead_bytes);
         range("mac_overhead_bytes", overhead, 0, 1_000)?;
         range("mtu_bytes", u64::from(self.mtu_bytes), 68, 7_935)

@@ -251,6 +251,13 @@ fn the_interface_queue_drops_when_full() {
 /// Delivered share of 200 packets offered 50 ms apart under an error model
 /// on data frames that is bad (every frame lost) a third of the time.
 fn delivered_share(placement: super::ErrorPlacement) -> (f64, u64) {
+    delivered_share_dir(placement, super::ErrorDirection::Both)
+}
+
+fn delivered_share_dir(
+    placement: super::ErrorPlacement,
+    direction: super::ErrorDirection,
+) -> (f64, u64) {
     use crate::net::{LossConf, Sojourn};
     let mut d = Driver::new(medium(&[0.0, 200.0], |w| {
         w.error = LossConf::GilbertElliott {
@@ -262,6 +269,7 @@ fn delivered_share(placement: super::ErrorPlacement) -> (f64, u64) {
         };
         w.error_frames = super::ErrorFrames::Data;
         w.error_placement = placement;
+        w.error_direction = direction;
         w.rts_threshold_bytes = 65_535;
     }));
     for i in 0..200 {
@@ -286,4 +294,155 @@ fn the_error_model_at_ip_loses_what_the_mac_repairs() {
     let (mac, retries) = delivered_share(super::ErrorPlacement::Mac);
     assert!(mac > 0.8, "{mac}");
     assert!(retries > 50, "{retries}");
+}
+
+#[test]
+fn the_incoming_direction_spares_the_sender_s_model() {
+    // Incoming only (ns-3's post-reception model): at IP a packet survives the
+    // receiver's model alone, 2/3 of the time (±0.12 as above), not (2/3)².
+    let (ip, _) = delivered_share_dir(super::ErrorPlacement::Ip, super::ErrorDirection::Incoming);
+    assert!((ip - 0.667).abs() < 0.12, "{ip}");
+}
+
+#[test]
+fn the_queue_lifetime_drops_stale_packets_at_access() {
+    // No RTS, receiver in range, lifetime 10 ms, three packets offered at 0.
+    // Packet 0: data 50–4946 µs, ACK 4956–5260 µs, then a backoff of U[0, 31]
+    // slots: packet 1 goes at 5260 + 50 + at most 620 µs = 5930 µs (< 10 ms),
+    // its ACK ends by 5930 + 4896 + 10 + 304 = 11 140 µs. Packet 2 gets the
+    // medium after that (at least DIFS later, > 10 ms): expired, dropped.
+    let mut d = Driver::new(medium(&[0.0, 200.0], |w| {
+        w.rts_threshold_bytes = 65_535;
+        w.queue_lifetime_ns = Some(10_000_000);
+    }));
+    for i in 0..3 {
+        d.enqueue_at(Time::ZERO, 0, 1, packet(552, i));
+    }
+    d.run_until(us(1_000_000));
+    let got: Vec<u64> = d.delivered.iter().map(|x| x.2).collect();
+    assert_eq!(got, [0, 1]);
+    assert_eq!(d.dropped.len(), 1);
+    let (t, s, cause) = d.dropped[0];
+    assert!(t > us(10_000) && t < us(11_140 + 50 + 620), "{t:?}");
+    assert_eq!((s, cause), (0, DropCause::Queue));
+    assert_eq!(d.m.stats(0).queue_drops, 1);
+    // Without a lifetime all three arrive.
+    let mut d = Driver::new(medium(&[0.0, 200.0], |w| w.rts_threshold_bytes = 65_535));
+    for i in 0..3 {
+        d.enqueue_at(Time::ZERO, 0, 1, packet(552, i));
+    }
+    d.run_until(us(1_000_000));
+    assert_eq!(d.delivered.len(), 3);
+}
+
+#[test]
+fn the_frame_in_service_never_expires_but_its_retry_does() {
+    // Receiver out of range, lifetime 10 ms, one packet, no RTS. Attempt 1:
+    // 50–4946 µs, ACK timeout 222 µs later (5168), backoff ≤ 63 slots: attempt
+    // 2 starts by 5168 + 50 + 1260 = 6478 µs (< 10 ms, so it goes) and ends
+    // after 5218 + 4896 = 10 114 µs; at the next access the packet is 10 ms old
+    // and not being sent: dropped as expired, not at the retry limit.
+    let mut d = Driver::new(medium(&[0.0, 1000.0], |w| {
+        w.rts_threshold_bytes = 65_535;
+        w.queue_lifetime_ns = Some(10_000_000);
+    }));
+    d.enqueue_at(Time::ZERO, 0, 1, packet(552, 1));
+    d.run_until(us(1_000_000));
+    let s = d.m.stats(0);
+    assert_eq!((s.frames_sent, s.retries, s.retry_drops), (2, 2, 0));
+    assert_eq!(d.dropped.len(), 1);
+    assert_eq!(d.dropped[0].2, DropCause::Queue);
+}
+
+#[test]
+fn a_full_queue_sheds_stale_packets_before_refusing() {
+    // IFQ 2, lifetime 3 ms, receiver out of range, no RTS. Packets 0 and 1 at
+    // 0: packet 0 is in the air 50–4946 µs. Packet 2 at 4 ms finds the queue
+    // full; packet 1 (expired at 3 ms, not in service) makes room: it is
+    // dropped at 4 ms and packet 2 is queued. Without the lifetime packet 2 is
+    // refused.
+    let mut d = Driver::new(medium(&[0.0, 1000.0], |w| {
+        w.rts_threshold_bytes = 65_535;
+        w.ifq_packets = 2;
+        w.queue_lifetime_ns = Some(3_000_000);
+    }));
+    d.enqueue_at(Time::ZERO, 0, 1, packet(552, 0));
+    d.enqueue_at(Time::ZERO, 0, 1, packet(552, 1));
+    d.enqueue_at(us(4_000), 0, 1, packet(552, 2));
+    assert_eq!(d.dropped, [(us(4_000), 0, DropCause::Queue)]);
+    // packet 2 is sent: a second transmission starts after packet 0's timeout
+    // (5168 µs), when packet 0 (expired, no longer in service) is dropped.
+    d.run_until(us(6_500));
+    assert_eq!(d.starts.len(), 2);
+    assert_eq!(d.dropped.len(), 2);
+    let mut d = Driver::new(medium(&[0.0, 1000.0], |w| {
+        w.rts_threshold_bytes = 65_535;
+        w.ifq_packets = 2;
+    }));
+    d.enqueue_at(Time::ZERO, 0, 1, packet(552, 0));
+    d.enqueue_at(Time::ZERO, 0, 1, packet(552, 1));
+    d.enqueue_at(us(4_000), 0, 1, packet(552, 2));
+    assert_eq!(d.dropped, [(us(4_000), 0, DropCause::Queue)]);
+    d.run_until(us(6_500));
+    // here packet 0 is retried instead
+    assert_eq!((d.starts.len(), d.dropped.len()), (2, 1));
+}
+
+/// Frames station 0 sends to a neighbour whose incoming model fails every
+/// data frame (RTS and CTS get through) before the packet is dropped.
+fn frames_until_dropped(edit: impl FnOnce(&mut WifiConf)) -> (u64, u64) {
+    let mut d = Driver::new(medium(&[0.0, 200.0], |w| {
+        w.error = crate::net::LossConf::Bernoulli { mean_loss: 1.0 };
+        w.error_frames = super::ErrorFrames::Data;
+        w.error_direction = super::ErrorDirection::Incoming;
+        edit(w);
+    }));
+    d.enqueue_at(Time::ZERO, 0, 1, packet(552, 1));
+    d.run_until(us(10_000_000));
+    assert_eq!(d.dropped.len(), 1);
+    let s = d.m.stats(0);
+    (s.frames_sent, s.retry_drops)
+}
+
+#[test]
+fn the_frame_retry_limit_counts_rts_and_data_together() {
+    // 802.11 (ns-2): each CTS resets the short counter, the data frame after it
+    // has the long limit, 4 attempts: 4 × (RTS + data) = 8 frames.
+    assert_eq!(frames_until_dropped(|_| {}), (8, 1));
+    // ns-3.44's FrameRetryLimit 7: 7 attempts of the frame, each RTS + data.
+    assert_eq!(
+        frames_until_dropped(|w| w.frame_retry_limit = Some(7)),
+        (14, 1)
+    );
+}
+
+/// When station 1 (200 m from station 0) first transmits: station 0 sends
+/// one RTS (50–402 µs) to station 2, 1 km away, which never answers (short
+/// retry limit 1: then it gives up); station 1 overhears the RTS and gets a
+/// packet for station 0 at 100 µs, while the medium is busy.
+fn first_send_after_a_failed_rts(nav_reset: bool) -> Time {
+    let mut d = Driver::new(medium(&[0.0, 200.0, 1000.0], |w| {
+        w.short_retry_limit = 1;
+        w.rts_nav_reset = nav_reset;
+    }));
+    d.enqueue_at(Time::ZERO, 0, 2, packet(552, 1));
+    d.enqueue_at(us(100), 1, 0, packet(552, 2));
+    d.run_until(us(100_000));
+    assert_eq!(d.starts[0], (us(50), 0));
+    assert_eq!(d.starts[1].1, 1);
+    d.starts[1].0
+}
+
+#[test]
+fn an_rts_without_an_exchange_releases_the_nav_after_556_us() {
+    // The RTS's NAV covers 3·SIFS + CTS + data + ACK = 30 + 304 + 4896 + 304 =
+    // 5534 µs from its end (402 µs): station 1 defers to 5936 µs, then DIFS and
+    // its backoff of 0–31 slots: it sends in [5986, 6606] µs.
+    let kept = first_send_after_a_failed_rts(false);
+    assert!(kept >= us(5_986) && kept <= us(6_606), "{kept:?}");
+    // With the reset (ns-3): no reception starts within 2·SIFS + CTS (304) +
+    // PHY header (192) + 2 slots = 556 µs, so the NAV ends at 958 µs and
+    // station 1 sends in [1008, 1628] µs.
+    let reset = first_send_after_a_failed_rts(true);
+    assert!(reset >= us(1_008) && reset <= us(1_628), "{reset:?}");
 }
