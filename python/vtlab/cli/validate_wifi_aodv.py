@@ -30,9 +30,7 @@ CaseOpt = Annotated[
     list[str] | None,
     typer.Option("--case", help="Cells to run (repeatable or comma-separated; default all 8)."),
 ]
-QuickOpt = quick_option(
-    f"two cells ({', '.join(wifi_aodv.QUICK)}), {wifi_aodv.QUICK_SEEDS} seeds"
-)
+QuickOpt = quick_option(f"two cells ({', '.join(wifi_aodv.QUICK)}), {wifi_aodv.QUICK_SEEDS} seeds")
 SeedsOpt = seeds_option(str(wifi_aodv.DEFAULT_SEEDS))
 StoreNs3Opt = Annotated[
     bool,

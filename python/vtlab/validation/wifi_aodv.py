@@ -32,10 +32,10 @@ from vtlab import _core
 from vtlab.api import core_build
 from vtlab.ns3.process import run_child
 from vtlab.ns3.program import (
+    PINNED_NS3_VERSION,
     WIFI_PROGRAM,
     Ns3Binary,
     Ns3Error,
-    PINNED_NS3_VERSION,
     Ns3NotInstalled,
     Program,
     build_program,
@@ -356,9 +356,7 @@ def validate(
     files = [] if grid.rerun_ns3 else list(stored or [stored_ns3_runs_path()])
     family = AodvFamily(grid, ns3_hash(), core_build(), stored=files, command=command, log=log)
     if not grid.rerun_ns3:
-        wanted = (
-            (r.key, f"{r.cell.name} r{r.seed}") for r in family.cases() if r.side == NS3
-        )
+        wanted = ((r.key, f"{r.cell.name} r{r.seed}") for r in family.cases() if r.side == NS3)
         require_stored(files, wanted, record_key, "wifi_aodv.cc", family.ns_hash)
     return protocol.validate(
         family,
