@@ -77,7 +77,7 @@ TOLERANCE = wifi.TOLERANCE
 DEFAULT_SEEDS = 10
 QUICK_SEEDS = 3
 MAX_SEEDS = 1000
-NS3_RUNS = (1, 2, 3, 4, 5)
+NS3_RUNS = tuple(range(1, 11))
 #: ns-3's AODV counters (its ``aodv`` line), means per run summed over the nodes.
 AODV_COUNTERS = ("rreq_tx", "rrep_tx", "rerr_tx", "hello_tx", "ip_bytes", "first_rx_s")
 

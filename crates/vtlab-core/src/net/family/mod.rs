@@ -129,8 +129,10 @@ macro_rules! families {
             $($(#[$attr])* $variant($ty)),*
         }
 
-        /// The resolved settings of a medium of any family.
+        /// The resolved settings of a medium of any family (a plan holds a few:
+        /// not boxed, as [`AnyFamily`]).
         #[derive(Clone, Debug)]
+        #[allow(clippy::large_enum_variant)]
         pub enum FamilyConf {
             $($(#[$attr])* $variant(<$ty as LinkFamily>::Conf)),*
         }
