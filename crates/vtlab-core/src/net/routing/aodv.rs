@@ -115,7 +115,9 @@ pub enum Act<P> {
 /// Counters of one station's protocol.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AodvStats {
+    /// Route requests this station started, and those it forwarded.
     pub rreq_sent: u64,
+    pub rreq_forwarded: u64,
     pub rrep_sent: u64,
     pub rerr_sent: u64,
     pub hello_sent: u64,
@@ -767,6 +769,7 @@ impl<P: Clone> Aodv<P> {
             return;
         }
         self.last_bcast = Some(now);
+        self.stats.rreq_forwarded += 1;
         let fwd = Msg::Rreq {
             id,
             hops,

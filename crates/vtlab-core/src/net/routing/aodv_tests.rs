@@ -192,6 +192,10 @@ fn a_three_station_line_finds_its_route_on_the_second_ring() {
         lifetime: MY_ROUTE_TIMEOUT,
     };
     assert_eq!(replies, [(t3, 2, reply, 1), (t3, 1, relayed, 0)]);
+    assert_eq!(
+        (net.st[0].stats.rreq_sent, net.st[1].stats.rreq_forwarded),
+        (2, 1)
+    );
     // The waiting packet leaves for station 1 with the reply, and no third
     // request follows.
     assert_eq!(net.data, [(t3, 0, 7, 1)]);
