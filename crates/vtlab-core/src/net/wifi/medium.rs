@@ -260,12 +260,7 @@ impl LinkFamily for Medium {
             power_known: vec![false; n],
             on_air: Vec::with_capacity(n),
             out: Outbox::default(),
-            aodv: match conf.routing {
-                Routing::Static => Vec::new(),
-                Routing::Aodv => (0..n)
-                    .map(|k| Aodv::new(k as u16, n, stream("aodv", &conf.nodes[k])))
-                    .collect(),
-            },
+            aodv: relay::protocols(conf, seed),
             ctl: Vec::new(),
             ctl_free: Vec::new(),
         }

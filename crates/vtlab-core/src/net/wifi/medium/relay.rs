@@ -4,11 +4,27 @@
 //! messages, which queue, contend, collide and get lost like any frame.
 
 use super::{Body, Exchange, Medium};
-use crate::engine::Time;
+use crate::engine::{RngStream, Time};
 use crate::net::family::DropCause;
-use crate::net::routing::aodv::{Act, Msg};
-use crate::net::wifi::ErrorPlacement;
+use crate::net::routing::aodv::{Act, Aodv, Msg};
+use crate::net::routing::Routing;
+use crate::net::wifi::{ErrorPlacement, MediumConf};
 use crate::net::Packet;
+
+/// AODV at every station of a medium under `routing = "aodv"` (none under
+/// static routes), each drawing from its own stream `wifi/<medium>/aodv/<node>`.
+pub(super) fn protocols(conf: &MediumConf, seed: u64) -> Vec<Aodv<Packet>> {
+    let n = conf.nodes.len();
+    match conf.routing {
+        Routing::Static => Vec::new(),
+        Routing::Aodv => (0..n)
+            .map(|k| {
+                let label = format!("wifi/{}/aodv/{}", conf.name, conf.nodes[k]);
+                Aodv::new(k as u16, n, RngStream::for_component(seed, &label))
+            })
+            .collect(),
+    }
+}
 
 impl Medium {
     /// The IP bytes a frame's body carries.
@@ -184,7 +200,7 @@ impl Medium {
 
     /// The protocol of station `s` (tests).
     #[cfg(test)]
-    pub(crate) fn aodv(&self, s: usize) -> Option<&crate::net::routing::aodv::Aodv<Packet>> {
+    pub(crate) fn aodv(&self, s: usize) -> Option<&Aodv<Packet>> {
         self.aodv.get(s)
     }
 }
