@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import statistics
 import threading
 import time
@@ -84,7 +85,7 @@ AODV_COUNTERS = ("rreq_tx", "rrep_tx", "rerr_tx", "hello_tx", "ip_bytes", "first
 #: The AODV variant of the chain program (see :func:`combined_source`).
 AODV_PROGRAM = Program(
     "AODV Wi-Fi program",
-    lambda: source_dir() / "wifi_aodv.cc",
+    lambda: Path(os.environ.get("VTLAB_NS3_WIFI_AODV_SOURCE") or source_dir() / "wifi_aodv.cc"),
     "VTLAB_NS3_WIFI_AODV_SOURCE",
     "wifi_aodv",
     "ns3-wifi-aodv",
