@@ -37,9 +37,11 @@ pub const NODE_TRAVERSAL_TIME: Duration = Duration::from_millis(40);
 pub const NET_TRAVERSAL_TIME: Duration = Duration::from_millis(2_800);
 /// 2 · NET_TRAVERSAL_TIME.
 pub const PATH_DISCOVERY_TIME: Duration = Duration::from_millis(5_600);
-/// Lifetime a destination gives its route in a reply: 2 · ACTIVE_ROUTE_TIMEOUT... as ns-3 sets it (11.2 s).
+/// Lifetime a destination gives its route in a reply: ns-3's MyRouteTimeout,
+/// 2 · max(PATH_DISCOVERY_TIME, ACTIVE_ROUTE_TIMEOUT).
 pub const MY_ROUTE_TIMEOUT: Duration = Duration::from_millis(11_200);
-/// How long an invalidated route is kept (its sequence number with it).
+/// How long an invalidated route is kept (its sequence number with it): ns-3's
+/// DeletePeriod, 5 · max(ACTIVE_ROUTE_TIMEOUT, HELLO_INTERVAL).
 pub const DELETE_PERIOD: Duration = Duration::from_secs(15);
 pub const NET_DIAMETER: u16 = 35;
 pub const TTL_START: u16 = 1;
