@@ -624,13 +624,14 @@ impl<P: Clone> Aodv<P> {
         }
     }
 
-    /// Destinations whose valid or invalid route goes through `next`, with
-    /// their sequence numbers.
+    /// Destinations whose table entry, in any state, goes through `next`, with
+    /// their sequence numbers (ns-3 `GetListOfDestinationWithNextHop`: an
+    /// entry already invalid or searching counts too).
     fn through(&self, next: Addr) -> Vec<(Addr, u32)> {
         (0..self.routes.len())
             .filter(|&d| {
                 let r = &self.routes[d];
-                matches!(r.flag, Flag::Valid | Flag::Invalid) && r.next == next
+                r.flag != Flag::Absent && r.next == next
             })
             .map(|d| (d as Addr, self.routes[d].seq))
             .collect()
@@ -920,15 +921,15 @@ impl<P: Clone> Aodv<P> {
         self.unicast(fwd, to_origin.next);
     }
 
-    /// A route error from `from`: the listed destinations this station
-    /// reaches through `from` are invalid, and its precursors are told.
+    /// A route error from `from`: the listed destinations whose entry goes
+    /// through `from` are invalid, and its precursors are told, whether or not
+    /// the entry was still valid (ns-3 `RecvError`).
     fn recv_error(&mut self, now: Time, from: Addr, listed: Vec<(Addr, u32)>) {
         let through = self.through(from);
         let mut unreachable = Vec::new();
         let mut precursors = 0u128;
         for (d, seq) in listed {
-            let routed = through.iter().any(|&(t, _)| t == d);
-            if routed && self.routes[d as usize].flag == Flag::Valid {
+            if through.iter().any(|&(t, _)| t == d) {
                 precursors |= self.routes[d as usize].precursors;
                 unreachable.push((d, seq));
             }
