@@ -308,3 +308,46 @@ fn the_buffer_of_packets_awaiting_a_route_drops_its_oldest() {
         .collect();
     assert_eq!(drops, [0]);
 }
+
+#[test]
+fn a_route_error_is_passed_on_even_for_a_route_already_invalid() {
+    // Station 1 relays 0's route to 3 through 2 (0 is its precursor). Each
+    // RERR from 2 naming 3 goes on to 0 by unicast, the second one too,
+    // though the first already invalidated the route (ns-3 `RecvError` takes
+    // every entry through the sender, whatever its state).
+    let mut a: Aodv<u32> = Aodv::new(1, 4, RngStream::for_component(7, "e"));
+    let rreq = Msg::Rreq {
+        id: 1,
+        hops: 0,
+        ttl: 5,
+        dst: 3,
+        dst_seq: 0,
+        unknown_seq: true,
+        origin: 0,
+        origin_seq: 1,
+    };
+    a.receive(ms(10), 0, rreq);
+    let rrep = Msg::Rrep {
+        hops: 1,
+        ttl: 3,
+        dst: 3,
+        dst_seq: 4,
+        origin: 0,
+        lifetime: MY_ROUTE_TIMEOUT,
+    };
+    a.receive(ms(20), 2, rrep);
+    a.out.clear();
+    let rerr = Msg::Rerr {
+        unreachable: vec![(3, 5)],
+    };
+    a.receive(ms(30), 2, rerr.clone());
+    a.receive(ms(40), 2, rerr.clone());
+    let sent: Vec<_> = a
+        .out
+        .iter()
+        .filter(|x| matches!(x, Act::Send { .. }))
+        .collect();
+    let to_0 = Act::Send { msg: rerr, to: 0 };
+    assert_eq!(sent, [&to_0, &to_0]);
+    assert_eq!(a.relay(ms(50), 0, 3), None);
+}
