@@ -420,14 +420,22 @@ impl<P: Clone> Aodv<P> {
         };
     }
 
+    /// Neighbour `n` is heard from for at least `lifetime`; a new one purges
+    /// the list, which re-arms the purge an interval later (ns-3
+    /// `Neighbors::Update`).
     fn neighbour_seen(&mut self, now: Time, n: Addr, lifetime: Duration) {
         let e = &mut self.neighbours[n as usize];
+        let new = e.is_none();
         *e = Some(e.map_or(now + lifetime, |t| t.max(now + lifetime)));
+        if new {
+            self.purge_neighbours(now);
+        }
     }
 
     /// Neighbours not heard for ALLOWED_HELLO_LOSS HELLO intervals (or whose
-    /// frames the MAC gave up on) are lost links; the purge repeats every
-    /// HELLO interval while the list is not empty (ns-3 `Neighbors::Purge`).
+    /// frames the MAC gave up on) are lost links; the purge repeats an HELLO
+    /// interval after the last one while the list is not empty (ns-3
+    /// `Neighbors::Purge`).
     fn purge_neighbours(&mut self, now: Time) {
         if self.neighbours.iter().all(Option::is_none) {
             self.purge_at = None;

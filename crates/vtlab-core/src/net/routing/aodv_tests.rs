@@ -258,8 +258,10 @@ fn a_broken_link_sends_a_route_error_to_the_precursor() {
 #[test]
 fn a_neighbour_silent_for_two_hello_intervals_is_lost_at_the_next_purge() {
     // Station 1 hears station 0's HELLO at 50 ms: a neighbour until 50 ms +
-    // ALLOWED_HELLO_LOSS · HELLO_INTERVAL = 2.05 s. The list is purged every
-    // HELLO_INTERVAL from the start (1, 2, 3 s): the loss shows at 3 s.
+    // ALLOWED_HELLO_LOSS · HELLO_INTERVAL = 2.05 s. A new neighbour purges the
+    // list at once, which re-arms the purge every HELLO_INTERVAL from then:
+    // 1.05 s, 2.05 s (not yet expired: the expiry must have passed), 3.05 s,
+    // where the loss shows.
     let mut net = Line::new(2, false);
     let hello = Msg::Rrep {
         hops: 0,
@@ -271,9 +273,9 @@ fn a_neighbour_silent_for_two_hello_intervals_is_lost_at_the_next_purge() {
     };
     net.run_until(ms(50));
     net.st[1].receive(ms(50), 0, hello);
-    net.run_until(ms(2_999));
+    net.run_until(ms(3_049));
     assert_eq!(net.st[1].stats.link_failures, 0);
-    net.run_until(ms(3_000));
+    net.run_until(ms(3_050));
     assert_eq!(net.st[1].stats.link_failures, 1);
 }
 
