@@ -224,3 +224,17 @@ def test_api_resumes_an_interrupted_campaign(quick):
     assert outcome.simulated == removed
     assert outcome.loaded == total - removed
     assert len(outcome.findings) == len(pd.read_csv(out / "findings.csv"))
+
+
+def test_routing_grid_sets_aodv_beside_static_routes(quick):
+    out, _, _ = quick
+    r = pd.read_csv(out / "routing.csv")
+    assert set(r["routing"]) == {"static", "aodv"}
+    assert set(r["hops"]) == set(J.QUICK.hops)
+    clean = r[r["error"] == J.CLEAN].groupby(["hops", "routing"])["mean"].max()
+    # AODV's HELLOs and route discovery (about 1.4 s before the first byte over 8
+    # hops, validation/wifi-aodv) cost the 20 s chain some throughput.
+    assert 0 < clean[(8, "aodv")] < clean[(8, "static")]
+    c = pd.read_csv(out / "comparison.csv")
+    assert c["note"].str.startswith("aodv: ").sum() == 4
+    assert "AODV" in (out / "report.md").read_text()

@@ -19,15 +19,15 @@ PACKAGE = Path(__file__).resolve().parents[2] / "python" / "vtlab"
 def test_the_validation_data_lie_inside_the_package(monkeypatch):
     monkeypatch.delenv(packagedata.VALIDATION_ENV, raising=False)
     from vtlab.ns3 import lte, program
-    from vtlab.validation import iso15118, v2g, wifi
+    from vtlab.validation import iso15118, v2g, wifi, wifi_aodv
 
     found = packagedata.validation_dir()
     assert found == PACKAGE / "_data" / "validation"
-    for source in ("v2g.cc", "wifi.cc", "iso15118.cc", "lte.cc"):
+    for source in ("v2g.cc", "wifi.cc", "wifi_aodv.cc", "iso15118.cc", "lte.cc"):
         assert (packagedata.ns3_source_dir() / source).is_file()
     assert program.source_path() == found / "ns3" / "v2g.cc"
     assert lte.lte_source_path() == found / "ns3" / "lte.cc"
-    for family in (v2g, wifi, iso15118):
+    for family in (v2g, wifi, wifi_aodv, iso15118):
         assert family.stored_ns3_runs_path().is_file()
         assert family.stored_ns3_runs_path().is_relative_to(found)
 

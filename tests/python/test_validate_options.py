@@ -69,7 +69,7 @@ def test_shell_completion_completes_commands_and_options():
         assert proc.returncode == 0, proc.stderr
         return proc.stdout.split()
 
-    assert complete("vtlab validate w") == ["wifi"]
+    assert complete("vtlab validate w") == ["wifi", "wifi-aodv"]
     assert "--profile" in complete("vtlab run v2g --pro")
     help_text = subprocess.run(
         [sys.executable, "-m", "vtlab", "--help"], capture_output=True, text=True, timeout=60

@@ -25,6 +25,7 @@ import vtlab.cli.validate_iso15118 as validate_iso15118
 import vtlab.cli.validate_kernel as validate_kernel
 import vtlab.cli.validate_lte as validate_lte
 import vtlab.cli.validate_wifi as validate_wifi
+import vtlab.cli.validate_wifi_aodv as validate_wifi_aodv
 from vtlab.errors import EXIT_USAGE, fail, one_line, usage_error_line
 
 __all__ = ["VtlabGroup", "app", "main"]
@@ -117,6 +118,7 @@ plot.register(app)
 validate_group = validate.register(app)
 validate_lte.register_lte(validate_group, app)
 validate_wifi.register_wifi(validate_group, app)
+validate_wifi_aodv.register_wifi_aodv(validate_group)
 validate_iso15118.register_iso15118(validate_group, app)
 validate_kernel.register_kernel(validate_group, app)
 reproduce.register(app)

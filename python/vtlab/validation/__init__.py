@@ -13,7 +13,8 @@ module and one report skeleton, with one small module per validation family.
 * families: :mod:`vtlab.validation.v2g` (bulk transfers on the V2G cable and at the
   charging station, :mod:`vtlab.validation.station`), :mod:`vtlab.validation.lte`
   (trace replay against ns-3's LTE module), :mod:`vtlab.validation.wifi` (the 802.11
-  chain) and :mod:`vtlab.validation.iso15118` (request/response sessions, paired by
+  chain), :mod:`vtlab.validation.wifi_aodv` (AODV on that chain) and
+  :mod:`vtlab.validation.iso15118` (request/response sessions, paired by
   :mod:`vtlab.validation.paired`, the mechanism of every paired replay).
 
 The ns-3 programs themselves are built and run by :mod:`vtlab.ns3`; the command line

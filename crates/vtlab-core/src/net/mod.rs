@@ -6,6 +6,7 @@ pub mod link;
 pub mod loss;
 mod packet;
 pub mod qdisc;
+pub mod routing;
 pub mod wifi;
 
 pub use link::{LinkDir, LinkDirStats, LinkParams};

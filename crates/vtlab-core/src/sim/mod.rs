@@ -257,6 +257,11 @@ impl Simulation {
         if self.trace.is_some() && !self.trace_changes {
             self.sched.schedule(Time::ZERO, Event::TraceSample);
         }
+        // Sites with timers from the start (a routing protocol's HELLOs; a
+        // medium under static routes has none).
+        for g in 0..self.sites.len() as u32 {
+            self.arm_site(g);
+        }
         let streaming = hooks.trace_sink.is_some() && self.trace.is_some();
         let watch_output = self.trace.is_some() || self.events.is_some() || capture;
         while let Some((now, event)) = self.sched.pop() {

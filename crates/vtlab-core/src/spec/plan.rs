@@ -120,7 +120,7 @@ fn media(
     let mut air = Vec::new();
     for (i, m) in scenario.media.iter().enumerate() {
         let nodes: Vec<NodeId> = m.nodes.iter().map(|n| node(scenario, n)).collect();
-        for (from, to) in crate::net::wifi::Medium::neighbours(m) {
+        for (from, to) in crate::net::wifi::Medium::hops(m) {
             dirs.push((nodes[from], nodes[to]));
             air.push(AirHop {
                 medium: i as u32,

@@ -8,6 +8,7 @@ use super::loss::{LossKind, LossSpec, MAX_SOJOURN};
 use super::units::{Bytes, Dur, Fraction, Rate};
 use super::{SpecError, Validate};
 use crate::engine::Num;
+use crate::net::routing::Routing;
 use crate::net::wifi::{
     not_a_rate, ErrorDirection, ErrorFrames, ErrorPlacement, MediumConf, Mobility, Propagation,
     Reception, Standard, WifiConf,
@@ -486,12 +487,23 @@ pub struct MediumSpec {
     /// One entry per node: `{x_m, y_m, vx_mps, vy_mps}`.
     pub mobility: Vec<Mobility>,
     pub wifi: Option<WifiSpec>,
+    /// `static` (default) or `aodv`.
+    pub routing: Option<String>,
+}
+
+/// A routing name as a scenario gives it; `path` names the field in the error.
+pub fn routing(path: &str, name: Option<&str>) -> Result<Routing, SpecError> {
+    name.map_or(Ok(Routing::Static), |n| {
+        Routing::parse(n).map_err(|m| SpecError::new(path, m))
+    })
 }
 
 impl MediumSpec {
     pub fn resolve(&self, i: usize) -> Result<MediumConf, SpecError> {
         let path = format!("media[{i}].wifi");
+        let routing = routing(&format!("media[{i}].routing"), self.routing.as_deref())?;
         Ok(MediumConf {
+            routing,
             name: self.name.clone().unwrap_or_else(|| format!("wifi{i}")),
             nodes: self.nodes.clone(),
             mobility: self.mobility.clone(),
@@ -573,5 +585,34 @@ mod tests {
             e.starts_with("media[0].mobility[2].x_m: 1e300 is outside [-1e7, 1e7]"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn routing_is_static_or_aodv_and_aodv_routes_across_the_medium() {
+        let far = json!([{"x_m": 0, "y_m": 0}, {"x_m": 200, "y_m": 0}, {"x_m": 400, "y_m": 0}]);
+        let mut v = street(far.clone());
+        v["media"][0]["routing"] = json!("ospf");
+        let e = resolve_value(v).unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "media[0].routing: unknown routing \"ospf\" (allowed: static, aodv)"
+        );
+        // Under AODV the plan hands a packet from a to the gateway directly
+        // (the protocol finds b between them): one hop over the medium.
+        let mut v = street(far);
+        v["media"][0]["routing"] = json!("aodv");
+        let p = plan(&resolve_value(v).unwrap()).unwrap();
+        let route = crate::sim::plan::path(
+            &p.routes,
+            &p.dirs,
+            crate::net::NodeId(0),
+            crate::net::NodeId(3),
+        );
+        let hops: Vec<_> = route
+            .unwrap()
+            .iter()
+            .map(|&d| p.air_hop(d).is_some())
+            .collect();
+        assert_eq!(hops, [true, false]);
     }
 }

@@ -23,6 +23,7 @@ from vtlab.experiments.janevski2014.plan import (
     CLEAN,
     ERROR_20,
     LOSSY,
+    ROUTINGS,
     Plan,
     figure_of,
     readings,
@@ -244,6 +245,8 @@ def summarize_all(data: Mapping[str, Result], plan: Plan) -> dict[str, Any]:
     rts, keys = run_frame(data["rts"]), ["hops", "rts", "delack", "tcp"]
     s["rts"] = with_counters(mean_ci(rts, keys), rts, keys)
     s["readings"] = _readings_frame(run_frame(data["error_readings"]), plan)
+    r, keys = run_frame(data["routing"]), ["hops", "routing", "error", "delack", "tcp"]
+    s["routing"] = with_counters(mean_ci(r, keys), r, keys)
     p, keys = run_frame(data["persistence"]), ["hops", "error", "persistence"]
     s["persistence"] = with_counters(mean_ci(p, keys), p, keys)
     return s
@@ -275,6 +278,14 @@ def rts_best(s: Mapping[str, Any], hops: int, rts: str) -> pd.Series:
     r = select(s["rts"], hops=hops, rts=rts)
     if r.empty:
         raise KeyError(f"no RTS rows for {hops} hops")
+    return r.loc[r["mean"].idxmax()]
+
+
+def routing_best(s: Mapping[str, Any], hops: int, routing: str, error: str = CLEAN) -> pd.Series:
+    """The highest mean of the ``routing`` grid for a topology, routing and error level."""
+    r = select(s["routing"], hops=hops, routing=routing, error=error)
+    if r.empty:
+        raise KeyError(f"no routing rows for {hops} hops, {routing}")
     return r.loc[r["mean"].idxmax()]
 
 
@@ -347,6 +358,7 @@ def tables() -> list[TableSpec]:
         TableSpec("delack_gain", _summary("delack")),
         TableSpec("rts", _summary("rts")),
         TableSpec("error_readings", _summary("readings")),
+        TableSpec("routing", _summary("routing")),
         TableSpec("persistence", _summary("persistence")),
     ]
 
@@ -418,6 +430,7 @@ def compare(ctx: Context) -> list[Comparison]:
     rows.append(
         Comparison(e.section, e.label, e.value, ours, unit=e.unit, note="at vtlab's single-hop max")
     )
+    rows += _routing_rows(ctx)
     e = p["results/degradation"]
     for reading in LOSSY:
         for h in ctx.plan.hops:
@@ -435,6 +448,37 @@ def compare(ctx: Context) -> list[Comparison]:
     return rows
 
 
+def _routing_rows(ctx: Context) -> list[Comparison]:
+    """The maxima and their ratio with static routes and with AODV (``routing`` grid),
+    beside the paper's numbers."""
+    p, s, h = ctx.paper, ctx.s, max(ctx.plan.hops)
+    rows = []
+    for routing in ROUTINGS:
+        best = {hops: _safe(routing_best, s, hops, routing) for hops in (1, h)}
+        keys = (
+            (1, "results/single_max"),
+            (h, "results/multi_max_low"),
+            (h, "results/multi_max_high"),
+        )
+        for hops, key in keys:
+            r = best[hops]
+            note = f"{r['tcp']}, DelAck {r['delack']}, " if r is not None else ""
+            rows.append(_point_cmp(p[key], r, f"{routing}: {note}IFQ 50, DupAck 3 (routing grid)"))
+        one, many = best[1], best[h]
+        ratio = (
+            float(one["mean"] / many["mean"])
+            if one is not None and many is not None and many["mean"] > 0
+            else math.nan
+        )
+        e = p["results/hop_ratio"]
+        rows.append(
+            Comparison(
+                e.section, e.label, e.value, ratio, unit=e.unit, note=f"{routing}: max / max"
+            )
+        )
+    return rows
+
+
 __all__ = [
     "AXES",
     "FLAT_SHARE",
@@ -447,6 +491,7 @@ __all__ = [
     "need",
     "paper_claims",
     "paper_figures",
+    "routing_best",
     "select",
     "summarize_all",
     "tables",

@@ -58,7 +58,13 @@ def _radio_rows(ctx: Context) -> list[list[str]]:
             f'{plan.speed_kmh:g} km/h for every vehicle: the paper\'s "normal distribution" has '
             f"no spread; any spread would pull the {n['spacing_m']:g} m chain apart within the run",
         ],
-        ["routing", "preset (fixed)", ROUTING + "; no routing traffic, no route breaks"],
+        [
+            "routing",
+            "preset; `routing` grid",
+            ROUTING + " in the paper's grid (no routing traffic, no route breaks); the "
+            "`routing` grid runs AODV beside it (HELLOs, route requests, route errors on MAC "
+            "failures, ns-3's defaults)",
+        ],
     ]
 
 

@@ -13,7 +13,8 @@ them with their values):
   distribution" around it, spread not given), so the chain keeps its 200 m spacing
   and the topology is static over a run (:attr:`Plan.speed_kmh`).
 * **Routing** (:data:`ROUTING`): static routes, fewest hops over pairs within
-  receive range at the start; the paper does not name its routing protocol.
+  receive range at the start; the paper does not name its routing protocol. The
+  ``routing`` grid runs AODV (ns-3's defaults) beside them (:data:`ROUTINGS`).
 * **Error model.** "20 % losses, introduced by using a two-state on-off error
   model" on "the incoming and outgoing traffic" of every node. Read as the preset
   does (:data:`ERROR_20`): each node's incoming and outgoing error process is in its
@@ -79,8 +80,10 @@ ERROR_20 = "20 %"
 CALIBRATED = "calibrated"
 LOSSY: tuple[str, ...] = (ERROR_20, CALIBRATED)
 
-#: Routing, as the preset does it (no alternative exists in vtlab).
+#: Routing of the paper's grid, as the preset does it by default.
 ROUTING = "static shortest path over neighbours within receive range (set at the start)"
+#: The ``routing`` grid's variants: the preset's static routes and AODV.
+ROUTINGS: dict[str, dict[str, Any]] = {"static": {"routing": "static"}, "aodv": {"routing": "aodv"}}
 
 #: The one configuration of the sensitivity grids: the paper's defaults.
 REFERENCE = {"tcp": NEWRENO, "ifq": 50, "dupack": 3, "delack": 1}
@@ -332,6 +335,20 @@ def sensitivity_grids(plan: Plan) -> dict[str, Grid]:
                 hops,
                 _error_axis({k: v[3] for k, v in readings(plan).items()}),
                 _tcp_axis([REFERENCE["tcp"]]),
+                *_reference(plan),
+            ),
+        ),
+        "routing": Grid(
+            "routing",
+            "sensitivity: static routes or AODV, error-free and 20 %, × DelAck × TCP, "
+            "IFQ 50, DupAck 3",
+            base(plan),
+            (
+                hops,
+                Axis.variants("routing", ROUTINGS),
+                _error_axis({k: v for k, v in errors(plan).items() if k != CALIBRATED}),
+                Axis.values("delack", list(plan.delacks)),
+                _tcp_axis(plan.tcps),
                 *_reference(plan),
             ),
         ),

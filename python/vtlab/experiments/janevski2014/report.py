@@ -93,7 +93,7 @@ def _setup_net(ctx: Context) -> list[list[str]]:
             f"limits {n['retries'][0]}/{n['retries'][1]}; {n['mac_overhead']} B MAC overhead per "
             "packet",
         ],
-        ["routing", "not stated", ROUTING],
+        ["routing", "not stated", ROUTING + "; AODV in the `routing` grid"],
     ]
 
 

@@ -133,6 +133,7 @@ macro_rules! families {
         /// medium; the small second variant (the test bus) exists in tests only.
         #[allow(clippy::large_enum_variant)]
         #[derive(Clone, Debug)]
+        #[allow(clippy::large_enum_variant)]
         pub enum FamilyConf {
             $($(#[$attr])* $variant(<$ty as LinkFamily>::Conf)),*
         }

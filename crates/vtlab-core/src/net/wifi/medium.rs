@@ -23,7 +23,11 @@ use super::{
 };
 use crate::engine::{Duration, RngStream, Time};
 use crate::net::family::{DropCause, LinkFamily, Outbox, SiteStats};
+use crate::net::routing::aodv::{Aodv, Msg, BROADCAST};
+use crate::net::routing::Routing;
 use crate::net::{LossModel, NodeId, Packet};
+
+mod relay;
 
 /// 802.11 control frame sizes, bytes (FCS included).
 const ACK_BYTES: u32 = 14;
@@ -49,7 +53,21 @@ struct Frame {
     nav: Duration,
     /// MAC sequence number (data), for duplicate detection.
     seq: u32,
-    packet: Option<Packet>,
+    body: Option<Body>,
+}
+
+/// What a data frame carries.
+#[derive(Clone, Copy, Debug)]
+enum Body {
+    /// An IP packet that entered the medium at station `origin` and leaves
+    /// it at station `target` (under static routes, the next hop).
+    Ip {
+        packet: Packet,
+        origin: u16,
+        target: u16,
+    },
+    /// An AODV control message: its slot in [`Medium::ctl`].
+    Ctl(u32),
 }
 
 /// A transmission in the air.
@@ -89,8 +107,8 @@ enum Exchange {
 }
 
 struct Station {
-    /// Packet, next hop, MAC sequence number, when it was queued.
-    queue: VecDeque<(Packet, u16, u32, Time)>,
+    /// (what, next hop or [`BROADCAST`], MAC sequence number, when it was queued).
+    queue: VecDeque<(Body, u16, u32, Time)>,
     next_seq: u32,
     cw: u32,
     /// Backoff slots left; `None`: no backoff pending.
@@ -167,6 +185,11 @@ pub struct Medium {
     /// Stations transmitting now, in station order.
     on_air: Vec<usize>,
     out: Outbox,
+    /// AODV at every station (`routing = "aodv"`), else empty.
+    aodv: Vec<Aodv<Packet>>,
+    /// Control messages in queues or in the air, by slot; free slots.
+    ctl: Vec<Option<Msg>>,
+    ctl_free: Vec<u32>,
 }
 
 impl LinkFamily for Medium {
@@ -250,6 +273,9 @@ impl LinkFamily for Medium {
             power_known: vec![false; n],
             on_air: Vec::with_capacity(n),
             out: Outbox::default(),
+            aodv: relay::protocols(conf, seed),
+            ctl: Vec::new(),
+            ctl_free: Vec::new(),
         }
     }
 
@@ -292,11 +318,13 @@ impl LinkFamily for Medium {
     /// The station's earliest pending timer.
     fn deadline(&self, s: usize) -> Option<Time> {
         let st = &self.stations[s];
+        let aodv = self.aodv.get(s).and_then(Aodv::deadline);
         [
             st.access_at,
             st.timeout_at,
             st.respond.map(|(t, _)| t),
             st.nav_reset.map(|(t, _)| t),
+            aodv,
         ]
         .into_iter()
         .flatten()
@@ -305,49 +333,34 @@ impl LinkFamily for Medium {
 
     // ---- the interface to IP --------------------------------------------------
 
-    /// Offer an IP packet at station `s` for neighbour `next`.
+    /// Offer an IP packet at station `s` for neighbour `next` (under AODV:
+    /// for station `next`, which the protocol finds the hops to).
     fn enqueue(&mut self, now: Time, s: usize, next: usize, packet: Packet) {
-        let w_ip = self.conf.error_placement == ErrorPlacement::Ip;
-        let outgoing = self.conf.error_direction == ErrorDirection::Both;
-        if self.stations[s].queue.len() >= self.conf.ifq_packets as usize {
-            // ns-3's `WifiMacQueue::Insert`: a full queue first sheds stale packets.
-            self.drop_expired(now, s);
+        if self.aodv.is_empty() {
+            let body = Body::Ip {
+                packet,
+                origin: s as u16,
+                target: next as u16,
+            };
+            self.push_ip(now, s, body, next as u16);
+        } else {
+            self.route_out(now, s, next as u16, packet);
         }
-        let st = &mut self.stations[s];
-        if w_ip && outgoing && st.error_out.drops(now) {
-            st.stats.link_drops += 1;
-            self.out.dropped.push((s, packet, DropCause::Link));
-            return;
-        }
-        if st.queue.len() >= self.conf.ifq_packets as usize {
-            st.stats.queue_drops += 1;
-            self.out.dropped.push((s, packet, DropCause::Queue));
-            return;
-        }
-        let seq = st.next_seq;
-        st.next_seq = st.next_seq.wrapping_add(1);
-        st.queue.push_back((packet, next as u16, seq, now));
-        let fresh = st.queue.len() == 1 && st.backoff.is_none() && st.exchange == Exchange::Idle;
-        if fresh {
-            if self.medium_idle(s, now) {
-                // 802.11 §10.3.4.2: a frame that finds the medium idle needs no
-                // backoff, only DIFS; counted from now, as ns-3.44 does
-                // (`NeedBackoffUponAccess` starts the zero backoff at now + DIFS).
-                let st = &mut self.stations[s];
-                st.backoff = Some(0);
-                st.backoff_start = now + self.difs;
-            } else {
-                // ... and one that finds it busy backs off.
-                self.draw_backoff(s, now);
-            }
-        }
-        self.schedule_access(s, now);
     }
 
     // ---- events ---------------------------------------------------------------
 
     /// Station `s`'s timer fired at `now` (stale calls do nothing).
     fn on_timer(&mut self, now: Time, s: usize) {
+        if self
+            .aodv
+            .get(s)
+            .and_then(Aodv::deadline)
+            .is_some_and(|t| t <= now)
+        {
+            self.aodv[s].on_timer(now);
+            self.act(now, s);
+        }
         let st = &mut self.stations[s];
         if let Some((t, starts)) = st.nav_reset {
             if t == now {
@@ -408,7 +421,10 @@ impl LinkFamily for Medium {
                 self.finish_reception(now, r, rx, &tx);
             }
         }
-        // The sender now waits for its response.
+        // The sender now waits for its response (a broadcast has none).
+        if tx.frame.dst == BROADCAST {
+            self.broadcast_sent(now, s);
+        }
         let st = &mut self.stations[s];
         if let Exchange::Sending(kind) = st.exchange {
             st.exchange = Exchange::Awaiting(if kind == Kind::Rts {
@@ -424,8 +440,23 @@ impl LinkFamily for Medium {
 }
 
 impl Medium {
+    /// The hops the plan's routes may take over the medium: the stations in
+    /// range under static routes; every pair under AODV, which finds the
+    /// stations between them itself.
+    pub fn hops(conf: &MediumConf) -> Vec<(usize, usize)> {
+        match conf.routing {
+            Routing::Static => Medium::neighbours(conf),
+            Routing::Aodv => {
+                let n = conf.nodes.len();
+                (0..n)
+                    .flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b)))
+                    .collect()
+            }
+        }
+    }
+
     /// Station pairs (from, to) that can receive each other at time 0, by
-    /// received power against the sensitivity: the routing graph.
+    /// received power against the sensitivity.
     pub fn neighbours(conf: &MediumConf) -> Vec<(usize, usize)> {
         let w = &conf.wifi;
         let n = conf.nodes.len();
@@ -659,25 +690,27 @@ impl Medium {
         }
     }
 
-    /// Drop the packets queued at station `s` for longer than the queue lifetime
+    /// Drop the frames queued at station `s` for longer than the queue lifetime
     /// (`WifiConf::queue_lifetime_ns`), except the one being sent: ns-3's
     /// `WifiMacQueue` removes expired MPDUs that are not in flight. They count as
     /// queue drops.
-    fn drop_expired(&mut self, now: Time, s: usize) {
+    pub(super) fn drop_expired(&mut self, now: Time, s: usize) {
         let Some(lifetime) = self.conf.queue_lifetime_ns else {
             return;
         };
-        let st = &mut self.stations[s];
-        let in_service = st.exchange != Exchange::Idle;
-        let first = usize::from(in_service);
-        // Packets are queued in time order: the expired ones are a prefix.
-        while let Some(&(p, _, _, at)) = st.queue.get(first) {
+        let first = usize::from(self.stations[s].exchange != Exchange::Idle);
+        // Frames are queued in time order: the expired ones are a prefix.
+        while let Some(&(body, _, _, at)) = self.stations[s].queue.get(first) {
             if at + Duration(lifetime) > now {
                 break;
             }
+            let st = &mut self.stations[s];
             st.queue.remove(first);
             st.stats.queue_drops += 1;
-            self.out.dropped.push((s, p, DropCause::Queue));
+            match body {
+                Body::Ip { packet, .. } => self.out.dropped.push((s, packet, DropCause::Queue)),
+                Body::Ctl(k) => self.free_ctl(k),
+            }
         }
     }
 
@@ -688,7 +721,7 @@ impl Medium {
     }
 
     fn start_exchange(&mut self, now: Time, s: usize) {
-        // ns-3's `FrameExchangeManager::StartTransmission` drops the packets whose
+        // ns-3's `FrameExchangeManager::StartTransmission` drops the frames whose
         // lifetime has passed before it picks one; with none left it releases the
         // medium and draws a new backoff.
         self.drop_expired(now, s);
@@ -699,12 +732,13 @@ impl Medium {
         }
         let w = &self.conf;
         let st = &mut self.stations[s];
-        let Some(&(packet, next, seq, _)) = st.queue.front() else {
+        let Some(&(body, next, seq, _)) = st.queue.front() else {
             return;
         };
-        let bytes = packet.ip_bytes + w.mac_overhead_bytes;
+        let bytes = self.body_bytes(&body) + w.mac_overhead_bytes;
         let data = frame_duration(w.standard, w.short_preamble, bytes, w.data_rate_kbps);
-        st.with_rts = bytes > w.rts_threshold_bytes;
+        let st = &mut self.stations[s];
+        st.with_rts = next != BROADCAST && bytes > w.rts_threshold_bytes;
         let frame = if st.with_rts {
             st.exchange = Exchange::Sending(Kind::Rts);
             Frame {
@@ -715,31 +749,36 @@ impl Medium {
                 rate_kbps: w.control_rate_kbps,
                 nav: self.sifs.saturating_mul(3) + self.cts + data + self.ack,
                 seq,
-                packet: None,
+                body: None,
             }
         } else {
             st.exchange = Exchange::Sending(Kind::Data);
-            self.data_frame(s, packet, next, seq)
+            self.data_frame(s, body, next, seq)
         };
         self.transmit(now, s, frame);
     }
 
-    fn data_frame(&self, s: usize, packet: Packet, next: u16, seq: u32) -> Frame {
+    fn data_frame(&self, s: usize, body: Body, next: u16, seq: u32) -> Frame {
         Frame {
             kind: Kind::Data,
             src: s as u16,
             dst: next,
-            bytes: packet.ip_bytes + self.conf.mac_overhead_bytes,
+            bytes: self.body_bytes(&body) + self.conf.mac_overhead_bytes,
             rate_kbps: self.conf.data_rate_kbps,
-            nav: self.sifs + self.ack,
+            // A broadcast is not acknowledged.
+            nav: if next == BROADCAST {
+                Duration::ZERO
+            } else {
+                self.sifs + self.ack
+            },
             seq,
-            packet: Some(packet),
+            body: Some(body),
         }
     }
 
     /// A frame station `r` received correctly.
     fn received(&mut self, now: Time, r: usize, f: Frame) {
-        let to_me = f.dst as usize == r;
+        let to_me = f.dst as usize == r || f.dst == BROADCAST;
         let st = &mut self.stations[r];
         if !to_me {
             if now + f.nav > st.nav_until {
@@ -772,7 +811,7 @@ impl Medium {
                         rate_kbps: self.conf.control_rate_kbps,
                         nav: Duration(f.nav.0.saturating_sub((self.sifs + self.cts).0)),
                         seq: f.seq,
-                        packet: None,
+                        body: None,
                     };
                     st.respond = Some((now + self.sifs, cts));
                     self.out.timers.push(r);
@@ -787,15 +826,18 @@ impl Medium {
                     st.short_retries = 0;
                 }
                 st.exchange = Exchange::DataAfterCts;
-                let (packet, next, seq, _) =
+                let (body, next, seq, _) =
                     st.queue.front().copied().unwrap_or_else(|| unreachable!());
-                let data = self.data_frame(r, packet, next, seq);
+                let data = self.data_frame(r, body, next, seq);
                 self.stations[r].respond = Some((now + self.sifs, data));
                 self.out.timers.push(r);
             }
             Kind::Ack if st.exchange == Exchange::Awaiting(Kind::Ack) => {
                 st.timeout_at = None;
-                st.queue.pop_front();
+                if let Some((Body::Ctl(k), _, _, _)) = st.queue.pop_front() {
+                    self.free_ctl(k);
+                }
+                let st = &mut self.stations[r];
                 st.short_retries = 0;
                 st.long_retries = 0;
                 st.sta_retries = 0;
@@ -821,25 +863,33 @@ impl Medium {
             rate_kbps: self.conf.control_rate_kbps,
             nav: Duration::ZERO,
             seq: f.seq,
-            packet: None,
+            body: None,
         };
-        if st.respond.is_none() {
+        // A broadcast is neither acknowledged nor retransmitted.
+        let broadcast = f.dst == BROADCAST;
+        if st.respond.is_none() && !broadcast {
             st.respond = Some((now + self.sifs, ack));
             self.out.timers.push(r);
         }
-        let duplicate = st.last_seq[f.src as usize] == Some(f.seq);
-        st.last_seq[f.src as usize] = Some(f.seq);
-        if let (false, Some(p)) = (duplicate, f.packet) {
-            let sender = &mut self.stations[f.src as usize].stats;
-            sender.packets_carried += 1;
-            sender.bytes_carried += u64::from(p.ip_bytes);
-            let st = &mut self.stations[r];
-            if self.conf.error_placement == ErrorPlacement::Ip && st.error_in.drops(now) {
-                st.stats.link_drops += 1;
-                self.out.dropped.push((r, p, DropCause::Link));
-            } else {
-                self.out.delivered.push((r, p));
+        let duplicate = !broadcast && st.last_seq[f.src as usize] == Some(f.seq);
+        if !broadcast {
+            st.last_seq[f.src as usize] = Some(f.seq);
+        }
+        match (duplicate, f.body) {
+            (false, Some(Body::Ip { packet: p, .. })) => {
+                let sender = &mut self.stations[f.src as usize].stats;
+                sender.packets_carried += 1;
+                sender.bytes_carried += u64::from(p.ip_bytes);
+                let st = &mut self.stations[r];
+                if self.conf.error_placement == ErrorPlacement::Ip && st.error_in.drops(now) {
+                    st.stats.link_drops += 1;
+                    self.out.dropped.push((r, p, DropCause::Link));
+                } else if let Some(body) = f.body {
+                    self.arrived(now, r, body);
+                }
             }
+            (false, Some(Body::Ctl(k))) => self.control_arrived(now, r, f.src, k),
+            _ => {}
         }
         self.response_missed(now, r);
     }
@@ -853,7 +903,7 @@ impl Medium {
         }
     }
 
-    /// No CTS or ACK: count the attempt, double the window, retry or drop.
+    /// No CTS or ACK: count the attempt, grow the window, retry or drop.
     fn exchange_failed(&mut self, now: Time, s: usize) {
         let w = &self.conf;
         let st = &mut self.stations[s];
@@ -874,15 +924,37 @@ impl Medium {
             st.short_retries += 1;
             st.short_retries >= w.short_retry_limit
         };
+        let mut lost_link = None;
         if exhausted {
-            if let Some((p, _, _, _)) = st.queue.pop_front() {
-                st.stats.retry_drops += 1;
-                st.stats.link_drops += 1;
-                self.out.dropped.push((s, p, DropCause::Link));
-            }
             st.short_retries = 0;
             st.long_retries = 0;
+            if let Some((body, next, _, _)) = st.queue.pop_front() {
+                st.stats.retry_drops += 1;
+                lost_link = Some(next);
+                match body {
+                    Body::Ip { packet, .. } => {
+                        st.stats.link_drops += 1;
+                        self.out.dropped.push((s, packet, DropCause::Link));
+                    }
+                    Body::Ctl(k) => self.free_ctl(k),
+                }
+            }
         }
+        self.grow_cw(s, exhausted);
+        self.draw_backoff(s, now);
+        self.schedule_access(s, now);
+        if let (Some(next), false) = (lost_link, self.aodv.is_empty()) {
+            // AODV learns of the broken link from the MAC (ns-3's DroppedMpdu).
+            self.aodv[s].link_failed(now, next);
+            self.act(now, s);
+        }
+    }
+
+    /// Station `s`'s contention window after a failed exchange (`exhausted`:
+    /// the frame was dropped at its retry limit).
+    fn grow_cw(&mut self, s: usize, exhausted: bool) {
+        let w = &self.conf;
+        let st = &mut self.stations[s];
         st.cw = match w.frame_retry_limit {
             // ns-3.44's `Txop::UpdateFailedCw`: CW follows the failures since
             // the last ACK, up to the limit, then starts over; a drop does not
@@ -903,7 +975,5 @@ impl Medium {
             None if exhausted => w.cw_min,
             None => (2 * st.cw + 1).min(w.cw_max),
         };
-        self.draw_backoff(s, now);
-        self.schedule_access(s, now);
     }
 }

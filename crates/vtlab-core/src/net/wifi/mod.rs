@@ -21,6 +21,7 @@ mod tests;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Num;
+use crate::net::routing::Routing;
 use crate::net::LossConf;
 pub use medium::Medium;
 pub use phy::{Reception, Standard};
@@ -145,6 +146,10 @@ pub struct MediumConf {
     pub nodes: Vec<String>,
     pub mobility: Vec<Mobility>,
     pub wifi: WifiConf,
+    /// How stations find their hops (static: fixed at the start; left out
+    /// of the scenario's hash when static, so older hashes hold).
+    #[serde(default, skip_serializing_if = "Routing::is_static")]
+    pub routing: Routing,
 }
 
 impl WifiConf {

@@ -48,6 +48,7 @@ fn medium(xs: &[f64], edit: impl FnOnce(&mut WifiConf)) -> Medium {
             })
             .collect(),
         wifi,
+        routing: Default::default(),
     };
     let nodes = (0..xs.len() as u32).map(NodeId).collect();
     Medium::build(&conf, nodes, 1)
@@ -294,6 +295,43 @@ fn the_error_model_at_ip_loses_what_the_mac_repairs() {
     let (mac, retries) = delivered_share(super::ErrorPlacement::Mac);
     assert!(mac > 0.8, "{mac}");
     assert!(retries > 50, "{retries}");
+}
+
+#[test]
+fn under_aodv_a_packet_crosses_a_relay_after_a_route_request() {
+    // Stations at 0, 200 and 400 m: 0 and 2 cannot hear each other (250 m
+    // receive range). Every station sends its first HELLO within 110 ms, so
+    // at 1 s station 1 has a fresh route to station 2 and answers station
+    // 0's first request (TTL 1) itself: one request, then the packet goes
+    // 0 → 1 → 2 and reaches its node at station 2 only.
+    let mut conf = MediumConf {
+        name: "w".into(),
+        nodes: (0..3).map(|i| format!("n{i}")).collect(),
+        mobility: [0.0, 200.0, 400.0]
+            .iter()
+            .map(|&x| Mobility {
+                x_m: x,
+                ..Default::default()
+            })
+            .collect(),
+        wifi: WifiConf::ns2_defaults(),
+        routing: Default::default(),
+    };
+    conf.routing = crate::net::routing::Routing::Aodv;
+    let mut d = Driver::new(Medium::build(&conf, (0..3).map(NodeId).collect(), 1));
+    for s in 0..3 {
+        d.m.outbox().timers.push(s);
+    }
+    d.drain();
+    d.enqueue_at(us(1_000_000), 0, 2, packet(552, 5));
+    d.run_until(us(2_000_000));
+    assert_eq!(d.delivered.len(), 1, "{:?}", d.delivered);
+    assert_eq!((d.delivered[0].1, d.delivered[0].2), (2, 5));
+    let aodv = |s: usize| d.m.aodv(s).map(|a| a.stats.clone()).unwrap_or_default();
+    assert_eq!(aodv(0).rreq_sent, 1);
+    // The reply and the gratuitous one to station 2.
+    assert_eq!(aodv(1).rrep_sent, 2);
+    assert!(d.dropped.is_empty());
 }
 
 #[test]

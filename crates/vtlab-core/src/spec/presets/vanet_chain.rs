@@ -16,7 +16,7 @@ use super::common::Common;
 use crate::engine::Num;
 use crate::net::wifi::{Medium, MediumConf, Mobility, WifiConf};
 use crate::spec::units::{Bytes, Dur, Fraction};
-use crate::spec::wifi::WifiSpec;
+use crate::spec::wifi::{routing, WifiSpec};
 use crate::spec::{FlowConf, Scenario, SpecError, TcpSpec};
 use crate::tcp::cc::Profile;
 use crate::tcp::Recovery;
@@ -50,6 +50,8 @@ pub struct VanetChainSpec {
     /// Shortcut for `tcp.mss`: payload bytes per segment (default 512).
     pub segment: Option<Bytes>,
     pub tcp: Option<TcpSpec>,
+    /// How vehicles find their hops: `static` (default) or `aodv`.
+    pub routing: Option<String>,
     /// Bytes to send (default 10 GB: the run's `stop` ends it).
     pub bytes: Option<Bytes>,
     /// Flow start (default 1 s).
@@ -140,6 +142,7 @@ impl VanetChainSpec {
             nodes: names,
             mobility,
             wifi,
+            routing: routing("routing", self.routing.as_deref())?,
         };
         check_hops(&medium, hops)?;
         scenario.media = vec![medium];
