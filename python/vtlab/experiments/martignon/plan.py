@@ -71,6 +71,10 @@ TCP = {
     "mss": MSS,
     "header_bytes": HEADERS,
     "initial_cwnd": INITIAL_CWND,
+    # The receiver delays ACKs (§3): every second segment, as ns-3's and Linux's
+    # default and ns-2's DelAckSink (the ns2 profile's default is TCPSink's one
+    # ACK per packet).
+    "delayed_ack_count": 2,
     "send_buffer": BUFFER,
     "recv_buffer": BUFFER,
 }

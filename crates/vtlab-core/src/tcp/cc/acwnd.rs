@@ -145,7 +145,7 @@ impl CongestionOps for Acwnd {
         self.reductions += 1;
         let base = match info.profile {
             Profile::Linux => w.cwnd,
-            Profile::Ns3 => bytes_in_flight,
+            Profile::Ns3 | Profile::Ns2 => bytes_in_flight,
         };
         ((base as f64 * self.factor()) as u64).max(2 * info.mss)
     }

@@ -133,7 +133,7 @@ impl Westwood {
     pub fn plus(params: &Params, profile: Profile) -> Self {
         let est = match profile {
             Profile::Linux => Estimator::LinuxPlus(LinuxPlus::new()),
-            Profile::Ns3 => {
+            Profile::Ns3 | Profile::Ns2 => {
                 let tustin = param(PLUS_PARAMS, params, "tustin", profile) >= 0.5;
                 Estimator::Ns3Plus(Ns3Plus::new(tustin))
             }
@@ -199,7 +199,7 @@ impl CongestionOps for Westwood {
             (Estimator::Original(e), CwndEvent::TxStart) => {
                 let seed = match self.profile {
                     Profile::Linux => info.min_rtt,
-                    Profile::Ns3 => info.srtt,
+                    Profile::Ns3 | Profile::Ns2 => info.srtt,
                 };
                 e.start(info, seed);
             }
@@ -550,7 +550,7 @@ impl Original {
         let bytes = self.bwe * rtt_min;
         match profile {
             Profile::Linux => ((bytes / info.mss as f64) as u64).max(2) * info.mss,
-            Profile::Ns3 => (bytes as u64).max(2 * info.mss),
+            Profile::Ns3 | Profile::Ns2 => (bytes as u64).max(2 * info.mss),
         }
     }
 }
