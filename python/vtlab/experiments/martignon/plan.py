@@ -142,6 +142,9 @@ QUICK = Plan(
 )
 
 
+#: Profiles of the socket-buffer sensitivity grid (ns2: the buffer is ns-2's window_).
+STACKS: tuple[str, ...] = ("ns3", "linux", "ns2")
+
 #: The study ran ns-2, whose links have drop-tail queues and no queue disc.
 QDISC = "none"
 
@@ -189,9 +192,12 @@ def _long(plan: Plan, **extra: Any) -> dict[str, Any]:
     }
 
 
-def timers(plan: Plan) -> tuple[float, float]:
-    """SYN timeout and minimum RTO (s) of the ns3 profile on the study's path."""
-    tcp = Scenario(_long(plan)).expanded()["flows"][0]["tcp"]
+def timers(plan: Plan, profile: str = "ns3") -> tuple[float, float]:
+    """SYN timeout and minimum RTO (s) of a profile on the study's path."""
+    spec = _long(plan)
+    tcp = Scenario({**spec, "tcp": {**spec["tcp"], "profile": profile}}).expanded()["flows"][0][
+        "tcp"
+    ]
     return tcp["syn_timeout_ns"] / 1e9, tcp["rto_min_ns"] / 1e9
 
 
@@ -386,11 +392,11 @@ def _trace_grids(plan: Plan) -> dict[str, Grid]:
     return {
         "buffers": Grid(
             "buffers",
-            "sensitivity: socket buffers 128 KiB vs 1 MB, ns3 vs linux, C_SN = 2 Mbit/s",
+            "sensitivity: socket buffers 128 KiB vs 1 MB, ns3 vs linux vs ns2, C_SN = 2 Mbit/s",
             _long(plan, wired_rate=f"{BUFFER_RATE}Mbps", **bernoulli),
             (
                 _variant_axis({NR: "newreno", LP: "newreno-lp", IDEAL: "newreno-ideal-lp"}),
-                Axis.variants("stack", {p: {"tcp.profile": p} for p in ("ns3", "linux")}),
+                Axis.variants("stack", {p: {"tcp.profile": p} for p in STACKS}),
                 Axis.variants(
                     "buffer_bytes",
                     {
