@@ -87,19 +87,27 @@ pub struct Sender {
 /// segment out, and the reorder timer's slack.
 const TIMEOUT_MIN: Duration = Duration::from_millis(2);
 
+/// The sender's RTT estimator: RFC 6298's, or ns-2's integer-tick timer
+/// under the `ns2` profile.
+fn rtt_estimator(cfg: &TcpConfig) -> RttEstimator {
+    let rtt = RttEstimator::new(
+        Duration(cfg.rto_initial_ns),
+        Duration(cfg.rto_min_ns),
+        Duration(cfg.rto_max_ns),
+        Duration(cfg.clock_granularity_ns),
+    );
+    if cfg.profile == Profile::Ns2 {
+        rtt.ns2_ticks()
+    } else {
+        rtt
+    }
+}
+
 impl Sender {
     pub fn new(mut cfg: TcpConfig, cc: AnyCc, flow: u32, peer: NodeId, total: u64) -> Self {
         // From here on `mss` is the payload of a full segment (options accounted).
         cfg.mss = cfg.segment_payload();
-        let mut rtt = RttEstimator::new(
-            Duration(cfg.rto_initial_ns),
-            Duration(cfg.rto_min_ns),
-            Duration(cfg.rto_max_ns),
-            Duration(cfg.clock_granularity_ns),
-        );
-        if cfg.profile == Profile::Ns2 {
-            rtt = rtt.ns2_ticks();
-        }
+        let rtt = rtt_estimator(&cfg);
         let w = Window {
             cwnd: u64::from(cfg.initial_cwnd) * cfg.mss,
             ssthresh: cfg.initial_ssthresh.unwrap_or(u64::MAX),
