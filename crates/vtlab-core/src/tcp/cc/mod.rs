@@ -104,12 +104,14 @@ impl Profile {
 /// Linux source it mirrors.
 ///
 /// ns-2 has none of these controllers but Reno's window laws (which take
-/// the profile itself, reno.rs) and Vegas; under `ns2` a controller takes
-/// its ns-3 switches unless it names its own `NS2`.
+/// the profile itself, reno.rs) and Vegas. Under `ns2` the sender feeds a
+/// controller as Linux does (the raw sample of a timed packet, ACKs of new
+/// data only: `StackBehaviour::NS2`), so a controller takes its Linux
+/// switches unless it names its own `NS2`.
 pub trait ProfileBehaviour: Copy + 'static {
     const NS3: Self;
     const LINUX: Self;
-    const NS2: Self = Self::NS3;
+    const NS2: Self = Self::LINUX;
 
     fn of(profile: Profile) -> Self {
         match profile {
@@ -391,13 +393,13 @@ pub struct ParamSpec {
 }
 
 impl ParamSpec {
-    /// The default under `profile`; `ns2` takes ns-3's (ns-2 has none of
-    /// these parameters but Vegas's, whose α = 1, β = 3, γ = 1 the study
-    /// sets explicitly where it uses them).
+    /// The default under `profile`; `ns2` takes Linux's, as it takes Linux's
+    /// switches ([`ProfileBehaviour`]; ns-2 has none of these parameters but
+    /// Vegas's α 1, β 3, γ 1, which are not modelled).
     pub fn default_for(&self, profile: Profile) -> f64 {
         match profile {
-            Profile::Ns3 | Profile::Ns2 => self.default_ns3,
-            Profile::Linux => self.default_linux,
+            Profile::Ns3 => self.default_ns3,
+            Profile::Linux | Profile::Ns2 => self.default_linux,
         }
     }
 }
