@@ -14,8 +14,9 @@ use crate::tcp::{Recovery, TcpConfig, NS2_WINDOW_PACKETS};
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
-    /// Implementation profile: `ns3` (default) or `linux`. It sets the stack
-    /// defaults below and the controller's behaviour where the two differ.
+    /// Implementation profile: `ns3` (default), `linux` or `ns2` (ns-2.35's
+    /// one-way agents). It sets the stack defaults below and the
+    /// controller's behaviour where they differ.
     pub profile: Option<Profile>,
     /// Congestion control, by registry name.
     pub cc: Option<String>,
