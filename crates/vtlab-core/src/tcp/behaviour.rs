@@ -88,6 +88,10 @@ pub struct StackBehaviour {
     /// follow it there (docs/validation.md), which at ns-3's 1 s minimum RTO
     /// changes no timing.
     pub synack_rtt_sample: bool,
+    /// Reno starts a new fast recovery only once snd_una passes `recover`
+    /// (ns-2 `RenoTcpAgent::dupack_action` with `bug_fix_`, its default);
+    /// RFC 5681's Reno, as ns-3's and Linux's, has no such guard.
+    pub reno_guards_recover: bool,
 }
 
 impl StackBehaviour {
@@ -111,6 +115,7 @@ impl StackBehaviour {
         ts_clock_ms: true,
         timer_restart_first_partial_ack_only: true,
         synack_rtt_sample: false,
+        reno_guards_recover: false,
     };
 
     pub const LINUX: StackBehaviour = StackBehaviour {
@@ -133,6 +138,7 @@ impl StackBehaviour {
         ts_clock_ms: false,
         timer_restart_first_partial_ack_only: false,
         synack_rtt_sample: true,
+        reno_guards_recover: false,
     };
 
     /// ns-2.35's one-way agents (`tcp/tcp.cc`, `tcp-newreno.cc`), where a
@@ -144,7 +150,8 @@ impl StackBehaviour {
     /// `rtt_active_`), not on every new ACK; the pseudo-SYN is timed by the
     /// retransmission timer, capped at `maxrto_`; NewReno restarts the
     /// timer on the first partial ACK only (`newreno_changes1_` 1,
-    /// `partialnewack_helper`); no PRR, TLP, RACK or early retransmit, no
+    /// `partialnewack_helper`); Reno, as Tahoe and NewReno, retransmits fast
+    /// only past `recover_` (`bug_fix_`); no PRR, TLP, RACK or early retransmit, no
     /// timestamps. The SACK switches follow RFC 6675 / Linux (ns-2's
     /// `Sack1` counts pipe and tests the window in packets).
     pub const NS2: StackBehaviour = StackBehaviour {
@@ -167,6 +174,7 @@ impl StackBehaviour {
         ts_clock_ms: false,
         timer_restart_first_partial_ack_only: true,
         synack_rtt_sample: false,
+        reno_guards_recover: true,
     };
 
     pub fn of(profile: Profile) -> Self {
