@@ -179,6 +179,12 @@ def test_the_ns2_profile_keeps_the_study_settings_and_compares_with_ns3():
     assert alt["tcp"]["profile"] == "ns3"
     stacks = {p.label_dict["stack"] for p in gs["buffers"].sweep(1, "ns2").points()}
     assert stacks == {"ns3", "linux", "ns2"}
+    # The window_ sensitivity: ns-2's default 20 packets of 1460 B, also the
+    # initial ssthresh_ (TcpAgent::reset), at the lowest PER.
+    (w,) = gs["window"].sweep(1, "ns2").points()
+    tcp = w.scenario.expanded()["flows"][0]["tcp"]
+    assert (tcp["recv_buffer"], tcp["initial_ssthresh"]) == (29_200, 29_200)
+    assert w.label_dict["per"] == 1e-4
 
 
 # -- the quick reproduction ------------------------------------------------------------

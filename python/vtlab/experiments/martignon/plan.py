@@ -114,6 +114,8 @@ class Plan:
     trace_interval: str = "50ms"
     #: PER levels of the buffer sensitivity grid.
     buffer_pers: tuple[float, ...] = (1e-4, 1e-2)
+    #: PER levels of the window_ sensitivity grid (where the accuracy is lowest).
+    window_pers: tuple[float, ...] = (1e-4, 2e-4)
 
     @property
     def stop(self) -> str:
@@ -139,8 +141,13 @@ QUICK = Plan(
     short_flows=100,
     friend_duration_s=60.0,
     vp_pers=(1e-4, 1e-2),
+    window_pers=(1e-4,),
 )
 
+
+#: ns-2's default ``window_`` (packets): the level of the window sensitivity grid,
+#: against the study's 1 MB.
+NS2_WINDOW_PACKETS = 20
 
 #: Profiles of the socket-buffer sensitivity grid (ns2: the buffer is ns-2's window_).
 STACKS: tuple[str, ...] = ("ns3", "linux", "ns2")
@@ -405,6 +412,20 @@ def _trace_grids(plan: Plan) -> dict[str, Grid]:
                     },
                 ),
                 Axis.values("loss.mean_loss", list(plan.buffer_pers), name="per"),
+            ),
+        ),
+        "window": Grid(
+            "window",
+            f"sensitivity: ns-2's default window_ ({NS2_WINDOW_PACKETS} packets) instead of "
+            f"{BUFFER / 1e6:g} MB, NewReno-LP, 10 Mbit/s",
+            _long(plan, **bernoulli),
+            (
+                _variant_axis({LP: "newreno-lp"}),
+                Axis.variants(
+                    "window_bytes",
+                    {NS2_WINDOW_PACKETS * MSS: {"tcp.recv_buffer": NS2_WINDOW_PACKETS * MSS}},
+                ),
+                Axis.values("loss.mean_loss", list(plan.window_pers), name="per"),
             ),
         ),
         "vp": Grid(
