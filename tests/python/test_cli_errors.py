@@ -40,13 +40,16 @@ def error_line(result: Result) -> str:
         (["run", "v2g", "--xyzzy"], "error: --xyzzy: no such option"),
         (
             ["run", "v2g", "--profile", "bsd"],
-            "error: --profile: 'bsd' is not one of 'ns3', 'linux'",
+            "error: --profile: 'bsd' is not one of 'ns3', 'linux', 'ns2'",
         ),
         (
             ["sweep", "v2g", "--profile", "bsd"],
-            "error: --profile: 'bsd' is not one of 'ns3', 'linux'",
+            "error: --profile: 'bsd' is not one of 'ns3', 'linux', 'ns2'",
         ),
-        (["bench", "--profile", "bsd"], "error: --profile: 'bsd' is not one of 'ns3', 'linux'"),
+        (
+            ["bench", "--profile", "bsd"],
+            "error: --profile: 'bsd' is not one of 'ns3', 'linux', 'ns2'",
+        ),
         (["run", "v2g", "--out"], "error: --out: needs a value"),
         (["run", "v2g", "--seed"], "error: --seed: needs a value"),
         (["nosuchcommand"], "error: nosuchcommand: no such command"),
@@ -86,7 +89,7 @@ def test_parser_error_through_the_real_entry_point(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stdout == ""
-    assert proc.stderr == "error: --profile: 'bsd' is not one of 'ns3', 'linux'\n"
+    assert proc.stderr == "error: --profile: 'bsd' is not one of 'ns3', 'linux', 'ns2'\n"
 
 
 def test_usage_error_line_fallbacks() -> None:
@@ -285,7 +288,7 @@ def test_a_missing_field_of_a_file_is_named_by_its_path(cli: Cli, tmp_path: Path
 
 
 def test_run_profile(cli: Cli) -> None:
-    for profile in ("ns3", "linux"):
+    for profile in ("ns3", "linux", "ns2"):
         res = cli("run", "v2g", "--bytes", "1MB", "--profile", profile, "--json")
         assert res.exit_code == 0, res.output
         assert json.loads(res.stdout)["profile"] == profile

@@ -111,6 +111,20 @@ def test_scenarios_carry_the_study_settings():
     assert seen == {J.CLEAN, J.ERROR_20, J.CALIBRATED}
 
 
+def test_the_ns2_profile_takes_the_preset_settings_over_its_defaults():
+    """``--profile ns2``: the preset's 512 B segments, 20-packet window (10 240 B, also
+    ns-2's initial ssthresh_ = window_), IW 1 and DelAck count stay; ns-2.35's timer
+    (tcpTick_ 10 ms, rtxcur_init_ 3 s) and DelAckSink's 100 ms come from the profile."""
+    grid = J.grids(J.QUICK, "ns2", 1)["single_hop"]
+    for p in grid.sweep(1, "ns2").points()[:4]:
+        tcp = p.scenario.expanded()["flows"][0]["tcp"]
+        assert tcp["profile"] == "ns2" and tcp["mss"] == 512
+        assert (tcp["recv_buffer"], tcp["initial_ssthresh"]) == (10_240, 10_240)
+        assert (tcp["initial_cwnd"], tcp["delayed_ack_count"]) == (1, p.label_dict["delack"])
+        assert (tcp["clock_granularity_ns"], tcp["rto_initial_ns"]) == (10_000_000, 3 * 10**9)
+        assert tcp["delayed_ack_timeout_ns"] == 100_000_000
+
+
 # -- the quick reproduction -------------------------------------------------------------
 
 

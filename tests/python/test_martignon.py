@@ -163,6 +163,30 @@ def test_grids_use_newreno_recovery_everywhere_and_the_mixes_are_right():
     assert alt["tcp"]["profile"] == "linux"
 
 
+def test_the_ns2_profile_keeps_the_study_settings_and_compares_with_ns3():
+    """``--profile ns2``: ns-2.35's agents with the study's window (1 MB, not ns-2's
+    20 packets), IW 2 and DelAckSink (every second packet, ns-2's 100 ms timer); the
+    other profile is ns3; the buffer grid has all three stacks."""
+    gs = martignon.grids(martignon.QUICK, "ns2", runs=1)
+    point = gs["per"].sweep(1, "ns2").points()[0]
+    tcp = point.scenario.expanded()["flows"][0]["tcp"]
+    assert tcp["profile"] == "ns2"
+    assert (tcp["recv_buffer"], tcp["initial_ssthresh"]) == (1_000_000, 1_000_000)
+    assert (tcp["initial_cwnd"], tcp["delayed_ack_count"]) == (2, 2)
+    assert tcp["delayed_ack_timeout_ns"] == 100_000_000
+    assert (tcp["rto_min_ns"], tcp["clock_granularity_ns"]) == (200_000_000, 10_000_000)
+    alt = gs["alt_per"].sweep(1, "ns2").points()[0].scenario.spec
+    assert alt["tcp"]["profile"] == "ns3"
+    stacks = {p.label_dict["stack"] for p in gs["buffers"].sweep(1, "ns2").points()}
+    assert stacks == {"ns3", "linux", "ns2"}
+    # The window_ sensitivity: ns-2's default 20 packets of 1460 B, also the
+    # initial ssthresh_ (TcpAgent::reset), at the lowest PER.
+    (w,) = gs["window"].sweep(1, "ns2").points()
+    tcp = w.scenario.expanded()["flows"][0]["tcp"]
+    assert (tcp["recv_buffer"], tcp["initial_ssthresh"]) == (29_200, 29_200)
+    assert w.label_dict["per"] == 1e-4
+
+
 # -- the quick reproduction ------------------------------------------------------------
 
 

@@ -190,7 +190,7 @@ def test_list(invoke):
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["park2019", "--profile", "bsd"], "--profile: 'bsd' is not one of 'ns3', 'linux'"),
+        (["park2019", "--profile", "bsd"], "--profile: 'bsd' is not one of 'ns3', 'linux', 'ns2'"),
         (["park2019", "--runs", "0"], "--runs must be at least 1"),
         (["park2019", "--jobs", "0"], "--jobs must be at least 1"),
         (["nosuchpaper"], "unknown experiment 'nosuchpaper' (available: park2019"),

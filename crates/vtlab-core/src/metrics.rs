@@ -186,7 +186,7 @@ tables! {
     FlowResult / FlowColumns {
         flow: String, "", "Flow name";
         cc: String, "", "Congestion control (registry name)";
-        profile: &'static str, "", "Implementation profile: ns3 or linux";
+        profile: &'static str, "", "Implementation profile: ns3, linux or ns2";
         recovery: &'static str, "", "Loss recovery: tahoe, reno, newreno, sack or sack+prr";
         bytes: u64, "B", "Application bytes to transfer";
         completed: bool, "", "Whether every byte reached the receiver before the run ended";
@@ -258,7 +258,7 @@ tables! {
         session: String, "", "Session name (its flows are <session>/requests and <session>/responses)";
         profile: String, "", "Message profile: iso15118-2-dc, iso15118-2-ac, din70121-dc, iso15118-2-dc-ecog or custom";
         cc: String, "", "Congestion control of the session's connection";
-        tcp_profile: &'static str, "", "TCP implementation profile: ns3 or linux";
+        tcp_profile: &'static str, "", "TCP implementation profile: ns3, linux or ns2";
         completed: bool, "", "Whether every exchange of the session was answered (in time, when misses abort)";
         abort_reason: String, "", "Why an unfinished session ended: deadline (a response missed its timeout), syn_retries or data_retries (the connection failed), stop_time, horizon, event_budget, output_budget, stalled; empty when completed";
         failed_message: String, "", "The message whose exchange was under way when the session ended early; empty when completed";

@@ -109,10 +109,10 @@ BytesOpt = Annotated[
     ),
 ]
 ProfileOpt = Annotated[
-    Literal["ns3", "linux"] | None,
+    Literal["ns3", "linux", "ns2"] | None,
     typer.Option(
         "--profile",
-        help="TCP implementation profile: ns3 or linux (sets tcp.profile).",
+        help="TCP implementation profile: ns3, linux or ns2 (sets tcp.profile).",
         show_default=False,
     ),
 ]

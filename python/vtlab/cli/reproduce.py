@@ -5,7 +5,7 @@ Registered on the CLI by :func:`register` (``reproduce.register(app)`` and
 ``reproduce.register(app, "study")`` in :mod:`vtlab.cli.app`).
 
     vtlab reproduce --list
-    vtlab reproduce park2019 [--quick] [--out DIR] [--jobs N] [--profile ns3|linux]
+    vtlab reproduce park2019 [--quick] [--out DIR] [--jobs N] [--profile ns3|linux|ns2]
                              [--runs N] [--quiet]
                              [--scheduler ADDRESS | --cluster local:N] [--task-runs K]
     vtlab study --list
@@ -82,7 +82,7 @@ FolderOpt = Annotated[
     ),
 ]
 ProfileOpt = Annotated[
-    str, typer.Option("--profile", help="TCP implementation profile: ns3 or linux.")
+    str, typer.Option("--profile", help="TCP implementation profile: ns3, linux or ns2.")
 ]
 RunsOpt = Annotated[
     int | None,
@@ -248,8 +248,8 @@ def _load_study(opts: Invocation) -> tuple[str, Any]:
     if opts.name is None:
         known = ", ".join(experiments.names(opts.kind))
         raise CliError(argument, f"give one of: {known} (or --list)")
-    if opts.profile not in ("ns3", "linux"):
-        raise CliError("--profile", f"{opts.profile!r} is not one of 'ns3', 'linux'")
+    if opts.profile not in ("ns3", "linux", "ns2"):
+        raise CliError("--profile", f"{opts.profile!r} is not one of 'ns3', 'linux', 'ns2'")
     if opts.kind == "study" and opts.runs is not None and opts.runs < 1:
         raise CliError("--seeds", f"must be at least 1, got {opts.runs}")  # (reproduce: Config)
     try:

@@ -75,7 +75,7 @@ __all__ = [
 ]
 
 #: Implementation profiles accepted by ``--profile``.
-PROFILES: tuple[str, ...] = ("ns3", "linux")
+PROFILES: tuple[str, ...] = ("ns3", "linux", "ns2")
 
 #: A relative difference beyond this (25 %) is a large deviation that the report
 #: discusses.

@@ -209,6 +209,17 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_profile_lists_the_allowed_ones() {
+        let e = err(json!({"preset": "v2g", "tcp": {"profile": "ns1"}}));
+        assert!(
+            e.starts_with(
+                "tcp.profile: unknown variant `ns1`, expected one of `ns3`, `linux`, `ns2`"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn values_errors_carry_their_path() {
         let e = err(json!({"preset": "v2g", "plc_rate": "0Mbps"}));
         assert!(

@@ -828,11 +828,13 @@ pub(crate) fn check_bql(
 /// (`Ipv4AddressHelper::Assign` → `TrafficControlHelper::Default`: FQ-CoDel)
 /// for `ns3`; none for `linux` (Linux's own default is also fq_codel, but
 /// under byte queue limits that keep the device queue short, which vtlab
-/// does not model; see docs/queue-discs.md).
+/// does not model; see docs/queue-discs.md). None for `ns2`: an ns-2
+/// link's queue is its own (`DropTail` unless the script names another),
+/// with nothing in front of it.
 pub fn default_for_profile(profile: Profile) -> QdiscSpec {
     match profile {
         Profile::Ns3 => QdiscSpec::of(QdiscKind::FqCodel),
-        Profile::Linux => QdiscSpec::of(QdiscKind::None),
+        Profile::Linux | Profile::Ns2 => QdiscSpec::of(QdiscKind::None),
     }
 }
 

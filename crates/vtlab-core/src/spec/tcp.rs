@@ -8,14 +8,15 @@ use super::{SpecError, Validate};
 use crate::engine::Num;
 use crate::tcp::cc::{self, Params, Profile};
 use crate::tcp::rwnd::{ArwndConf, GrowthMode, RwndConf};
-use crate::tcp::{Recovery, TcpConfig};
+use crate::tcp::{Recovery, TcpConfig, NS2_WINDOW_PACKETS};
 
 /// TCP settings as written in a scenario; unset fields take the defaults.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSpec {
-    /// Implementation profile: `ns3` (default) or `linux`. It sets the stack
-    /// defaults below and the controller's behaviour where the two differ.
+    /// Implementation profile: `ns3` (default), `linux` or `ns2` (ns-2.35's
+    /// one-way agents). It sets the stack defaults below and the
+    /// controller's behaviour where they differ.
     pub profile: Option<Profile>,
     /// Congestion control, by registry name.
     pub cc: Option<String>,
@@ -521,23 +522,33 @@ impl TcpSpec {
             _ => self.prr.unwrap_or(false),
         };
         let ns = |v: Option<Dur>, default: u64| v.map_or(default, |x| x.0);
+        let mss = self.mss.map_or(d.mss, |b| b.0);
+        // ns2: `window_` is 20 packets of whatever size the MSS is.
+        let recv_buffer = self.recv_buffer.map_or(
+            match profile {
+                Profile::Ns2 => NS2_WINDOW_PACKETS.saturating_mul(mss),
+                _ => d.recv_buffer,
+            },
+            |b| b.0,
+        );
         let config = TcpConfig {
             profile,
             cc,
             cc_params: self.cc_params.clone().unwrap_or_default(),
             recovery,
             prr,
-            mss: self.mss.map_or(d.mss, |b| b.0),
+            mss,
             header_bytes: self.header_bytes.map_or(d.header_bytes, |b| b.0),
             send_buffer: self.send_buffer.map_or(d.send_buffer, |b| b.0),
-            recv_buffer: self.recv_buffer.map_or(d.recv_buffer, |b| b.0),
-            recv_buffer_max: self.recv_buffer_max.map_or(
-                d.recv_buffer_max
-                    .max(self.recv_buffer.map_or(d.recv_buffer, |b| b.0)),
-                |b| b.0,
-            ),
+            recv_buffer,
+            recv_buffer_max: self
+                .recv_buffer_max
+                .map_or(d.recv_buffer_max.max(recv_buffer), |b| b.0),
             initial_cwnd: self.initial_cwnd.unwrap_or(d.initial_cwnd),
-            initial_ssthresh: self.initial_ssthresh.map(|b| b.0),
+            initial_ssthresh: self.initial_ssthresh.map(|b| b.0).or(
+                // ns-2 `TcpAgent::reset`: ssthresh_ = window_.
+                (profile == Profile::Ns2).then_some(recv_buffer),
+            ),
             dupack_threshold: self.dupack_threshold.unwrap_or(d.dupack_threshold),
             limited_transmit: self.limited_transmit.unwrap_or(d.limited_transmit),
             timestamps: self.timestamps.unwrap_or(d.timestamps),
@@ -680,9 +691,65 @@ mod tests {
     }
 
     #[test]
+    fn ns2_defaults_follow_ns_default_tcl() {
+        // ns-2.35 tcl/lib/ns-default.tcl, Agent/TCP: packetSize_ 1000,
+        // window_ 20 → 20 000 B; ssthresh_ = window_ (TcpAgent::reset);
+        // windowInit_ 2; rtxcur_init_ 3 s, minrto_ 0.2 s, maxrto_ 60 s,
+        // tcpTick_ 0.01 s; timestamps_ false; Agent/TCP/Newreno without SACK
+        // or PRR; TCPSink (an ACK per packet), DelAck interval_ 100 ms.
+        let spec = TcpSpec {
+            profile: Some(Profile::Ns2),
+            ..TcpSpec::default()
+        };
+        let c = spec.resolve("tcp").unwrap();
+        assert_eq!(
+            (c.mss, c.recv_buffer, c.initial_ssthresh),
+            (1000, 20_000, Some(20_000))
+        );
+        assert_eq!((c.initial_cwnd, c.timestamps), (2, false));
+        assert_eq!((c.recovery, c.prr), (Recovery::NewReno, false));
+        assert_eq!(
+            (
+                c.rto_initial_ns,
+                c.rto_min_ns,
+                c.rto_max_ns,
+                c.clock_granularity_ns
+            ),
+            (3_000_000_000, 200_000_000, 60_000_000_000, 10_000_000)
+        );
+        assert_eq!(
+            (c.delayed_ack, c.delayed_ack_count, c.delayed_ack_timeout_ns),
+            (true, 1, 100_000_000)
+        );
+        assert_eq!((c.syn_retries(), c.data_retries()), (30, 100));
+        assert!(!c.tlp() && !c.rack());
+        // window_ counts packets: 20 of a 512 B MSS (Janevski's) = 10 240 B,
+        // and the initial ssthresh follows a given window.
+        let spec = TcpSpec {
+            profile: Some(Profile::Ns2),
+            mss: Some(Bytes(512)),
+            ..TcpSpec::default()
+        };
+        let c = spec.resolve("tcp").unwrap();
+        assert_eq!((c.recv_buffer, c.initial_ssthresh), (10_240, Some(10_240)));
+        let spec = TcpSpec {
+            profile: Some(Profile::Ns2),
+            recv_buffer: Some(Bytes(1_000_000)),
+            ..TcpSpec::default()
+        };
+        assert_eq!(
+            spec.resolve("tcp").unwrap().initial_ssthresh,
+            Some(1_000_000)
+        );
+        // The other profiles keep ssthresh unlimited.
+        let c = TcpSpec::default().resolve("tcp").unwrap();
+        assert_eq!(c.initial_ssthresh, None);
+    }
+
+    #[test]
     fn every_default_satisfies_its_own_rules() {
         for desc in cc::REGISTRY {
-            for profile in [Profile::Ns3, Profile::Linux] {
+            for profile in Profile::ALL {
                 let r = cc::validate_params(desc, &Params::new(), profile);
                 assert!(r.is_ok(), "{} {profile:?}: {r:?}", desc.name);
                 for p in desc.params {

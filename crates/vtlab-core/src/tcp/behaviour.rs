@@ -1,4 +1,4 @@
-//! Where the sender and the loss recoveries follow ns-3 or Linux: one struct
+//! Where the sender and the loss recoveries follow ns-3, Linux or ns-2: one struct
 //! of named switches, built once from the [`Profile`], read by the state
 //! machine and the recoveries instead of tests of the profile.
 
@@ -88,6 +88,10 @@ pub struct StackBehaviour {
     /// follow it there (docs/validation.md), which at ns-3's 1 s minimum RTO
     /// changes no timing.
     pub synack_rtt_sample: bool,
+    /// Reno starts a new fast recovery only once snd_una passes `recover`
+    /// (ns-2 `RenoTcpAgent::dupack_action` with `bug_fix_`, its default);
+    /// RFC 5681's Reno, as ns-3's and Linux's, has no such guard.
+    pub reno_guards_recover: bool,
 }
 
 impl StackBehaviour {
@@ -111,6 +115,7 @@ impl StackBehaviour {
         ts_clock_ms: true,
         timer_restart_first_partial_ack_only: true,
         synack_rtt_sample: false,
+        reno_guards_recover: false,
     };
 
     pub const LINUX: StackBehaviour = StackBehaviour {
@@ -133,12 +138,68 @@ impl StackBehaviour {
         ts_clock_ms: false,
         timer_restart_first_partial_ack_only: false,
         synack_rtt_sample: true,
+        reno_guards_recover: false,
+    };
+
+    /// ns-2.35's one-way agents (`tcp/tcp.cc`, `tcp-newreno.cc`), where a
+    /// switch applies: no controller split, so duplicate ACKs feed nothing
+    /// and a loss predictor reads the raw sample of each timed packet
+    /// (as `tcp-vegas.cc` times every packet with its own clock); the window
+    /// opens on every new ACK (`opencwnd`, no cwnd validation); the backoff
+    /// ends only when a timed packet is acknowledged (`newack`:
+    /// `rtt_active_`), not on every new ACK; the pseudo-SYN is timed by the
+    /// retransmission timer, capped at `maxrto_`; NewReno restarts the
+    /// timer on the first partial ACK only (`newreno_changes1_` 1,
+    /// `partialnewack_helper`); Reno, as Tahoe and NewReno, retransmits fast
+    /// only past `recover_` (`bug_fix_`); no PRR, TLP, RACK or early retransmit, no
+    /// timestamps. The SACK switches follow RFC 6675 / Linux (ns-2's
+    /// `Sack1` counts pipe and tests the window in packets).
+    pub const NS2: StackBehaviour = StackBehaviour {
+        dupack_feeds_controller: false,
+        pkts_acked_gets_srtt: false,
+        sack_ack_is_dupack: false,
+        rwnd_bounds_pipe: false,
+        new_ack_clears_backoff: false,
+        loss_exit_counts_above_recover: false,
+        pipe_counts_sacked_retransmissions: false,
+        ns3_prr: false,
+        partial_ack_retransmits: false,
+        cwnd_validation: false,
+        syn_backoff_capped: true,
+        tlp: false,
+        rack: false,
+        early_retransmit: false,
+        rto_from_head: false,
+        pure_ack_clears_backoff: false,
+        ts_clock_ms: false,
+        timer_restart_first_partial_ack_only: true,
+        synack_rtt_sample: false,
+        reno_guards_recover: true,
     };
 
     pub fn of(profile: Profile) -> Self {
         match profile {
             Profile::Ns3 => Self::NS3,
             Profile::Linux => Self::LINUX,
+            Profile::Ns2 => Self::NS2,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_profile_has_its_switches() {
+        assert_eq!(StackBehaviour::of(Profile::Ns3), StackBehaviour::NS3);
+        assert_eq!(StackBehaviour::of(Profile::Linux), StackBehaviour::LINUX);
+        let b = StackBehaviour::of(Profile::Ns2);
+        assert_eq!(b, StackBehaviour::NS2);
+        // ns-2 newack: t_backoff_ = 1 only for the timed packet's ACK;
+        // opencwnd on every new ACK; NewReno resets the timer on the first
+        // partial ACK only (newreno_changes1_ 1).
+        assert!(!b.new_ack_clears_backoff && !b.cwnd_validation);
+        assert!(b.timer_restart_first_partial_ack_only);
     }
 }

@@ -103,6 +103,20 @@ impl Default for TcpConfig {
     }
 }
 
+/// ns-2 agents never give up (`max_connects_` −1, no limit on timeouts):
+/// the `ns2` profile allows the most SYN and data retries vtlab accepts.
+pub const NS2_SYN_RETRIES: u32 = 30;
+pub const NS2_DATA_RETRIES: u32 = 100;
+
+/// ns-2's `window_` default, packets: the `ns2` profile's receive window is
+/// this many segments unless `recv_buffer` is given.
+pub const NS2_WINDOW_PACKETS: u64 = 20;
+
+/// The `ns2` profile's send buffer: 1 GiB, a bound on bytes queued (a
+/// counter, nothing is allocated), standing for the one-way agents' lack
+/// of a send buffer.
+pub const NS2_SEND_BUFFER: u64 = 1 << 30;
+
 /// Bytes of the RFC 7323 timestamp option on the wire (10, padded to 12).
 pub const TIMESTAMP_OPTION_BYTES: u32 = 12;
 
@@ -124,6 +138,7 @@ impl TcpConfig {
         self.syn_retries.unwrap_or(match self.profile {
             Profile::Ns3 => 5,
             Profile::Linux => 6,
+            Profile::Ns2 => NS2_SYN_RETRIES,
         })
     }
 
@@ -132,6 +147,7 @@ impl TcpConfig {
         self.data_retries.unwrap_or(match self.profile {
             Profile::Ns3 => 6,
             Profile::Linux => 15,
+            Profile::Ns2 => NS2_DATA_RETRIES,
         })
     }
 
@@ -173,7 +189,7 @@ impl TcpConfig {
     pub fn tlp_delack_allowance_ns(&self) -> u64 {
         match self.profile {
             Profile::Linux => self.clock_granularity_ns,
-            Profile::Ns3 => 200_000_000,
+            Profile::Ns3 | Profile::Ns2 => 200_000_000,
         }
     }
 
@@ -206,6 +222,17 @@ impl TcpConfig {
     /// granularity with no separate minimum), maximum 120 s, delayed-ACK
     /// timer at its 40 ms minimum (`TCP_DELACK_MIN`), initial SYN timeout
     /// 1 s (`TCP_TIMEOUT_INIT`, RFC 6298 §2.1; ns-3's `ConnTimeout` is 3 s).
+    /// ns-2.35 (`tcl/lib/ns-default.tcl`, `Agent/TCP`): `packetSize_` 1000,
+    /// `windowInit_` 2 (after the pseudo-SYN), no timestamps, no SACK,
+    /// NewReno recovery without PRR (`Agent/TCP/Newreno`), `rtxcur_init_`
+    /// 3 s (also for the pseudo-SYN), `minrto_` 200 ms, `maxrto_` 60 s,
+    /// `tcpTick_` 10 ms as the granularity of its integer-tick timer, one
+    /// ACK per packet (`TCPSink`: a delayed-ACK count of 1; a count of 2 is
+    /// `DelAckSink`, every second packet or after `interval_` 100 ms, gaps
+    /// and gap fills at once), no send buffer
+    /// (the largest vtlab allows); `window_` (20 packets) and the initial
+    /// ssthresh (= `window_`) follow the MSS at resolution
+    /// ([`NS2_WINDOW_PACKETS`]).
     pub fn defaults(profile: Profile) -> Self {
         let base = TcpConfig {
             profile,
@@ -248,6 +275,22 @@ impl TcpConfig {
                 rto_max_ns: 120_000_000_000,
                 delayed_ack_timeout_ns: 40_000_000,
                 syn_timeout_ns: 1_000_000_000,
+                ..base
+            },
+            Profile::Ns2 => TcpConfig {
+                recovery: Recovery::NewReno,
+                prr: false,
+                mss: 1000,
+                send_buffer: NS2_SEND_BUFFER,
+                recv_buffer: NS2_WINDOW_PACKETS * 1000,
+                initial_cwnd: 2,
+                initial_ssthresh: Some(NS2_WINDOW_PACKETS * 1000),
+                timestamps: false,
+                rto_initial_ns: 3_000_000_000,
+                rto_min_ns: 200_000_000,
+                clock_granularity_ns: 10_000_000,
+                delayed_ack_count: 1,
+                delayed_ack_timeout_ns: 100_000_000,
                 ..base
             },
         }

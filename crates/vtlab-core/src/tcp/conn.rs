@@ -227,6 +227,7 @@ impl Conn {
             min_rtt: self.rtt.min_rtt(),
             ca_state: self.ca_state,
             profile: self.cfg.profile,
+            rwnd: self.rwnd,
         }
     }
 

@@ -7,6 +7,7 @@ pub mod cc;
 mod config;
 mod conn;
 mod delack;
+mod ns2_rtt;
 mod prr;
 mod rack;
 pub mod rate;
@@ -20,7 +21,7 @@ mod scoreboard;
 mod sender;
 mod state;
 
-pub use config::{option_bytes, TcpConfig};
+pub use config::{option_bytes, TcpConfig, NS2_WINDOW_PACKETS};
 pub use receiver::{Receiver, ReceiverStats};
 pub use rtt::RttEstimator;
 pub use sender::{Sender, SenderStats};

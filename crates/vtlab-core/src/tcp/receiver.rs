@@ -576,6 +576,41 @@ mod tests {
     }
 
     #[test]
+    fn ns2_sinks_ack_every_packet_or_every_second_after_100_ms() {
+        // TCPSink (the ns2 default, count 1): an ACK per packet at once.
+        let cfg = TcpConfig::defaults(Profile::Ns2);
+        let mut r = Receiver::new(&cfg, 0, NodeId(0), 100_000);
+        let mut out = vec![];
+        r.on_packet(Time(10), &data(0, 1000, 10), &mut out);
+        r.on_packet(Time(20), &data(1000, 1000, 20), &mut out);
+        assert_eq!(out.iter().map(|p| p.ack).collect::<Vec<_>>(), [1000, 2000]);
+        // DelAckSink::recv: the first in-order packet waits (no priming after
+        // the pseudo-SYN), the second is ACKed at once, and a lone packet
+        // waits interval_ = 100 ms.
+        let cfg = TcpConfig {
+            delayed_ack_count: 2,
+            ..TcpConfig::defaults(Profile::Ns2)
+        };
+        let mut r = Receiver::new(&cfg, 0, NodeId(0), 100_000);
+        let mut out = vec![];
+        r.on_packet(Time(10), &data(0, 1000, 10), &mut out);
+        assert!(out.is_empty());
+        assert_eq!(
+            r.timer_deadline(),
+            Some(Time(10) + Duration::from_millis(100))
+        );
+        r.on_packet(Time(20), &data(1000, 1000, 20), &mut out);
+        assert_eq!(out.iter().map(|p| p.ack).collect::<Vec<_>>(), [2000]);
+        r.on_packet(Time(30), &data(2000, 1000, 30), &mut out);
+        r.on_timer(Time(30) + Duration::from_millis(100), &mut out);
+        assert_eq!(out.last().map(|p| p.ack), Some(3000));
+        // A packet above a hole is ACKed at once (a duplicate ACK).
+        r.on_packet(Time(40), &data(4000, 1000, 40), &mut out);
+        assert_eq!(out.last().map(|p| p.ack), Some(3000));
+        assert_eq!(out.len(), 3);
+    }
+
+    #[test]
     fn delayed_ack_every_second_segment_and_on_timeout() {
         // The ns3 profile without its primed first ACK: the plain rule.
         let cfg = TcpConfig {

@@ -5,8 +5,13 @@
 //! with the old srtt, then srtt (gains 1/4 and 1/8). Before any sample the RTO
 //! is `rto_initial`. Backoff doubles the RTO (capped) and is cleared by the
 //! next sample. G is the clock granularity (ns-3: 1 ms).
+//!
+//! Under the `ns2` profile the srtt, rttvar and RTO arithmetic is ns-2's
+//! integer-tick timer instead ([`Ns2Rtt`], G then being `tcpTick_`); the
+//! minimum and latest samples stay exact.
 
-use crate::engine::Duration;
+use super::ns2_rtt::Ns2Rtt;
+use crate::engine::{Duration, Time};
 
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
@@ -19,6 +24,7 @@ pub struct RttEstimator {
     rto_min: Duration,
     rto_max: Duration,
     granularity: Duration,
+    ns2: Option<Ns2Rtt>,
 }
 
 impl RttEstimator {
@@ -38,7 +44,24 @@ impl RttEstimator {
             rto_min,
             rto_max,
             granularity,
+            ns2: None,
         }
+    }
+
+    /// ns-2's integer-tick timer with `tcpTick_` = the granularity
+    /// (`TcpAgent::rtt_init`; the initial RTO is `rtxcur_init_`).
+    pub fn ns2_ticks(mut self) -> Self {
+        self.ns2 = Some(Ns2Rtt::new(self.granularity, self.rto_initial));
+        self
+    }
+
+    /// Feed the sample of a segment sent at `sent`: ns-2's timer counts the
+    /// tick phase of the send time; RFC 6298 ignores it.
+    pub fn sample_sent(&mut self, sent: Time, r: Duration) {
+        if let Some(n) = self.ns2.as_mut() {
+            n.sample(sent, r);
+        }
+        self.sample(r);
     }
 
     /// Feed one valid sample; recomputes the RTO (which clears any backoff).
@@ -60,6 +83,9 @@ impl RttEstimator {
     }
 
     fn computed_rto(&self) -> Duration {
+        if let Some(n) = &self.ns2 {
+            return n.timeout(self.rto_min, self.rto_max);
+        }
         let srtt = self.srtt_ns.unwrap_or(0.0);
         let var = (4.0 * self.rttvar_ns).max(self.granularity.as_nanos() as f64);
         let rto = Duration((srtt + var).round() as u64);
@@ -80,6 +106,11 @@ impl RttEstimator {
 
     /// Exponential backoff after an expiry.
     pub fn back_off(&mut self) {
+        if let Some(n) = self.ns2.as_mut() {
+            n.back_off(self.rto_min, self.rto_max);
+            self.rto = n.timeout(self.rto_min, self.rto_max);
+            return;
+        }
         self.rto = Duration(self.rto.as_nanos().saturating_mul(2)).min(self.rto_max);
     }
 
@@ -87,9 +118,15 @@ impl RttEstimator {
         self.rto
     }
     pub fn srtt(&self) -> Option<Duration> {
+        if let Some(n) = &self.ns2 {
+            return n.srtt();
+        }
         self.srtt_ns.map(|s| Duration(s.round() as u64))
     }
     pub fn rttvar(&self) -> Duration {
+        if let Some(n) = &self.ns2 {
+            return n.rttvar();
+        }
         Duration(self.rttvar_ns.round() as u64)
     }
     pub fn min_rtt(&self) -> Option<Duration> {

@@ -87,16 +87,27 @@ pub struct Sender {
 /// segment out, and the reorder timer's slack.
 const TIMEOUT_MIN: Duration = Duration::from_millis(2);
 
+/// The sender's RTT estimator: RFC 6298's, or ns-2's integer-tick timer
+/// under the `ns2` profile.
+fn rtt_estimator(cfg: &TcpConfig) -> RttEstimator {
+    let rtt = RttEstimator::new(
+        Duration(cfg.rto_initial_ns),
+        Duration(cfg.rto_min_ns),
+        Duration(cfg.rto_max_ns),
+        Duration(cfg.clock_granularity_ns),
+    );
+    if cfg.profile == Profile::Ns2 {
+        rtt.ns2_ticks()
+    } else {
+        rtt
+    }
+}
+
 impl Sender {
     pub fn new(mut cfg: TcpConfig, cc: AnyCc, flow: u32, peer: NodeId, total: u64) -> Self {
         // From here on `mss` is the payload of a full segment (options accounted).
         cfg.mss = cfg.segment_payload();
-        let rtt = RttEstimator::new(
-            Duration(cfg.rto_initial_ns),
-            Duration(cfg.rto_min_ns),
-            Duration(cfg.rto_max_ns),
-            Duration(cfg.clock_granularity_ns),
-        );
+        let rtt = rtt_estimator(&cfg);
         let w = Window {
             cwnd: u64::from(cfg.initial_cwnd) * cfg.mss,
             ssthresh: cfg.initial_ssthresh.unwrap_or(u64::MAX),
@@ -418,7 +429,7 @@ impl Sender {
             None
         };
         if let Some(r) = sample {
-            self.take_rtt_sample(r);
+            self.take_rtt_sample(now, r);
         }
         self.c.rwnd = p.rwnd;
         self.c.phase = Phase::Established;
@@ -445,12 +456,12 @@ impl Sender {
             None
         };
         if let Some(r) = sample {
-            self.take_rtt_sample(r);
+            self.take_rtt_sample(now, r);
         }
     }
 
-    fn take_rtt_sample(&mut self, r: Duration) {
-        self.c.rtt.sample(r);
+    fn take_rtt_sample(&mut self, now: Time, r: Duration) {
+        self.c.rtt.sample_sent(Time(now.0.saturating_sub(r.0)), r);
         let s = &mut self.c.stats;
         s.rtt_samples += 1;
         s.rtt_hist.add(r);
@@ -598,7 +609,7 @@ impl Sender {
         let newly = ack - self.c.snd_una;
         let sample = self.ack_rtt_sample(now, p, ack);
         if let Some(r) = sample {
-            self.take_rtt_sample(r);
+            self.take_rtt_sample(now, r);
         }
         self.ack_rtt = sample;
         let mss = self.c.cfg.mss;

@@ -864,3 +864,74 @@ fn ns3_sack_recovery_restarts_the_timer_on_the_first_partial_ack_only() {
         "Linux re-arms on every ACK of new data: {t1:?} {t2:?}"
     );
 }
+
+/// The `ns2` profile's agent: ns-2.35's defaults with MSS 1000 B, a window_
+/// of 4 packets (4000 B, also the initial ssthresh) and the NewReno controller.
+fn ns2_harness() -> Harness {
+    let cfg = TcpConfig {
+        recv_buffer: 4 * MSS,
+        initial_ssthresh: Some(4 * MSS),
+        ..TcpConfig::defaults(Profile::Ns2)
+    };
+    Harness::with_cc(cfg, AnyCc::NewReno(NewReno::new(Profile::Ns2)), 1_000_000)
+}
+
+/// An ACK advertising window_ = 4 packets (ns-2's sender caps itself at
+/// window_; in vtlab the receiver advertises it).
+fn ns2_ack(h: &mut Harness, t_ms: u64, ack: u64) {
+    let mut p = ack_packet(ack);
+    p.rwnd = 4 * MSS;
+    h.s.on_packet(Time(t_ms * 1_000_000), &p, &mut h.out);
+}
+
+#[test]
+fn ns2_agent_opens_windowinit_then_slow_starts_to_window_and_times_in_ticks() {
+    let mut h = ns2_harness();
+    // windowInit_ 2 after the pseudo-SYN (delay_growth_).
+    assert_eq!(h.sent(), vec![0, 1]);
+    // The SYN (sent at 0, answered at 10 ms) gave 1 tick (rtt_update:
+    // ⌊(10 + 0)/10⌋): srtt8 8, rttvar4 2, t_rtxcur_ (2·8 + 8) >> 3 = 3 ticks
+    // = 30 ms < minrto_ → 200 ms, armed at the first data packet (10 ms).
+    assert_eq!(h.s.rto(), Duration::from_millis(200));
+    assert_eq!(h.s.timer_deadline(), Some(Time(210_000_000)));
+    // opencwnd: +1 packet per new ACK below ssthresh (4): 3, then 4; then
+    // +1/cwnd: 4 + 1/4 = 4.25 packets = 4250 B.
+    ns2_ack(&mut h, 30, 1000);
+    assert_eq!(h.cwnd(), 3 * MSS);
+    assert_eq!(h.sent(), vec![2, 3]);
+    ns2_ack(&mut h, 31, 2000);
+    assert_eq!(h.cwnd(), 4 * MSS);
+    // send_much: t_seqno_ ≤ highest_ack_ + window(), window() =
+    // min(int(cwnd_), window_) = 4 with packets 0 and 1 acked: 4 and 5.
+    assert_eq!(h.sent(), vec![4, 5]);
+    ns2_ack(&mut h, 32, 3000);
+    assert_eq!(h.cwnd(), 4 * MSS + 250);
+    assert_eq!(h.sent(), vec![6]);
+    // cwnd_ keeps growing past window_ (4.25 + 1/4.25 = 4.485 packets:
+    // 10⁶/4250 = 235 B) while the flight stays at window_.
+    ns2_ack(&mut h, 33, 4000);
+    assert_eq!(h.cwnd(), 4 * MSS + 250 + 235);
+    assert_eq!(h.sent(), vec![7]);
+}
+
+#[test]
+fn ns2_timeout_halves_the_window_and_backs_off_in_ticks() {
+    let mut h = ns2_harness();
+    ns2_ack(&mut h, 30, 1000);
+    ns2_ack(&mut h, 31, 2000);
+    h.sent();
+    // cwnd 4 packets, 4 out (2..5), timer restarted at 31 ms with 200 ms.
+    let deadline = h.s.timer_deadline().unwrap();
+    assert_eq!(deadline, Time(231_000_000));
+    h.s.on_timer(deadline, &mut h.out);
+    // slowdown(CLOSE_SSTHRESH_HALF|CLOSE_CWND_RESTART): ssthresh_ =
+    // ⌊min(4, 4)/2⌋ = 2, cwnd_ = 1; rtt_backoff: 200 ms · 2 = 400 ms.
+    assert_eq!((h.cwnd(), h.ssthresh()), (MSS, 2 * MSS));
+    assert_eq!(h.sent(), vec![2]);
+    assert_eq!(h.s.rto(), Duration::from_millis(400));
+    // The retransmission's ACK is not a sample (Karn; rtt_active_ was
+    // cleared): the backoff stays (newack resets t_backoff_ only for the
+    // timed packet).
+    ns2_ack(&mut h, 300, 3000);
+    assert_eq!(h.s.rto(), Duration::from_millis(400));
+}

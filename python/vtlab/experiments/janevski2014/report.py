@@ -31,11 +31,18 @@ from vtlab.experiments.pipeline import Context, Section
 TITLE = "Reproduction: Janevski & Petrov — TCP over 802.11 between vehicles"
 
 
+#: How each profile stands for the study's ns-2 agents.
+PROFILE_NOTE = {
+    "ns3": "ns-2's agents emulated by the preset's settings",
+    "ns2": "ns-2.35's one-way agents, rule by rule: docs/stack-profiles.md, 'The ns2 profile'",
+}
+
+
 def header_rows(ctx: Context) -> list[list[str]]:
     cfg, plan, runs = ctx.config, ctx.plan, ctx.runs
     n_points = len(ctx.s["points"])
     return [
-        ["TCP profile", f"`{cfg.profile}` (ns-2's agents emulated by the preset's settings)"],
+        ["TCP profile", f"`{cfg.profile}` ({PROFILE_NOTE.get(cfg.profile, PROFILE_NOTE['ns3'])})"],
         [
             "runs per point",
             f"{runs} (seeds 1–{runs}; seed k gives every TCP the same error pattern)",

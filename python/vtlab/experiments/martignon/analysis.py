@@ -15,6 +15,7 @@ from vtlab.api import Result
 from vtlab.experiments import common, pipeline
 from vtlab.experiments.common import Comparison
 from vtlab.experiments.martignon.plan import (
+    BUFFER,
     IDEAL,
     INITIAL_CWND,
     LABEL_OF_CC,
@@ -184,12 +185,26 @@ def summarize_all(data: Mapping[str, Result], plan: Plan) -> dict[str, Any]:
         per, data["westwood"].flows, data["fig7c"].flows
     )
     s["vp"] = vp_summary(data["vp"].traces, data["vp"].flows)
+    s["window"] = window_summary(data["window"].flows, per)
     b = data["buffers"].flows
     keys = ["variant", "stack", "buffer_bytes", "per"]
     s["buffers"] = goodput_table(b, keys).merge(
         b.groupby(keys, sort=False)[["rto_count", "drops_queue"]].mean().reset_index(), on=keys
     )
     return s
+
+
+def window_summary(window: pd.DataFrame, per: pd.DataFrame) -> pd.DataFrame:
+    """NewReno-LP's accuracy and goodput with ns-2's default ``window_`` beside the
+    study's window (Fig. 2a's runs at 10 Mbit/s, same PERs and seeds)."""
+    study = per[
+        (per["variant"] == LP) & (per["c_sn_mbps"] == 10) & per["per"].isin(window["per"])
+    ].assign(window_bytes=BUFFER)
+    both = pd.concat([window, study], ignore_index=True)
+    keys = ["window_bytes", "per"]
+    acc = accuracy_table(both, keys)[[*keys, "mean", "ci95", "loss_events"]]
+    acc = acc.rename(columns={"mean": "accuracy", "ci95": "accuracy_ci95"})
+    return goodput_table(both, keys)[[*keys, "n", "goodput_mbps", "ci95"]].merge(acc, on=keys)
 
 
 def westwood_summary(
@@ -348,6 +363,7 @@ DATA_TABLES = (
     "westwood",
     "vp",
     "buffers",
+    "window",
 )
 
 

@@ -204,12 +204,12 @@ def _large(comparisons: Any) -> list[str]:
     return text
 
 
-def _short(s: Mapping[str, Any], plan: Plan, paper: Any) -> list[str]:
+def _short(s: Mapping[str, Any], plan: Plan, paper: Any, profile: str) -> list[str]:
     text: list[str] = []
     short = s["short"]
     iw = max(plan.short_iws)
     lp10, nr10 = (_row(short, variant=v, iw=iw) for v in (LP, NR))
-    syn, rto = timers(plan)
+    syn, rto = timers(plan, profile)
     segments = math.ceil(plan.short_bytes / MSS)
     lp2, nr2 = (_row(short, variant=v, iw=INITIAL_CWND) for v in (LP, NR))
     if lp2 is not None and nr2 is not None:
@@ -225,9 +225,10 @@ def _short(s: Mapping[str, Any], plan: Plan, paper: Any) -> list[str]:
                 else ""
             )
             + ". The absolute times depend on the initial window, the handshake (vtlab "
-            f"models the SYN exchange, with a {syn:g} s SYN timer; ns-2's one-way TCP has none) "
-            f"and the RTO floor ({rto:g} s under ns3), which the paper does not give; the "
-            "comparison that matters is LP ≈ NewReno.\n"
+            f"models the SYN exchange, with a {syn:g} s SYN timer; ns-2's one-way agents "
+            "send a timed 40 B pseudo-SYN with `syn_` on, their default since 2001) "
+            f"and the RTO floor ({rto:g} s under {profile}), which the paper does not give; "
+            "the comparison that matters is LP ≈ NewReno.\n"
         )
     return text
 
@@ -340,7 +341,7 @@ def deviations(ctx: Context) -> str:
     text += _correlated(s, profile)
     text += _ideal_bound(s)
     text += _large(ctx.comparisons)
-    text += _short(s, plan, ctx.paper)
+    text += _short(s, plan, ctx.paper, profile)
     text += _westwood(s, plan)
     text += _collapse(s, profile, alt)
     if len(text) == 1:

@@ -71,6 +71,10 @@ TCP = {
     "mss": MSS,
     "header_bytes": HEADERS,
     "initial_cwnd": INITIAL_CWND,
+    # The receiver delays ACKs (§3): every second segment, as ns-3's and Linux's
+    # default and ns-2's DelAckSink (the ns2 profile's default is TCPSink's one
+    # ACK per packet).
+    "delayed_ack_count": 2,
     "send_buffer": BUFFER,
     "recv_buffer": BUFFER,
 }
@@ -110,6 +114,8 @@ class Plan:
     trace_interval: str = "50ms"
     #: PER levels of the buffer sensitivity grid.
     buffer_pers: tuple[float, ...] = (1e-4, 1e-2)
+    #: PER levels of the window_ sensitivity grid (where the accuracy is lowest).
+    window_pers: tuple[float, ...] = (1e-4, 2e-4)
 
     @property
     def stop(self) -> str:
@@ -135,8 +141,16 @@ QUICK = Plan(
     short_flows=100,
     friend_duration_s=60.0,
     vp_pers=(1e-4, 1e-2),
+    window_pers=(1e-4,),
 )
 
+
+#: ns-2's default ``window_`` (packets): the level of the window sensitivity grid,
+#: against the study's 1 MB.
+NS2_WINDOW_PACKETS = 20
+
+#: Profiles of the socket-buffer sensitivity grid (ns2: the buffer is ns-2's window_).
+STACKS: tuple[str, ...] = ("ns3", "linux", "ns2")
 
 #: The study ran ns-2, whose links have drop-tail queues and no queue disc.
 QDISC = "none"
@@ -185,9 +199,12 @@ def _long(plan: Plan, **extra: Any) -> dict[str, Any]:
     }
 
 
-def timers(plan: Plan) -> tuple[float, float]:
-    """SYN timeout and minimum RTO (s) of the ns3 profile on the study's path."""
-    tcp = Scenario(_long(plan)).expanded()["flows"][0]["tcp"]
+def timers(plan: Plan, profile: str = "ns3") -> tuple[float, float]:
+    """SYN timeout and minimum RTO (s) of a profile on the study's path."""
+    spec = _long(plan)
+    tcp = Scenario({**spec, "tcp": {**spec["tcp"], "profile": profile}}).expanded()["flows"][0][
+        "tcp"
+    ]
     return tcp["syn_timeout_ns"] / 1e9, tcp["rto_min_ns"] / 1e9
 
 
@@ -382,11 +399,11 @@ def _trace_grids(plan: Plan) -> dict[str, Grid]:
     return {
         "buffers": Grid(
             "buffers",
-            "sensitivity: socket buffers 128 KiB vs 1 MB, ns3 vs linux, C_SN = 2 Mbit/s",
+            "sensitivity: socket buffers 128 KiB vs 1 MB, ns3 vs linux vs ns2, C_SN = 2 Mbit/s",
             _long(plan, wired_rate=f"{BUFFER_RATE}Mbps", **bernoulli),
             (
                 _variant_axis({NR: "newreno", LP: "newreno-lp", IDEAL: "newreno-ideal-lp"}),
-                Axis.variants("stack", {p: {"tcp.profile": p} for p in ("ns3", "linux")}),
+                Axis.variants("stack", {p: {"tcp.profile": p} for p in STACKS}),
                 Axis.variants(
                     "buffer_bytes",
                     {
@@ -395,6 +412,20 @@ def _trace_grids(plan: Plan) -> dict[str, Grid]:
                     },
                 ),
                 Axis.values("loss.mean_loss", list(plan.buffer_pers), name="per"),
+            ),
+        ),
+        "window": Grid(
+            "window",
+            f"sensitivity: ns-2's default window_ ({NS2_WINDOW_PACKETS} packets) instead of "
+            f"{BUFFER / 1e6:g} MB, NewReno-LP, 10 Mbit/s",
+            _long(plan, **bernoulli),
+            (
+                _variant_axis({LP: "newreno-lp"}),
+                Axis.variants(
+                    "window_bytes",
+                    {NS2_WINDOW_PACKETS * MSS: {"tcp.recv_buffer": NS2_WINDOW_PACKETS * MSS}},
+                ),
+                Axis.values("loss.mean_loss", list(plan.window_pers), name="per"),
             ),
         ),
         "vp": Grid(

@@ -24,8 +24,10 @@ from vtlab.experiments.martignon.plan import (
     LP,
     MSS,
     NR,
+    NS2_WINDOW_PACKETS,
     NS3_DEFAULT_BUFFER,
     PAIR,
+    STACKS,
     VARIANTS,
     VP_ALPHA,
     VP_BETA,
@@ -129,7 +131,8 @@ def _setup_section(plan: Plan, paper_transfers: int) -> str:
         f"{plan.short_bytes / 1000:g} kB, started {plan.short_stagger_s:g} s apart (one "
         "group with a stagger), so that they practically never overlap; completion time "
         "= SYN sent → last byte received in order (vtlab models the handshake; ns-2's "
-        "one-way TCP has none, so ours include one more RTT-ish exchange). The paper "
+        "one-way agents send a timed 40 B pseudo-SYN first, `syn_` on by default since "
+        "2001, so both spend one round trip before data). The paper "
         f"simulated {paper_transfers} transfers in all.\n"
         f"* **Friendliness** (Fig. 7): n + m = {plan.friend_flows} bulk flows on an "
         f"error-free {plan.friend_rate_mbps} Mbit/s, {n['friend_rtt']} link for "
@@ -219,7 +222,32 @@ def _accuracy_section(s: Mapping[str, Any], profile: str, alt: str, plan: Plan) 
         text.append(_accuracy_table(s["accuracy"], model, label, profile, alt))
     if len(s["vp"]):
         text.append(_vp_table(s["vp"], plan))
+    if len(s["window"]):
+        text.append(_window_table(s["window"], profile))
     return "\n".join(text)
+
+
+def _window_table(w: pd.DataFrame, profile: str) -> str:
+    """NewReno-LP with ns-2's default window_ against the study's window."""
+    rows = [
+        [
+            f"{r.window_bytes / 1e6:g} MB"
+            if r.window_bytes == BUFFER
+            else f"{r.window_bytes // MSS} packets ({r.window_bytes} B)",
+            per_label(r.per),
+            f"{pct(r.accuracy, 1)} ± {pct(r.accuracy_ci95, 1)}",
+            f"{r.loss_events:.0f}",
+            f"{r.goodput_mbps:.3f} ± {r.ci95:.3f}",
+        ]
+        for r in w.sort_values(["window_bytes", "per"]).itertuples()
+    ]
+    return (
+        f"**ns-2's default `window_`** ({NS2_WINDOW_PACKETS} packets; the paper does not "
+        f"give its window), NewReno-LP under {profile}, 10 Mbit/s: a window below pipe + "
+        "queue never builds a queue, so V_p stays below α and every loss is called a link "
+        "loss, at the price of the goodput the window allows.\n\n"
+        + common.md_table(["window", "PER", "LP accuracy", "loss events", "goodput (Mbit/s)"], rows)
+    )
 
 
 def _westwood_section(s: Mapping[str, Any], plan: Plan) -> str:
@@ -281,7 +309,7 @@ def _goodput_section(s: Mapping[str, Any], plan: Plan) -> str:
     return "\n".join(text)
 
 
-def _rtt_short_section(s: Mapping[str, Any], plan: Plan) -> str:
+def _rtt_short_section(s: Mapping[str, Any], plan: Plan, profile: str) -> str:
     text = [f"## Fig. 6: goodput vs RTT at {plan.rtt_loss:.1%} loss (Mbit/s)\n"]
     g = s["goodput_rtt"]
     rows = []
@@ -339,7 +367,8 @@ def _rtt_short_section(s: Mapping[str, Any], plan: Plan) -> str:
         f"{plan.short_bytes / 1000:g} kB transfer is {math.ceil(plan.short_bytes / MSS)} "
         f"segments: with {plan.short_loss:.0%} loss most transfers see no loss, and the mean "
         "is set by the few that wait for a retransmission timeout (the SYN's "
-        f"{timers(plan)[0]:g} s timer, or the {timers(plan)[1]:g} s minimum RTO), where LP "
+        f"{timers(plan, profile)[0]:g} s timer, or the {timers(plan, profile)[1]:g} s minimum "
+        "RTO), where LP "
         "and NewReno behave identically (cwnd = 1 "
         "segment after a timeout). A loss that triple duplicate ACKs can detect needs "
         "more segments in flight than a 7-segment transfer usually has.\n"
@@ -394,18 +423,31 @@ def _friendliness_section(ctx: Context) -> str:
     return "\n".join(text)
 
 
-def _linux_vs_ns3(plan: Plan) -> str:
-    """The linux profile's timers against the ns3 profile's, from the presets."""
+#: What each profile hands the predictor, and its other differences that matter here.
+SIGNAL = {
+    "ns3": "ns-3's SRTT after every ACK (ns-3 hands `PktsAcked` the smoothed RTT), so "
+    "V_p compares a lagging, damped average with the minimum of such averages, the "
+    "first of which is the SYN's",
+    "linux": "the raw sample of each ACK; NewReno's ssthresh comes from cwnd and slow "
+    "start counts segments acked",
+    "ns2": "the raw sample of each timed data packet, and V_p multiplies min(cwnd, "
+    "window_), the window ns-2's sender uses; ssthresh is half that window, the RTO "
+    "ns-2's integer-tick timer (docs/stack-profiles.md, 'The ns2 profile')",
+}
+
+
+def _timers(plan: Plan, profile: str, alt: str) -> str:
+    """The two profiles' timers on the study's path, from the presets."""
     t = {
         prof: Scenario({**_long(plan), "tcp": {**_long(plan)["tcp"], "profile": prof}}).expanded()[
             "flows"
         ][0]["tcp"]
-        for prof in ("ns3", "linux")
+        for prof in (profile, alt)
     }
     return (
-        f"linux: RTO floor {t['linux']['rto_min_ns'] / 1e6:g} ms instead of "
-        f"{t['ns3']['rto_min_ns'] / 1e6:g} ms, {t['linux']['delayed_ack_timeout_ns'] / 1e6:g} "
-        f"ms delayed-ACK timer instead of {t['ns3']['delayed_ack_timeout_ns'] / 1e6:g} ms"
+        f"{profile}: RTO floor {t[profile]['rto_min_ns'] / 1e6:g} ms instead of "
+        f"{t[alt]['rto_min_ns'] / 1e6:g} ms, {t[profile]['delayed_ack_timeout_ns'] / 1e6:g} "
+        f"ms delayed-ACK timer instead of {t[alt]['delayed_ack_timeout_ns'] / 1e6:g} ms"
     )
 
 
@@ -414,12 +456,10 @@ def _profile_section(s: Mapping[str, Any], profile: str, alt: str, plan: Plan) -
     n = _setup_numbers(plan)
     text = [
         f"## The predictor's RTT signal: `{profile}` vs `{alt}` profile\n",
-        "Under the ns3 profile the controller receives ns-3's SRTT after every ACK "
-        "(ns-3 hands `PktsAcked` the smoothed RTT), so V_p compares a lagging, damped "
-        "average with the minimum of such averages; under linux it receives the raw "
-        "sample of each ACK. The profile also changes other things ("
-        + _linux_vs_ns3(plan)
-        + ", NewReno ssthresh from cwnd, slow start by segments acked), so the comparison "
+        f"Under the {profile} profile the controller receives {SIGNAL[profile]}; under "
+        f"{alt} it receives {SIGNAL[alt]}. The profiles also differ in their timers ("
+        + _timers(plan, profile, alt)
+        + "), so the comparison "
         f"is not of the RTT signal alone. {n['c_nd']}, RTT {n['rtt']}, independent losses; "
         "goodput in Mbit/s.\n",
     ]
@@ -445,7 +485,7 @@ def _profile_section(s: Mapping[str, Any], profile: str, alt: str, plan: Plan) -
             "during a long NewReno recovery.\n"
         )
         rows = []
-        for stack in ("ns3", "linux"):
+        for stack in STACKS:
             for size in (NS3_DEFAULT_BUFFER, BUFFER):
                 for per in sorted(b["per"].unique()):
                     label = f"{size / 1e6:g} MB" if size == BUFFER else f"{size // 1024} KiB"
@@ -519,7 +559,7 @@ def files(ctx: Context) -> list[list[str]]:
         ["`goodput_per.*`, `goodput_bad.*`, `goodput_rtt.*`", "goodput mean ± CI"],
         ["`short.*`, `friendliness.*`, `jain.*`", "short transfers, Fig. 7, Jain"],
         ["`profiles.*`", f"goodput, RTOs and queue drops, {profile} vs {other_profile(profile)}"],
-        ["`westwood.*`, `vp.*`, `buffers.*`", "the sensitivity runs"],
+        ["`westwood.*`, `vp.*`, `buffers.*`, `window.*`", "the sensitivity runs"],
         ["`findings.*`, `comparison.*`", "the tables above"],
     ]
 
@@ -540,7 +580,7 @@ def sections() -> list[Section]:
         ),
         Section("accuracy", lambda c: _accuracy_section(c.s, c.config.profile, alt(c), c.plan)),
         Section("goodput", lambda c: _goodput_section(c.s, c.plan)),
-        Section("rtt and short", lambda c: _rtt_short_section(c.s, c.plan)),
+        Section("rtt and short", lambda c: _rtt_short_section(c.s, c.plan, c.config.profile)),
         Section("friendliness", _friendliness_section),
         Section("westwood", lambda c: _westwood_section(c.s, c.plan)),
         Section("profiles", lambda c: _profile_section(c.s, c.config.profile, alt(c), c.plan)),

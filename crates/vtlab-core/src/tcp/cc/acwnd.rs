@@ -144,7 +144,7 @@ impl CongestionOps for Acwnd {
         let _ = self.cubic.ssthresh(info, w, bytes_in_flight);
         self.reductions += 1;
         let base = match info.profile {
-            Profile::Linux => w.cwnd,
+            Profile::Linux | Profile::Ns2 => w.cwnd,
             Profile::Ns3 => bytes_in_flight,
         };
         ((base as f64 * self.factor()) as u64).max(2 * info.mss)

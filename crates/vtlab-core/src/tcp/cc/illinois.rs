@@ -924,7 +924,7 @@ mod tests {
             assert_eq!(rig.cc.cnt_rtt, 0);
             let (base, max) = match profile {
                 Profile::Linux => (100_000, 200_000),
-                Profile::Ns3 => (100_000_000, 200_000_000),
+                Profile::Ns3 | Profile::Ns2 => (100_000_000, 200_000_000),
             };
             assert_eq!((rig.cc.base_rtt, rig.cc.max_rtt), (base, max));
         }

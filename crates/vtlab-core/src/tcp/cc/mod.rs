@@ -79,13 +79,20 @@ pub enum Profile {
     #[default]
     Ns3,
     Linux,
+    /// ns-2.35's one-way `Agent/TCP` family (docs/stack-profiles.md, "The
+    /// ns2 profile").
+    Ns2,
 }
 
 impl Profile {
+    /// Every profile, in the order error messages list them.
+    pub const ALL: [Profile; 3] = [Profile::Ns3, Profile::Linux, Profile::Ns2];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Profile::Ns3 => "ns3",
             Profile::Linux => "linux",
+            Profile::Ns2 => "ns2",
         }
     }
 }
@@ -95,14 +102,22 @@ impl Profile {
 /// instead of tests of the profile (as `StackBehaviour` in tcp/behaviour.rs
 /// for the sender and the recoveries). Each switch names the ns-3 and the
 /// Linux source it mirrors.
+///
+/// ns-2 has none of these controllers but Reno's window laws (which take
+/// the profile itself, reno.rs) and Vegas. Under `ns2` the sender feeds a
+/// controller as Linux does (the raw sample of a timed packet, ACKs of new
+/// data only: `StackBehaviour::NS2`), so a controller takes its Linux
+/// switches unless it names its own `NS2`.
 pub trait ProfileBehaviour: Copy + 'static {
     const NS3: Self;
     const LINUX: Self;
+    const NS2: Self = Self::LINUX;
 
     fn of(profile: Profile) -> Self {
         match profile {
             Profile::Ns3 => Self::NS3,
             Profile::Linux => Self::LINUX,
+            Profile::Ns2 => Self::NS2,
         }
     }
 }
@@ -142,6 +157,9 @@ pub struct ConnInfo {
     pub min_rtt: Option<Duration>,
     pub ca_state: CaState,
     pub profile: Profile,
+    /// The peer's advertised window, bytes (ns-2: `window_`, which bounds
+    /// the window as `TcpAgent::window` = min(cwnd_, window_)).
+    pub rwnd: u64,
 }
 
 /// The window a controller governs, in bytes.
@@ -375,10 +393,13 @@ pub struct ParamSpec {
 }
 
 impl ParamSpec {
+    /// The default under `profile`; `ns2` takes Linux's, as it takes Linux's
+    /// switches ([`ProfileBehaviour`]; ns-2 has none of these parameters but
+    /// Vegas's α 1, β 3, γ 1, which are not modelled).
     pub fn default_for(&self, profile: Profile) -> f64 {
         match profile {
             Profile::Ns3 => self.default_ns3,
-            Profile::Linux => self.default_linux,
+            Profile::Linux | Profile::Ns2 => self.default_linux,
         }
     }
 }

@@ -14,8 +14,9 @@
 //!
 //! **Vegas predictor** (`newreno-lp`): Vp = (cwnd/RTTmin − cwnd/RTT)·RTTmin =
 //! cwnd·(1 − RTTmin/RTT) segments, with RTT the latest sample the controller
-//! received (the SRTT under the ns3 profile, the raw sample under linux) and
-//! RTTmin the smallest. Vp > β: congestion; Vp < α: link error; in between the
+//! received (the SRTT under the ns3 profile, the raw sample of each timed
+//! segment under linux and ns2) and RTTmin the smallest. Under ns2 cwnd is
+//! the window the sender uses, min(cwnd, rwnd) (ns-2 `TcpAgent::window`). Vp > β: congestion; Vp < α: link error; in between the
 //! previous verdict stands (hysteresis; congestion before any verdict).
 //! α = 1 and β = 3 segments (the study's best values) are parameters.
 //!
@@ -110,7 +111,7 @@ impl NewRenoLp {
                 last_rtt: Some(last),
                 ..
             } if last.as_nanos() > 0 => {
-                let cwnd = w.cwnd as f64 / info.mss as f64;
+                let cwnd = vp_window(info, w) as f64 / info.mss as f64;
                 Some(cwnd * (1.0 - min.as_nanos() as f64 / last.as_nanos() as f64))
             }
             _ => None,
@@ -127,6 +128,17 @@ impl NewRenoLp {
                 _ => previous,
             },
         }
+    }
+}
+
+/// The window V_p multiplies, bytes: cwnd under `ns3` and `linux`; under
+/// `ns2` the window the sender uses, min(cwnd_, window_) (`TcpAgent::window`),
+/// since ns-2's cwnd_ keeps growing while `window_` holds the flight and the
+/// predictor's "cwnd/RTT_min" is the rate the sender expects.
+fn vp_window(info: &ConnInfo, w: &Window) -> u64 {
+    match info.profile {
+        Profile::Ns2 => w.cwnd.min(info.rwnd),
+        Profile::Ns3 | Profile::Linux => w.cwnd,
     }
 }
 
@@ -272,5 +284,27 @@ mod tests {
             15_000
         );
         assert_eq!(lp.loss_verdict(), Some(LossCause::Congestion));
+    }
+    #[test]
+    fn ns2_vp_multiplies_the_window_the_sender_uses() {
+        // ns-2 TcpAgent::window() = min(cwnd_, window_). cwnd 45 packets,
+        // window_ 20, RTT_min 100 ms, RTT 125 ms: V_p = 20·(1 − 0.8) = 4 > β
+        // → congestion; ssthresh = ⌊min(45, 20)/2⌋ = 10 packets (slowdown).
+        // Under ns3 the same state gives V_p = 45·0.2 = 9.
+        let mut lp = NewRenoLp::vegas(&Params::new(), Profile::Ns2);
+        let mut i = info(Profile::Ns2);
+        i.rwnd = 20_000;
+        sample(&mut lp, 100);
+        sample(&mut lp, 125);
+        let w = window(45, 100);
+        assert!((lp.vp(&i, &w).unwrap() - 4.0).abs() < 1e-12);
+        assert_eq!(lp.ssthresh(&i, &w, 20_000), 10_000);
+        assert_eq!(lp.loss_verdict(), Some(LossCause::Congestion));
+        // RTT 105 ms: V_p = 20·(1 − 100/105) ≈ 0.95 < α → link (ns3: 45·0.048
+        // ≈ 2.14, between α and β, would keep congestion).
+        sample(&mut lp, 105);
+        assert!((lp.vp(&i, &w).unwrap() - 20.0 * 5.0 / 105.0).abs() < 1e-12);
+        assert_eq!(lp.ssthresh(&i, &w, 20_000), 20_000);
+        assert_eq!(lp.loss_verdict(), Some(LossCause::Link));
     }
 }

@@ -7,6 +7,12 @@
 //!   start adds the segments acked, capped at ssthresh, and returns the rest;
 //!   additive increase keeps a credit counter `cwnd_cnt` and adds one segment
 //!   each time it reaches `w`.
+//! * ns-2 (`TcpAgent::opencwnd` with `wnd_option_` 1, `increase_num_` 1;
+//!   `cwnd_` a double, in packets): each new ACK adds one packet below
+//!   ssthresh, else 1/cwnd packets, whatever the ACK covers; vtlab adds
+//!   MSS²/cwnd bytes and carries the remainder, so that no fraction of a
+//!   byte is lost. `slowdown`'s ssthresh is ⌊min(cwnd_, window_)/2⌋ packets,
+//!   at least 2 (`precision_reduce_`: halving the double window).
 
 use super::{ConnInfo, Profile, Window};
 
@@ -23,7 +29,7 @@ pub fn ssthresh_segments(info: &ConnInfo, w: &Window) -> u64 {
 /// Slow-start step; returns the segments left over for congestion avoidance.
 pub fn slow_start(profile: Profile, info: &ConnInfo, w: &mut Window, acked: u32) -> u32 {
     match profile {
-        Profile::Ns3 => {
+        Profile::Ns3 | Profile::Ns2 => {
             if acked >= 1 {
                 w.cwnd += info.mss;
                 acked - 1
@@ -67,6 +73,16 @@ pub fn ns3_congestion_avoidance(info: &ConnInfo, w: &mut Window, acked: u32) {
     }
 }
 
+/// ns-2 `TcpAgent::opencwnd` above ssthresh: cwnd_ += 1/cwnd_ packets per
+/// ACK, as MSS²/cwnd bytes with the remainder (in bytes·bytes/cwnd) carried
+/// in `carry`.
+pub fn ns2_congestion_avoidance(info: &ConnInfo, w: &mut Window, carry: &mut u64) {
+    let cwnd = w.cwnd.max(1);
+    let num = info.mss * info.mss + *carry;
+    w.cwnd += num / cwnd;
+    *carry = num % cwnd;
+}
+
 /// Reno slow start then congestion avoidance (ns-3 `IncreaseWindow`, Linux
 /// `tcp_reno_cong_avoid`).
 pub fn reno_increase(
@@ -86,6 +102,14 @@ pub fn reno_increase(
                 ns3_congestion_avoidance(info, w, acked);
             }
         }
+        Profile::Ns2 if acked == 0 => {}
+        Profile::Ns2 => {
+            if w.in_slow_start() {
+                w.cwnd += info.mss;
+            } else {
+                ns2_congestion_avoidance(info, w, cwnd_cnt);
+            }
+        }
         Profile::Linux => {
             let mut acked = acked;
             if w.in_slow_start() {
@@ -100,11 +124,13 @@ pub fn reno_increase(
     }
 }
 
-/// Reno ssthresh: ns-3 max(2·MSS, bytes_in_flight/2); Linux max(cwnd/2, 2) segments.
+/// Reno ssthresh: ns-3 max(2·MSS, bytes_in_flight/2); Linux max(cwnd/2, 2)
+/// segments; ns-2 max(⌊min(cwnd, rwnd)/2⌋, 2) packets (`slowdown`).
 pub fn reno_ssthresh(profile: Profile, info: &ConnInfo, w: &Window, bytes_in_flight: u64) -> u64 {
     match profile {
         Profile::Ns3 => (bytes_in_flight / 2).max(2 * info.mss),
         Profile::Linux => (cwnd_segments(info, w) / 2).max(2) * info.mss,
+        Profile::Ns2 => (w.cwnd.min(info.rwnd) / (2 * info.mss)).max(2) * info.mss,
     }
 }
 
@@ -127,6 +153,7 @@ pub(crate) mod test_support {
             min_rtt: None,
             ca_state: CaState::Open,
             profile,
+            rwnd: u64::MAX,
         }
     }
 
@@ -186,5 +213,59 @@ mod tests {
             reno_ssthresh(Profile::Linux, &info(Profile::Linux), &window(3, 9), 0),
             2_000
         );
+    }
+    #[test]
+    fn ns2_opens_one_packet_per_ack_in_slow_start_whatever_it_covers() {
+        // opencwnd: cwnd_ < ssthresh_ → cwnd_ += 1, once per new ACK; a
+        // delayed ACK covering 2 packets adds 1 (ns-3 also adds 1 here,
+        // Linux 2). From 4 packets with ssthresh 20: 5 packets.
+        let i = info(Profile::Ns2);
+        let mut w = window(4, 20);
+        let mut carry = 0;
+        reno_increase(Profile::Ns2, &i, &mut w, &mut carry, 2);
+        assert_eq!(w.cwnd, 5_000);
+    }
+
+    #[test]
+    fn ns2_congestion_avoidance_adds_one_over_cwnd_and_keeps_the_fraction() {
+        // opencwnd, wnd_option_ 1: cwnd_ += increase_num_/cwnd_ = 1/cwnd_.
+        // MSS 1000 B, cwnd 3 packets (3000 B) ≥ ssthresh 2: each ACK adds
+        // 1/3 packet = 333⅓ B. Three ACKs add exactly 1000 B in ns-2's
+        // arithmetic (1/3 + 1/3.111 + 1/3.218 would be its exact double
+        // sequence; vtlab: 10⁶/3000 = 333 r 1000, (10⁶+1000)/3333 = 300 r
+        // 1100, (10⁶+1100)/3633 = 275 r 2025) → 3000 + 333 + 300 + 275 = 3908 B.
+        // ns-2's doubles: 3 + 1/3 = 3.3333, + 1/3.3333 = 3.6333,
+        // + 1/3.6333 = 3.9086 packets = 3908.6 B: the same to a byte.
+        let i = info(Profile::Ns2);
+        let mut w = window(3, 2);
+        let mut carry = 0;
+        for _ in 0..3 {
+            reno_increase(Profile::Ns2, &i, &mut w, &mut carry, 1);
+        }
+        assert_eq!(w.cwnd, 3_908);
+        // An ACK that acknowledges nothing new opens nothing.
+        reno_increase(Profile::Ns2, &i, &mut w, &mut carry, 0);
+        assert_eq!(w.cwnd, 3_908);
+    }
+
+    #[test]
+    fn ns2_ssthresh_halves_the_window_capped_by_window_() {
+        // slowdown(CLOSE_SSTHRESH_HALF): ssthresh_ = int(windowd()/2),
+        // windowd() = min(cwnd_, wnd_). cwnd 45 packets, window_ 20 →
+        // ⌊20/2⌋ = 10 packets whatever the flight (30 000 B given).
+        let mut i = info(Profile::Ns2);
+        i.rwnd = 20_000;
+        assert_eq!(
+            reno_ssthresh(Profile::Ns2, &i, &window(45, 100), 30_000),
+            10_000
+        );
+        // cwnd 13.7 packets below window_: ⌊6.85⌋ = 6 packets.
+        let w = Window {
+            cwnd: 13_700,
+            ssthresh: 100_000,
+        };
+        assert_eq!(reno_ssthresh(Profile::Ns2, &i, &w, 0), 6_000);
+        // cwnd 3 packets: ⌊1.5⌋ = 1, raised to the floor of 2 packets.
+        assert_eq!(reno_ssthresh(Profile::Ns2, &i, &window(3, 100), 0), 2_000);
     }
 }

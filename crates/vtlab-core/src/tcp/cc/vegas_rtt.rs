@@ -161,7 +161,7 @@ pub fn ns3_secs(d: Option<Duration>) -> f64 {
 pub(crate) fn stored_sample(p: Profile, us: u64) -> Option<Duration> {
     Some(match p {
         Profile::Linux => Duration::from_micros(us - 1),
-        Profile::Ns3 => Duration::from_micros(us),
+        Profile::Ns3 | Profile::Ns2 => Duration::from_micros(us),
     })
 }
 

@@ -247,7 +247,7 @@ mod tests {
     fn rtt(p: Profile, us: u64) -> Option<Duration> {
         Some(match p {
             Profile::Linux => Duration::from_micros(us - 1),
-            Profile::Ns3 => Duration::from_micros(us),
+            Profile::Ns3 | Profile::Ns2 => Duration::from_micros(us),
         })
     }
 
@@ -387,7 +387,7 @@ mod tests {
                 Profile::Linux => {
                     assert_eq!((w.cwnd, cc.cwnd_cnt, cc.diff), (20_000, 2, 0));
                 }
-                Profile::Ns3 => assert_eq!((w.cwnd, cc.diff), (20_050, 4)),
+                Profile::Ns3 | Profile::Ns2 => assert_eq!((w.cwnd, cc.diff), (20_050, 4)),
             }
             cc.congestion_state_set(&info(p), &mut w, CaState::Open);
             assert!(cc.rtt.doing);

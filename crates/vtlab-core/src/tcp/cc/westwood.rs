@@ -132,7 +132,11 @@ impl Westwood {
     /// Westwood+ (`westwood-plus`, and its alias `westwood-nr`).
     pub fn plus(params: &Params, profile: Profile) -> Self {
         let est = match profile {
-            Profile::Linux => Estimator::LinuxPlus(LinuxPlus::new()),
+            // ns-2.35 has no Westwood+: under ns2 the estimator is Linux's
+            // (tcp_westwood.c, by Westwood+'s authors), which, as ns-2's
+            // agents, counts every ACK and takes raw RTT samples; ns-3's needs
+            // an RTT on every ACK (its SRTT), which ns2's senders do not give.
+            Profile::Linux | Profile::Ns2 => Estimator::LinuxPlus(LinuxPlus::new()),
             Profile::Ns3 => {
                 let tustin = param(PLUS_PARAMS, params, "tustin", profile) >= 0.5;
                 Estimator::Ns3Plus(Ns3Plus::new(tustin))
@@ -198,7 +202,7 @@ impl CongestionOps for Westwood {
             (Estimator::Ns3Plus(e), CwndEvent::TxStart) => e.min_rtt_sample(info.srtt),
             (Estimator::Original(e), CwndEvent::TxStart) => {
                 let seed = match self.profile {
-                    Profile::Linux => info.min_rtt,
+                    Profile::Linux | Profile::Ns2 => info.min_rtt,
                     Profile::Ns3 => info.srtt,
                 };
                 e.start(info, seed);
@@ -549,7 +553,7 @@ impl Original {
         let rtt_min = self.rtt_min.map_or(0.0, |d| d.as_secs_f64());
         let bytes = self.bwe * rtt_min;
         match profile {
-            Profile::Linux => ((bytes / info.mss as f64) as u64).max(2) * info.mss,
+            Profile::Linux | Profile::Ns2 => ((bytes / info.mss as f64) as u64).max(2) * info.mss,
             Profile::Ns3 => (bytes as u64).max(2 * info.mss),
         }
     }
@@ -823,5 +827,19 @@ mod tests {
                 cc.congestion_state_set(&info(p), &mut w, CaState::Recovery);
             }
         }
+    }
+    #[test]
+    fn ns2_takes_the_estimator_that_counts_acks_without_samples() {
+        // ns-2 has no Westwood+; its senders time one packet per round trip,
+        // so ns-3's estimator (which skips ACKs without an RTT) would see a
+        // fraction of the data. Under ns2 Westwood+ is Linux's estimator and
+        // ssthresh counts whole packets (ns-2's windows are in packets):
+        // bwe·RTT_min = 2.5 segments → 2 segments.
+        let w = Westwood::plus(&Params::new(), Profile::Ns2);
+        assert!(matches!(w.est, Estimator::LinuxPlus(_)));
+        let mut o = Original::new(0.5, 4.0);
+        o.bwe = 25_000.0;
+        o.rtt_min = Some(Duration::from_millis(100));
+        assert_eq!(o.ssthresh(Profile::Ns2, &info(Profile::Ns2)), 2_000);
     }
 }

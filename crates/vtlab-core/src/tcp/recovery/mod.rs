@@ -306,7 +306,7 @@ macro_rules! recoveries {
 
 recoveries! {
     Tahoe(Tahoe) = |_, _| Tahoe,
-    Reno(Reno) = |_, _| Reno,
+    Reno(Reno) = |_, b| Reno { guards_recover: b.reno_guards_recover },
     NewReno(NewReno) = |_, _| NewReno::default(),
     Sack(Sack) = |cfg, b| Sack::new(b.pipe_counts_sacked_retransmissions).with_rack(cfg.rack()),
 }

@@ -3,7 +3,10 @@
 //! cwnd = ssthresh + 3·MSS (one MSS per duplicate ACK received), inflated by
 //! one MSS per further duplicate ACK; the first new ACK, partial or not, ends
 //! recovery with cwnd = ssthresh (step 6). No `recover` guard: a loss in the
-//! next window can start a new recovery at once.
+//! next window can start a new recovery at once, except under the `ns2`
+//! profile: ns-2's Reno (`RenoTcpAgent::dupack_action` with `bug_fix_`, on by
+//! default) retransmits fast only once the ACKs pass `recover_`, the highest
+//! packet sent at the previous fast retransmit or timeout.
 
 use super::{enter_fast_recovery, retransmit_head, RecoveryOps};
 use crate::engine::Time;
@@ -11,11 +14,14 @@ use crate::net::Packet;
 use crate::tcp::conn::Conn;
 
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Reno;
+pub(crate) struct Reno {
+    /// ns-2's `bug_fix_` (`StackBehaviour::reno_guards_recover`).
+    pub(crate) guards_recover: bool,
+}
 
 impl RecoveryOps for Reno {
     fn guards_recover(&self) -> bool {
-        false
+        self.guards_recover
     }
 
     fn enter(&mut self, c: &mut Conn, now: Time, _newly_sacked: u64, out: &mut Vec<Packet>) {
@@ -46,7 +52,7 @@ mod tests {
         c.dupacks = 3;
         c.ca_state = CaState::Disorder;
         let mut out = vec![];
-        let mut r = Reno;
+        let mut r = Reno::default();
         r.enter(&mut c, T, 0, &mut out);
         // RFC 5681 §3.2 steps 2–3: ssthresh = FlightSize / 2 = 5 segments, the
         // head resent, cwnd = ssthresh + 3·SMSS = 8 segments.
@@ -67,5 +73,13 @@ mod tests {
         // (10 segments); and a new recovery needs no snd_una ≥ recover.
         assert!(r.is_full_ack(&c, MSS));
         assert!(!r.guards_recover());
+        // ns-2 RenoTcpAgent::dupack_action, bug_fix_ true: `recovered` =
+        // highest_ack_ > recover_; otherwise the third duplicate ACK does
+        // nothing. The ns2 profile's Reno keeps the guard.
+        let b = crate::tcp::behaviour::StackBehaviour::NS2;
+        let r = Reno {
+            guards_recover: b.reno_guards_recover,
+        };
+        assert!(r.guards_recover());
     }
 }
