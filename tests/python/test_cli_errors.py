@@ -316,15 +316,9 @@ def test_bench_profile(cli: Cli) -> None:
 def test_validate_profile_reaches_the_vtlab_side_only() -> None:
     grid = validate.make_grid(["newreno"], ["5%"], 1, "1MB", None, quick=False, profile="linux")
     assert grid.profile == "linux"
-
-    class Binary:
-        short_hash = "b"
-        results_hash = "b"
-        path = "/nonexistent/v2g"
-
-    linux = validate.plan(grid, "h", Binary())  # type: ignore[arg-type]
+    linux = validate.plan(grid, "h", "b", "/nonexistent/v2g")
     ns3_grid = validate.make_grid(["newreno"], ["5%"], 1, "1MB", None, quick=False)
-    ns3 = validate.plan(ns3_grid, "h", Binary())  # type: ignore[arg-type]
+    ns3 = validate.plan(ns3_grid, "h", "b", "/nonexistent/v2g")
     vt_linux = [t for t in linux if t.side == "vtlab"]
     vt_ns3 = [t for t in ns3 if t.side == "vtlab"]
     assert [json.loads(t.spec_json)["tcp"]["profile"] for t in vt_linux] == ["linux"]
