@@ -622,6 +622,7 @@ def validate(
         "deterministic": rep.deterministic,
         "radio_delay_ms": rep.radio_main,
         "replay_base_rtt_ms": replay_base_rtt_ms(CORE_DELAY_MS, rep.radio_main)
+        + (GRANT_PIPELINE_MS if main.grant else 0)
         if main.uplink_period_ms == 1 and not math.isnan(rep.radio_main)
         else math.nan,
         "ns3_base_rtt_ms": rep.base_ns3,
