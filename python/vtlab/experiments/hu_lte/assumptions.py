@@ -128,7 +128,8 @@ def _lambda(ctx: Context) -> list[str]:
         f"{', '.join(f'{v:g}' for v in ctx.plan.speeds_kmh)} km/h at "
         f"{ctx.plan.speed_rsrp:g} dBm.",
         f"* **ACK path at {POOR_RSRP:g} dBm**: a fixed uplink of {ACK_PATH_MBPS:.1f} Mbit/s "
-        "in the λ-vs-RSRP runs (the model's static uplink carries nothing there); the "
+        "in the λ-vs-RSRP runs, granted on request (the model's static uplink is a "
+        "power-limited UE on a few RBs there, about 0.5 Mbit/s); the "
         "`ack_path` table shows what this changes where both exist.",
     ]
 

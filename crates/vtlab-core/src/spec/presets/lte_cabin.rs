@@ -375,7 +375,10 @@ mod tests {
         assert!(matches!(lte.capacity_ab, Some(CapacityConf::Model { .. })));
         // The uplink is served on request with ns-3's timing, the downlink not.
         let up = lte.capacity_ba.as_ref().and_then(|c| c.grant());
-        assert_eq!(up.map(|g| (g.sr_period_ms, g.request_delay_ms)), Some((1, 6)));
+        assert_eq!(
+            up.map(|g| (g.sr_period_ms, g.request_delay_ms)),
+            Some((1, 6))
+        );
         assert_eq!(lte.capacity_ab.as_ref().and_then(|c| c.grant()), None);
         assert_eq!(s.stop_ns, Some(60_000_000_000));
     }
@@ -389,7 +392,10 @@ mod tests {
         // ARWND behind the server's CUBIC; its sender (flow `up`) runs ACWND
         // toward the server's fixed receiver.
         let (down, up) = (&s.flows[0].tcp, &s.flows[1].tcp);
-        assert_eq!((s.flows[0].name.as_str(), down.cc.as_str()), ("down", "cubic"));
+        assert_eq!(
+            (s.flows[0].name.as_str(), down.cc.as_str()),
+            ("down", "cubic")
+        );
         let RwndConf::Arwnd(a) = &down.rwnd else {
             panic!("the downlink's receiver runs ARWND")
         };
@@ -407,8 +413,7 @@ mod tests {
             assert_eq!(f.tcp.cc_params.get("lambda"), Some(&3.0));
             assert!(matches!(f.tcp.rwnd, RwndConf::Arwnd(_)));
         }
-        let e = resolve_value(json!({"preset": "lte-cabin", "adaptive_ends": "both"}))
-            .unwrap_err();
+        let e = resolve_value(json!({"preset": "lte-cabin", "adaptive_ends": "both"})).unwrap_err();
         assert_eq!(e.path, "adaptive_ends");
         let e = resolve_value(json!({"preset": "lte-cabin", "adaptive": true,
             "tcp": {"cc": "bbr"}}))
