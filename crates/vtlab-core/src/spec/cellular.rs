@@ -37,11 +37,34 @@ pub struct CapacitySpec {
 }
 
 /// `grant = true | false` or a table of the request–grant timing.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug)]
 pub enum GrantSpec {
     On(bool),
     Timing(GrantTiming),
+}
+
+impl<'de> Deserialize<'de> for GrantSpec {
+    /// A boolean or a table; a table's own errors (an unknown field, a wrong
+    /// type) come through with their names.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = GrantSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "true, false or a table of sr_period_ms, request_delay_ms, grant_delay_ms",
+                )
+            }
+            fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<GrantSpec, E> {
+                Ok(GrantSpec::On(b))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, m: A) -> Result<GrantSpec, A::Error> {
+                GrantTiming::deserialize(serde::de::value::MapAccessDeserializer::new(m))
+                    .map(GrantSpec::Timing)
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// The request–grant timing as users write it: every field optional.

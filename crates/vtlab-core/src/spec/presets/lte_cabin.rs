@@ -384,6 +384,35 @@ mod tests {
     }
 
     #[test]
+    fn uplink_grant_is_a_switch_or_a_checked_table() {
+        let grant = |v: serde_json::Value| {
+            resolve_value(json!({"preset": "lte-cabin", "uplink_grant": v}))
+                .map(|s| s.links[1].capacity_ba.as_ref().and_then(|c| c.grant()))
+        };
+        assert_eq!(grant(json!(false)).unwrap(), None);
+        let g = grant(json!({"sr_period_ms": 10})).unwrap().unwrap();
+        assert_eq!(
+            (g.sr_period_ms, g.request_delay_ms, g.grant_delay_ms),
+            (10, 6, 4)
+        );
+        for (v, path) in [
+            (json!({"sr_period_ms": 0}), "uplink_grant.sr_period_ms"),
+            (
+                json!({"grant_delay_ms": 101}),
+                "uplink_grant.grant_delay_ms",
+            ),
+            (json!({"foo": 1}), "uplink_grant.foo"),
+            (json!(5), "uplink_grant"),
+        ] {
+            assert_eq!(grant(v).unwrap_err().path, path);
+        }
+        let e = resolve_value(json!({"preset": "lte-cabin", "uplink_grant": true,
+            "capacity_up": {"trace_ms": [1]}}))
+        .unwrap_err();
+        assert_eq!(e.path, "uplink_grant");
+    }
+
+    #[test]
     fn adaptive_picks_lambda_from_speed_and_rsrp() {
         let s = resolve_value(json!({"preset": "lte-cabin", "adaptive": true,
             "rsrp_dbm": -81.0, "direction": "both"}))
