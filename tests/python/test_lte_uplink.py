@@ -14,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def ns3() -> dict[float, dict]:
-    rows = lte_uplink.load_ns3(ROOT / "validation/lte/uplink/ns3_uplink.json")
+    rows = lte_uplink.load_ns3()  # the shipped rows: the checkout's validation/ here
+    assert rows == lte_uplink.load_ns3(ROOT / "validation/lte/uplink/ns3_uplink.json")
     return {r["rsrp_target_dbm"]: r for r in rows}
 
 
@@ -61,3 +62,10 @@ def test_tables(tmp_path: Path, ns3):
     text = path.read_text()
     assert "| -90 | 17.94 | 18 | 15.26 |" in text
     assert (tmp_path / "uplink.csv").is_file()
+
+
+def test_main_without_stored_runs_is_one_error_line(tmp_path: Path, monkeypatch, capsys):
+    monkeypatch.setenv("VTLAB_VALIDATION_DIR", str(tmp_path))
+    assert lte_uplink._main(["--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: the stored ns-3 runs: ")

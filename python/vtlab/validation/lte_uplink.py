@@ -25,6 +25,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from vtlab.errors import CliError
+
 __all__ = [
     "NS3_CONDITIONS",
     "POINTS",
@@ -51,7 +53,15 @@ NS3_CONDITIONS: dict[str, Any] = {
     "bler": 0.0,
     "max_itbs": 26,
 }
+#: Where ``--rerun-ns3`` stores the rows and the tables go (a checkout's folder).
 _STORED = Path("validation/lte/uplink/ns3_uplink.json")
+
+
+def _shipped() -> Path:
+    """The stored rows vtlab ships (:func:`vtlab.packagedata.validation_dir`)."""
+    from vtlab.packagedata import validation_dir
+
+    return validation_dir() / "lte" / "uplink" / "ns3_uplink.json"
 
 
 def _args(distance_m: float) -> list[str]:
@@ -101,9 +111,9 @@ def run_ns3(path: Path = _STORED, log: Callable[[str], None] | None = None) -> l
     return rows
 
 
-def load_ns3(path: Path = _STORED) -> list[dict]:
-    """The stored ns-3 rows."""
-    return json.loads(Path(path).read_text())
+def load_ns3(path: Path | None = None) -> list[dict]:
+    """The stored ns-3 rows (default: those vtlab ships)."""
+    return json.loads(Path(path or _shipped()).read_text())
 
 
 def vtlab_uplink_mbps(rsrp_dbm: float, conditions: dict[str, Any] | None) -> float:
@@ -180,10 +190,16 @@ def _main(argv: Sequence[str]) -> int:
     ap.add_argument("--rerun-ns3", action="store_true", help="run ns-3 and store its rows")
     ap.add_argument("--out", type=Path, default=_STORED.parent)
     a = ap.parse_args(argv)
+    from vtlab.ns3.program import Ns3Error
+
     try:
         ns3 = run_ns3(log=print) if a.rerun_ns3 else load_ns3()
-    except (OSError, ValueError) as exc:
-        print(f"error: --rerun-ns3: {exc}", file=sys.stderr)
+    except CliError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except (Ns3Error, OSError, ValueError) as exc:
+        where = "--rerun-ns3" if a.rerun_ns3 else "the stored ns-3 runs"
+        print(f"error: {where}: {exc}", file=sys.stderr)
         return 2
     print(write_tables(compare(ns3), a.out))
     return 0
