@@ -51,8 +51,6 @@ pub struct GrantConf {
 pub struct GrantServer<S> {
     source: S,
     conf: GrantConf,
-    /// The next opportunity of the source not yet decided.
-    peek: Option<Opportunity>,
     /// The scheduler's credit after the decisions made so far.
     credit: u64,
     /// Reports not yet applied: (effect time, bytes), in time order.
@@ -81,7 +79,6 @@ impl<S: OpportunitySource> GrantServer<S> {
         GrantServer {
             source,
             conf,
-            peek: None,
             credit: 0,
             pending: VecDeque::new(),
             decided: VecDeque::new(),
@@ -172,17 +169,15 @@ impl<S: OpportunitySource> GrantServer<S> {
     fn next_granted(&mut self, now: Time) -> Opportunity {
         let g = u64::from(self.conf.grant_delay_ms) * MS;
         loop {
-            let op = match self.peek.take() {
-                Some(op) => op,
-                None if self.credit == 0 || !self.started => {
-                    // Nothing is granted before the next report takes effect.
-                    self.started = true;
-                    // Opportunities before `now` are still decided: a
-                    // grant there uses up credit (padding).
-                    let from = self.pending.front().map_or(now, |p| Time(p.0 .0 + g));
-                    self.source.seek(from)
-                }
-                None => self.source.next(),
+            let op = if self.credit == 0 || !self.started {
+                // Nothing is granted before the next report takes effect.
+                // Opportunities before `now` are still decided: a grant
+                // there uses up credit (padding).
+                self.started = true;
+                let from = self.pending.front().map_or(now, |p| Time(p.0 .0 + g));
+                self.source.seek(from)
+            } else {
+                self.source.next()
             };
             if op.time == super::NEVER.time {
                 return op;
@@ -192,11 +187,13 @@ impl<S: OpportunitySource> GrantServer<S> {
                 self.credit = self.pending.pop_front().map_or(0, |p| p.1);
             }
             if self.credit == 0 {
+                // The waiting packet's own report is pending, or applied and
+                // then keeps the credit positive until the packet is covered.
+                debug_assert!(
+                    !self.pending.is_empty(),
+                    "a waiting packet without a report"
+                );
                 if self.pending.is_empty() {
-                    self.peek = Some(op);
-                    // No report will come for the waiting packet: cannot
-                    // happen (its own report is pending or applied).
-                    debug_assert!(false, "a waiting packet without a report");
                     return super::NEVER;
                 }
                 continue;
