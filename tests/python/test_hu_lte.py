@@ -56,11 +56,18 @@ def test_preset_lambda_rule_and_default_window_match_the_core():
     for speed in (0.0, 10.0, 40.0, 60.0, 100.0, 120.0):
         for rsrp in (-81.0, -90.0, -95.0, -100.0, -110.0):
             flows = _resolved(
-                adaptive=True, speed_kmh=speed, rsrp_dbm=rsrp, capacity_up=P.ACK_PATH
+                adaptive=True,
+                speed_kmh=speed,
+                rsrp_dbm=rsrp,
+                capacity_up=P.ACK_PATH,
+                direction="both",
             )["flows"]
-            tcp = flows[0]["tcp"]
-            assert tcp["rwnd"]["lambda"] == P.preset_lambda(speed, rsrp), (speed, rsrp)
-            assert tcp["cc_params"]["lambda"] == P.preset_lambda(speed, rsrp)
+            # the paper's ends: ARWND at the laptop's receiver (flow down), ACWND
+            # at its sender (flow up); the server's ends are CUBIC's
+            down, up = flows[0]["tcp"], flows[1]["tcp"]
+            assert down["rwnd"]["lambda"] == P.preset_lambda(speed, rsrp), (speed, rsrp)
+            assert up["cc_params"]["lambda"] == P.preset_lambda(speed, rsrp)
+            assert (down["cc"], up["cc"], "rwnd" in up) == ("cubic", "acwnd", False)
     assert _resolved()["flows"][0]["tcp"]["recv_buffer"] == P.DEFAULT_RWND
 
 
@@ -74,9 +81,12 @@ def test_grids_run_linux_everywhere_and_set_lambda_where_asked():
             label = p.label_dict.get("variant")
             if label in info:
                 lam, mode = info[label]
-                tcp = spec["flows"][0]["tcp"]
-                assert tcp["rwnd"]["lambda"] == lam and tcp["cc_params"]["lambda"] == lam
-                assert tcp["rwnd"]["mode"] == mode and tcp["cc"] == "acwnd"
+                # the λ grids are DL: λ acts in the laptop's ARWND; the server's
+                # sender is CUBIC (the paper's placement)
+                (flow,) = spec["flows"]
+                tcp = flow["tcp"]
+                assert flow["name"] == "down" and tcp["rwnd"]["lambda"] == lam
+                assert tcp["rwnd"]["mode"] == mode and tcp["cc"] == "cubic"
             if label == hu_lte.CUBIC and "recv_buffer" not in p.label_dict:
                 tcp = spec["flows"][0]["tcp"]
                 assert tcp["cc"] == "cubic" and tcp["recv_buffer"] == P.DEFAULT_RWND

@@ -126,7 +126,7 @@ pub fn channel_series(
             ),
         ));
     };
-    let Some(CapacityConf::Model { channel }) = cap else {
+    let Some(CapacityConf::Model { channel, .. }) = cap else {
         return Err(SpecError::new(
             "from",
             format!("the direction {from}->{to} of '{link}' has no channel model"),

@@ -58,7 +58,7 @@ UplinkPeriodOpt = Annotated[
     typer.Option(
         "--uplink-period",
         metavar="MS",
-        help="vtlab's uplink: one opportunity every MS ms (1: every TTI).",
+        help="vtlab's uplink: one opportunity every MS ms (1: every TTI), granted on request.",
     ),
 ]
 
@@ -74,7 +74,7 @@ RadioDelayOpt = Annotated[
 
 NoDiagnosticOpt = Annotated[
     bool,
-    typer.Option("--no-diagnostic", help="Leave out the ACK-batched uplink table."),
+    typer.Option("--no-diagnostic", help="Leave out the free uplink table (no request and grant)."),
 ]
 
 BenchOpt = Annotated[

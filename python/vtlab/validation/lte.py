@@ -63,6 +63,7 @@ from vtlab.validation.lte_cases import (
     DEFAULT_REPEAT,
     DEFAULT_SEEDS,
     DIAGNOSTIC,
+    GRANT_PIPELINE_MS,
     MAIN,
     MAX_DURATION_S,
     NS3_BASE_RTT_MS,
@@ -463,6 +464,7 @@ def _replay(
         duration_s=settings.duration_s,
         radio_delay_ms=radio_delay_ms,
         uplink_period_ms=variant.uplink_period_ms,
+        grant=variant.grant,
     )
     vt = run_vtlab(spec, list(range(1, int(settings.seeds) + 1)))
     vt["radio_delay_ms"] = radio_delay_ms
@@ -508,7 +510,8 @@ def _replay_cases(
         for v in variants:
             r = v.radio_delay_ms
             if r is None:
-                r = radio_delay_for(out.base_ns3, CORE_DELAY_MS)
+                pipeline = GRANT_PIPELINE_MS if v.grant else 0.0
+                r = radio_delay_for(out.base_ns3, CORE_DELAY_MS, grant_ms=pipeline)
             row, spec, det = _replay(case, ns, traces[case.mobility], v, r, settings)
             out.deterministic &= det
             if v is variants[0]:
@@ -605,7 +608,9 @@ def validate(
     results, sources = _ns3_results(runs, Ns3Cache(out), source, rerun_ns3, progress, log)
     suffix = "" if duration_s == DEFAULT_DURATION_S else f"_{duration_s:g}s"
     traces = _write_traces(out / "traces", mobilities, results, duration_s, suffix)
-    main = Variant(MAIN.name, int(uplink_period_ms), radio_delay_ms, MAIN.description)
+    main = Variant(
+        MAIN.name, int(uplink_period_ms), radio_delay_ms, MAIN.description, grant=MAIN.grant
+    )
     variants = [main] + ([DIAGNOSTIC] if diagnostic else [])
     settings = _Settings(duration_s, seeds, tolerance, bench, repeat)
     rep = _replay_cases(chosen, variants, results, traces, out / "scenarios", suffix, settings, log)
@@ -617,6 +622,7 @@ def validate(
         "deterministic": rep.deterministic,
         "radio_delay_ms": rep.radio_main,
         "replay_base_rtt_ms": replay_base_rtt_ms(CORE_DELAY_MS, rep.radio_main)
+        + (GRANT_PIPELINE_MS if main.grant else 0)
         if main.uplink_period_ms == 1 and not math.isnan(rep.radio_main)
         else math.nan,
         "ns3_base_rtt_ms": rep.base_ns3,

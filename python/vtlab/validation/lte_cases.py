@@ -21,6 +21,7 @@ from vtlab.validation.errors import ValidateError
 __all__ = [
     "CASES",
     "DIAGNOSTIC",
+    "GRANT_PIPELINE_MS",
     "MAIN",
     "QUICK_CASES",
     "QUICK_SEEDS",
@@ -90,6 +91,13 @@ CASES: tuple[LteCase, ...] = (
 )
 
 
+#: ns-3's uplink access (``LteUeMac``, ``LteUePhy``, ``PfFfMacScheduler``): a buffer
+#: status report in the TTI after data arrives, 6 ms to the scheduler (the UE's PHY
+#: holds control messages 4 TTIs, one TTI to the eNB's MAC, one for the uplink DCI),
+#: the grant used 4 ms later (TS 36.213's n + 4): vtlab's ``grant = true``.
+GRANT_PIPELINE_MS = 6 + 4
+
+
 @dataclass(frozen=True)
 class Variant:
     """How vtlab's side is set up beyond the case: the uplink and the radio delay."""
@@ -100,25 +108,28 @@ class Variant:
     #: One-way radio delay of the LTE link (ms); None: :func:`radio_delay_for`.
     radio_delay_ms: float | None = None
     description: str = ""
+    #: The uplink is served on request (ns-3's buffer status report and grant).
+    grant: bool = False
 
 
-#: The validation proper: an uplink that is never the bottleneck (every TTI).
+#: The validation proper: ns-3's request–grant uplink access.
 MAIN = Variant(
     "main",
     1,
     None,
-    "uplink: one 1500 B opportunity every TTI; radio delay from ns-3's base RTT",
+    "uplink: request and grant as ns-3's (a buffer status report in the TTI after "
+    "data arrives, 6 ms to the scheduler, the grant used 4 ms later), one 1500 B "
+    "opportunity per TTI; radio delay from ns-3's base RTT",
+    grant=True,
 )
-#: The diagnostic: one uplink opportunity per 80 ms (ns-3's RTT), so that every
-#: window's ACKs reach the sender together, as ns-3's uplink returns them when the
-#: downlink data comes in bursts; a 4.5 ms radio delay keeps the base RTT at 80 ms
-#: and puts a whole window's ACKs before the next uplink opportunity.
+#: The comparison: the uplink vtlab had before the request–grant model, every TTI's
+#: opportunity usable without a request (ACKs return as the data arrives).
 DIAGNOSTIC = Variant(
-    "ack-batched uplink",
-    80,
-    4.5,
-    "uplink: one opportunity every 80 ms (each window's ACKs in one transport "
-    "block, as ns-3 returns them); radio delay 4.5 ms (base RTT still 80 ms)",
+    "free uplink",
+    1,
+    None,
+    "uplink: every TTI's 1500 B opportunity usable without a request (vtlab's "
+    "uplink before the request-grant model); radio delay from ns-3's base RTT",
 )
 
 
@@ -126,16 +137,22 @@ DIAGNOSTIC = Variant(
 
 
 def radio_delay_for(
-    base_rtt_ms: float, core_delay_ms: float = CORE_DELAY_MS, tti_ms: float = TTI_MS
+    base_rtt_ms: float,
+    core_delay_ms: float = CORE_DELAY_MS,
+    tti_ms: float = TTI_MS,
+    grant_ms: float = 0.0,
 ) -> float:
     """vtlab's one-way radio delay (ms) for ns-3's base RTT: the RTT less the core's
     two ways, less half a TTI of alignment wait in each direction (a packet waits
-    for the next per-TTI opportunity), halved.
+    for the next per-TTI opportunity), less the request–grant pipeline of an idle
+    uplink (``grant_ms``: report to grant use), halved.
 
     >>> round(radio_delay_for(79.928784, 32.0), 6)
     7.464392
+    >>> round(radio_delay_for(79.928784, 32.0, grant_ms=GRANT_PIPELINE_MS), 6)
+    2.464392
     """
-    r = (float(base_rtt_ms) - 2 * float(core_delay_ms) - float(tti_ms)) / 2
+    r = (float(base_rtt_ms) - 2 * float(core_delay_ms) - float(tti_ms) - float(grant_ms)) / 2
     if r <= 0:
         raise ValidateError(
             "--radio-delay",
@@ -225,6 +242,7 @@ def vtlab_spec(
     radio_delay_ms: float,
     core_delay_ms: float = CORE_DELAY_MS,
     uplink_period_ms: int = 1,
+    grant: bool = False,
 ) -> dict[str, Any]:
     """vtlab's ``lte-cabin`` scenario of one case (see :mod:`vtlab.validation.lte`).
     ``trace`` is the downlink capacity: a mahimahi file (a path, relative to the
@@ -254,6 +272,7 @@ def vtlab_spec(
         "capacity_up": {
             "trace_ms": [period],
             "opportunity_bytes": UPLINK_OPPORTUNITY_BYTES * period,
+            **({"grant": True} if grant else {}),
         },
         "tcp": {
             "profile": "ns3",

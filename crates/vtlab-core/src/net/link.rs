@@ -24,7 +24,6 @@
 use std::collections::VecDeque;
 
 use crate::engine::{Duration, RngStream, Time};
-use crate::net::cellular::schedule::{OpportunitySource, Server};
 use crate::net::cellular::CapacityConf;
 use crate::net::qdisc::dql::{Dql, DqlParams};
 use crate::net::qdisc::{Item, Qdisc, QdiscConf, QueueDisc, Stats as QdiscStats};
@@ -199,8 +198,7 @@ pub struct Passed {
     pub tx_start: Option<Time>,
 }
 
-/// Serves a capacity schedule (cellular); boxed so the sources can differ.
-pub type ScheduleServer = Server<Box<dyn OpportunitySource>>;
+pub use crate::net::cellular::ScheduleServer;
 
 /// Outcome of offering a packet to a link direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -551,7 +549,7 @@ impl LinkDir {
     /// Serve this direction from a cellular capacity (a trace or the channel
     /// model, which draws from `rng`) instead of its rate.
     pub fn with_capacity(self, conf: &CapacityConf, rng: RngStream) -> Self {
-        self.with_schedule(Server::new(conf.source(rng)))
+        self.with_schedule(conf.server(rng))
     }
 
     /// Index of the first packet still queued at `now`: for a constant rate,
@@ -754,13 +752,13 @@ mod tests {
     }
 
     fn cellular(queue: u32, queue_bytes: Option<u64>, times_ms: &[u64]) -> LinkDir {
-        use crate::net::cellular::schedule::TraceSource;
+        use crate::net::cellular::schedule::{OpportunitySource, Server, TraceSource};
         let mut l = plc(queue);
         l.params.queue_bytes = queue_bytes;
         l.params.framing_bytes = 4;
         l.params.delay = Duration::from_millis(4);
         let src: Box<dyn OpportunitySource> = Box::new(TraceSource::new(times_ms.into(), 1504));
-        l.with_schedule(Server::new(src))
+        l.with_schedule(ScheduleServer::Free(Server::new(src)))
     }
 
     #[test]

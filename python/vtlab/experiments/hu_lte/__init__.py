@@ -3,9 +3,10 @@
 
 A testbed study: a laptop in a car reaches a server about 80 ms away through an LTE
 hotspot; CUBIC's fixed receive window throttles it, and a large one fills the base
-station's buffer. The proposal adapts both ends to the RTT ratio γ = R_m/R_t: ARWND
-at the receiver (advertised window, multiplier λ) and ACWND at the sender (reduce by
-γ on loss, grow with λ while γ ≈ 1). vtlab runs it on the ``lte-cabin`` preset.
+station's buffer. The proposal adapts the laptop's TCP to the RTT ratio γ = R_m/R_t:
+ARWND at its receiver (DL: advertised window, multiplier λ) and ACWND at its sender
+(UL: reduce by γ on loss, grow with λ while γ ≈ 1); the server is unmodified. vtlab
+runs it on the ``lte-cabin`` preset.
 
 The study as data plus small functions, run by :mod:`vtlab.experiments.pipeline`:
 ``paper.toml`` (Table I and the numbers the text states, each with its location),

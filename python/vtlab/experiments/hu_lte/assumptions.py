@@ -54,12 +54,11 @@ def _static(ctx: Context) -> list[str]:
         f"* **Static = RSRP {STATIC_RSRP:g} dBm.** There the model's DL capacity (the "
         f"unthrottled CUBIC's throughput) is {dl:.2f} Mbit/s, near Table I's ARWND+ACWND DL "
         f"({p.value('table1/DL/ARWND+ACWND'):g}) and Sec. II's average "
-        f"({p.value('testbed/DL'):g}). Its UL capacity is {ul:.2f} Mbit/s, below Table I's "
+        f"({p.value('testbed/DL'):g}). Its UL capacity is {ul:.2f} Mbit/s, against Table I's "
         f"UL ({p.value('table1/UL/CUBIC'):g} / {p.value('table1/UL/ARWND+ACWND'):g}) and "
-        f"Sec. II's {p.value('testbed/UL'):g}: the model's uplink (full UE power over "
-        "the user's RB share, a loaded cell's interference) is weaker than the testbed's "
-        "was, so at this RSRP neither UL scheme is window-limited and the UL gain cannot "
-        "appear."
+        f"Sec. II's average {p.value('testbed/UL'):g} (the model's uplink: full UE power over "
+        "the user's RB share, no other-cell interference, as ns-3's uplink against "
+        "which it is calibrated, docs/cellular.md)."
     ]
     sig = ul_rows[ul_rows["gain"] - ul_rows["gain_ci95"].fillna(0) > 0]
     if len(sig):
@@ -129,7 +128,8 @@ def _lambda(ctx: Context) -> list[str]:
         f"{', '.join(f'{v:g}' for v in ctx.plan.speeds_kmh)} km/h at "
         f"{ctx.plan.speed_rsrp:g} dBm.",
         f"* **ACK path at {POOR_RSRP:g} dBm**: a fixed uplink of {ACK_PATH_MBPS:.1f} Mbit/s "
-        "in the λ-vs-RSRP runs (the model's static uplink carries nothing there); the "
+        "in the λ-vs-RSRP runs, granted on request (the model's static uplink is a "
+        "power-limited UE on a few RBs there, about 0.5 Mbit/s); the "
         "`ack_path` table shows what this changes where both exist.",
     ]
 

@@ -12,16 +12,17 @@ Choices where the paper is silent or where vtlab differs (also stated in the rep
   :data:`TABLE1_RSRPS` (the paper's good-channel −81 dBm of Fig. 9 among them),
   because the gain depends on the channel.
 * **Schemes.** CUBIC = the preset's default (Linux CUBIC, fixed 128 KiB receive
-  window). ARWND+ACWND = ``adaptive = true`` (ARWND at the receiver within a 6 MiB
-  buffer, ACWND at the sender, λ by the preset's rule unless set). "CUBIC, 6 MiB" =
+  window). ARWND+ACWND = ``adaptive = true`` at the paper's ends (the laptop's: ARWND
+  at its receiver on the DL within a 6 MiB buffer, ACWND at its sender on the UL; the
+  server unmodified; λ by the preset's rule unless set). "CUBIC, 6 MiB" =
   CUBIC with a receive window that never throttles: the capacity reference and the
   bufferbloat case.
-* **The ACK path of the λ-vs-RSRP runs.** At −110 dBm the channel model's uplink (a
-  power-limited UE on one or two RBs) carries about 65 kbit/s, too little for a
-  downlink's ACKs. Those runs
-  give the uplink a fixed schedule (:data:`ACK_PATH`: one mahimahi opportunity per
-  ms) at every RSRP; ``ack_path`` checks at −81 and −90 dBm that this changes the
-  downlink results by little.
+* **The ACK path of the λ-vs-RSRP runs.** At −110 dBm the channel model's uplink is
+  a power-limited UE on a few RBs (about 0.5 Mbit/s static, less in a fade). Those
+  runs give the uplink a fixed schedule (:data:`ACK_PATH`: one mahimahi opportunity
+  per ms, granted on request as the model's uplink is) at every RSRP, so that the λ
+  comparison does not depend on the uplink's fades; ``ack_path`` checks at −81 and
+  −90 dBm that this changes the downlink results by little.
 * **λ** is set explicitly (``tcp.rwnd.lambda`` and ``tcp.cc_params.lambda``) in the λ
   grids, with ARWND's two readings of growth (``window``: W ← W + λ·W;
   ``increment``: W ← W + λ·MSS).
@@ -58,8 +59,10 @@ DIRECTIONS: dict[str, str] = {"DL": "downlink", "UL": "uplink"}
 STATIC_RSRP = -90.0
 #: Fig. 9's channels: good (−81 dBm) and poor (−110 dBm).
 GOOD_RSRP, POOR_RSRP = -81.0, -110.0
-#: The uplink of the λ-vs-RSRP runs: one 1504-byte opportunity every ms.
-ACK_PATH: dict[str, Any] = {"trace_ms": [1]}
+#: The uplink of the λ-vs-RSRP runs: one 1504-byte opportunity every ms, served on
+#: request with ns-3's timing like the model's uplink (``lte-cabin``'s
+#: ``uplink_grant``).
+ACK_PATH: dict[str, Any] = {"trace_ms": [1], "grant": True}
 ACK_PATH_MBPS = 1504 * 8 / 1e-3 / 1e6
 #: ARWND's growth readings: label → ``tcp.rwnd.mode``.
 MODES: dict[str, str] = {"window": "window", "increment": "increment"}

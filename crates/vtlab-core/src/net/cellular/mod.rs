@@ -2,6 +2,7 @@
 //! or by a channel model, and a deep per-user buffer at the sender's side.
 
 pub mod channel;
+pub mod grant;
 pub mod schedule;
 pub mod tables;
 pub mod trace;
@@ -10,8 +11,9 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::RngStream;
-use schedule::{OpportunitySource, TraceSource};
+use crate::engine::{RngStream, Time};
+use grant::{GrantConf, GrantServer};
+use schedule::{OpportunitySource, Server, Service, TraceSource};
 
 /// Where one cellular direction's capacity comes from (resolved, checked by
 /// the spec layer).
@@ -25,10 +27,18 @@ pub enum CapacityConf {
         source: String,
         opportunity_bytes: u32,
         times_ms: Arc<[u64]>,
+        /// Served on request ([`grant`]); `None`: every opportunity is usable.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        grant: Option<GrantConf>,
     },
     /// The LTE channel model ([`channel`]): one opportunity per 1 ms TTI that
     /// delivers a transport block, at the end of the TTI.
-    Model { channel: channel::ChannelConf },
+    Model {
+        channel: channel::ChannelConf,
+        /// Served on request ([`grant`]); `None`: every opportunity is usable.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        grant: Option<GrantConf>,
+    },
 }
 
 impl CapacityConf {
@@ -41,10 +51,44 @@ impl CapacityConf {
                 times_ms,
                 ..
             } => Box::new(TraceSource::new(times_ms.clone(), *opportunity_bytes)),
-            CapacityConf::Model { channel } => Box::new(ModelSource {
+            CapacityConf::Model { channel, .. } => Box::new(ModelSource {
                 channel: channel::Channel::new(channel, rng),
                 tti: 0,
             }),
+        }
+    }
+
+    /// The request–grant timing, if the direction is served on request.
+    pub fn grant(&self) -> Option<GrantConf> {
+        match self {
+            CapacityConf::Trace { grant, .. } | CapacityConf::Model { grant, .. } => *grant,
+        }
+    }
+
+    /// The serving state of one run ([`CapacityConf::source`], behind the
+    /// request–grant gate if the direction has one).
+    pub fn server(&self, rng: RngStream) -> ScheduleServer {
+        let source = self.source(rng);
+        match self.grant() {
+            None => ScheduleServer::Free(Server::new(source)),
+            Some(g) => ScheduleServer::Granted(GrantServer::new(source, g)),
+        }
+    }
+}
+
+/// How a cellular direction serves its FIFO: every opportunity of its
+/// capacity, or only those its scheduler grants.
+pub enum ScheduleServer {
+    Free(Server<Box<dyn OpportunitySource>>),
+    Granted(GrantServer<Box<dyn OpportunitySource>>),
+}
+
+impl ScheduleServer {
+    /// Serve a packet of `bytes` bytes that joins the queue at `now`.
+    pub fn serve(&mut self, now: Time, bytes: u32) -> Service {
+        match self {
+            ScheduleServer::Free(s) => s.serve(now, bytes),
+            ScheduleServer::Granted(s) => s.serve(now, bytes),
         }
     }
 }

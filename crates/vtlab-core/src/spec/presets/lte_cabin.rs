@@ -42,6 +42,18 @@ const DEFAULT_STOP_NS: u64 = 60_000_000_000;
 /// The channel settings the preset also takes at its top level.
 const CHANNEL_SHORTCUTS: [&str; 3] = ["speed_kmh", "rsrp_dbm", "distance_m"];
 
+/// Which ends run ARWND and ACWND with `adaptive = true`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum AdaptiveEnds {
+    /// The laptop only (the paper modified the laptop's TCP stack, receiver
+    /// and sender, and left the server alone).
+    #[default]
+    Laptop,
+    /// Every receiver (ARWND) and every sender (ACWND).
+    Both,
+}
+
 /// Which flows run.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -72,6 +84,10 @@ pub struct LteCabinSpec {
     /// The downlink's capacity (replaces the model: e.g. a mahimahi trace).
     pub capacity_down: Option<CapacitySpec>,
     pub capacity_up: Option<CapacitySpec>,
+    /// How the default uplink model is served: on request (`true`, the
+    /// default: ns-3's scheduling request, buffer status report and grant
+    /// timing), a table of that timing, or `false` (every TTI's capacity).
+    pub uplink_grant: Option<cellular::GrantSpec>,
     /// Per-user buffer of each LTE direction, bytes (default 2 MB).
     pub buffer: Option<Bytes>,
     /// ... and in packets (default 100 000: the byte limit governs).
@@ -88,9 +104,14 @@ pub struct LteCabinSpec {
     pub mtu: Option<Bytes>,
     /// TCP (default profile linux, cc cubic).
     pub tcp: Option<TcpSpec>,
-    /// Use ARWND at the receivers and ACWND at the senders (default false):
-    /// the paper's "proposed algorithm".
+    /// Run the paper's "proposed algorithm" (default false): ARWND and ACWND
+    /// at the ends `adaptive_ends` names.
     pub adaptive: Option<bool>,
+    /// Where `adaptive` runs: `laptop` (default, the paper's placement: the
+    /// laptop's receiver runs ARWND on the downlink, its sender ACWND on the
+    /// uplink; the server is unmodified) or `both` (ARWND at every receiver,
+    /// ACWND at every sender).
+    pub adaptive_ends: Option<AdaptiveEnds>,
     pub trace_interval: Option<Dur>,
     pub max_events: Option<u64>,
     /// Output budget of one run (default: [`crate::spec::DEFAULT_MAX_OUTPUT_BYTES`]).
@@ -115,10 +136,11 @@ pub fn lambda_for(speed_kmh: f64, rsrp_dbm: f64) -> f64 {
 impl LteCabinSpec {
     pub fn resolve(self) -> Result<Scenario, SpecError> {
         let (links, channel) = self.links()?;
-        let tcp = self.tcp_spec(&channel)?;
+        let down_tcp = self.tcp_spec(&channel, Flows::Downlink)?;
+        let up_tcp = self.tcp_spec(&channel, Flows::Uplink)?;
         let common = Common {
             bytes: self.bytes,
-            tcp: Some(&tcp),
+            tcp: Some(&down_tcp),
             stop: self.stop,
             default_stop: Some(DEFAULT_STOP_NS),
             trace_interval: self.trace_interval,
@@ -142,7 +164,10 @@ impl LteCabinSpec {
                     dst: dst.into(),
                     bytes,
                     start_ns: start,
-                    tcp: common.tcp()?,
+                    tcp: match only {
+                        Flows::Uplink => up_tcp.clone().resolve("tcp")?,
+                        _ => common.tcp()?,
+                    },
                 });
             }
         }
@@ -178,12 +203,28 @@ impl LteCabinSpec {
         lte.queue_bytes = Some(buffer);
         lte.framing_bytes = 0;
         let channel = self.channel_spec()?;
+        if self.uplink_grant.is_some() && self.capacity_up.is_some() {
+            return Err(SpecError::new(
+                "uplink_grant",
+                "applies to the default uplink model; with capacity_up, set capacity_up.grant"
+                    .into(),
+            ));
+        }
+        let up_grant = match &self.uplink_grant {
+            Some(g) => g.resolve("uplink_grant")?,
+            None => cellular::GrantSpec::On(true).resolve("uplink_grant")?,
+        };
         let capacity = |spec: &Option<CapacitySpec>, dir: Direction, field: &str| match spec {
             Some(c) => c.resolve(dir, field),
             None => Ok(CapacityConf::Model {
                 channel: channel
                     .resolve(dir, "channel")
                     .map_err(|e| self.shortcut_path(e))?,
+                grant: if dir == Direction::Uplink {
+                    up_grant
+                } else {
+                    None
+                },
             }),
         };
         lte.capacity_ab = Some(capacity(
@@ -247,12 +288,21 @@ impl LteCabinSpec {
         e
     }
 
-    /// The TCP settings: Linux CUBIC by default; with `adaptive`, ARWND at the
-    /// receivers and ACWND at the senders, λ from the speed and RSRP unless set.
-    fn tcp_spec(&self, channel: &ChannelSpec) -> Result<TcpSpec, SpecError> {
+    /// The TCP settings of the flow toward `flow`: Linux CUBIC by default;
+    /// with `adaptive`, ARWND at the laptop's receiver (downlink) and ACWND
+    /// at its sender (uplink), or at every end (`adaptive_ends = "both"`), λ
+    /// from the speed and RSRP unless set.
+    fn tcp_spec(&self, channel: &ChannelSpec, flow: Flows) -> Result<TcpSpec, SpecError> {
         let mut tcp = self.tcp.clone().unwrap_or_default();
         tcp.profile = Some(tcp.profile.unwrap_or(Profile::Linux));
         tcp.send_buffer = Some(tcp.send_buffer.unwrap_or(Bytes(SEND_BUFFER)));
+        let laptop = self.adaptive_ends.unwrap_or_default() == AdaptiveEnds::Laptop;
+        if self.adaptive_ends.is_some() && !self.adaptive.unwrap_or(false) {
+            return Err(SpecError::new(
+                "adaptive_ends",
+                "places ARWND and ACWND: set adaptive = true as well".into(),
+            ));
+        }
         if !self.adaptive.unwrap_or(false) {
             tcp.recv_buffer = Some(tcp.recv_buffer.unwrap_or(Bytes(DEFAULT_RWND)));
             tcp.cc = Some(tcp.cc.unwrap_or_else(|| "cubic".into()));
@@ -261,8 +311,12 @@ impl LteCabinSpec {
         let speed = channel.speed_kmh.unwrap_or(0.0);
         let rsrp = channel.rsrp_dbm.unwrap_or(cellular::defaults::RSRP_DBM);
         let lambda = lambda_for(speed, rsrp);
+        let acwnd = !laptop || flow == Flows::Uplink;
+        let arwnd = !laptop || flow == Flows::Downlink;
         match tcp.cc.as_deref() {
-            None | Some("acwnd") => tcp.cc = Some("acwnd".into()),
+            None | Some("acwnd") => {
+                tcp.cc = Some(if acwnd { "acwnd" } else { "cubic" }.into());
+            }
             Some(other) => {
                 return Err(SpecError::new(
                     "tcp.cc",
@@ -270,15 +324,26 @@ impl LteCabinSpec {
                 ))
             }
         }
-        let mut params = tcp.cc_params.clone().unwrap_or_default();
-        params.entry("lambda".into()).or_insert(lambda);
-        tcp.cc_params = Some(params);
-        let mut rwnd = tcp.rwnd.clone().unwrap_or_default();
-        rwnd.control = Some(RwndKind::Arwnd);
-        rwnd.lambda = Some(rwnd.lambda.unwrap_or(lambda));
-        tcp.rwnd = Some(rwnd);
+        if acwnd {
+            let mut params = tcp.cc_params.clone().unwrap_or_default();
+            params.entry("lambda".into()).or_insert(lambda);
+            tcp.cc_params = Some(params);
+        } else {
+            // The unmodified server's CUBIC: ACWND's parameters do not apply.
+            tcp.cc_params = None;
+        }
         tcp.timestamps = Some(tcp.timestamps.unwrap_or(true));
-        tcp.recv_buffer = Some(tcp.recv_buffer.unwrap_or(Bytes(ARWND_BUFFER)));
+        if arwnd {
+            let mut rwnd = tcp.rwnd.clone().unwrap_or_default();
+            rwnd.control = Some(RwndKind::Arwnd);
+            rwnd.lambda = Some(rwnd.lambda.unwrap_or(lambda));
+            tcp.rwnd = Some(rwnd);
+            tcp.recv_buffer = Some(tcp.recv_buffer.unwrap_or(Bytes(ARWND_BUFFER)));
+        } else {
+            // The unmodified server's receiver, as without `adaptive`.
+            tcp.rwnd = None;
+            tcp.recv_buffer = Some(tcp.recv_buffer.unwrap_or(Bytes(DEFAULT_RWND)));
+        }
         Ok(tcp)
     }
 }
@@ -308,7 +373,43 @@ mod tests {
         let lte = &s.links[1];
         assert_eq!(lte.queue_bytes, Some(2_000_000));
         assert!(matches!(lte.capacity_ab, Some(CapacityConf::Model { .. })));
+        // The uplink is served on request with ns-3's timing, the downlink not.
+        let up = lte.capacity_ba.as_ref().and_then(|c| c.grant());
+        assert_eq!(
+            up.map(|g| (g.sr_period_ms, g.request_delay_ms)),
+            Some((1, 6))
+        );
+        assert_eq!(lte.capacity_ab.as_ref().and_then(|c| c.grant()), None);
         assert_eq!(s.stop_ns, Some(60_000_000_000));
+    }
+
+    #[test]
+    fn uplink_grant_is_a_switch_or_a_checked_table() {
+        let grant = |v: serde_json::Value| {
+            resolve_value(json!({"preset": "lte-cabin", "uplink_grant": v}))
+                .map(|s| s.links[1].capacity_ba.as_ref().and_then(|c| c.grant()))
+        };
+        assert_eq!(grant(json!(false)).unwrap(), None);
+        let g = grant(json!({"sr_period_ms": 10})).unwrap().unwrap();
+        assert_eq!(
+            (g.sr_period_ms, g.request_delay_ms, g.grant_delay_ms),
+            (10, 6, 4)
+        );
+        for (v, path) in [
+            (json!({"sr_period_ms": 0}), "uplink_grant.sr_period_ms"),
+            (
+                json!({"grant_delay_ms": 101}),
+                "uplink_grant.grant_delay_ms",
+            ),
+            (json!({"foo": 1}), "uplink_grant.foo"),
+            (json!(5), "uplink_grant"),
+        ] {
+            assert_eq!(grant(v).unwrap_err().path, path);
+        }
+        let e = resolve_value(json!({"preset": "lte-cabin", "uplink_grant": true,
+            "capacity_up": {"trace_ms": [1]}}))
+        .unwrap_err();
+        assert_eq!(e.path, "uplink_grant");
     }
 
     #[test]
@@ -316,14 +417,33 @@ mod tests {
         let s = resolve_value(json!({"preset": "lte-cabin", "adaptive": true,
             "rsrp_dbm": -81.0, "direction": "both"}))
         .unwrap();
+        // The paper's placement: the laptop's receiver (flow `down`) runs
+        // ARWND behind the server's CUBIC; its sender (flow `up`) runs ACWND
+        // toward the server's fixed receiver.
+        let (down, up) = (&s.flows[0].tcp, &s.flows[1].tcp);
+        assert_eq!(
+            (s.flows[0].name.as_str(), down.cc.as_str()),
+            ("down", "cubic")
+        );
+        let RwndConf::Arwnd(a) = &down.rwnd else {
+            panic!("the downlink's receiver runs ARWND")
+        };
+        assert_eq!(a.lambda, 3.0);
+        assert_eq!((s.flows[1].name.as_str(), up.cc.as_str()), ("up", "acwnd"));
+        assert_eq!(up.cc_params.get("lambda"), Some(&3.0));
+        assert!(!matches!(up.rwnd, RwndConf::Arwnd(_)));
+        assert_eq!(up.recv_buffer, DEFAULT_RWND);
+        // `both`: every receiver ARWND, every sender ACWND.
+        let s = resolve_value(json!({"preset": "lte-cabin", "adaptive": true,
+            "adaptive_ends": "both", "rsrp_dbm": -81.0, "direction": "both"}))
+        .unwrap();
         for f in &s.flows {
             assert_eq!(f.tcp.cc, "acwnd");
             assert_eq!(f.tcp.cc_params.get("lambda"), Some(&3.0));
-            let RwndConf::Arwnd(a) = &f.tcp.rwnd else {
-                panic!()
-            };
-            assert_eq!(a.lambda, 3.0);
+            assert!(matches!(f.tcp.rwnd, RwndConf::Arwnd(_)));
         }
+        let e = resolve_value(json!({"preset": "lte-cabin", "adaptive_ends": "both"})).unwrap_err();
+        assert_eq!(e.path, "adaptive_ends");
         let e = resolve_value(json!({"preset": "lte-cabin", "adaptive": true,
             "tcp": {"cc": "bbr"}}))
         .unwrap_err();
