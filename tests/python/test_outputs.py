@@ -217,10 +217,10 @@ def test_cc_table_out(cli: Cli, tmp_path: Path, no_simulation: list[Any]) -> Non
 def test_validate_out_checked_before_ns3(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from vtlab.cli import validate as cli_validate
+    from vtlab.validation import v2g
 
     calls: list[Any] = []
-    monkeypatch.setattr(cli_validate, "ensure_binary", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(v2g, "ensure_binary", lambda *a, **k: calls.append(a))
     a_file = tmp_path / "report"
     a_file.write_text("x")
     line = refused(cli("validate", "--quick", "--out", str(a_file)), calls)

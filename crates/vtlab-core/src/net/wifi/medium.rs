@@ -192,6 +192,47 @@ pub struct Medium {
     ctl_free: Vec<u32>,
 }
 
+impl Station {
+    /// A station of `conf` named `name`, with its random streams for a run with
+    /// `seed` (`wifi/<medium>/<kind>/<name>`: error models, backoff, PHY).
+    fn new(conf: &MediumConf, name: &str, seed: u64) -> Self {
+        let w = &conf.wifi;
+        let n = conf.nodes.len();
+        let stream = |kind: &str| {
+            RngStream::for_component(seed, &format!("wifi/{}/{kind}/{name}", conf.name))
+        };
+        Station {
+            queue: VecDeque::new(),
+            next_seq: 0,
+            cw: w.cw_min,
+            backoff: None,
+            backoff_start: Time::ZERO,
+            short_retries: 0,
+            long_retries: 0,
+            sta_retries: 0,
+            exchange: Exchange::Idle,
+            with_rts: false,
+            access_at: None,
+            timeout_at: None,
+            respond: None,
+            nav_until: Time::ZERO,
+            nav_reset: None,
+            rx_starts: 0,
+            idle_since: Some(Time::ZERO),
+            blocked_until: Time::ZERO,
+            eifs: false,
+            transmitting: false,
+            rx: None,
+            last_seq: vec![None; n],
+            error_in: LossModel::new(&w.error, stream("error-in")),
+            error_out: LossModel::new(&w.error, stream("error-out")),
+            backoff_rng: stream("backoff"),
+            phy_rng: stream("phy"),
+            stats: SiteStats::default(),
+        }
+    }
+}
+
 impl LinkFamily for Medium {
     type Conf = MediumConf;
 
@@ -206,41 +247,10 @@ impl LinkFamily for Medium {
         let difs = sifs + slot + slot;
         let ack = dur(ACK_BYTES, w.control_rate_kbps);
         let header = header_duration(w.standard, w.short_preamble);
-        let stream = |kind: &str, name: &str| {
-            RngStream::for_component(seed, &format!("wifi/{}/{kind}/{name}", conf.name))
-        };
         let stations = conf
             .nodes
             .iter()
-            .map(|name| Station {
-                queue: VecDeque::new(),
-                next_seq: 0,
-                cw: w.cw_min,
-                backoff: None,
-                backoff_start: Time::ZERO,
-                short_retries: 0,
-                long_retries: 0,
-                sta_retries: 0,
-                exchange: Exchange::Idle,
-                with_rts: false,
-                access_at: None,
-                timeout_at: None,
-                respond: None,
-                nav_until: Time::ZERO,
-                nav_reset: None,
-                rx_starts: 0,
-                idle_since: Some(Time::ZERO),
-                blocked_until: Time::ZERO,
-                eifs: false,
-                transmitting: false,
-                rx: None,
-                last_seq: vec![None; n],
-                error_in: LossModel::new(&w.error, stream("error-in", name)),
-                error_out: LossModel::new(&w.error, stream("error-out", name)),
-                backoff_rng: stream("backoff", name),
-                phy_rng: stream("phy", name),
-                stats: SiteStats::default(),
-            })
+            .map(|name| Station::new(conf, name, seed))
             .collect();
         Medium {
             name: conf.name.clone(),
