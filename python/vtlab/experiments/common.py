@@ -44,7 +44,7 @@ from vtlab.api import (
     core_build,
 )
 from vtlab.scenario import Scenario, set_path
-from vtlab.stats import summarize
+from vtlab.stats import summarize, t975
 from vtlab.store import RunEntry, Store
 from vtlab.sweep import MESSAGE_COUNT_COLUMNS, Axis, Sweep
 
@@ -473,10 +473,8 @@ class Comparison:
         False when the spread is unknown."""
         if not (math.isfinite(self.sd) and self.n >= 2 and paper_runs >= 1):
             return False
-        from scipy import stats
-
         dof = self.n + paper_runs - 2
-        half = stats.t.ppf(0.975, dof) * self.sd * math.sqrt(1 / self.n + 1 / paper_runs)
+        half = t975(dof) * self.sd * math.sqrt(1 / self.n + 1 / paper_runs)
         return abs(self.ours - self.paper) <= half
 
 

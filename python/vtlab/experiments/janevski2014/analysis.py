@@ -29,6 +29,7 @@ from vtlab.experiments.janevski2014.plan import (
     readings,
 )
 from vtlab.experiments.pipeline import Context, TableSpec
+from vtlab.stats import t975
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -88,10 +89,8 @@ def mean_ci(runs: pd.DataFrame, by: Sequence[str], metric: str = "goodput_kbps")
     per = runs.groupby([*by, "seed"], sort=False)[metric].mean().reset_index()
     g = per.groupby(by, sort=False)[metric]
     out = g.agg(n="count", mean="mean", sd="std").reset_index()
-    from scipy import stats
-
     n = out["n"].to_numpy(dtype=float)
-    t = np.where(n >= 2, stats.t.ppf(0.975, np.maximum(n - 1, 1)), np.nan)
+    t = np.where(n >= 2, [t975(max(k - 1, 1)) for k in n], np.nan)
     out["ci95"] = t * out["sd"].to_numpy(dtype=float) / np.sqrt(n)
     return out
 
