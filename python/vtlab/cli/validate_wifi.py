@@ -24,7 +24,7 @@ from vtlab.validation import wifi
 from vtlab.validation.report import typed_command
 from vtlab.validation.units import at_least
 
-__all__ = ["register_wifi", "wifi_command"]
+__all__ = ["register_wifi", "run_chain_family", "wifi_command"]
 
 CaseOpt = Annotated[
     list[str] | None,
@@ -72,23 +72,31 @@ def wifi_command(
         grid = wifi.make_grid(case, seeds, duration, rerun_ns3, quick)
         n_jobs = at_least("--jobs", jobs if jobs is not None else (os.cpu_count() or 1))
         check_output_dir("--out", out)
+    run_chain_family(wifi, grid, out, n_jobs, quiet, store_ns3)
+
+
+def run_chain_family(
+    module: Any, grid: Any, out: Path, jobs: int, quiet: bool, store_ns3: bool
+) -> None:
+    """Run a family of the 802.11 chain (``module``: :mod:`vtlab.validation.wifi` or
+    :mod:`vtlab.validation.wifi_aodv`) and print how many cells agree."""
     con = console()
 
     def call() -> Any:
-        return wifi.validate(
+        return module.validate(
             grid,
             out,
-            jobs=n_jobs,
+            jobs=jobs,
             progress=not quiet,
             command=typed_command(),
             log=logger(con, quiet),
             console=con,
-            store_ns3=wifi.stored_ns3_runs_path() if store_ns3 else None,
+            store_ns3=module.stored_ns3_runs_path() if store_ns3 else None,
         )
 
     def summary(res: Any) -> str:
         agree = sum(r["verdict"] == "agree" for r in res.table)
-        return f"{agree} of {len(res.table)} cells agree within ±{wifi.TOLERANCE * 100:g} %"
+        return f"{agree} of {len(res.table)} cells agree within ±{module.TOLERANCE * 100:g} %"
 
     run_family(call, out, con, summary)
 

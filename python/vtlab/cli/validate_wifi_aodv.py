@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -17,11 +17,10 @@ from vtlab.cli.validate_options import (
     quick_option,
     seeds_option,
 )
-from vtlab.cli.validate_run import console, logger, run_family
+from vtlab.cli.validate_wifi import run_chain_family
 from vtlab.errors import user_errors
 from vtlab.outputs import check_output_dir
 from vtlab.validation import wifi_aodv
-from vtlab.validation.report import typed_command
 from vtlab.validation.units import at_least
 
 __all__ = ["register_wifi_aodv", "wifi_aodv_command"]
@@ -59,25 +58,7 @@ def wifi_aodv_command(
         grid = wifi_aodv.make_grid(case, seeds, rerun_ns3, quick)
         n_jobs = at_least("--jobs", jobs if jobs is not None else (os.cpu_count() or 1))
         check_output_dir("--out", out)
-    con = console()
-
-    def call() -> Any:
-        return wifi_aodv.validate(
-            grid,
-            out,
-            jobs=n_jobs,
-            progress=not quiet,
-            command=typed_command(),
-            log=logger(con, quiet),
-            console=con,
-            store_ns3=wifi_aodv.stored_ns3_runs_path() if store_ns3 else None,
-        )
-
-    def summary(res: Any) -> str:
-        agree = sum(r["verdict"] == "agree" for r in res.table)
-        return f"{agree} of {len(res.table)} cells agree within ±{wifi_aodv.TOLERANCE:.0%}"
-
-    run_family(call, out, con, summary)
+    run_chain_family(wifi_aodv, grid, out, n_jobs, quiet, store_ns3)
 
 
 def register_wifi_aodv(group: typer.Typer) -> None:

@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import statistics
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -50,7 +49,7 @@ from vtlab.packagedata import validation_dir
 from vtlab.validation import protocol, wifi
 from vtlab.validation.cache import require_stored
 from vtlab.validation.errors import ValidateError
-from vtlab.validation.protocol import Family, ValidateResult
+from vtlab.validation.protocol import ValidateResult
 from vtlab.validation.report import f
 from vtlab.validation.report import write_report as write_skeleton
 from vtlab.validation.runner import NS3, VTLAB
@@ -213,32 +212,14 @@ def _mean(xs: Sequence[float]) -> float:
     return statistics.fmean(xs) if xs else float("nan")
 
 
-class AodvFamily(Family):
-    """The AODV grid as a :class:`~vtlab.validation.protocol.Family`."""
+class AodvFamily(wifi.WifiFamily):
+    """The AODV grid: the 802.11 family's runs and comparison, with AODV's program,
+    its control-packet counters and report."""
 
     name = "wifi-aodv"
 
-    def __init__(
-        self,
-        grid: Grid,
-        ns_hash: str,
-        vt_hash: str,
-        *,
-        stored: Sequence[Path] = (),
-        command: str = "",
-        log: Callable[[str], None] | None = None,
-    ) -> None:
-        self.grid = grid
-        self.ns_hash = ns_hash
-        self.vt_hash = vt_hash
-        self.stored = list(stored)
-        self.command = command
-        self.log = log
-        self._binary: Ns3Binary | None = None
-        self._lock = threading.Lock()
-
     def cases(self) -> list[Run]:  # type: ignore[override]
-        return plan(self.grid, self.ns_hash, self.vt_hash)
+        return plan(self.grid, self.ns3_hash, self.vtlab_hash)
 
     def binary(self) -> Ns3Binary:
         """The combined source, written once into the cache and compiled there."""
@@ -288,7 +269,7 @@ class AodvFamily(Family):
             "command": self.command or "vtlab validate wifi-aodv",
             "vtlab_version": _core.version(),
             "ns3_source": source,
-            "ns3_hash": self.ns_hash,
+            "ns3_hash": self.ns3_hash,
             "vtlab_seeds": self.grid.seeds,
         }
 
@@ -358,7 +339,7 @@ def validate(
     family = AodvFamily(grid, ns3_hash(), core_build(), stored=files, command=command, log=log)
     if not grid.rerun_ns3:
         wanted = ((r.key, f"{r.cell.name} r{r.seed}") for r in family.cases() if r.side == NS3)
-        require_stored(files, wanted, record_key, "wifi_aodv.cc", family.ns_hash)
+        require_stored(files, wanted, record_key, "wifi_aodv.cc", family.ns3_hash)
     return protocol.validate(
         family,
         out,
