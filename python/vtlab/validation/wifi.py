@@ -524,14 +524,6 @@ class WifiFamily(Family):
         return write_report(out, table, self.orderings, full)
 
 
-def _check_stored(family: WifiFamily, stored: Sequence[Path]) -> None:
-    """Without ``--rerun-ns3`` every ns-3 run of the grid must be stored."""
-    wanted = (
-        (run.key, f"{run.cell.name} r{run.seed}") for run in family.cases() if run.side == NS3
-    )
-    require_stored(stored, wanted, record_key, "wifi.cc", family.ns3_hash)
-
-
 def validate(
     grid: Grid,
     out: Path,
@@ -558,8 +550,25 @@ def validate(
         command=command,
         log=log,
     )
-    if not grid.rerun_ns3:
-        _check_stored(family, files)
+    return run_chain(family, "wifi.cc", out, jobs, progress, console, store_ns3, log)
+
+
+def run_chain(
+    family: WifiFamily,
+    program: str,
+    out: Path,
+    jobs: int,
+    progress: bool,
+    console: Any,
+    store_ns3: Path | None,
+    log: Callable[[str], None] | None,
+) -> ValidateResult:
+    """Run a family of the 802.11 chain (this one, or one built on it): without
+    ``--rerun-ns3`` every ns-3 run of its grid must be stored (``program`` names the
+    reference program in the error)."""
+    if not family.grid.rerun_ns3:
+        wanted = ((r.key, f"{r.cell.name} r{r.seed}") for r in family.cases() if r.side == NS3)
+        require_stored(family.stored, wanted, record_key, program, family.ns3_hash)
     return protocol.validate(
         family,
         out,

@@ -46,8 +46,7 @@ from vtlab.ns3.program import (
 )
 from vtlab.ns3.wifi import parse_output, wifi_args
 from vtlab.packagedata import validation_dir
-from vtlab.validation import protocol, wifi
-from vtlab.validation.cache import require_stored
+from vtlab.validation import wifi
 from vtlab.validation.errors import ValidateError
 from vtlab.validation.protocol import ValidateResult
 from vtlab.validation.report import f
@@ -337,15 +336,4 @@ def validate(
     from ``stored`` (default :func:`stored_ns3_runs_path`) unless ``grid.rerun_ns3``."""
     files = [] if grid.rerun_ns3 else list(stored or [stored_ns3_runs_path()])
     family = AodvFamily(grid, ns3_hash(), core_build(), stored=files, command=command, log=log)
-    if not grid.rerun_ns3:
-        wanted = ((r.key, f"{r.cell.name} r{r.seed}") for r in family.cases() if r.side == NS3)
-        require_stored(files, wanted, record_key, "wifi_aodv.cc", family.ns3_hash)
-    return protocol.validate(
-        family,
-        out,
-        jobs=jobs,
-        progress=progress,
-        console=console,
-        store_ns3=store_ns3,
-        log=log,
-    )
+    return wifi.run_chain(family, "wifi_aodv.cc", out, jobs, progress, console, store_ns3, log)
