@@ -67,6 +67,9 @@ QUICK: dict[str, Quick] = {
     "run vanet-chain --set hops=8 --cc vegas": Quick(
         "run vanet-chain --set hops=8 --cc vegas --bytes 20KB"
     ),
+    "run vanet-chain --set hops=8 --set routing=aodv": Quick(
+        "run vanet-chain --set hops=8 --set routing=aodv --bytes 20KB"
+    ),
     "run v2g --loss 1% --runs 6 --json": Quick(f"run v2g --loss 1% --runs 2 --json {SMALL}"),
     "run v2g --loss 5% --runs 6 --format csv": Quick(
         f"run v2g --loss 5% --runs 2 --format csv {SMALL}"
@@ -135,12 +138,16 @@ QUICK: dict[str, Quick] = {
         lacks="hold no",
     ),
     "reproduce martignon": Quick("reproduce martignon --quick -q -o out/martignon"),
+    "reproduce martignon --profile ns2": Quick(
+        "reproduce martignon --profile ns2 --quick -q -o out/martignon-ns2"
+    ),
     "reproduce hu-lte": Quick("reproduce hu-lte --quick -q -o out/hu-lte"),
     "reproduce janevski2014": Quick("reproduce janevski2014 --quick -q -o out/janevski2014"),
     "study iso15118": Quick("study iso15118 --quick -q -o out/iso15118"),
     "study iso15118 --quick": Quick("study iso15118 --quick -q -o out/iso15118"),
     "validate lte": Quick("validate lte -q"),
     "validate wifi": Quick("validate wifi --quick -q"),
+    "validate wifi-aodv": Quick("validate wifi-aodv --quick -q"),
     "validate iso15118": Quick("validate iso15118 --quick -q"),
     "lte-trace cell.down --set speed_kmh=60": Quick(
         "lte-trace cell.down --set speed_kmh=60 --seconds 2"
