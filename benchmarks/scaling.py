@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import vtlab
-from vtlab import sweep as sweep_module
+from vtlab import sweeprows
 from vtlab.sweep import Axis, Sweep
 
 #: Run lengths: name → transfer size.
@@ -75,10 +75,10 @@ def _cpu_s() -> tuple[float, float]:
 
 #: Seconds the sweep's last gathering took (its results put together at the end).
 _GATHER_S: list[float] = []
-_gather_result = sweep_module._Gather.result
+_gather_result = sweeprows.Gather.result
 
 
-def _timed_gather_result(self: sweep_module._Gather) -> vtlab.Result:
+def _timed_gather_result(self: sweeprows.Gather) -> vtlab.Result:
     t0 = time.perf_counter()
     try:
         return _gather_result(self)
@@ -86,7 +86,7 @@ def _timed_gather_result(self: sweep_module._Gather) -> vtlab.Result:
         _GATHER_S.append(time.perf_counter() - t0)
 
 
-sweep_module._Gather.result = _timed_gather_result  # type: ignore[method-assign]
+sweeprows.Gather.result = _timed_gather_result  # type: ignore[method-assign]
 
 
 def time_sweep(size: str, seeds: int, jobs: int, store_root: Path) -> Row:

@@ -34,8 +34,6 @@ from vtlab.api import (
     LINK_COLUMNS,
     MAX_RUNS,
     MESSAGE_COLUMNS,
-    SESSION_COLUMNS,
-    TRACE_COLUMNS,
     Result,
     check_seeds,
     core_build,
@@ -45,6 +43,7 @@ from vtlab.runstore import MESSAGE_COUNT_COLUMNS, MESSAGE_FORMS, StoreError
 from vtlab.scenario import Scenario, ScenarioLike, set_path
 from vtlab.stats import SUMMARY_COLUMNS
 from vtlab.store import Store, StoreWriter
+from vtlab.sweeprows import Gather, add_labels, label_rows, strip_labels
 
 if TYPE_CHECKING:  # pandas is imported when runs are stored or loaded
     import pandas as pd
@@ -357,7 +356,7 @@ class Sweep:
         if not collect and store is None:
             raise ValueError("collect=False needs a store (the rows go nowhere else)")
         points = self.points()
-        gather = _Gather(points, keep=collect)
+        gather = Gather(points, keep=collect)
         writer = None
         todo = points
         if store is not None:
@@ -377,7 +376,7 @@ class Sweep:
         return gather.result()
 
     def _load_stored(
-        self, store: Store, points: Sequence[Point], gather: _Gather | None
+        self, store: Store, points: Sequence[Point], gather: Gather | None
     ) -> list[Point]:
         """Give ``gather`` the stored rows of ``points`` (every part read once,
         verified; a damaged one is moved aside) and return the points still to run."""
@@ -414,7 +413,7 @@ class Sweep:
         cluster: str | None,
         task_runs: int | None,
         connect_timeout: float | None,
-        gather: _Gather,
+        gather: Gather,
     ) -> None:
         from vtlab import cluster as dask_cluster  # imports Dask only when connecting
 
@@ -435,7 +434,7 @@ class Sweep:
         writer: StoreWriter | None,
         jobs: int | None,
         progress: bool,
-        gather: _Gather,
+        gather: Gather,
     ) -> None:
         workers = min(len(todo), max(1, jobs or os.cpu_count() or 1))
         pool = _process_pool(workers) if workers > 1 else None
@@ -481,13 +480,13 @@ def _stored_result(frames: Mapping[str, pd.DataFrame | None], points: Sequence[P
         sessions=frames["sessions"],
         messages=frames["messages"],
     )
-    _strip_labels(stored)
-    _label_rows(stored, points)
+    strip_labels(stored)
+    label_rows(stored, points)
     return stored
 
 
 def _keep(
-    gather: _Gather, writer: StoreWriter | None, points: Sequence[Point], res: Result
+    gather: Gather, writer: StoreWriter | None, points: Sequence[Point], res: Result
 ) -> None:
     """Hand the finished runs ``points`` (rows ``res``) to the result and the store."""
     gather.add(res)
@@ -500,7 +499,7 @@ def _finish_run(p: Point, raw: Mapping[str, Any], messages: str) -> Result:
     if messages == "counts" and any(len(v) for v in (raw.get("messages") or {}).values()):
         raw = {**raw, "messages": _raw_message_counts(raw["messages"])}
     res = Result.from_core(raw)
-    _add_labels(res, p.labels)
+    add_labels(res, p.labels)
     return res
 
 
@@ -521,7 +520,6 @@ def _process_pool(workers: int) -> Any:
     """A pool of ``workers`` processes forked from this one now (before the progress
     bar starts its thread), or ``None`` where forking is not safe or not available."""
     import multiprocessing
-    import threading
 
     if threading.active_count() != 1 or "fork" not in multiprocessing.get_all_start_methods():
         return None
@@ -612,7 +610,7 @@ def _execute_in_processes(
     todo: list[Point],
     args: tuple[bool, str],
     advance: Any,
-    gather: _Gather,
+    gather: Gather,
     writer: StoreWriter | None,
 ) -> None:
     tasks = iter(chunks(todo, workers))
@@ -652,7 +650,7 @@ def _execute_in_processes(
 
 def _keep_finished(
     pending: Mapping[Future[tuple[Result | None, int, bool]], Sequence[Point]],
-    gather: _Gather,
+    gather: Gather,
     writer: StoreWriter | None,
 ) -> None:
     """After Ctrl-C: keep the runs the interrupted chunks had finished."""
@@ -671,7 +669,7 @@ def _execute_in_threads(
     trace: bool,
     messages: str,
     advance: Any,
-    gather: _Gather,
+    gather: Gather,
     writer: StoreWriter | None,
 ) -> None:
     def one(p: Point) -> None:
@@ -702,97 +700,3 @@ def _execute_in_threads(
         finally:
             pool.shutdown(wait=True)
             _core.request_stop(clear=True)
-
-
-#: Runs whose results are concatenated into one (see :class:`_Gather`).
-COMPACT_BATCH = 1000
-
-
-class _Gather:
-    """The results of a sweep's runs, in the order of its points.
-
-    A pandas DataFrame costs tens of kilobytes however few its rows, so 100 000 runs
-    held as separate results take gigabytes. The results are therefore concatenated
-    every :data:`COMPACT_BATCH` runs as they arrive (from the store or the
-    simulations, in any order) and put in the points' order at the end (every point
-    is a run of its own: :meth:`Sweep.points` refuses two that are one scenario, and
-    the seeds are distinct). With ``keep=False`` nothing is held.
-    """
-
-    def __init__(self, points: Sequence[Point], keep: bool = True) -> None:
-        self.keep = keep
-        self.position: dict[tuple[str, int], int] = {}
-        for i, p in enumerate(points):
-            scenario_hash, seed = p.key.split("-")[:2]
-            self.position[(scenario_hash, int(seed))] = i
-        self.lock = threading.Lock()
-        self.pending: list[Result] = []
-        self.chunks: list[Result] = []
-        self.ordered = True
-
-    def add(self, res: Result, *, ordered: bool = True) -> None:
-        """Hold ``res``; ``ordered=False`` for rows of several runs in no set order."""
-        if not self.keep:
-            return
-        with self.lock:
-            self.ordered = self.ordered and ordered
-            self.pending.append(res)
-            if len(self.pending) >= COMPACT_BATCH:
-                self.chunks.append(Result.concat(self.pending).compacted())
-                self.pending = []
-
-    def result(self) -> Result | None:
-        if not self.keep:
-            return None
-        parts = [*self.chunks, *self.pending]
-        if len(parts) == 1 and self.ordered:
-            return parts[0]
-        return Result.concat(parts).compacted().reordered(self.position)
-
-
-def _label_rows(res: Result, points: Sequence[Point]) -> None:
-    """Label the rows of the stored runs ``points`` (rows of several runs in each
-    table) with their points' axis values, as :func:`_add_labels` labels one run."""
-    import pandas as pd
-
-    if not points or not points[0].labels:
-        return
-    names = [name for name, _ in points[0].labels]
-    idents = [p.key.split("-")[:2] for p in points]
-    labels = pd.DataFrame(
-        {
-            "scenario_hash": [h for h, _ in idents],
-            "seed": [int(s) for _, s in idents],
-            **{name: [p.labels[i][1] for p in points] for i, name in enumerate(names)},
-        }
-    )
-    for table in ("flows", "links", "sessions", "messages", "traces"):
-        frame = getattr(res, table)
-        if frame is None:
-            continue
-        new = [n for n in names if n not in frame.columns]  # a session column stays
-        if not len(frame):  # the label columns, without rows, as a run's empty table
-            setattr(res, table, frame.assign(**{n: [] for n in new})[[*new, *frame.columns]])
-            continue
-        keyed = labels[["scenario_hash", "seed", *new]]
-        merged = frame.merge(keyed, on=["scenario_hash", "seed"], how="left", sort=False)
-        setattr(res, table, merged[[*new, *frame.columns]])
-
-
-def _add_labels(res: Result, labels: Sequence[tuple[str, Any]]) -> None:
-    for frame in (res.flows, res.links, res.sessions, res.messages, res.traces):
-        if frame is None:
-            continue
-        for i, (name, value) in enumerate(labels):
-            if name not in frame.columns:  # a session column of the same name stays
-                frame.insert(i, name, [value] * len(frame))
-
-
-def _strip_labels(res: Result) -> None:
-    res.flows = res.flows[[c for c in res.flows.columns if c in FLOW_COLUMNS]]
-    res.links = res.links[[c for c in res.links.columns if c in LINK_COLUMNS]]
-    res.sessions = res.sessions[[c for c in res.sessions.columns if c in SESSION_COLUMNS]]
-    known = set(MESSAGE_COLUMNS) | set(MESSAGE_COUNT_COLUMNS)
-    res.messages = res.messages[[c for c in res.messages.columns if c in known]]
-    if res.traces is not None:
-        res.traces = res.traces[[c for c in res.traces.columns if c in TRACE_COLUMNS]]

@@ -490,12 +490,12 @@ def test_results_gathered_in_batches_come_back_in_the_points_order(tmp_path, mon
     """Results are concatenated every COMPACT_BATCH runs as they arrive (in any
     order, from threads or the store) and sorted back into the points' order: the
     same rows as one concatenation of the runs in order."""
-    import vtlab.sweep as sweep_module
+    import vtlab.sweeprows as sweeprows
 
     base = {**BASE, "session": {"duration": "5s"}, "bytes": "200kB"}
     sweep = Sweep(base, AXES, seeds=[1, 2, 3])
     plain = sweep.run(progress=False, jobs=1)
-    monkeypatch.setattr(sweep_module, "COMPACT_BATCH", 2)
+    monkeypatch.setattr(sweeprows, "COMPACT_BATCH", 2)
     for store in (None, tmp_path, tmp_path):  # simulated, stored, then loaded
         res = sweep.run(store, progress=False, jobs=2)
         for name in ("flows", "links", "sessions", "messages"):
