@@ -268,15 +268,16 @@ def _open_client(distributed: Any, address: str, timeout: float) -> Any:
 
 
 def run_task(
-    items: Sequence[tuple[str, str, int]], trace: bool
+    items: Sequence[tuple[str, str, int]], trace: bool, events: bool = False
 ) -> tuple[str, str, float, list[tuple[str, dict[str, Any]]]]:
-    """Run on a worker: every ``(key, scenario JSON, seed)`` of ``items``.
+    """Run on a worker: every ``(key, scenario JSON, seed)`` of ``items`` (with sampled
+    traces and typed events as ``trace`` and ``events`` say).
 
     Returns ``(version, core build, seconds, [(key, raw result), ...])`` where each
     raw result is the dict of column lists that ``vtlab._core.run`` returns.
     """
     started = time.perf_counter()
-    out = [(key, _core.run(spec, seed, trace)) for key, spec, seed in items]
+    out = [(key, _core.run(spec, seed, trace, events=events)) for key, spec, seed in items]
     return (*_build(), time.perf_counter() - started, out)
 
 
@@ -366,9 +367,11 @@ def run_points(
     advance: Callable[[], None],
     *,
     task_runs: int | None = None,
+    events: bool = False,
 ) -> None:
-    """Run the points ``todo`` (:class:`vtlab.sweep.Point`) on ``client``'s cluster;
-    call ``finish(point, raw)`` on this process for each run as its task returns."""
+    """Run the points ``todo`` (:class:`vtlab.sweep.Point`) on ``client``'s cluster
+    (with traces and events as ``trace`` and ``events`` say); call ``finish(point,
+    raw)`` on this process for each run as its task returns."""
     from distributed import as_completed
 
     if task_runs is not None and task_runs < 1:
@@ -404,7 +407,7 @@ def run_points(
         k = size()
         batch = [item(p) for p in queue[next_i : next_i + k]]
         next_i += len(batch)
-        return client.submit(run_task, batch, trace, pure=False, retries=RETRIES)
+        return client.submit(run_task, batch, trace, events, pure=False, retries=RETRIES)
 
     pending = as_completed(loop=client.loop)
     try:

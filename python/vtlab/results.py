@@ -3,7 +3,8 @@ result file carries.
 
 A store (``vtlab sweep --store DIR``, :meth:`vtlab.sweep.Sweep.run`; :mod:`vtlab.store`)
 keeps each table as one Parquet dataset, a folder of parts: ``DIR/flows/``,
-``DIR/links/``, ``DIR/sessions/``, ``DIR/messages/``, ``DIR/traces/``, and
+``DIR/links/``, ``DIR/sessions/``, ``DIR/messages/``, ``DIR/traces/``, ``DIR/events/``
+(sweeps with traces or events), and
 ``DIR/runs/`` (one row per run: its key, spec and resolved scenario). Every row
 carries the sweep's axis values as columns. :func:`load` reads one table, each part
 verified against its commit record, and keeps the rows whose axis values match.
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from vtlab.api import (
+    EVENT_COLUMNS,
     FLOW_COLUMNS,
     LINK_COLUMNS,
     MAX_CARRIED_SCENARIO_BYTES,
@@ -50,6 +52,7 @@ _CONTRACT = {
     *MESSAGE_COLUMNS,
     *MESSAGE_COUNT_COLUMNS,
     *TRACE_COLUMNS,
+    *EVENT_COLUMNS,
     *MANIFEST_COLUMNS,
 }
 
@@ -133,6 +136,7 @@ def _columns(table: str) -> list[str]:
             "sessions": SESSION_COLUMNS,
             "messages": MESSAGE_COLUMNS,
             "traces": TRACE_COLUMNS,
+            "events": EVENT_COLUMNS,
             MANIFEST: MANIFEST_COLUMNS,
         }[table]
     )

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vtlab.api import (
+    EVENT_COLUMNS,
     FLOW_COLUMNS,
     LINK_COLUMNS,
     MESSAGE_COLUMNS,
@@ -122,6 +123,7 @@ def _contract(table: str, messages: str) -> tuple[str, ...]:
         "sessions": SESSION_COLUMNS,
         "messages": MESSAGE_COLUMNS if messages == "rows" else MESSAGE_COUNT_COLUMNS,
         "traces": TRACE_COLUMNS,
+        "events": EVENT_COLUMNS,
     }[table]
 
 
@@ -132,14 +134,16 @@ def _ident(key: str) -> tuple[str, int]:
 
 @dataclass(frozen=True)
 class RunEntry:
-    """A committed run: its part, whether it has traces and session rows, and the form
-    of its messages (:data:`vtlab.runstore.MESSAGE_FORMS`)."""
+    """A committed run: its part, whether it has traces and session rows, the form of
+    its messages (:data:`vtlab.runstore.MESSAGE_FORMS`) and whether it has events
+    (records written before events could be stored have none)."""
 
     key: str
     part: str
     traces: bool
     sessions: bool
     messages: str
+    events: bool = False
 
 
 def _record(raw: bytes, part: str) -> dict[str, Any]:
@@ -155,6 +159,7 @@ def _record(raw: bytes, part: str) -> dict[str, Any]:
         and all(isinstance(k, str) and RUN_KEY.match(k) for k in rec["runs"])
         and rec.get("messages") in MESSAGE_FORMS
         and isinstance(rec.get("traces"), bool)
+        and isinstance(rec.get("events", False), bool)
         and isinstance(rec.get("tables"), dict)
         and MANIFEST in rec["tables"]
     )
@@ -265,7 +270,8 @@ class Store:
         for part, rec in self.records(on_damage).items():
             sessions = rec["tables"].get("sessions", {}).get("rows", [0] * len(rec["runs"]))
             for key, n in zip(rec["runs"], sessions, strict=True):
-                out[key] = RunEntry(key, part, rec["traces"], n > 0, rec["messages"])
+                events = rec.get("events", False)
+                out[key] = RunEntry(key, part, rec["traces"], n > 0, rec["messages"], events)
         return out
 
     # -- reading -------------------------------------------------------------------
@@ -396,10 +402,12 @@ class Store:
         res: Result,
         messages: str,
         traces: bool,
+        events: bool = False,
     ) -> int:
         """Commit ``runs`` (key, scenario metadata), whose rows are ``res``, as one
-        part; runs already committed (by another writer) are left out. Returns the
-        number of runs committed."""
+        part (with its traces and events tables as ``traces`` and ``events`` say);
+        runs already committed (by another writer) are left out. Returns the number
+        of runs committed."""
         with locked(self.root):
             self._recover_locked()
             done = {k for rec in self.records(self.quarantine).values() for k in rec["runs"]}
@@ -410,7 +418,7 @@ class Store:
             folder = self.root / PENDING / part
             folder.mkdir(parents=True)
             try:
-                record = _write_part(folder, part, runs, res, messages, traces)
+                record = _write_part(folder, part, runs, res, messages, (traces, events))
                 fsync_dir(folder)
                 (self.root / JOURNAL).mkdir(exist_ok=True)
                 write_json_durably(self.root / JOURNAL / f"{part}.json", record)
@@ -477,11 +485,13 @@ def _write_part(
     runs: Sequence[tuple[str, Mapping[str, Any]]],
     res: Result,
     messages: str,
-    traces: bool,
+    optional: tuple[bool, bool],
 ) -> dict[str, Any]:
-    """Write the part's files into ``folder`` (each fsynced); its commit record."""
+    """Write the part's files into ``folder`` (each fsynced); its commit record.
+    ``optional``: whether the part holds the traces and the events tables."""
     import pandas as pd
 
+    traces, events = optional
     keys = [k for k, _ in runs]
     idents = [f"{h}-{s}" for h, s in map(_ident, keys)]
     build = {k: k.split("-", 3)[3] for k in keys}
@@ -500,7 +510,7 @@ def _write_part(
     )
     frames: dict[str, pd.DataFrame | None] = {MANIFEST: manifest}
     for table in TABLES:
-        if table == "traces" and not traces:
+        if (table == "traces" and not traces) or (table == "events" and not events):
             continue
         frames[table] = getattr(res, table)
     tables: dict[str, Any] = {}
@@ -523,7 +533,14 @@ def _write_part(
             "sha256": _sha256(path),
             "rows": [int(counts.get(i, 0)) for i in idents],
         }
-    return {"part": part, "runs": keys, "messages": messages, "traces": traces, "tables": tables}
+    return {
+        "part": part,
+        "runs": keys,
+        "messages": messages,
+        "traces": traces,
+        "events": events,
+        "tables": tables,
+    }
 
 
 def _write_parquet(frame: pd.DataFrame, path: Path, inside: Mapping[str, Any], name: Path) -> None:
@@ -598,10 +615,12 @@ class StoreWriter:
         *,
         messages: str,
         traces: bool,
+        events: bool = False,
     ) -> None:
         self.store = store
         self.messages = messages
         self.traces = traces
+        self.events = events
         self.max_runs, self.max_rows = MAX_PART_RUNS, MAX_PART_ROWS
         self.max_seconds = MAX_PART_SECONDS
         self._lock = threading.Lock()
@@ -619,6 +638,7 @@ class StoreWriter:
         described = [(k, self._describe(k, sc)) for k, sc in runs]
         rows = sum(len(f) for f in (res.flows, res.links, res.sessions, res.messages))
         rows += len(res.traces) if self.traces and res.traces is not None else 0
+        rows += len(res.events) if self.events and res.events is not None else 0
         with self._lock:
             if not self._runs:
                 self._since = time.monotonic()
@@ -648,4 +668,4 @@ class StoreWriter:
         runs, results = self._runs, self._results
         self._runs, self._results, self._rows = [], [], 0
         res = Result.concat(results).compacted() if len(results) > 1 else results[0]
-        self.committed += self.store.commit(runs, res, self.messages, self.traces)
+        self.committed += self.store.commit(runs, res, self.messages, self.traces, self.events)

@@ -52,7 +52,7 @@ __all__ = [
 FORMAT: dict[str, Any] = {"format": "vtlab.store", "version": 2}
 
 #: The result tables, each one Parquet dataset (a folder of parts).
-TABLES = ("flows", "links", "sessions", "messages", "traces")
+TABLES = ("flows", "links", "sessions", "messages", "traces", "events")
 
 #: The table of runs: one row per run (key, identity, spec and resolved scenario).
 MANIFEST = "runs"

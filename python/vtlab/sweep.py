@@ -223,6 +223,9 @@ class Sweep:
         seeds: seeds run at every point: at least one, none twice; the grid
             (points × seeds) at most :data:`vtlab.api.MAX_RUNS` runs.
         trace: also record sampled traces (stored in the store's ``traces`` table).
+        events: also record typed events (:data:`vtlab.api.EVENT_COLUMNS`; stored in
+            the store's ``events`` table). A run stored without traces or events makes
+            :meth:`run` refuse the store when this sweep wants them.
         messages: how to keep the message rows of request/response sessions:
             ``"rows"`` (every exchange, as :func:`vtlab.run` returns them) or
             ``"counts"`` (:func:`message_counts`: per run, how many exchanges had each
@@ -239,11 +242,13 @@ class Sweep:
         *,
         trace: bool = False,
         messages: str = "rows",
+        events: bool = False,
     ) -> None:
         self.base = Scenario.coerce(base)
         self.axes = list(axes)
         self.seeds = check_seeds(seeds)
         self.trace = trace
+        self.events = events
         if messages not in MESSAGE_FORMS:
             raise ValueError(f"messages: {messages!r} is not one of {', '.join(MESSAGE_FORMS)}")
         self.messages = messages
@@ -362,7 +367,9 @@ class Sweep:
         if store is not None:
             opened = store if isinstance(store, Store) else Store.open(store, create=True)
             todo = self._load_stored(opened, points, gather if collect else None)
-            writer = StoreWriter(opened, messages=self.messages, traces=self.trace)
+            writer = StoreWriter(
+                opened, messages=self.messages, traces=self.trace, events=self.events
+            )
         try:
             if todo and on_cluster:
                 self._execute_on_cluster(
@@ -386,6 +393,8 @@ class Sweep:
             entry = index[p.key]
             if self.trace and not entry.traces:
                 problem = "without traces; run this sweep without traces"
+            elif self.events and not entry.events:
+                problem = "without events; run this sweep without events"
             elif entry.sessions and entry.messages != self.messages:
                 problem = f"with its messages as {entry.messages}, not {self.messages}"
             else:
@@ -397,6 +406,7 @@ class Sweep:
         # the record.
         tables = ["runs", "flows", "links", "sessions", "messages"]
         tables += ["traces"] if self.trace else []
+        tables += ["events"] if self.events else []
         keep = gather is not None  # else: only which runs are there, each part verified
         frames, read = store.read(tables, {p.key for p in wanted}, quarantine=True, keep=keep)
         if read and gather is not None:
@@ -426,7 +436,9 @@ class Sweep:
             dask_cluster.connect(scheduler, cluster, connect_timeout=connect_timeout) as client,
             run_progress(len(todo), progress) as advance,
         ):
-            dask_cluster.run_points(client, todo, self.trace, finish, advance, task_runs=task_runs)
+            dask_cluster.run_points(
+                client, todo, self.trace, finish, advance, task_runs=task_runs, events=self.events
+            )
 
     def _execute(
         self,
@@ -440,16 +452,16 @@ class Sweep:
         pool = _process_pool(workers) if workers > 1 else None
         with run_progress(len(todo), progress) as advance:
             if pool is not None:
-                args = (self.trace, self.messages)
+                args = ((self.trace, self.events), self.messages)
                 _execute_in_processes(pool, workers, todo, args, advance, gather, writer)
             elif workers > 1:
                 _execute_in_threads(
-                    todo, workers, self.trace, self.messages, advance, gather, writer
+                    todo, workers, (self.trace, self.events), self.messages, advance, gather, writer
                 )
             else:
                 try:
                     for p in todo:
-                        raw = _core.run(p.scenario.to_json(), p.seed, self.trace)
+                        raw = _simulate(p, (self.trace, self.events))
                         _keep(gather, writer, [p], _finish_run(p, raw, self.messages))
                         advance()
                 finally:
@@ -476,6 +488,7 @@ def _stored_result(frames: Mapping[str, pd.DataFrame | None], points: Sequence[P
         flows=frames["flows"],
         links=frames["links"],
         traces=frames.get("traces"),
+        events=frames.get("events"),
         meta={"runs": runs, "stored": True},
         sessions=frames["sessions"],
         messages=frames["messages"],
@@ -485,13 +498,18 @@ def _stored_result(frames: Mapping[str, pd.DataFrame | None], points: Sequence[P
     return stored
 
 
-def _keep(
-    gather: Gather, writer: StoreWriter | None, points: Sequence[Point], res: Result
-) -> None:
+def _keep(gather: Gather, writer: StoreWriter | None, points: Sequence[Point], res: Result) -> None:
     """Hand the finished runs ``points`` (rows ``res``) to the result and the store."""
     gather.add(res)
     if writer is not None:
         writer.add([(p.key, p.scenario) for p in points], res)
+
+
+def _simulate(p: Point, record: tuple[bool, bool]) -> Mapping[str, Any]:
+    """The core's raw result of ``p``, with sampled traces and typed events as
+    ``record`` (traces, events) says."""
+    trace, events = record
+    return _core.run(p.scenario.to_json(), p.seed, trace, events=events)
 
 
 def _finish_run(p: Point, raw: Mapping[str, Any], messages: str) -> Result:
@@ -562,15 +580,14 @@ def _worker_init() -> None:
 
 
 def _run_chunk(
-    points: Sequence[Point], trace: bool, messages: str
+    points: Sequence[Point], record: tuple[bool, bool], messages: str
 ) -> tuple[Result | None, int, bool]:
     """In a worker: run and label ``points``; their results concatenated, how many ran,
     and whether the chunk was interrupted (Ctrl-C) after those."""
     results: list[Result] = []
     try:
         for p in points:
-            raw = _core.run(p.scenario.to_json(), p.seed, trace)
-            results.append(_finish_run(p, raw, messages))
+            results.append(_finish_run(p, _simulate(p, record), messages))
     except KeyboardInterrupt:
         if not results:
             raise
@@ -666,15 +683,14 @@ def _keep_finished(
 def _execute_in_threads(
     todo: list[Point],
     workers: int,
-    trace: bool,
+    record: tuple[bool, bool],
     messages: str,
     advance: Any,
     gather: Gather,
     writer: StoreWriter | None,
 ) -> None:
     def one(p: Point) -> None:
-        raw = _core.run(p.scenario.to_json(), p.seed, trace)
-        _keep(gather, writer, [p], _finish_run(p, raw, messages))
+        _keep(gather, writer, [p], _finish_run(p, _simulate(p, record), messages))
 
     with ThreadPoolExecutor(workers) as pool:
         pending: set[Future[None]] = set()

@@ -165,7 +165,8 @@ def test_load_refuses_unknown_tables_and_axes(store: Path, cli) -> None:
     # Any column filters too: cc is the flow column the algo axis sets.
     assert sorted(load(store, cc="cubic", seed=2)["loss"]) == sorted(LOSSES)
     with pytest.raises(ValueError, match="table"):
-        load(store, "events")
+        load(store, "packets")
+    assert load(store, "events").empty  # a sweep without events stores none
     assert_usage_error(cli("load", str(store), "--where", "tcp_cc=cubic"), "--where", "algo")
     assert_usage_error(cli("load", str(store), "--table", "x"), "--table")
     assert_usage_error(cli("load", str(store), "--where", "algo"), "--where", "AXIS=VALUE")
@@ -276,3 +277,65 @@ def test_a_scenario_over_the_bound_is_not_carried(tmp_path: Path) -> None:
     carried = scenario_metadata(vtlab.Scenario(spec))
     assert json.loads(carried["spec"]) == spec and "scenario" not in carried
     assert len(vtlab.Scenario(spec).expanded_json()) > MAX_CARRIED_SCENARIO_BYTES
+
+
+def test_a_sweep_with_events_stores_them_and_load_reads_them(tmp_path: Path, monkeypatch) -> None:
+    """``Sweep(events=True)`` puts every run's typed events into the store's events
+    table: per point the rows of a direct ``vtlab.run(..., events=True)``, each with
+    its axis value; a second sweep reads them back without simulating; a store made
+    without events is refused by a sweep that wants them (it would lack them)."""
+    from vtlab.api import EVENT_COLUMNS
+
+    axes = [Axis.values("loss.mean_loss", [0.05], name="loss")]
+    Sweep(BASE, axes, seeds=SEEDS, events=True).run(tmp_path / "ev", jobs=1, progress=False)
+    got = load(tmp_path / "ev", "events", loss=0.05)
+    assert set(got["loss"]) == {0.05}
+    spec = {**BASE, "loss": {"mean_loss": 0.05}}
+    want = pd.concat([vtlab.run(spec, seed=s, events=True).events for s in SEEDS])
+    assert len(want) > 0  # 5 % loss over 200 KB: drops and recoveries
+    cols = [c for c in EVENT_COLUMNS if c != "detail"]
+    key = ["seed", "time_ns", "flow", "event"]
+    pd.testing.assert_frame_equal(
+        got[cols].sort_values(key, kind="stable").reset_index(drop=True),
+        want[cols].sort_values(key, kind="stable").reset_index(drop=True),
+        check_dtype=False,
+    )
+
+    def no_simulation(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a stored run was simulated again")
+
+    monkeypatch.setattr("vtlab.sweep._core.run", no_simulation)
+    again = Sweep(BASE, axes, seeds=SEEDS, events=True).run(tmp_path / "ev", progress=False)
+    assert len(again.events) == len(want)
+    monkeypatch.undo()
+    Sweep(BASE, axes, seeds=SEEDS).run(tmp_path / "plain", jobs=1, progress=False)
+    with pytest.raises(StoreError, match="without events"):
+        Sweep(BASE, axes, seeds=SEEDS, events=True).run(tmp_path / "plain", progress=False)
+
+
+def test_cli_sweep_events_then_load_the_events_table(tmp_path: Path, cli) -> None:
+    """``vtlab sweep --events`` then ``vtlab load --table events``: the events of a
+    direct run with the same seed, labelled with the axis."""
+    store = tmp_path / "s"
+    done = cli(
+        "sweep",
+        "v2g",
+        "--bytes",
+        "200KB",
+        "--axis",
+        "p:loss.mean_loss=5%",
+        "--runs",
+        "1",
+        "--events",
+        "--store",
+        str(store),
+        "-q",
+    )
+    assert done.exit_code == 0, done.stderr
+    out = tmp_path / "events.csv"
+    done = cli("load", str(store), "--table", "events", "--where", "p=5%", "-o", str(out))
+    assert done.exit_code == 0, done.stderr
+    read = pd.read_csv(out)
+    want = vtlab.run({**BASE, "loss": {"mean_loss": "5%"}}, seed=1, events=True).events
+    assert set(read["p"]) == {"5%"} and len(read) == len(want)
+    assert sorted(read["time_ns"]) == sorted(want["time_ns"])

@@ -20,7 +20,8 @@ StoreArg = Annotated[
     Path, typer.Argument(metavar="STORE", help="The folder of a vtlab sweep --store.")
 ]
 TableOpt = Annotated[
-    str, typer.Option("--table", help="flows, links, sessions, messages or traces.")
+    str,
+    typer.Option("--table", help="flows, links, sessions, messages, traces, events or runs."),
 ]
 WhereOpt = Annotated[
     list[str] | None,

@@ -114,6 +114,16 @@ def parse_axis(text: str) -> "Axis":
         raise CliError(f"--axis {e.axis}", e.problem) from None
 
 
+SweepEventsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--events",
+        help="Also record every run's typed events (docs/metrics.md) into the store's "
+        "events table (vtlab load STORE events).",
+    ),
+]
+
+
 @cli_errors
 def sweep_command(
     preset: PresetArg = None,
@@ -137,6 +147,7 @@ def sweep_command(
     out: OutOpt = None,
     fmt: FormatOpt = "table",
     columns: ColumnsOpt = None,
+    events: SweepEventsOpt = False,
     force: ForceOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -170,7 +181,7 @@ def sweep_command(
         check_outputs(table_outputs("--out", out, sessions=True), force=force)
     seeds = list(range(seed, seed + runs))
     started = time.perf_counter()
-    sweep = _resolved(sc, axes, seeds)
+    sweep = _resolved(sc, axes, seeds, events)
     try:
         with writing({"--store": store}):
             if on_cluster:
@@ -194,13 +205,13 @@ def sweep_command(
         print_table(res, runs, seeds, wall, quiet, by=by, fmt=fmt, columns=columns, sessions=False)
 
 
-def _resolved(sc: Any, axes: list[Any], seeds: list[int]) -> Any:
-    """The sweep, every point resolved and none twice before any run; a bad axis is
-    a :class:`CliError` naming it."""
+def _resolved(sc: Any, axes: list[Any], seeds: list[int], events: bool = False) -> Any:
+    """The sweep (recording typed events if ``events``), every point resolved and none
+    twice before any run; a bad axis is a :class:`CliError` naming it."""
     from vtlab.sweep import AxisError, Sweep
 
     try:
-        sweep = Sweep(sc, axes, seeds)
+        sweep = Sweep(sc, axes, seeds, events=events)
         sweep.points()
     except AxisError as e:
         raise CliError(f"--axis {e.axis}", e.problem) from None
