@@ -23,6 +23,7 @@ import itertools
 import math
 import os
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -459,13 +460,8 @@ class Sweep:
                     todo, workers, (self.trace, self.events), self.messages, advance, gather, writer
                 )
             else:
-                try:
-                    for p in todo:
-                        raw = _simulate(p, (self.trace, self.events))
-                        _keep(gather, writer, [p], _finish_run(p, raw, self.messages))
-                        advance()
-                finally:
-                    _core.request_stop(clear=True)
+                record = (self.trace, self.events)
+                _execute_here(todo, record, self.messages, advance, gather, writer)
 
 
 def _stored_result(frames: Mapping[str, pd.DataFrame | None], points: Sequence[Point]) -> Result:
@@ -577,6 +573,46 @@ def _worker_init() -> None:
     # in every worker) would only add threads that compete for the same cores.
     pyarrow.set_cpu_count(1)
     pyarrow.set_io_thread_count(1)
+
+
+#: Seconds of runs the one-job path holds before handing them on together.
+HERE_BATCH_S = 0.5
+
+
+def _execute_here(
+    todo: Sequence[Point],
+    record: tuple[bool, bool],
+    messages: str,
+    advance: Any,
+    gather: Gather,
+    writer: StoreWriter | None,
+) -> None:
+    """Run ``todo`` in this process, one by one (progress after each), handing the
+    finished runs to the result and the store in batches (at most :data:`MAX_CHUNK`
+    runs or :data:`HERE_BATCH_S` seconds), as a worker hands back its chunk: one
+    concatenation per batch instead of one per run. On Ctrl-C the finished runs are
+    kept."""
+    points: list[Point] = []
+    results: list[Result] = []
+    since = time.monotonic()
+
+    def hand_on() -> None:
+        if results:
+            _keep(gather, writer, points, Result.concat(results).compacted())
+        points.clear()
+        results.clear()
+
+    try:
+        for p in todo:
+            results.append(_finish_run(p, _simulate(p, record), messages))
+            points.append(p)
+            advance()
+            if len(points) >= MAX_CHUNK or time.monotonic() - since >= HERE_BATCH_S:
+                hand_on()
+                since = time.monotonic()
+    finally:
+        hand_on()
+        _core.request_stop(clear=True)
 
 
 def _run_chunk(
