@@ -48,6 +48,7 @@ mod bbr;
 mod highspeed;
 mod scalable;
 mod vegas;
+mod vegas_ns2;
 mod vegas_rtt;
 mod veno;
 mod westwood;
@@ -56,6 +57,7 @@ pub use bbr::Bbr;
 pub use highspeed::HighSpeed;
 pub use scalable::Scalable;
 pub use vegas::Vegas;
+pub use vegas_ns2::VegasNs2;
 pub use veno::Veno;
 pub use westwood::{Westwood, WestwoodVariant};
 pub use yeah::Yeah;
@@ -340,6 +342,7 @@ algorithms! {
     Acwnd(Acwnd),
     Illinois(Illinois),
     Vegas(Vegas),
+    VegasNs2(VegasNs2),
     Veno(Veno),
     Westwood(Westwood),
     HighSpeed(HighSpeed),
@@ -395,7 +398,8 @@ pub struct ParamSpec {
 impl ParamSpec {
     /// The default under `profile`; `ns2` takes Linux's, as it takes Linux's
     /// switches ([`ProfileBehaviour`]; ns-2 has none of these parameters but
-    /// Vegas's α 1, β 3, γ 1, which are not modelled).
+    /// Vegas's α 1, β 3, γ 1 (`Agent/TCP/Vegas`, vegas_ns2.rs), which a study
+    /// gives through cc_params: unset, they take Linux's 2, 4, 1).
     pub fn default_for(&self, profile: Profile) -> f64 {
         match profile {
             Profile::Ns3 => self.default_ns3,
@@ -584,7 +588,10 @@ CcDescriptor {
     ns3_type_id: Some("TcpVegas"),
     params: vegas::PARAMS,
     implies: Implied::NOTHING,
-    build: |p, profile| AnyCc::Vegas(Vegas::new(p, profile)),
+    build: |p, profile| match profile {
+        Profile::Ns2 => AnyCc::VegasNs2(VegasNs2::new(p)),
+        _ => AnyCc::Vegas(Vegas::new(p, profile)),
+    },
 },
 CcDescriptor {
     name: "veno",
