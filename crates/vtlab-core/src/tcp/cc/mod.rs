@@ -214,6 +214,12 @@ pub trait CongestionOps {
 
     fn cwnd_event(&mut self, _info: &ConnInfo, _w: &mut Window, _event: CwndEvent) {}
 
+    /// The window after a retransmission timeout, in segments (RFC 5681's
+    /// loss window, 1; ns-2 Vegas restarts from `v_slowstart_` 2).
+    fn loss_window_segments(&self) -> u64 {
+        1
+    }
+
     /// For controllers that classify losses: the verdict of the last
     /// `ssthresh` call. The sender compares it with the oracle's truth to
     /// measure classification accuracy.
@@ -303,6 +309,9 @@ macro_rules! algorithms {
             }
             fn cwnd_event(&mut self, info: &ConnInfo, w: &mut Window, event: CwndEvent) {
                 match self { $(AnyCc::$variant(c) => c.cwnd_event(info, w, event)),* }
+            }
+            fn loss_window_segments(&self) -> u64 {
+                match self { $(AnyCc::$variant(c) => c.loss_window_segments()),* }
             }
             fn loss_verdict(&self) -> Option<LossCause> {
                 match self { $(AnyCc::$variant(c) => c.loss_verdict()),* }

@@ -24,12 +24,12 @@
 //!   window() ≤ 3, else win − win>>2 (¾); the sender inflates and deflates
 //!   it; on leaving recovery ssthresh = 2 ("vegas ssthresh is used only
 //!   during slow-start"). Timeout (`VegasTcpAgent::timeout`): `slowdown`
-//!   with CLOSE_SSTHRESH_HALF, ssthresh = max(⌊window()/2⌋, 2).
+//!   with CLOSE_SSTHRESH_HALF, ssthresh = max(⌊window()/2⌋, 2), then cwnd =
+//!   `v_slowstart_` 2 packets.
 //!
 //! Not modelled (docs/validation.md): the fine-grained retransmission
 //! (`vegas_expire`, `v_worried_`), the halving when the lost packet was
-//! itself a retransmission, the `t_cwnd_changed_` guard, and cwnd =
-//! `v_slowstart_` (2) after a timeout (the sender restarts from 1).
+//! itself a retransmission, and the `t_cwnd_changed_` guard.
 
 use super::reno::reno_ssthresh;
 use super::vegas::PARAMS as PARAMS_VEGAS;
@@ -203,6 +203,12 @@ impl CongestionOps for VegasNs2 {
         if event == CwndEvent::Loss {
             w.ssthresh = reno_ssthresh(Profile::Ns2, info, w, info.bytes_in_flight);
         }
+    }
+
+    /// `VegasTcpAgent::timeout`: cwnd_ = `v_slowstart_` (2) after the
+    /// restart.
+    fn loss_window_segments(&self) -> u64 {
+        2
     }
 }
 
