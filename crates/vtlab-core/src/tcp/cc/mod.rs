@@ -106,7 +106,8 @@ impl Profile {
 /// Linux source it mirrors.
 ///
 /// ns-2 has none of these controllers but Reno's window laws (which take
-/// the profile itself, reno.rs) and Vegas. Under `ns2` the sender feeds a
+/// the profile itself, reno.rs) and Vegas (its own controller under `ns2`,
+/// vegas_ns2.rs, chosen by the registry). Under `ns2` the sender feeds a
 /// controller as Linux does (the raw sample of a timed packet, ACKs of new
 /// data only: `StackBehaviour::NS2`), so a controller takes its Linux
 /// switches unless it names its own `NS2`.

@@ -29,7 +29,9 @@
 //!
 //! Not modelled (docs/validation.md): the fine-grained retransmission
 //! (`vegas_expire`, `v_worried_`), the halving when the lost packet was
-//! itself a retransmission, and the `t_cwnd_changed_` guard.
+//! itself a retransmission, and the `t_cwnd_changed_` guard. The samples
+//! are what the sender gives: without timestamps one timed packet per RTT,
+//! where ns-2 Vegas times every packet (`v_sendtime_`).
 
 use super::reno::reno_ssthresh;
 use super::vegas::PARAMS as PARAMS_VEGAS;
