@@ -45,8 +45,9 @@ enum Incr {
     None,
     /// Slow start: one packet per ACK (`v_incr_ = 1`).
     Packet,
-    /// Congestion avoidance: `v_incr_ = 1/cwnd_`, in bytes MSS²/cwnd.
-    Bytes(u64),
+    /// Congestion avoidance: `v_incr_ = 1/cwnd_` of the decision's cwnd
+    /// (here, in bytes), MSS²/cwnd bytes per ACK with the remainder carried.
+    PerCwnd(u64),
 }
 
 #[derive(Clone, Debug)]
@@ -66,6 +67,8 @@ pub struct VegasNs2 {
     pending: Option<f64>,
     inc_flag: bool,
     incr: Incr,
+    /// Remainder of MSS²/cwnd (bytes·bytes/cwnd), so no fraction is lost.
+    carry: u64,
     /// Whether the sender is in recovery (the dupack branch ran).
     recovering: bool,
 }
@@ -85,6 +88,7 @@ impl VegasNs2 {
             pending: None,
             inc_flag: true,
             incr: Incr::None,
+            carry: 0,
             recovering: false,
         }
     }
@@ -136,7 +140,7 @@ impl VegasNs2 {
                 w.cwnd = w.cwnd.saturating_sub(mss).max(2 * mss);
                 self.incr = Incr::None;
             } else if delta < self.alpha {
-                self.incr = Incr::Bytes(mss * mss / w.cwnd.max(1));
+                self.incr = Incr::PerCwnd(w.cwnd.max(1));
             } else {
                 self.incr = Incr::None;
             }
@@ -175,13 +179,15 @@ impl CongestionOps for VegasNs2 {
         if self.incr == Incr::Packet && !w.in_slow_start() {
             self.incr = Incr::None;
         }
-        let add = match self.incr {
-            Incr::None => 0,
-            Incr::Packet => mss,
-            Incr::Bytes(b) => b,
-        };
-        if add > 0 && w.cwnd <= (outstanding + 2) * mss {
-            w.cwnd += add;
+        if self.incr != Incr::None && w.cwnd <= (outstanding + 2) * mss {
+            w.cwnd += match self.incr {
+                Incr::PerCwnd(d) => {
+                    let num = mss * mss + self.carry;
+                    self.carry = num % d;
+                    num / d
+                }
+                _ => mss,
+            };
         }
         self.fold_pending();
     }
@@ -266,6 +272,23 @@ mod tests {
     }
 
     #[test]
+    fn a_per_cwnd_increment_carries_its_remainder() {
+        // v_incr_ = 1/cwnd_ = 1/3 packet per ACK (a double in ns-2): three
+        // ACKs add one whole packet, 333 + 333 + 334 B.
+        let mut cc = vegas();
+        cc.incr = Incr::PerCwnd(3_000);
+        cc.beg_seq = 100;
+        let mut w = window(10, 5);
+        let mut i = info(Profile::Ns2);
+        i.snd_una = 1_000;
+        i.snd_nxt = 11_000;
+        for want in [10_333, 10_666, 11_000] {
+            cc.increase_window(&i, &mut w, 1);
+            assert_eq!(w.cwnd, want);
+        }
+    }
+
+    #[test]
     fn slow_start_grows_every_other_round_and_exits_past_gamma() {
         // v_inc_flag_ starts at 1 and toggles per round: round 1 holds.
         let mut cc = vegas();
@@ -291,7 +314,7 @@ mod tests {
         let mut cc = vegas();
         let mut w = window(14, 5);
         end_round(&mut cc, &mut w, 0.1);
-        assert_eq!(cc.incr, Incr::Bytes(1_000_000 / 14_000));
+        assert_eq!(cc.incr, Incr::PerCwnd(14_000));
         assert_eq!(w.cwnd, 14_000);
     }
 
