@@ -215,6 +215,10 @@ pub trait CongestionOps {
 
     fn cwnd_event(&mut self, _info: &ConnInfo, _w: &mut Window, _event: CwndEvent) {}
 
+    /// Every transmission of the data segment `[seq, seq + len)` (ns-2
+    /// Vegas times each packet itself, `VegasTcpAgent::output`).
+    fn on_transmit(&mut self, _now: Time, _seq: u64, _mss: u64) {}
+
     /// The window after a retransmission timeout, in segments (RFC 5681's
     /// loss window, 1; ns-2 Vegas restarts from `v_slowstart_` 2).
     fn loss_window_segments(&self) -> u64 {
@@ -310,6 +314,9 @@ macro_rules! algorithms {
             }
             fn cwnd_event(&mut self, info: &ConnInfo, w: &mut Window, event: CwndEvent) {
                 match self { $(AnyCc::$variant(c) => c.cwnd_event(info, w, event)),* }
+            }
+            fn on_transmit(&mut self, now: Time, seq: u64, mss: u64) {
+                match self { $(AnyCc::$variant(c) => c.on_transmit(now, seq, mss)),* }
             }
             fn loss_window_segments(&self) -> u64 {
                 match self { $(AnyCc::$variant(c) => c.loss_window_segments()),* }

@@ -38,6 +38,11 @@ use super::vegas::PARAMS as PARAMS_VEGAS;
 use super::{param, CongestionOps, ConnInfo, CwndEvent, Params, Profile, Window};
 use crate::engine::{Duration, Time};
 use crate::tcp::CaState;
+use std::collections::VecDeque;
+
+/// At most this many packets past the oldest unacknowledged one are timed
+/// (ns-2 keeps `window_` of them, `v_maxwnd_`); beyond, none is.
+const MAX_TIMED: u64 = 1 << 20;
 
 /// What one round's decision asks each ACK of the round to add.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +76,10 @@ pub struct VegasNs2 {
     carry: u64,
     /// Whether the sender is in recovery (the dupack branch ran).
     recovering: bool,
+    /// `v_sendtime_`, `v_transmits_`: the last send time and the number of
+    /// transmissions of packets `first_timed`, `first_timed + 1`, ….
+    sent: VecDeque<(Time, u32)>,
+    first_timed: u64,
 }
 
 impl VegasNs2 {
@@ -90,7 +99,26 @@ impl VegasNs2 {
             incr: Incr::None,
             carry: 0,
             recovering: false,
+            sent: VecDeque::new(),
+            first_timed: 0,
         }
+    }
+
+    /// The fine-grained sample of the ACK that makes `last_ack_plus_1` the
+    /// first unacknowledged packet (`VegasTcpAgent::recv`: now − the acked
+    /// packet's send time, if it was sent once), and the entries of the
+    /// packets it acknowledges dropped.
+    fn own_sample(&mut self, now: Time, last_ack_plus_1: u64) -> Option<f64> {
+        let acked = last_ack_plus_1.checked_sub(1)?;
+        let idx = acked.checked_sub(self.first_timed)?;
+        let sample = match self.sent.get(idx as usize) {
+            Some(&(at, 1)) => Some(now.since(at).as_secs_f64()),
+            _ => None,
+        };
+        let drop = (last_ack_plus_1 - self.first_timed).min(self.sent.len() as u64);
+        self.sent.drain(..drop as usize);
+        self.first_timed = last_ack_plus_1;
+        sample
     }
 
     /// The fine-grained RTT update of `VegasTcpAgent::recv` for a sample.
@@ -158,9 +186,24 @@ impl CongestionOps for VegasNs2 {
         win * info.mss
     }
 
-    fn pkts_acked(&mut self, _info: &ConnInfo, _w: &Window, _segs: u32, rtt: Option<Duration>) {
+    fn pkts_acked(&mut self, info: &ConnInfo, _w: &Window, _segs: u32, _rtt: Option<Duration>) {
         self.fold_pending();
-        self.pending = rtt.map(Duration::as_secs_f64);
+        self.pending = self.own_sample(info.now, info.snd_una / info.mss);
+    }
+
+    /// `VegasTcpAgent::output`: the send time and one more transmission.
+    fn on_transmit(&mut self, now: Time, seq: u64, mss: u64) {
+        let Some(idx) = (seq / mss.max(1)).checked_sub(self.first_timed) else {
+            return;
+        };
+        if idx >= MAX_TIMED {
+            return;
+        }
+        let idx = idx as usize;
+        if self.sent.len() <= idx {
+            self.sent.resize(idx + 1, (now, 0));
+        }
+        self.sent[idx] = (now, self.sent[idx].1 + 1);
     }
 
     fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
@@ -323,13 +366,48 @@ mod tests {
         // recv: the round uses v_sumRTT_/v_cntRTT_ from earlier ACKs (0.1 s,
         // delta 0), then this ACK's 50 ms sample lowers v_baseRTT_ and
         // opens the next round's sum.
+        // VegasTcpAgent::output timed packet 0 at 0; its ACK at 50 ms.
         let mut cc = vegas();
         let mut w = window(10, 5);
-        let i = info(Profile::Ns2);
-        cc.pkts_acked(&i, &w, 1, Some(Duration::from_millis(50)));
+        cc.on_transmit(Time::ZERO, 0, 1_000);
+        let mut i = info(Profile::Ns2);
+        i.now = Time(50_000_000);
+        i.snd_una = 1_000;
+        cc.pkts_acked(&i, &w, 1, None);
         end_round(&mut cc, &mut w, 0.1);
         assert_eq!(w.cwnd, 10_100);
         assert_eq!((cc.base_rtt, cc.cnt_rtt), (Some(0.05), 1));
+    }
+
+    #[test]
+    fn every_packet_sent_once_is_timed_and_a_resent_one_is_not() {
+        // VegasTcpAgent::output records v_sendtime_ and ++v_transmits_ per
+        // packet; recv samples now − v_sendtime_[seqno] only if
+        // v_transmits_ == 1. Packets 0, 1, 2 at 0, 10, 20 ms; 1 resent at
+        // 30 ms.
+        let mut cc = vegas();
+        let w = window(10, 5);
+        for (ms, pkt) in [(0, 0), (10, 1), (20, 2), (30, 1)] {
+            cc.on_transmit(Time(ms * 1_000_000), pkt * 1_000, 1_000);
+        }
+        let mut i = info(Profile::Ns2);
+        // ACK of packet 0 at 100 ms: 0.1 s.
+        i.now = Time(100_000_000);
+        i.snd_una = 1_000;
+        cc.pkts_acked(&i, &w, 1, None);
+        assert_eq!(cc.pending, Some(0.1));
+        // ACK of packet 1 (sent twice) at 110 ms: no sample; the first is
+        // folded in (v_cntRTT_ 1).
+        i.now = Time(110_000_000);
+        i.snd_una = 2_000;
+        cc.pkts_acked(&i, &w, 1, None);
+        assert_eq!((cc.pending, cc.cnt_rtt), (None, 1));
+        // ACK of packet 2 at 150 ms: 0.13 s; acknowledged entries dropped.
+        i.now = Time(150_000_000);
+        i.snd_una = 3_000;
+        cc.pkts_acked(&i, &w, 1, None);
+        assert!((cc.pending.unwrap() - 0.13).abs() < 1e-12);
+        assert_eq!((cc.sent.len(), cc.first_timed), (0, 3));
     }
 
     #[test]
