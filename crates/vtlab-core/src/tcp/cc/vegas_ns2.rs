@@ -5,8 +5,9 @@
 //!
 //! Rules taken from `VegasTcpAgent::recv` (window in packets, as ns-2's
 //! `cwnd_` and sequence numbers are):
-//! * Fine-grained RTT: each new ACK's sample (Karn: first transmissions
-//!   only) is summed into the round (`v_sumRTT_`, `v_cntRTT_`) and lowers
+//! * Fine-grained RTT (`VegasTcpAgent::output` times every packet): each new
+//!   ACK's sample, from the acknowledged packet if it was sent once, is
+//!   summed into the round (`v_sumRTT_`, `v_cntRTT_`) and lowers
 //!   `v_baseRTT_`, *after* the round decision of that ACK.
 //! * Once per RTT, when the ACK covers the marked packet `v_begseq_`: rtt =
 //!   mean of the round's samples (else the time since the mark); baseRTT =
@@ -29,9 +30,7 @@
 //!
 //! Not modelled (docs/validation.md): the fine-grained retransmission
 //! (`vegas_expire`, `v_worried_`), the halving when the lost packet was
-//! itself a retransmission, and the `t_cwnd_changed_` guard. The samples
-//! are what the sender gives: without timestamps one timed packet per RTT,
-//! where ns-2 Vegas times every packet (`v_sendtime_`).
+//! itself a retransmission, and the `t_cwnd_changed_` guard.
 
 use super::reno::reno_ssthresh;
 use super::vegas::PARAMS as PARAMS_VEGAS;
