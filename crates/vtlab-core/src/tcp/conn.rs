@@ -338,6 +338,7 @@ impl Conn {
     /// and keeps its own records (a scoreboard) of what was sent.
     pub fn transmit(&mut self, now: Time, seq: u64, len: u64, out: &mut Vec<Packet>) {
         self.stats.segments_sent += 1;
+        self.cc.on_transmit(now, seq, self.cfg.mss);
         if seq < self.snd_max {
             self.stats.retransmissions += 1;
             // Karn: a retransmission makes the timed segment's sample ambiguous.

@@ -881,7 +881,7 @@ impl Sender {
         }
         self.c.cwnd_event(now, CwndEvent::Loss, in_flight);
         self.c.set_state(now, CaState::Loss, in_flight);
-        self.c.w.cwnd = self.c.cfg.mss;
+        self.c.w.cwnd = self.c.cfg.mss * self.c.cc.loss_window_segments();
         // ns-3: every segment is lost now, BytesInFlight() == 0.
         self.c.rate_restart = self.c.rate.is_some() && self.c.cfg.profile == Profile::Ns3;
         self.c.recover = Some(self.c.snd_max);

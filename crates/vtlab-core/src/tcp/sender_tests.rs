@@ -935,3 +935,31 @@ fn ns2_timeout_halves_the_window_and_backs_off_in_ticks() {
     ns2_ack(&mut h, 300, 3000);
     assert_eq!(h.s.rto(), Duration::from_millis(400));
 }
+
+#[test]
+fn ns2_vegas_holds_the_first_round_and_restarts_from_two_packets() {
+    let cfg = TcpConfig {
+        recv_buffer: 4 * MSS,
+        initial_ssthresh: Some(4 * MSS),
+        ..TcpConfig::defaults(Profile::Ns2)
+    };
+    let cc = crate::tcp::cc::lookup("vegas")
+        .unwrap()
+        .build(&Default::default(), Profile::Ns2);
+    let mut h = Harness::with_cc(cfg, cc, 1_000_000);
+    assert_eq!(h.sent(), vec![0, 1]);
+    // VegasTcpAgent::recv: the ACK of packet 0 reaches v_begseq_ 0, the
+    // round toggles v_inc_flag_ to 0 (slow start grows every other RTT):
+    // no increment; the ACK of packet 1 is inside the next round (marked at
+    // t_seqno_ 2). cwnd_ stays 2, the ACKs slide the window: 2 and 3 go out.
+    ns2_ack(&mut h, 30, 1000);
+    ns2_ack(&mut h, 31, 2000);
+    assert_eq!(h.cwnd(), 2 * MSS);
+    assert_eq!(h.sent(), vec![2, 3]);
+    let deadline = h.s.timer_deadline().unwrap();
+    h.s.on_timer(deadline, &mut h.out);
+    // VegasTcpAgent::timeout: slowdown(CLOSE_SSTHRESH_HALF) ⌊2/2⌋ → 2,
+    // cwnd_ = v_slowstart_ 2: packets 2 and 3 again.
+    assert_eq!((h.cwnd(), h.ssthresh()), (2 * MSS, 2 * MSS));
+    assert_eq!(h.sent(), vec![2, 3]);
+}

@@ -48,6 +48,7 @@ mod bbr;
 mod highspeed;
 mod scalable;
 mod vegas;
+mod vegas_ns2;
 mod vegas_rtt;
 mod veno;
 mod westwood;
@@ -56,6 +57,7 @@ pub use bbr::Bbr;
 pub use highspeed::HighSpeed;
 pub use scalable::Scalable;
 pub use vegas::Vegas;
+pub use vegas_ns2::VegasNs2;
 pub use veno::Veno;
 pub use westwood::{Westwood, WestwoodVariant};
 pub use yeah::Yeah;
@@ -104,7 +106,8 @@ impl Profile {
 /// Linux source it mirrors.
 ///
 /// ns-2 has none of these controllers but Reno's window laws (which take
-/// the profile itself, reno.rs) and Vegas. Under `ns2` the sender feeds a
+/// the profile itself, reno.rs) and Vegas (its own controller under `ns2`,
+/// vegas_ns2.rs, chosen by the registry). Under `ns2` the sender feeds a
 /// controller as Linux does (the raw sample of a timed packet, ACKs of new
 /// data only: `StackBehaviour::NS2`), so a controller takes its Linux
 /// switches unless it names its own `NS2`.
@@ -212,6 +215,16 @@ pub trait CongestionOps {
 
     fn cwnd_event(&mut self, _info: &ConnInfo, _w: &mut Window, _event: CwndEvent) {}
 
+    /// Every transmission of the data segment `[seq, seq + len)` (ns-2
+    /// Vegas times each packet itself, `VegasTcpAgent::output`).
+    fn on_transmit(&mut self, _now: Time, _seq: u64, _mss: u64) {}
+
+    /// The window after a retransmission timeout, in segments (RFC 5681's
+    /// loss window, 1; ns-2 Vegas restarts from `v_slowstart_` 2).
+    fn loss_window_segments(&self) -> u64 {
+        1
+    }
+
     /// For controllers that classify losses: the verdict of the last
     /// `ssthresh` call. The sender compares it with the oracle's truth to
     /// measure classification accuracy.
@@ -302,6 +315,12 @@ macro_rules! algorithms {
             fn cwnd_event(&mut self, info: &ConnInfo, w: &mut Window, event: CwndEvent) {
                 match self { $(AnyCc::$variant(c) => c.cwnd_event(info, w, event)),* }
             }
+            fn on_transmit(&mut self, now: Time, seq: u64, mss: u64) {
+                match self { $(AnyCc::$variant(c) => c.on_transmit(now, seq, mss)),* }
+            }
+            fn loss_window_segments(&self) -> u64 {
+                match self { $(AnyCc::$variant(c) => c.loss_window_segments()),* }
+            }
             fn loss_verdict(&self) -> Option<LossCause> {
                 match self { $(AnyCc::$variant(c) => c.loss_verdict()),* }
             }
@@ -340,6 +359,7 @@ algorithms! {
     Acwnd(Acwnd),
     Illinois(Illinois),
     Vegas(Vegas),
+    VegasNs2(VegasNs2),
     Veno(Veno),
     Westwood(Westwood),
     HighSpeed(HighSpeed),
@@ -395,7 +415,8 @@ pub struct ParamSpec {
 impl ParamSpec {
     /// The default under `profile`; `ns2` takes Linux's, as it takes Linux's
     /// switches ([`ProfileBehaviour`]; ns-2 has none of these parameters but
-    /// Vegas's α 1, β 3, γ 1, which are not modelled).
+    /// Vegas's α 1, β 3, γ 1 (`Agent/TCP/Vegas`, vegas_ns2.rs), which a study
+    /// gives through cc_params: unset, they take Linux's 2, 4, 1).
     pub fn default_for(&self, profile: Profile) -> f64 {
         match profile {
             Profile::Ns3 => self.default_ns3,
@@ -584,7 +605,10 @@ CcDescriptor {
     ns3_type_id: Some("TcpVegas"),
     params: vegas::PARAMS,
     implies: Implied::NOTHING,
-    build: |p, profile| AnyCc::Vegas(Vegas::new(p, profile)),
+    build: |p, profile| match profile {
+        Profile::Ns2 => AnyCc::VegasNs2(VegasNs2::new(p)),
+        _ => AnyCc::Vegas(Vegas::new(p, profile)),
+    },
 },
 CcDescriptor {
     name: "veno",
