@@ -27,7 +27,8 @@ def test_a_killed_campaign_resumes_with_every_run_once_in_bounded_memory(tmp_pat
     assert proc.returncode == 0, proc.stdout + proc.stderr
     got = json.loads(figures.read_text())
     assert got["problems"] == []
-    # Killed between commits (parts of 100 runs), before the end.
-    assert 300 <= got["killed_at"] < 1000 and got["killed_at"] % 100 == 0
+    # Killed after at least 300 committed runs (parts of 100 runs or a batch more,
+    # docs/reliability.md), before the end.
+    assert 300 <= got["killed_at"] < 1000
     assert got["resumed_runs"] == 1000 - got["killed_at"]
     assert 0 < got["peak_rss_mb"] < 1024
