@@ -541,7 +541,7 @@ def _provenance(source: Ns3Source, sources: Mapping[str, str]) -> dict[str, str]
         "vtlab_version": _core.version(),
         "vtlab_hash": core_build(),
         "ns3_version": source.binary.ns3_version if source.binary else "?",
-        "ns3_hash": source.binary.short_hash if source.binary else "(not built here)",
+        "ns3_hash": source.binary.results_hash if source.binary else "(not built here)",
         "ns3_sources": ", ".join(f"{n} {labels.get(s, s)}" for s, n in counts.items()),
     }
 

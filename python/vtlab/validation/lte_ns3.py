@@ -119,7 +119,7 @@ def sha256_of(path: Path) -> str:
 
 def cache_key(rec: Mapping[str, Any]) -> str:
     """The key of a line of ``ns3-cache.jsonl``: the run (``name``, ``args``), the
-    build (``ns3_hash``) and the result file with its sha256.  A line without
+    program (``ns3_hash``) and the result file with its sha256.  A line without
     ``name``, ``args`` or ``file`` is not a record (``KeyError``)."""
     return json.dumps(
         [rec["name"], rec["args"], rec.get("ns3_hash"), rec["file"], rec.get("sha256")]
@@ -128,7 +128,8 @@ def cache_key(rec: Mapping[str, Any]) -> str:
 
 class Ns3Cache:
     """``<out>/ns3-cache.jsonl``: one line per ns-3 run of this family: ``name``,
-    ``args`` (without the binary), ``ns3_hash`` (the build hash of ``lte.cc``),
+    ``args`` (without the binary), ``ns3_hash`` (the results hash of ``lte.cc``:
+    its source, the ns-3 version and the compile flags, not where they are),
     ``file`` (relative to ``<out>``), its ``sha256``, and the run's ``wall_s`` and
     ``process_wall_s``.  A record is used only while its file is unchanged; lines that
     do not parse are ignored and later lines win (:class:`~vtlab.validation.cache.
@@ -194,7 +195,7 @@ class Ns3Source:
 
     @property
     def ns3_hash(self) -> str | None:
-        return self.binary.build_hash if self.binary is not None else None
+        return self.binary.results_hash if self.binary is not None else None
 
 
 def _without_ns3(run: Ns3Run, cache: Ns3Cache, why_not: str) -> tuple[dict[str, Any], str]:
@@ -224,14 +225,14 @@ def _run_now(run: Ns3Run, cache: Ns3Cache, binary: Ns3Binary) -> dict[str, Any]:
     if stored.is_file() and same_output(json.loads(stored.read_text()), doc):
         path = stored
     else:
-        path = cache.out / "ns3-runs" / f"{run.stem}-{binary.build_hash[:12]}.json"
+        path = cache.out / "ns3-runs" / f"{run.stem}-{binary.results_hash[:12]}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(doc) + "\n")
     cache.add(
         {
             "name": run.name,
             "args": run.args,
-            "ns3_hash": binary.build_hash,
+            "ns3_hash": binary.results_hash,
             "ns3_version": binary.ns3_version,
             "file": path.relative_to(cache.out).as_posix(),
             "sha256": sha256_of(path),

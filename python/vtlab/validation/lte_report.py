@@ -198,7 +198,7 @@ def _head_lines(rows: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -> l
         f"* Command: `{meta.get('command', '')}`",
         f"* vtlab {meta.get('vtlab_version', '?')} (core sha256 "
         f"{meta.get('vtlab_hash', '?')}), preset `lte-cabin`, TCP profile ns3, Cubic",
-        f"* ns-3 {meta.get('ns3_version', '?')}, `validation/ns3/lte.cc` build "
+        f"* ns-3 {meta.get('ns3_version', '?')}, `validation/ns3/lte.cc` results hash "
         f"{meta.get('ns3_hash', '?')}; results: {meta.get('ns3_sources', '')}",
         f"* {float(meta.get('duration_s', DEFAULT_DURATION_S)):g} s simulated per case; "
         f"vtlab seeds {meta.get('seeds_text', '1')} "
@@ -260,7 +260,7 @@ def write_report(
         "",
         "Files: `agreement.csv` (both tables, more columns), "
         + ("`speed.csv`, " if speed_rows else "")
-        + "`ns3-cache.jsonl` (the ns-3 runs: build hash, arguments, file, wall times), "
+        + "`ns3-cache.jsonl` (the ns-3 runs: results hash, arguments, file, wall times), "
         "`scenarios/<case>.toml` (vtlab's scenario of each case: `vtlab run --scenario`, "
         "from the directory the command ran in) and `traces/` (the capacity traces).",
         "",

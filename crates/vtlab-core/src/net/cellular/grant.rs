@@ -28,7 +28,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use super::schedule::{Opportunity, OpportunitySource, Service};
+use super::schedule::{Feed, Fill, Opportunity, OpportunitySource, Service};
 use crate::engine::Time;
 
 /// Nanoseconds per millisecond (one TTI).
@@ -49,6 +49,12 @@ pub struct GrantConf {
 
 /// Serves a FIFO from the granted opportunities of a source.
 pub struct GrantServer<S> {
+    fill: Fill,
+    grants: Grants<S>,
+}
+
+/// The scheduler's side of a [`GrantServer`]: reports, credit, decisions.
+struct Grants<S> {
     source: S,
     conf: GrantConf,
     /// The scheduler's credit after the decisions made so far.
@@ -64,10 +70,7 @@ pub struct GrantServer<S> {
     last_effect: Time,
     /// The source has been positioned (its first opportunity sought).
     started: bool,
-    /// The granted opportunity the last packet ended in, and its bytes left.
-    cursor: Option<Opportunity>,
-    left: u32,
-    /// Bytes enqueued so far, and bytes served at times up to `served_at`.
+    /// Bytes enqueued so far, and bytes served by the last report's TTI.
     enqueued: u64,
     served: u64,
     /// Service not yet counted in `served`: (opportunity time, bytes served).
@@ -77,55 +80,48 @@ pub struct GrantServer<S> {
 impl<S: OpportunitySource> GrantServer<S> {
     pub fn new(source: S, conf: GrantConf) -> Self {
         GrantServer {
-            source,
-            conf,
-            credit: 0,
-            pending: VecDeque::new(),
-            decided: VecDeque::new(),
-            last_decision: Time::ZERO,
-            last_sent: 0,
-            last_effect: Time::ZERO,
-            started: false,
-            cursor: None,
-            left: 0,
-            enqueued: 0,
-            served: 0,
-            served_log: VecDeque::new(),
+            fill: Fill::default(),
+            grants: Grants {
+                source,
+                conf,
+                credit: 0,
+                pending: VecDeque::new(),
+                decided: VecDeque::new(),
+                last_decision: Time::ZERO,
+                last_sent: 0,
+                last_effect: Time::ZERO,
+                started: false,
+                enqueued: 0,
+                served: 0,
+                served_log: VecDeque::new(),
+            },
         }
     }
 
     /// Serve a packet of `bytes` bytes that joins the queue at `now`.
     pub fn serve(&mut self, now: Time, bytes: u32) -> Service {
-        self.enqueued += u64::from(bytes);
-        self.report(now);
-        let mut op = match self.cursor {
-            Some(op) if op.time >= now && self.left > 0 => op,
-            _ => {
-                let op = self.next_granted(now);
-                self.left = op.bytes;
-                op
-            }
-        };
-        let start = op.time;
-        let mut remaining = bytes;
-        loop {
-            let take = remaining.min(self.left);
-            remaining -= take;
-            self.left -= take;
-            self.log_served(op.time, take);
-            if remaining == 0 {
-                self.cursor = Some(op);
-                return Service {
-                    start,
-                    end: op.time,
-                    lost: op.lost,
-                };
-            }
-            op = self.next_granted(now);
-            self.left = op.bytes;
+        self.grants.enqueued += u64::from(bytes);
+        self.grants.report(now);
+        self.fill.serve(&mut self.grants, now, bytes)
+    }
+}
+
+impl<S: OpportunitySource> Feed for Grants<S> {
+    fn first(&mut self, now: Time) -> Opportunity {
+        self.next_granted(now)
+    }
+    fn next(&mut self, now: Time) -> Opportunity {
+        self.next_granted(now)
+    }
+    fn took(&mut self, t: Time, bytes: u32) {
+        match self.served_log.back_mut() {
+            Some(last) if last.0 == t => last.1 += bytes,
+            _ => self.served_log.push_back((t, bytes)),
         }
     }
+}
 
+impl<S: OpportunitySource> Grants<S> {
     /// The report an arrival at `now` triggers: sent at the next TTI (grants
     /// flowing) or scheduling-request occasion, counting every byte enqueued
     /// and not yet served by then.
@@ -207,13 +203,6 @@ impl<S: OpportunitySource> GrantServer<S> {
             if op.time >= now {
                 return op;
             }
-        }
-    }
-
-    fn log_served(&mut self, t: Time, bytes: u32) {
-        match self.served_log.back_mut() {
-            Some(last) if last.0 == t => last.1 += bytes,
-            _ => self.served_log.push_back((t, bytes)),
         }
     }
 }

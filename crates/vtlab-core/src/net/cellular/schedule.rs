@@ -106,13 +106,75 @@ impl OpportunitySource for TraceSource {
     }
 }
 
+/// Where a FIFO's next packet starts: the opportunity the last packet ended
+/// in, and the bytes left in it.
+#[derive(Default)]
+pub(super) struct Fill {
+    cursor: Option<Opportunity>,
+    left: u32,
+}
+
+/// What a [`Fill`] draws its opportunities from.
+pub(super) trait Feed {
+    /// The first opportunity a packet arriving at `now` may use when the
+    /// queue's last opportunity is spent or already past.
+    fn first(&mut self, now: Time) -> Opportunity;
+    /// The opportunity after the last one returned.
+    fn next(&mut self, now: Time) -> Opportunity;
+    /// `bytes` of a packet were served in the opportunity at `t`.
+    fn took(&mut self, _t: Time, _bytes: u32) {}
+}
+
+impl Fill {
+    /// Serve a packet of `bytes` bytes that joins the queue at `now`, after
+    /// every packet accepted before it.
+    pub(super) fn serve(&mut self, feed: &mut impl Feed, now: Time, bytes: u32) -> Service {
+        let mut op = match self.cursor {
+            // The queue is not empty, or the current opportunity is still ahead.
+            Some(op) if op.time >= now && self.left > 0 => op,
+            _ => {
+                let op = feed.first(now);
+                self.left = op.bytes;
+                op
+            }
+        };
+        let start = op.time;
+        let mut remaining = bytes;
+        loop {
+            let take = remaining.min(self.left);
+            remaining -= take;
+            self.left -= take;
+            feed.took(op.time, take);
+            if remaining == 0 {
+                self.cursor = Some(op);
+                return Service {
+                    start,
+                    end: op.time,
+                    lost: op.lost,
+                };
+            }
+            op = feed.next(now);
+            self.left = op.bytes;
+        }
+    }
+}
+
+/// A schedule that does not depend on the traffic feeds a FIFO directly.
+struct Direct<'a, S>(&'a mut S);
+
+impl<S: OpportunitySource> Feed for Direct<'_, S> {
+    fn first(&mut self, now: Time) -> Opportunity {
+        self.0.seek(now)
+    }
+    fn next(&mut self, _now: Time) -> Opportunity {
+        self.0.next()
+    }
+}
+
 /// The serving state of one link direction.
 pub struct Server<S> {
     source: S,
-    /// The opportunity the next packet starts in, if it arrives by then.
-    cursor: Option<Opportunity>,
-    /// Bytes left in the cursor's opportunity.
-    left: u32,
+    fill: Fill,
 }
 
 /// Where a packet's service begins and ends.
@@ -130,45 +192,22 @@ impl<S: OpportunitySource> Server<S> {
     pub fn new(source: S) -> Self {
         Server {
             source,
-            cursor: None,
-            left: 0,
+            fill: Fill::default(),
         }
     }
 
     /// Serve a packet of `bytes` bytes that joins the queue at `now`, after
     /// every packet accepted before it.
     pub fn serve(&mut self, now: Time, bytes: u32) -> Service {
-        let mut op = match self.cursor {
-            // The queue is not empty, or the current opportunity is still ahead.
-            Some(op) if op.time >= now && self.left > 0 => op,
-            _ => {
-                let op = self.source.seek(now);
-                self.left = op.bytes;
-                op
-            }
-        };
-        let start = op.time;
-        let mut remaining = bytes;
-        loop {
-            let take = remaining.min(self.left);
-            remaining -= take;
-            self.left -= take;
-            if remaining == 0 {
-                let service = Service {
-                    start,
-                    end: op.time,
-                    lost: op.lost,
-                };
-                if self.left == 0 {
-                    op = self.source.next();
-                    self.left = op.bytes;
-                }
-                self.cursor = Some(op);
-                return service;
-            }
-            op = self.source.next();
-            self.left = op.bytes;
+        let service = self.fill.serve(&mut Direct(&mut self.source), now, bytes);
+        if self.fill.left == 0 {
+            // Step past a spent opportunity now: a later packet must not seek
+            // back into it (a trace may list several at the same millisecond).
+            let op = self.source.next();
+            self.fill.left = op.bytes;
+            self.fill.cursor = Some(op);
         }
+        service
     }
 }
 
