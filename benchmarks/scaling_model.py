@@ -13,7 +13,8 @@ Measures, on this machine (the load average is printed; timings need a quiet one
   a worker's chunk (concatenation, and pickling it back to the sweep's process), the
   store (a part written per 64 runs here), gathering;
 - **page faults per run** with one job and with two (cold workers: every page they
-  share with the sweep's process is copied on their first write to it).
+  share with the sweep's process is copied on their first write to it), and with two
+  kept workers in a later sweep.
 
 Then the model: a sweep of ``n`` runs of ``c`` CPU seconds each (one job) takes
 ``T(1) = F + n c`` with one job and ``T(N) = F + N f + G(N) n c / N`` with N workers,
@@ -22,7 +23,8 @@ where F is the fixed cost, f the time forking one worker blocks the sweep's proc
 the growth of the CPU time with N busy workers. From this machine alone γ is the growth
 measured with two workers; the 16-core measurements of docs/cluster.md give
 γ where more cores are busy. The script prints how well each γ reproduces those
-measurements and the predicted speed-ups for the issue's grids::
+measurements and the predicted speed-ups for the issue's grids, also with γ fitted to
+the user time alone (as if kept workers removed the growth of system time)::
 
     python benchmarks/scaling_model.py            # about a minute on a 2-core machine
     python benchmarks/scaling_model.py --quick    # fewer runs, about 20 s
@@ -62,6 +64,10 @@ RECORDED_16 = {
     },
 }
 RECORDED_FORK_S, RECORDED_FIXED_S = 0.031, 0.35
+#: The second 16-core machine there (a virtual machine): jobs -> (user s, system s)
+#: of all processes, 800 runs of 2 MB and 160 of 100 MB.
+RECORDED_VM = {"2 MB": {1: (8.79, 1.12), 16: (11.87, 3.41)},
+               "100 MB": {1: (10.71, 0.45), 16: (14.89, 0.82)}}  # fmt: skip
 
 FORK = """
 import gc, json, os, sys, time
@@ -201,6 +207,33 @@ def faults(size: str, seeds: int, jobs: int, tmp: Path) -> dict[str, float]:
     return {"own": (got["own"] - base["own"]) / runs, "workers": got["workers"] / runs}
 
 
+def warm_faults(size: str, seeds: int) -> tuple[float, float]:
+    """Minor page faults per run, the workers' and the sweep's process's, of a sweep
+    whose two workers have already run one of the same size (kept workers: a study's
+    later sweeps)."""
+    from vtlab import workers
+    from vtlab.sweep import Axis, Sweep
+
+    axes = [Axis.values("tcp.cc", ["newreno", "cubic", "bbr", "westwood"]),
+            Axis.values("loss.mean_loss", ["1%", "5%"])]  # fmt: skip
+    workers.close()
+    for first in (1, seeds + 1):
+        pids = []
+        if workers._POOL:
+            pids = workers.pids(workers._POOL[0])
+        before = sum(_minflt(p) for p in pids), _minflt(os.getpid())
+        Sweep({"preset": "v2g", "bytes": size}, axes, seeds=range(first, first + seeds)).run(
+            jobs=2, progress=False
+        )
+    after = sum(_minflt(p) for p in pids), _minflt(os.getpid())
+    workers.close()
+    return (after[0] - before[0]) / (8 * seeds), (after[1] - before[1]) / (8 * seeds)
+
+
+def _minflt(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[7])
+
+
 def growth(cores: int, gamma: float) -> float:
     return 1 + gamma * (cores - 1)
 
@@ -331,12 +364,19 @@ def main(argv: list[str] | None = None) -> int:
             one, two = (faults(size, seeds, j, root) for j in (1, 2))
             print(
                 f"  {size:>6s}: 1 job {one['own']:.0f}; 2 jobs {two['own']:.0f} / "
-                f"{two['workers']:.0f}"
+                f"{two['workers']:.0f}; 2 kept workers, a later sweep "
+                "{1:.1f} / {0:.1f}".format(*warm_faults(size, seeds))
             )
         gamma2 = two_worker_growth(root, long)
     gamma16 = calibrate(gamma2)
     predict(gamma2)
     predict(gamma16)
+    user = [(g[16][0] - g[1][0]) / sum(g[1]) / 15 for g in RECORDED_VM.values()]
+    print(
+        "\nγ without the growth of system time (page faults), from the user time of the "
+        "second 16-core machine (both grids):"
+    )
+    predict(statistics.mean(user))
     print(f"\nload average {os.getloadavg()[0]:.1f} at end")
     return 0
 
