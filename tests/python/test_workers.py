@@ -174,3 +174,33 @@ def test_the_workers_die_with_a_killed_process(sig: signal.Signals):
     proc.send_signal(sig)
     assert proc.wait(timeout=120) == -sig
     assert _all_end(pids), "no orphaned worker"
+
+
+def test_the_store_is_the_same_with_one_job_two_and_kept_workers(tmp_path: Path):
+    """Every table of the store (its rows in the points' order, the runs' keys and
+    specs) is the same whether the runs ran here, in workers forked for the sweep, or
+    in workers kept from a sweep before (which ran other runs first)."""
+    from vtlab.results import TABLES, load
+
+    base = {**BASE, "session": {"duration": "5s"}, "bytes": "200kB"}
+    sweep = Sweep(base, AXES, seeds=[1, 2, 3])
+    sweep.run(tmp_path / "one", progress=False, jobs=1)
+    sweep.run(tmp_path / "forked", progress=False, jobs=2)
+    Sweep(base, AXES, seeds=[7, 8]).run(progress=False, jobs=2)  # the workers run others
+    pids = _live_pids()
+    sweep.run(tmp_path / "kept", progress=False, jobs=2)
+    assert _live_pids() == pids
+
+    def ordered(frame: pd.DataFrame) -> pd.DataFrame:
+        # Runs are committed as they finish (in another order with two workers): by
+        # run, keeping each run's rows in order; the runs table has no axis columns.
+        by = ["loss", "seed"] if "loss" in frame else ["run_key"]
+        return frame.sort_values(by, kind="stable").reset_index(drop=True)
+
+    for table in TABLES:
+        if table in ("traces", "events"):  # not recorded by this sweep
+            continue
+        want = ordered(load(tmp_path / "one", table))
+        assert len(want), table
+        for name in ("forked", "kept"):
+            pd.testing.assert_frame_equal(ordered(load(tmp_path / name, table)), want)
