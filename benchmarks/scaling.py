@@ -9,9 +9,12 @@ stored and checksummed), and prints wall time, CPU time (this process and its wo
 runs per second, the speed-up over one job and the parallel efficiency (speed-up /
 jobs), with the CPU time of the sweep's own process (gathering the workers' results)
 and the seconds its final gathering took after the last run. Each configuration is
-timed ``--repeat`` times (default once); the fastest counts.
+timed ``--repeat`` times (default once); the fastest counts. Each sweep forks its
+workers (cold), as a process's first sweep does; with ``--warm`` a small sweep before
+it has forked them, as for the later sweeps of a study (:mod:`vtlab.workers` keeps
+them for the process's lifetime).
 
-Self-contained: it needs only an installed vtlab (any checkout or wheel), e.g. on a
+Self-contained: it needs only an installed vtlab with :mod:`vtlab.workers`, e.g. on a
 16-core machine::
 
     python benchmarks/scaling.py --cores 1,2,4,8,16 --quick     # about 3-4 min there
@@ -28,6 +31,7 @@ Timings need a quiet machine: the load average is printed with the results.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -40,7 +44,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import vtlab
-from vtlab import sweeprows
+from vtlab import sweeprows, workers
 from vtlab.sweep import Axis, Sweep
 
 #: Run lengths: name → transfer size.
@@ -89,23 +93,40 @@ def _timed_gather_result(self: sweeprows.Gather) -> vtlab.Result:
 sweeprows.Gather.result = _timed_gather_result  # type: ignore[method-assign]
 
 
-def time_sweep(size: str, seeds: int, jobs: int, store_root: Path) -> Row:
+def _pool_cpu_s() -> float:
+    """User + system CPU seconds of the live sweep workers so far (Linux's /proc)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in workers.pids(workers._POOL[0]) if workers._POOL else []:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+def time_sweep(size: str, seeds: int, jobs: int, store_root: Path, warm: bool = False) -> Row:
     """Wall, CPU (all, and this process's) and final gathering seconds of one sweep of
-    the grid into a fresh store."""
-    sweep = Sweep(
-        {"preset": "v2g", "bytes": size},
-        [Axis.values("tcp.cc", CCS), Axis.values("loss.mean_loss", LOSSES)],
-        seeds=range(1, seeds + 1),
-    )
+    the grid into a fresh store. Cold (default): the sweep forks its workers, as the
+    first sweep of a process does; ``warm``: they were forked by a sweep before, as for
+    a study's later sweeps (:mod:`vtlab.workers`)."""
+    axes = [Axis.values("tcp.cc", CCS), Axis.values("loss.mean_loss", LOSSES)]
+    sweep = Sweep({"preset": "v2g", "bytes": size}, axes, seeds=range(1, seeds + 1))
+    workers.close()
+    if warm and jobs > 1:  # a sweep before, which forks the workers
+        Sweep({"preset": "v2g", "bytes": "10kB"}, axes, seeds=[1]).run(jobs=jobs, progress=False)
     store = store_root / f"store-{size}-{jobs}"
     shutil.rmtree(store, ignore_errors=True)
-    (own0, kids0), t0 = _cpu_s(), time.perf_counter()
+    (own0, kids0), pool0, t0 = _cpu_s(), _pool_cpu_s(), time.perf_counter()
     res = sweep.run(store, jobs=jobs, progress=False)
-    wall, (own1, kids1) = time.perf_counter() - t0, _cpu_s()
+    wall, own1, pool1 = time.perf_counter() - t0, _cpu_s()[0], _pool_cpu_s()
+    workers.close()  # reaped: their CPU time is in RUSAGE_CHILDREN now
+    kids1 = _cpu_s()[1]
+    # The workers' CPU: cold, all of theirs; warm, what they used during this sweep.
+    kids = pool1 - pool0 if warm and jobs > 1 else kids1 - kids0
     shutil.rmtree(store, ignore_errors=True)
     size_name = next(n for n, s in LENGTHS.items() if s == size)
     own = own1 - own0
-    return Row(size_name, jobs, len(res.flows), wall, own + kids1 - kids0, own, _GATHER_S[-1])
+    return Row(size_name, jobs, len(res.flows), wall, own + kids, own, _GATHER_S[-1])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -116,6 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--short-seeds", type=int, default=None, help="seeds per point, short runs")
     ap.add_argument("--long-seeds", type=int, default=None, help="seeds per point, long runs")
     ap.add_argument("--lengths", default="short,long", help="short, long or both")
+    ap.add_argument(
+        "--warm", action="store_true", help="workers forked by a sweep before (as in a study)"
+    )
     ap.add_argument("--json", dest="json_out", default=None, help="also write the rows here")
     args = ap.parse_args(argv)
     available = os.cpu_count() or 1
@@ -150,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
             for jobs in sorted(set(cores)):
                 row = min(
                     (
-                        time_sweep(LENGTHS[length], seeds[length], jobs, Path(tmp))
+                        time_sweep(LENGTHS[length], seeds[length], jobs, Path(tmp), args.warm)
                         for _ in range(repeat)
                     ),
                     key=lambda r: r.wall_s,

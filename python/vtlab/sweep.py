@@ -12,17 +12,16 @@ resumes without repeating or losing runs, and a finished one reloads without
 simulating, reading each part once. A stored part that is not what was written (a
 flipped bit, another part's file) is moved aside and its runs simulated again. With several
 jobs (one per core by default) the runs execute in worker processes forked from this
-one, or in threads where this process runs other threads (see ``_process_pool``).
+one and kept for its later sweeps (:mod:`vtlab.workers`), or in threads where this
+process runs other threads.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
 import itertools
 import math
 import os
-import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -30,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vtlab import _core
+from vtlab import workers as worker_processes
 from vtlab.api import (
     FLOW_COLUMNS,
     LINK_COLUMNS,
@@ -325,8 +325,9 @@ class Sweep:
                 an opened :class:`vtlab.store.Store`; ``None`` keeps results in memory
                 only.
             jobs: parallel runs (default: one per core): in worker processes forked
-                from this one, in chunks of runs (see :func:`chunks`), or in
-                threads of this process where it runs other threads.
+                from this one and kept for its later sweeps (:mod:`vtlab.workers`),
+                in chunks of runs (see :func:`chunks`), or in threads of this
+                process where it runs other threads.
             progress: show a progress bar with ETA on stderr (when it is a terminal).
             scheduler: run on a Dask cluster instead: the address of its scheduler
                 (``"tcp://scheduler-host:8786"``) or a ``distributed.Client``. Needs the
@@ -449,8 +450,9 @@ class Sweep:
         progress: bool,
         gather: Gather,
     ) -> None:
-        workers = min(len(todo), max(1, jobs or os.cpu_count() or 1))
-        pool = _process_pool(workers) if workers > 1 else None
+        most = max(1, jobs or os.cpu_count() or 1)
+        workers = min(len(todo), most)
+        pool = worker_processes.pool(workers, most) if workers > 1 else None
         with run_progress(len(todo), progress) as advance:
             if pool is not None:
                 args = ((self.trace, self.events), self.messages)
@@ -525,54 +527,11 @@ def _finish_run(p: Point, raw: Mapping[str, Any], messages: str) -> Result:
 # A sweep with several jobs therefore runs its points in worker processes forked from
 # it (each builds, labels and stores its runs as one thread would), in chunks whose
 # results come back concatenated, so this process only gathers a few tables per chunk.
-# Forking is safe only while this process runs no other thread (a lock held by one
-# at the fork would stay held in the child): otherwise (a notebook's kernel, an
-# application's threads) the runs go to threads as before.
-
-
-def _process_pool(workers: int) -> Any:
-    """A pool of ``workers`` processes forked from this one now (before the progress
-    bar starts its thread), or ``None`` where forking is not safe or not available."""
-    import multiprocessing
-
-    if threading.active_count() != 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return None
-    from concurrent.futures import ProcessPoolExecutor
-
-    # What every worker needs for its first run (about 0.4 s of imports), loaded once
-    # here and shared with the forked workers; this process needs it at the end too.
-    import pandas  # noqa: F401
-    import pyarrow.parquet  # noqa: F401
-
-    pool = ProcessPoolExecutor(
-        workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init
-    )
-    # With "fork" the pool forks every worker at the first submission: now, while
-    # no other thread runs. The objects alive now move out of the collector's reach
-    # first: a worker's collections would otherwise touch (and so copy) every page
-    # of this process's heap it shares.
-    gc.freeze()
-    try:
-        pool.submit(os.getpid).result()
-    finally:
-        gc.unfreeze()
-    return pool
-
-
-def _worker_init() -> None:
-    """In a worker: Ctrl-C (SIGINT, sent to the terminal's whole process group, or by
-    the sweep's process when it is interrupted) asks the running simulation to stop,
-    which then raises KeyboardInterrupt and ends the chunk; an idle worker is not
-    killed by it (no traceback on the terminal)."""
-    import signal
-
-    import pyarrow
-
-    signal.signal(signal.SIGINT, lambda *_: _core.request_stop())
-    # One worker per core already: Arrow's thread pools (one thread per core each,
-    # in every worker) would only add threads that compete for the same cores.
-    pyarrow.set_cpu_count(1)
-    pyarrow.set_io_thread_count(1)
+# The workers outlive the sweep and serve this process's later sweeps
+# (vtlab.workers). Forking them is safe only while this process runs no other thread
+# (a lock held by one at the fork would stay held in the child): otherwise (a
+# notebook's kernel, an application's threads) the runs go to threads, unless an
+# earlier sweep's workers are still there to take them.
 
 
 #: Seconds of runs the one-job path holds before handing them on together.
@@ -622,8 +581,9 @@ def _run_chunk(
     and whether the chunk was interrupted (Ctrl-C) after those."""
     results: list[Result] = []
     try:
-        for p in points:
-            results.append(_finish_run(p, _simulate(p, record), messages))
+        with worker_processes.running():
+            for p in points:
+                results.append(_finish_run(p, _simulate(p, record), messages))
     except KeyboardInterrupt:
         if not results:
             raise
@@ -687,18 +647,17 @@ def _execute_in_processes(
     except BaseException as e:
         for f in pending:
             f.cancel()
-        if isinstance(e, KeyboardInterrupt):
-            # Stop the simulations running in the workers too (the runs they had
-            # finished come back and are stored).
-            import signal
-
-            for pid in list(getattr(pool, "_processes", None) or {}):
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGINT)
-            _keep_finished(pending, gather, writer)
+        interrupted = isinstance(e, KeyboardInterrupt)
+        try:
+            if interrupted:
+                # Stop the simulations running in the workers too (the runs they
+                # had finished come back and are stored).
+                worker_processes.interrupt(pool)
+                _keep_finished(pending, gather, writer)
+        finally:
+            # After an error the workers' chunks are not wanted: they are killed.
+            worker_processes.close(kill=not interrupted)
         raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _keep_finished(

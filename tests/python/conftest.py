@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from importlib import metadata
 
 import pytest
@@ -61,6 +61,17 @@ requires_preset_qdisc = pytest.mark.skipif(
 requires_ns3 = pytest.mark.skipif(
     not ns3_available(), reason="needs the ns3 wheel (pip install 'vtlab[ns3]') and g++"
 )
+
+
+@pytest.fixture(autouse=True)
+def _fresh_workers() -> Iterator[None]:
+    """Each test forks its own sweep workers: a sweep's workers outlive it
+    (:mod:`vtlab.workers`) and would not see what a later test patches here."""
+    from vtlab import workers
+
+    workers.close()
+    yield
+    workers.close()
 
 
 @pytest.fixture(scope="session")

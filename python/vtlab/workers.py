@@ -1,0 +1,174 @@
+"""The worker processes of local sweeps, kept for this process's lifetime.
+
+A sweep with several jobs runs its chunks of runs in worker processes forked from
+this one (:mod:`vtlab.sweep`). Forking them costs the sweep's process a few tens of
+milliseconds each (the page tables of a process with pandas and pyarrow loaded), and
+each new worker's first runs copy the pages it shares with this process. So the
+workers outlive the sweep that forked them: every later sweep of this process (a
+study or reproduction runs many) reuses them while they are idle and healthy.
+
+Lifetime and cleanup (docs/reliability.md, "Worker processes"):
+
+- A sweep that ends normally leaves the workers idle, waiting for the next one; an
+  idle worker ignores Ctrl-C (SIGINT reaches the terminal's whole process group).
+- A sweep that ends with an exception (Ctrl-C, an error, a worker that died) closes
+  them: they are stopped and reaped before the exception leaves the sweep.
+- At this process's normal exit (also after SIGTERM where a handler turns it into an
+  exception) the pool is shut down and its workers reaped.
+- If this process dies without cleaning up (SIGKILL, SIGTERM's default action) the
+  kernel kills every worker (``PR_SET_PDEATHSIG``, Linux); a worker whose parent is
+  already gone when it starts exits at once.
+- :func:`close` ends them on demand; a pool is forked again when next needed.
+
+A worker is a copy of this process as it was when the pool was forked: what this
+process changes later (a patched function, a loaded module) is not seen by the
+workers until :func:`close` and the next sweep.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import gc
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from vtlab import _core
+
+__all__ = ["close", "interrupt", "pids", "pool", "running"]
+
+_POOL: list[Any] = []  # the live pool, if any (at most one)
+_SIZE: list[int] = []  # its number of workers
+
+
+def pool(workers: int, most: int) -> Any:
+    """A pool of between ``workers`` and ``most`` idle worker processes: the live one
+    when its size fits, else one of ``workers`` processes forked now (the live one
+    closed first), or ``None`` where forking is not safe (this process runs other
+    threads: a lock held by one at the fork would stay held in the child) or not
+    available on this system."""
+    if _POOL and workers <= _SIZE[0] <= most and _healthy(_POOL[0]):
+        return _POOL[0]
+    close()
+    import multiprocessing
+
+    if threading.active_count() != 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return None
+    from concurrent.futures import ProcessPoolExecutor
+
+    # What every worker needs for its first run (about 0.4 s of imports), loaded once
+    # here and shared with the forked workers; this process needs it at the end too.
+    import pandas  # noqa: F401
+    import pyarrow.parquet  # noqa: F401
+
+    made = ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_worker_init,
+        initargs=(os.getpid(),),
+    )
+    # With "fork" the pool forks every worker at the first submission: now, while
+    # no other thread runs. The objects alive now move out of the collector's reach
+    # first: a worker's collections would otherwise touch (and so copy) every page
+    # of this process's heap it shares.
+    gc.freeze()
+    try:
+        made.submit(os.getpid).result()
+    except BaseException:
+        _shutdown(made, kill=True)
+        raise
+    finally:
+        gc.unfreeze()
+    _POOL.append(made)
+    _SIZE.append(workers)
+    return made
+
+
+def _healthy(p: Any) -> bool:
+    """Whether every worker of ``p`` is alive and the pool not broken."""
+    procs = getattr(p, "_processes", None) or {}
+    return (
+        not getattr(p, "_broken", False)
+        and bool(procs)
+        and all(proc.is_alive() for proc in procs.values())
+    )
+
+
+def pids(p: Any) -> list[int]:
+    """The process ids of ``p``'s workers."""
+    return list(getattr(p, "_processes", None) or {})
+
+
+def interrupt(p: Any) -> None:
+    """Ctrl-C for ``p``'s workers: each stops its running simulation (the runs its
+    chunk had finished come back)."""
+    for pid in pids(p):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGINT)
+
+
+def close(kill: bool = False) -> None:
+    """End the live pool, if any: its idle workers exit; with ``kill`` the running
+    ones are killed too (their chunks are lost) rather than waited for. Every worker
+    is reaped before this returns."""
+    if _POOL:
+        p = _POOL.pop()
+        _SIZE.pop()
+        _shutdown(p, kill)
+
+
+def _shutdown(p: Any, kill: bool) -> None:
+    if kill:
+        for pid in pids(p):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    p.shutdown(wait=True, cancel_futures=True)
+
+
+atexit.register(close)
+
+# -- in a worker ------------------------------------------------------------------
+
+_BUSY = [False]
+
+
+def _worker_init(parent: int) -> None:
+    """In a worker: die with the parent (``PR_SET_PDEATHSIG``: the kernel sends
+    SIGKILL when the process that forked it ends, however it ends); Ctrl-C (SIGINT)
+    asks a running simulation to stop, which then raises KeyboardInterrupt and ends
+    the chunk, and is ignored while idle; Arrow's thread pools get one thread."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1  # linux/prctl.h
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the request above
+        os._exit(1)
+    signal.signal(signal.SIGINT, _on_sigint)
+    import pyarrow
+
+    # One worker per core already: Arrow's thread pools (one thread per core each,
+    # in every worker) would only add threads that compete for the same cores.
+    pyarrow.set_cpu_count(1)
+    pyarrow.set_io_thread_count(1)
+
+
+def _on_sigint(*_: Any) -> None:
+    if _BUSY[0]:
+        _core.request_stop()
+
+
+@contextlib.contextmanager
+def running() -> Iterator[None]:
+    """In a worker, around a chunk of runs: Ctrl-C stops them; a stop requested
+    during the chunk does not outlive it (the worker stays usable for later sweeps)."""
+    _BUSY[0] = True
+    try:
+        yield
+    finally:
+        _BUSY[0] = False
+        _core.request_stop(clear=True)
