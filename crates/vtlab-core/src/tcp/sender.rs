@@ -827,8 +827,11 @@ impl Sender {
                         self.c.stats.early_retransmits += 1;
                     }
                     self.enter_recovery(now, newly_sacked, out);
-                } else if self.c.ca_state == CaState::Open {
-                    self.set_state(now, CaState::Disorder);
+                } else {
+                    if self.c.ca_state == CaState::Open {
+                        self.set_state(now, CaState::Disorder);
+                    }
+                    self.rec.on_limited_transmit(&mut self.c);
                 }
             }
             CaState::Recovery => {
