@@ -97,6 +97,11 @@ pub struct StackBehaviour {
     /// `DiscardUpTo`, `SetSentListLost`; recovery/reno_sack.rs); otherwise RFC
     /// 6582 with FlightSize and window inflation, as Linux and ns-2.
     pub reno_sack_marks: bool,
+    /// Without timestamps every segment is timed and every ACK that covers
+    /// the oldest untimed-out, never-resent one is a sample (ns-3.44
+    /// `m_history`, `EstimateRtt`; tcp/rtt_history.rs); otherwise one
+    /// segment per round trip (BSD, ns-2's `rtt_active_`).
+    pub rtt_every_segment: bool,
 }
 
 impl StackBehaviour {
@@ -122,6 +127,7 @@ impl StackBehaviour {
         synack_rtt_sample: false,
         reno_guards_recover: false,
         reno_sack_marks: true,
+        rtt_every_segment: true,
     };
 
     pub const LINUX: StackBehaviour = StackBehaviour {
@@ -146,6 +152,7 @@ impl StackBehaviour {
         synack_rtt_sample: true,
         reno_guards_recover: false,
         reno_sack_marks: false,
+        rtt_every_segment: false,
     };
 
     /// ns-2.35's one-way agents (`tcp/tcp.cc`, `tcp-newreno.cc`), where a
@@ -183,6 +190,7 @@ impl StackBehaviour {
         synack_rtt_sample: false,
         reno_guards_recover: true,
         reno_sack_marks: false,
+        rtt_every_segment: false,
     };
 
     pub fn of(profile: Profile) -> Self {
