@@ -76,7 +76,14 @@ fn lp_behaves_as_newreno_on_an_error_free_congested_link() {
         (lp / newreno - 1.0).abs() < 0.05,
         "lp {lp} newreno {newreno}"
     );
-    // Its predictor ascribes the queue overflows to congestion most of the time.
+    // Its predictor ascribes the queue overflows to congestion most of the
+    // time. Counted over the loss events a drop explains: without SACK the
+    // `ns3` profile follows ns-3's guessed SACK marks (recovery/reno_sack.rs),
+    // whose go-back-N duplicates start recoveries for segments never lost.
     let f = wired_wireless("newreno-lp", 0.0, 85, "5MB", 1);
-    assert!(f.correct_predictions * 2 > f.loss_events, "{f:?}");
+    assert!(f.true_congestion_losses > 0, "{f:?}");
+    assert!(
+        f.correct_predictions * 2 > f.true_congestion_losses,
+        "{f:?}"
+    );
 }

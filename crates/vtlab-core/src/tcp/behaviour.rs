@@ -92,6 +92,16 @@ pub struct StackBehaviour {
     /// (ns-2 `RenoTcpAgent::dupack_action` with `bug_fix_`, its default);
     /// RFC 5681's Reno, as ns-3's and Linux's, has no such guard.
     pub reno_guards_recover: bool,
+    /// NewReno without SACK keeps ns-3.44's sent list with SACK marks guessed
+    /// from duplicate ACKs (`TcpTxBuffer::AddRenoSack`, `MarkHeadAsLost`,
+    /// `DiscardUpTo`, `SetSentListLost`; recovery/reno_sack.rs); otherwise RFC
+    /// 6582 with FlightSize and window inflation, as Linux and ns-2.
+    pub reno_sack_marks: bool,
+    /// Without timestamps every segment is timed and every ACK that covers
+    /// the oldest untimed-out, never-resent one is a sample (ns-3.44
+    /// `m_history`, `EstimateRtt`; tcp/rtt_history.rs); otherwise one
+    /// segment per round trip (BSD, ns-2's `rtt_active_`).
+    pub rtt_every_segment: bool,
 }
 
 impl StackBehaviour {
@@ -116,6 +126,8 @@ impl StackBehaviour {
         timer_restart_first_partial_ack_only: true,
         synack_rtt_sample: false,
         reno_guards_recover: false,
+        reno_sack_marks: true,
+        rtt_every_segment: true,
     };
 
     pub const LINUX: StackBehaviour = StackBehaviour {
@@ -139,6 +151,8 @@ impl StackBehaviour {
         timer_restart_first_partial_ack_only: false,
         synack_rtt_sample: true,
         reno_guards_recover: false,
+        reno_sack_marks: false,
+        rtt_every_segment: false,
     };
 
     /// ns-2.35's one-way agents (`tcp/tcp.cc`, `tcp-newreno.cc`), where a
@@ -175,6 +189,8 @@ impl StackBehaviour {
         timer_restart_first_partial_ack_only: true,
         synack_rtt_sample: false,
         reno_guards_recover: true,
+        reno_sack_marks: false,
+        rtt_every_segment: false,
     };
 
     pub fn of(profile: Profile) -> Self {

@@ -106,6 +106,9 @@ pub(crate) struct Conn {
     pub head_rexmit_rearms: bool,
     /// Karn timing without timestamps: (end of the timed segment, send time).
     pub timed: Option<(u64, Time)>,
+    /// Without timestamps under `rtt_every_segment`: ns-3's per-segment
+    /// history instead of `timed`.
+    pub rtt_history: Option<crate::tcp::rtt_history::RttHistory>,
     /// The loss oracle: why each data segment was last dropped, by sequence
     /// number, recorded by the simulation (see `Sender::record_drop`).
     pub drops: BTreeMap<u64, LossCause>,
@@ -339,6 +342,9 @@ impl Conn {
     pub fn transmit(&mut self, now: Time, seq: u64, len: u64, out: &mut Vec<Packet>) {
         self.stats.segments_sent += 1;
         self.cc.on_transmit(now, seq, self.cfg.mss);
+        if let Some(h) = self.rtt_history.as_mut() {
+            h.on_send(now, seq, len, seq < self.snd_max);
+        }
         if seq < self.snd_max {
             self.stats.retransmissions += 1;
             // Karn: a retransmission makes the timed segment's sample ambiguous.
@@ -349,7 +355,7 @@ impl Conn {
             {
                 self.set_rto_timer(now);
             }
-        } else if !self.cfg.timestamps && self.timed.is_none() {
+        } else if !self.cfg.timestamps && self.timed.is_none() && self.rtt_history.is_none() {
             self.timed = Some((seq + len, now));
         }
         if self.timer.is_none() {

@@ -15,6 +15,7 @@ mod receiver;
 mod recovery;
 mod rtt;
 pub mod rtt_hist;
+mod rtt_history;
 pub mod rtt_ratio;
 pub mod rwnd;
 mod scoreboard;

@@ -164,6 +164,8 @@ impl Sender {
                 timer_kind: TimerKind::Rto,
                 head_rexmit_rearms: tlp || rack,
                 timed: None,
+                rtt_history: (b.rtt_every_segment && !cfg.timestamps)
+                    .then(crate::tcp::rtt_history::RttHistory::default),
                 drops: BTreeMap::new(),
                 stats: SenderStats::default(),
                 ts_recent: Time::ZERO,
@@ -668,6 +670,9 @@ impl Sender {
         if self.c.cfg.timestamps {
             return Some(self.c.ts_rtt(now, p.ts_ecr));
         }
+        if let Some(h) = self.c.rtt_history.as_mut() {
+            return h.on_ack(now, ack);
+        }
         match self.c.timed {
             Some((end, sent)) if ack >= end => {
                 self.c.timed = None;
@@ -827,8 +832,11 @@ impl Sender {
                         self.c.stats.early_retransmits += 1;
                     }
                     self.enter_recovery(now, newly_sacked, out);
-                } else if self.c.ca_state == CaState::Open {
-                    self.set_state(now, CaState::Disorder);
+                } else {
+                    if self.c.ca_state == CaState::Open {
+                        self.set_state(now, CaState::Disorder);
+                    }
+                    self.rec.on_limited_transmit(&mut self.c);
                 }
             }
             CaState::Recovery => {
@@ -887,6 +895,9 @@ impl Sender {
         self.c.recover = Some(self.c.snd_max);
         self.c.dupacks = 0;
         self.c.timed = None;
+        if let Some(h) = self.c.rtt_history.as_mut() {
+            h.clear();
+        }
         self.c.rtt.back_off();
         self.rec.on_timeout(&mut self.c, now);
         // Linux tcp_enter_loss: a timeout ends any probe episode.

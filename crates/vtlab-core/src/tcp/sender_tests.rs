@@ -113,6 +113,15 @@ pub(super) fn ack_packet(ack: u64) -> Packet {
     }
 }
 
+/// The harness with RFC 6582 NewReno (FlightSize, window inflation) in place
+/// of ns-3's SACK-less sent list: the recovery NewReno without SACK runs
+/// under the `linux` and `ns2` profiles (`StackBehaviour::reno_sack_marks`).
+fn classic(mut h: Harness) -> Harness {
+    h.s.c.b.reno_sack_marks = false;
+    h.s.rec = AnyRecovery::NewReno(crate::tcp::recovery::NewReno::new(false));
+    h
+}
+
 /// Initial window of segments 0..10, then ACKs for segments 0 and 1 (slow
 /// start: cwnd 12 segments, segments 10..14 sent). Segment 2 is lost.
 fn after_two_acks(cfg: TcpConfig) -> Harness {
@@ -127,7 +136,7 @@ fn after_two_acks(cfg: TcpConfig) -> Harness {
 
 #[test]
 fn single_loss_fast_retransmit_and_full_ack() {
-    let mut h = after_two_acks(config());
+    let mut h = classic(after_two_acks(config()));
     // Dupacks 1 and 2: limited transmit sends one new segment each.
     h.ack(22, 2000);
     assert_eq!(h.sent(), vec![14]);
@@ -163,8 +172,44 @@ fn single_loss_fast_retransmit_and_full_ack() {
 }
 
 #[test]
-fn several_losses_in_one_window_use_partial_acks() {
+fn ns3_single_loss_without_sack_follows_the_reno_marks() {
+    // The same loss under ns-3.44's rules (recovery/reno_sack.rs).
     let mut h = after_two_acks(config());
+    // DupAck in Disorder (limited transmit): AddRenoSack marks 3, then 4;
+    // BytesInFlight 12 − 1 leaves room for one new segment each time.
+    h.ack(22, 2000);
+    assert_eq!(h.sent(), vec![14]);
+    h.ack(23, 2000);
+    assert_eq!(h.sent(), vec![15]);
+    // Third: EnterRecovery marks 5 and the head 2 lost: 14 − 3 − 1 = 10 in
+    // flight, ssthresh = GetSsThresh(10 + 1 segments) = 5 500 B = cwnd
+    // (TcpClassicRecovery), 2 resent (11 in flight).
+    h.ack(24, 2000);
+    assert_eq!(h.s.ca_state(), CaState::Recovery);
+    assert_eq!((h.ssthresh(), h.cwnd()), (5_500, 5_500));
+    assert_eq!(h.sent(), vec![2]);
+    // Each duplicate ACK marks one more (6, 7, ...): new data once
+    // 11 − k + 1 ≤ 5.5 segments, at the 7th (k = 7: 4 in flight).
+    for t in 0..6 {
+        h.ack(25 + t, 2000);
+    }
+    assert!(h.sent().is_empty());
+    h.ack(31, 2000);
+    assert_eq!(h.sent(), vec![16]);
+    assert_eq!(h.cwnd(), 5_500, "no inflation of cwnd itself");
+    // Full ACK: cwnd = ssthresh, then congestion avoidance (TcpNewReno:
+    // 1000² / 5500 = 181): 5 681 B; 16 alone in flight (unmarked), so 17..20
+    // go out (5 + 1 > 5.681 stops).
+    h.ack(40, 16_000);
+    assert_eq!(h.s.ca_state(), CaState::Open);
+    assert_eq!(h.cwnd(), 5_681);
+    assert_eq!(h.sent(), vec![17, 18, 19, 20]);
+    assert_eq!(h.s.stats().retransmissions, 1);
+}
+
+#[test]
+fn several_losses_in_one_window_use_partial_acks() {
+    let mut h = classic(after_two_acks(config()));
     for t in 0..3 {
         h.ack(22 + t, 2000);
     }
@@ -200,7 +245,7 @@ fn several_losses_in_one_window_use_partial_acks() {
 
 #[test]
 fn rto_during_recovery_goes_back_to_slow_start() {
-    let mut h = after_two_acks(config());
+    let mut h = classic(after_two_acks(config()));
     for t in 0..3 {
         h.ack(22 + t, 2000);
     }
@@ -278,11 +323,11 @@ fn limited_transmit_can_be_switched_off() {
 
 #[test]
 fn dupack_threshold_is_configurable() {
-    let mut h = after_two_acks(TcpConfig {
+    let mut h = classic(after_two_acks(TcpConfig {
         dupack_threshold: 5,
         limited_transmit: false,
         ..config()
-    });
+    }));
     for t in 0..4 {
         h.ack(22 + t, 2000);
     }
@@ -538,7 +583,10 @@ fn reno_leaves_recovery_on_the_first_partial_ack_and_halves_again() {
 
 #[test]
 fn newreno_recovers_the_same_losses_in_one_episode() {
-    let mut h = three_losses(config());
+    let mut h = classic(after_two_acks(config()));
+    for t in 22..25 {
+        h.ack(t, 2000);
+    }
     h.ack(50, 5000);
     h.ack(60, 8000);
     h.ack(70, 16_000);
@@ -750,16 +798,19 @@ fn link_loss_with(cc: &str) -> Harness {
 
 #[test]
 fn the_loss_oracle_reaches_the_controller_that_asks_for_it() {
-    // newreno-ideal-lp reads the truth (link error): ssthresh = the flight,
-    // 16 − 2 = 14 segments, instead of NewReno's half.
+    // newreno-ideal-lp reads the truth (link error): ssthresh = the bytes in
+    // flight ns-3 hands GetSsThresh without SACK (EnterRecovery): 16 − 2 = 14
+    // outstanding, less 3 Reno-SACK marks and the lost head, plus one
+    // segment: 11 segments, instead of NewReno's half.
     let h = link_loss_with("newreno-ideal-lp");
-    assert_eq!(h.ssthresh(), 14 * MSS);
+    assert_eq!(h.ssthresh(), 11 * MSS);
     let st = h.s.stats();
     assert_eq!((st.loss_events, st.true_link_losses), (1, 1));
     assert_eq!((st.predicted_link_losses, st.correct_predictions), (1, 1));
-    // Plain NewReno does not ask: it halves; the true cause is still counted.
+    // Plain NewReno does not ask: it halves (11 / 2 segments); the true cause
+    // is still counted.
     let h = link_loss_with("newreno");
-    assert_eq!(h.ssthresh(), 7 * MSS);
+    assert_eq!(h.ssthresh(), 5_500);
     let st = h.s.stats();
     assert_eq!((st.loss_events, st.true_link_losses), (1, 1));
     assert_eq!(st.predicted_link_losses + st.predicted_congestion_losses, 0);

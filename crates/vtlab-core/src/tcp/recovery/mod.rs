@@ -25,6 +25,7 @@
 
 mod newreno;
 mod reno;
+mod reno_sack;
 mod sack;
 mod tahoe;
 
@@ -154,6 +155,10 @@ pub(crate) trait RecoveryOps {
         true
     }
 
+    /// A duplicate ACK in Open or Disorder that does not start recovery
+    /// (limited transmit's turn, RFC 3042).
+    fn on_limited_transmit(&mut self, _c: &mut Conn) {}
+
     /// The loss is detected by duplicate ACKs (in Open or Disorder): set
     /// ssthresh, the state and cwnd, and retransmit.
     fn enter(&mut self, c: &mut Conn, now: Time, newly_sacked: u64, out: &mut Vec<Packet>);
@@ -273,6 +278,9 @@ macro_rules! recoveries {
             fn guards_recover(&self) -> bool {
                 match self { $(AnyRecovery::$variant(r) => r.guards_recover()),* }
             }
+            fn on_limited_transmit(&mut self, c: &mut Conn) {
+                match self { $(AnyRecovery::$variant(r) => r.on_limited_transmit(c)),* }
+            }
             fn enter(&mut self, c: &mut Conn, now: Time, newly_sacked: u64, out: &mut Vec<Packet>) {
                 match self { $(AnyRecovery::$variant(r) => r.enter(c, now, newly_sacked, out)),* }
             }
@@ -307,7 +315,7 @@ macro_rules! recoveries {
 recoveries! {
     Tahoe(Tahoe) = |_, _| Tahoe,
     Reno(Reno) = |_, b| Reno { guards_recover: b.reno_guards_recover },
-    NewReno(NewReno) = |_, _| NewReno::default(),
+    NewReno(NewReno) = |_, b| NewReno::new(b.reno_sack_marks),
     Sack(Sack) = |cfg, b| Sack::new(b.pipe_counts_sacked_retransmissions).with_rack(cfg.rack()),
 }
 

@@ -49,6 +49,7 @@ pub fn conn(sent: u64, cwnd: u64) -> Conn {
         timer_kind: Default::default(),
         head_rexmit_rearms: false,
         timed: None,
+        rtt_history: None,
         drops: BTreeMap::new(),
         stats: SenderStats::default(),
         ts_recent: Time::ZERO,
