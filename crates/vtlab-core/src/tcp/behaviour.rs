@@ -92,6 +92,10 @@ pub struct StackBehaviour {
     /// (ns-2 `RenoTcpAgent::dupack_action` with `bug_fix_`, its default);
     /// RFC 5681's Reno, as ns-3's and Linux's, has no such guard.
     pub reno_guards_recover: bool,
+    /// `recovery = "sack"` is ns-2.35's Sack1 (`Sack1TcpAgent`,
+    /// tcp/recovery/sack1_ns2.rs: its own `pipe_` count, `ScoreBoardRQ`),
+    /// not RFC 6675's scoreboard and pipe.
+    pub sack1: bool,
 }
 
 impl StackBehaviour {
@@ -116,6 +120,7 @@ impl StackBehaviour {
         timer_restart_first_partial_ack_only: true,
         synack_rtt_sample: false,
         reno_guards_recover: false,
+        sack1: false,
     };
 
     pub const LINUX: StackBehaviour = StackBehaviour {
@@ -139,6 +144,7 @@ impl StackBehaviour {
         timer_restart_first_partial_ack_only: false,
         synack_rtt_sample: true,
         reno_guards_recover: false,
+        sack1: false,
     };
 
     /// ns-2.35's one-way agents (`tcp/tcp.cc`, `tcp-newreno.cc`), where a
@@ -152,8 +158,9 @@ impl StackBehaviour {
     /// timer on the first partial ACK only (`newreno_changes1_` 1,
     /// `partialnewack_helper`); Reno, as Tahoe and NewReno, retransmits fast
     /// only past `recover_` (`bug_fix_`); no PRR, TLP, RACK or early retransmit, no
-    /// timestamps. The SACK switches follow RFC 6675 / Linux (ns-2's
-    /// `Sack1` counts pipe and tests the window in packets).
+    /// timestamps. SACK is ns-2's `Sack1` (`sack1`), which counts pipe and
+    /// tests the window in packets; the RFC 6675 switches below do not
+    /// apply to it.
     pub const NS2: StackBehaviour = StackBehaviour {
         dupack_feeds_controller: false,
         pkts_acked_gets_srtt: false,
@@ -175,6 +182,7 @@ impl StackBehaviour {
         timer_restart_first_partial_ack_only: true,
         synack_rtt_sample: false,
         reno_guards_recover: true,
+        sack1: true,
     };
 
     pub fn of(profile: Profile) -> Self {

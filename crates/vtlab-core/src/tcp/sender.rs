@@ -810,6 +810,7 @@ impl Sender {
             self.pkts_acked_srtt(now, 1);
         }
         match self.c.ca_state {
+            CaState::Open | CaState::Disorder if !self.rec.counts_dupack() => {}
             CaState::Open | CaState::Disorder => {
                 self.c.dupacks += 1;
                 // RFC 6582 §3.2 step 1 (and RFC 6675's RecoveryPoint): enter
