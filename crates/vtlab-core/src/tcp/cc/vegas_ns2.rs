@@ -276,6 +276,17 @@ mod tests {
         VegasNs2::new(&p)
     }
 
+    #[test]
+    fn unset_parameters_take_ns_default_tcl() {
+        // ns-default.tcl: Agent/TCP/Vegas set v_alpha_ 1, v_beta_ 3,
+        // v_gamma_ 1 (Linux's tcp_vegas.c has 2, 4, 1); a value given wins.
+        let cc = VegasNs2::new(&Params::new());
+        assert_eq!((cc.alpha, cc.beta, cc.gamma), (1, 3, 1));
+        let p: Params = [("beta".to_string(), 5.0)].into_iter().collect();
+        let cc = VegasNs2::new(&p);
+        assert_eq!((cc.alpha, cc.beta, cc.gamma), (1, 5, 1));
+    }
+
     /// A round edge (mark at packet 0) reached by the ACK of packet 0, with
     /// 11 packets sent (t_seqno_ 11, last_ack_ 0: 11 outstanding, rttLen 11),
     /// baseRTT 100 ms and the round's samples averaging `mean` seconds.
