@@ -96,6 +96,10 @@ pub struct StackBehaviour {
     /// tcp/recovery/sack1_ns2.rs: its own `pipe_` count, `ScoreBoardRQ`),
     /// not RFC 6675's scoreboard and pipe.
     pub sack1: bool,
+    /// With the `vegas` controller, a recovery other than `sack` is ns-2.35
+    /// Vegas's own (`VegasTcpAgent::recv`, `vegas_expire`,
+    /// tcp/recovery/vegas_ns2.rs), as ns-2's Vegas agent has it built in.
+    pub vegas_agent: bool,
 }
 
 impl StackBehaviour {
@@ -121,6 +125,7 @@ impl StackBehaviour {
         synack_rtt_sample: false,
         reno_guards_recover: false,
         sack1: false,
+        vegas_agent: false,
     };
 
     pub const LINUX: StackBehaviour = StackBehaviour {
@@ -145,6 +150,7 @@ impl StackBehaviour {
         synack_rtt_sample: true,
         reno_guards_recover: false,
         sack1: false,
+        vegas_agent: false,
     };
 
     /// ns-2.35's one-way agents (`tcp/tcp.cc`, `tcp-newreno.cc`), where a
@@ -183,6 +189,7 @@ impl StackBehaviour {
         synack_rtt_sample: false,
         reno_guards_recover: true,
         sack1: true,
+        vegas_agent: true,
     };
 
     pub fn of(profile: Profile) -> Self {

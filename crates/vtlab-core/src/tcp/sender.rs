@@ -751,6 +751,7 @@ impl Sender {
         sample: Option<Duration>,
     ) {
         let mss = self.c.cfg.mss;
+        self.rec.on_new_ack_outside_recovery(&mut self.c);
         self.c.dupacks = 0;
         let rtt = if self.c.b.pkts_acked_gets_srtt {
             self.c.rtt.srtt()
