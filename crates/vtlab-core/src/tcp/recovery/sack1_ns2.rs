@@ -132,11 +132,12 @@ pub(crate) struct Sack1Ns2 {
 }
 
 /// Byte ranges as packet ranges: a block `[s, e)` covers packets s/MSS to
-/// ⌈e/MSS⌉ (the transfer's last packet may be short).
-fn packets(blocks: &[(u64, u64)], mss: u64) -> Vec<(u64, u64)> {
+/// ⌈e/MSS⌉ (the transfer's last packet may be short); nothing beyond
+/// `snd_max` counts (a block there would offer unsent data for resending).
+fn packets(blocks: &[(u64, u64)], mss: u64, snd_max: u64) -> Vec<(u64, u64)> {
     blocks
         .iter()
-        .map(|&(s, e)| (s / mss, e.div_ceil(mss)))
+        .map(|&(s, e)| (s / mss, e.min(snd_max).div_ceil(mss)))
         .collect()
 }
 
@@ -184,13 +185,17 @@ impl RecoveryOps for Sack1Ns2 {
                 self.pipe -= 1;
             }
             if ack >= c.snd_una && !full {
-                newly = self.sb.update(first_unacked, &packets(blocks, mss));
+                newly = self
+                    .sb
+                    .update(first_unacked, &packets(blocks, mss, c.snd_max));
             }
         } else if ack > c.snd_una {
             self.sb.clear();
             self.timeout = false;
         } else if ack == c.snd_una && !self.timeout {
-            newly = self.sb.update(first_unacked, &packets(blocks, mss));
+            newly = self
+                .sb
+                .update(first_unacked, &packets(blocks, mss, c.snd_max));
         }
         SackUpdate {
             newly_sacked: newly * mss,

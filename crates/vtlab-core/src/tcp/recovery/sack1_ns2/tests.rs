@@ -251,3 +251,14 @@ fn a_new_recovery_needs_an_ack_past_recover() {
     assert_eq!(sent(&mut out), vec![11]);
     assert_eq!(c.recover, Some(20 * MSS));
 }
+
+#[test]
+fn a_block_beyond_what_was_sent_offers_nothing_unsent() {
+    // Not an ns-2 rule but a guard: a SACK block past snd_max (packet 10)
+    // is cut there, so GetNextRetran never offers an unsent packet. [12,14)
+    // becomes empty; [8,12) becomes [8,10), with holes 0..7 below it.
+    let (c, mut s, _) = ten_out();
+    s.on_ack_arrival(&c, T, 0, &b(&[(12, 14), (8, 12)]), T);
+    assert_eq!(s.sb.runs, vec![(8, 10)]);
+    assert_eq!(s.sb.next_retran(), Some(0));
+}
