@@ -100,6 +100,13 @@ pub struct StackBehaviour {
     /// Vegas's own (`VegasTcpAgent::recv`, `vegas_expire`,
     /// tcp/recovery/vegas_ns2.rs), as ns-2's Vegas agent has it built in.
     pub vegas_agent: bool,
+    /// A new fast retransmit needs the ACKs one packet past `recover`: ns-2's
+    /// `highest_ack_ > recover_` (`bug_fix_`, in `dupack_action` of Tahoe,
+    /// Reno, NewReno and Sack1) counts the last packet acknowledged against
+    /// the highest sent, where RFC 6582 lets an ACK of exactly `recover`
+    /// start one; also allowed while only the pseudo-SYN is acknowledged
+    /// (`bugfix_ss_`).
+    pub recover_guard_one_past: bool,
 }
 
 impl StackBehaviour {
@@ -126,6 +133,7 @@ impl StackBehaviour {
         reno_guards_recover: false,
         sack1: false,
         vegas_agent: false,
+        recover_guard_one_past: false,
     };
 
     pub const LINUX: StackBehaviour = StackBehaviour {
@@ -151,6 +159,7 @@ impl StackBehaviour {
         reno_guards_recover: false,
         sack1: false,
         vegas_agent: false,
+        recover_guard_one_past: false,
     };
 
     /// ns-2.35's one-way agents (`tcp/tcp.cc`, `tcp-newreno.cc`), where a
@@ -190,6 +199,7 @@ impl StackBehaviour {
         reno_guards_recover: true,
         sack1: true,
         vegas_agent: true,
+        recover_guard_one_past: true,
     };
 
     pub fn of(profile: Profile) -> Self {

@@ -209,15 +209,8 @@ impl RecoveryOps for Sack1Ns2 {
         self.sb.changed
     }
 
-    /// Sack1's own guard, in `enter`.
-    fn guards_recover(&self) -> bool {
-        false
-    }
-
-    /// `dupack_action`: nothing unless highest_ack_ > recover_ (`bug_fix_`:
-    /// one packet past vtlab's `recover`, which is maxseq_ + 1 packets) or
-    /// only the pseudo-SYN is acknowledged (`bugfix_ss_`). Then
-    /// (`sack_action`): recover_ = maxseq_, pipe_ = maxseq_ −
+    /// `dupack_action` (its `bug_fix_` guard is the sender's,
+    /// `recover_guard_one_past`), `sack_action`: recover_ = maxseq_, pipe_ = maxseq_ −
     /// highest_ack_ − numdupacks_ (`oldCode_` and `LimTransmitFix_` false),
     /// the timer restarted and the timed packet forgotten
     /// (`reset_rtx_timer(1,0)`), ssthresh_ and cwnd_ halved
@@ -225,9 +218,6 @@ impl RecoveryOps for Sack1Ns2 {
     /// ssthresh, cwnd = ssthresh), the first unacknowledged packet marked
     /// and resent outside pipe_.
     fn enter(&mut self, c: &mut Conn, now: Time, _newly_sacked: u64, out: &mut Vec<Packet>) {
-        if c.snd_una > 0 && c.recover.is_some_and(|r| c.snd_una <= r) {
-            return;
-        }
         let mss = c.cfg.mss;
         let outstanding = (c.snd_max - c.snd_una).div_ceil(mss);
         self.pipe = outstanding as i64 - i64::from(c.cfg.dupack_threshold);

@@ -227,32 +227,6 @@ fn an_old_ack_in_recovery_only_lowers_pipe() {
 }
 
 #[test]
-fn a_new_recovery_needs_an_ack_past_recover() {
-    // dupack_action: `recovered = highest_ack_ > recover_`. Packets 0..9
-    // were out when the last recovery began: recover_ = maxseq_ = 9
-    // (vtlab's `recover` is the exclusive end, 10 packets). Duplicates of
-    // the ACK of 0..9 (highest_ack_ 9, not > 9) start nothing; vtlab's
-    // RFC 6582 guard (snd_una ≥ recover) would let them.
-    let mut c = conn(20, 10);
-    c.b = StackBehaviour::NS2;
-    let mut s = Sack1Ns2::default();
-    let mut out = vec![];
-    c.recover = Some(10 * MSS);
-    c.snd_una = 10 * MSS;
-    for top in 12..=14 {
-        assert!(dup(&mut c, &mut s, &[(11, top)]));
-    }
-    s.enter(&mut c, T, 0, &mut out);
-    assert!(out.is_empty());
-    assert_eq!(c.recover, Some(10 * MSS));
-    // One packet further (highest_ack_ 10 > 9): entered.
-    c.snd_una = 11 * MSS;
-    s.enter(&mut c, T, 0, &mut out);
-    assert_eq!(sent(&mut out), vec![11]);
-    assert_eq!(c.recover, Some(20 * MSS));
-}
-
-#[test]
 fn a_block_beyond_what_was_sent_offers_nothing_unsent() {
     // Not an ns-2 rule but a guard: a SACK block past snd_max (packet 10)
     // is cut there, so GetNextRetran never offers an unsent packet. [12,14)
