@@ -102,6 +102,21 @@ pub struct StackBehaviour {
     /// `m_history`, `EstimateRtt`; tcp/rtt_history.rs); otherwise one
     /// segment per round trip (BSD, ns-2's `rtt_active_`).
     pub rtt_every_segment: bool,
+    /// `recovery = "sack"` is ns-2.35's Sack1 (`Sack1TcpAgent`,
+    /// tcp/recovery/sack1_ns2.rs: its own `pipe_` count, `ScoreBoardRQ`),
+    /// not RFC 6675's scoreboard and pipe.
+    pub sack1: bool,
+    /// With the `vegas` controller, a recovery other than `sack` is ns-2.35
+    /// Vegas's own (`VegasTcpAgent::recv`, `vegas_expire`,
+    /// tcp/recovery/vegas_ns2.rs), as ns-2's Vegas agent has it built in.
+    pub vegas_agent: bool,
+    /// A new fast retransmit needs the ACKs one packet past `recover`: ns-2's
+    /// `highest_ack_ > recover_` (`bug_fix_`, in `dupack_action` of Tahoe,
+    /// Reno, NewReno and Sack1) counts the last packet acknowledged against
+    /// the highest sent, where RFC 6582 lets an ACK of exactly `recover`
+    /// start one; also allowed while only the pseudo-SYN is acknowledged
+    /// (`bugfix_ss_`).
+    pub recover_guard_one_past: bool,
 }
 
 impl StackBehaviour {
@@ -128,6 +143,9 @@ impl StackBehaviour {
         reno_guards_recover: false,
         reno_sack_marks: true,
         rtt_every_segment: true,
+        sack1: false,
+        vegas_agent: false,
+        recover_guard_one_past: false,
     };
 
     pub const LINUX: StackBehaviour = StackBehaviour {
@@ -153,6 +171,9 @@ impl StackBehaviour {
         reno_guards_recover: false,
         reno_sack_marks: false,
         rtt_every_segment: false,
+        sack1: false,
+        vegas_agent: false,
+        recover_guard_one_past: false,
     };
 
     /// ns-2.35's one-way agents (`tcp/tcp.cc`, `tcp-newreno.cc`), where a
@@ -166,8 +187,9 @@ impl StackBehaviour {
     /// timer on the first partial ACK only (`newreno_changes1_` 1,
     /// `partialnewack_helper`); Reno, as Tahoe and NewReno, retransmits fast
     /// only past `recover_` (`bug_fix_`); no PRR, TLP, RACK or early retransmit, no
-    /// timestamps. The SACK switches follow RFC 6675 / Linux (ns-2's
-    /// `Sack1` counts pipe and tests the window in packets).
+    /// timestamps. SACK is ns-2's `Sack1` (`sack1`), which counts pipe and
+    /// tests the window in packets; the RFC 6675 switches below do not
+    /// apply to it.
     pub const NS2: StackBehaviour = StackBehaviour {
         dupack_feeds_controller: false,
         pkts_acked_gets_srtt: false,
@@ -191,6 +213,9 @@ impl StackBehaviour {
         reno_guards_recover: true,
         reno_sack_marks: false,
         rtt_every_segment: false,
+        sack1: true,
+        vegas_agent: true,
+        recover_guard_one_past: true,
     };
 
     pub fn of(profile: Profile) -> Self {

@@ -8,6 +8,7 @@ mod config;
 mod conn;
 mod delack;
 mod ns2_rtt;
+mod ns2_sack;
 mod prr;
 mod rack;
 pub mod rate;

@@ -94,6 +94,11 @@ impl Ns2Rtt {
         Duration(t.max(2 * self.tick_ns))
     }
 
+    /// `t_backoff_ = 1` without a sample (Sack1's partial ACK).
+    pub fn end_backoff(&mut self) {
+        self.backoff = 1;
+    }
+
     /// `rtt_backoff`.
     pub fn back_off(&mut self, min: Duration, max: Duration) {
         if self.backoff < 64 || self.timeout(min, max) < max {

@@ -19,7 +19,9 @@
 //! * SACK (RFC 2018), when the flow uses SACK recovery: an ACK sent while
 //!   out-of-order data is held carries up to 4 blocks (3 with timestamps); the
 //!   first is the block holding the most recently received segment, the rest
-//!   follow from the highest down.
+//!   follow from the highest down. Under the `ns2` profile ns-2's sink
+//!   chooses them instead ([`crate::tcp::ns2_sack`]: at most 3, earlier
+//!   blocks as reported).
 //! * Timestamps (RFC 7323 §4.3): TS.Recent is updated from a segment only if it
 //!   starts at or before the last acknowledgement sent, so a delayed ACK echoes
 //!   the earliest segment it covers.
@@ -32,6 +34,7 @@ use crate::tcp::autotune::RcvAutotune;
 use crate::tcp::cc::Profile;
 use crate::tcp::config::option_bytes;
 use crate::tcp::delack::LinuxAck;
+use crate::tcp::ns2_sack::Ns2Sacker;
 use crate::tcp::rwnd::RwndControl;
 use crate::tcp::{Recovery, RttEstimator, TcpConfig};
 
@@ -67,6 +70,10 @@ pub struct Receiver {
     sack_blocks: usize,
     /// Start of the most recently received out-of-order segment.
     last_out_of_order: u64,
+    /// ns-2's SACK sink (the `ns2` profile with SACK), and the start of the
+    /// last data segment received (its `old_seqno`).
+    ns2_sacker: Option<Ns2Sacker>,
+    last_segment: u64,
     /// What window to advertise within the buffer ([`crate::tcp::rwnd`]).
     window: RwndControl,
     /// Linux's delayed-ACK engine (the `linux` profile).
@@ -116,6 +123,9 @@ impl Receiver {
                 _ => 0,
             },
             last_out_of_order: 0,
+            ns2_sacker: (cfg.profile == Profile::Ns2 && cfg.recovery == Recovery::Sack)
+                .then(Ns2Sacker::default),
+            last_segment: 0,
             window: RwndControl::new(&cfg.rwnd, cfg.mss, cfg.recv_buffer),
             linux: (cfg.profile == Profile::Linux).then(|| {
                 LinuxAck::new(
@@ -259,6 +269,7 @@ impl Receiver {
     fn on_data(&mut self, now: Time, p: &Packet, out: &mut Vec<Packet>) {
         self.stats.segments_received += 1;
         let (start, end) = (p.seq, p.seq + u64::from(p.len));
+        self.last_segment = start;
         if let Some(a) = self.autotune.as_mut() {
             let ecr = (self.timestamps && p.ts_ecr > Time::ZERO).then_some(p.ts_ecr);
             a.on_segment(now, u64::from(p.len), ecr);
@@ -406,7 +417,12 @@ impl Receiver {
 
     /// SACK blocks for the next ACK: the block holding the latest
     /// out-of-order segment first, then the others from the highest down.
-    fn fill_sack(&self, p: &mut Packet) {
+    fn fill_sack(&mut self, p: &mut Packet) {
+        if let Some(s) = self.ns2_sacker.as_mut() {
+            let n = s.blocks(self.last_segment, self.rcv_nxt, &self.ooo, &mut p.sack);
+            p.sack_len = n as u8;
+            return;
+        }
         if self.sack_blocks == 0 || self.ooo.is_empty() {
             return;
         }

@@ -95,8 +95,12 @@ impl RttEstimator {
     /// Recompute the RTO from srtt and rttvar, dropping any backoff (ns-3
     /// `NewAck`, `SendEmptyPacket`); before the first sample, back to the
     /// initial RTO (ns-3 computes 1.001 s there: its initial estimate of 1 s
-    /// plus the 1 ms granularity; RFC 6298 §2.1 says 1 s).
+    /// plus the 1 ms granularity; RFC 6298 §2.1 says 1 s). ns-2's timer
+    /// also ends its backoff count (`t_backoff_ = 1`).
     pub fn clear_backoff(&mut self) {
+        if let Some(n) = self.ns2.as_mut() {
+            n.end_backoff();
+        }
         self.rto = if self.srtt_ns.is_some() {
             self.computed_rto()
         } else {

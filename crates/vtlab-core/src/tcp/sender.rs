@@ -709,9 +709,16 @@ impl Sender {
     }
 
     /// RFC 6582 §3.2 step 1 / RFC 6675 RecoveryPoint: a new recovery only once
-    /// snd_una passes the previous `recover`.
+    /// snd_una passes the previous `recover` (ns-2: by a packet, or nothing
+    /// but the pseudo-SYN acknowledged; `recover_guard_one_past`).
     fn may_enter_recovery(&self) -> bool {
-        self.c.recover.is_none_or(|r| self.c.snd_una >= r)
+        let una = self.c.snd_una;
+        self.c
+            .recover
+            .is_none_or(|r| match self.c.b.recover_guard_one_past {
+                true => una > r || una == 0,
+                false => una >= r,
+            })
     }
 
     /// ns-3 (`sack_ack_is_dupack`): an ACK that SACKs new data is a duplicate
@@ -756,6 +763,7 @@ impl Sender {
         sample: Option<Duration>,
     ) {
         let mss = self.c.cfg.mss;
+        self.rec.on_new_ack_outside_recovery(&mut self.c);
         self.c.dupacks = 0;
         let rtt = if self.c.b.pkts_acked_gets_srtt {
             self.c.rtt.srtt()
@@ -815,6 +823,7 @@ impl Sender {
             self.pkts_acked_srtt(now, 1);
         }
         match self.c.ca_state {
+            CaState::Open | CaState::Disorder if !self.rec.counts_dupack() => {}
             CaState::Open | CaState::Disorder => {
                 self.c.dupacks += 1;
                 // RFC 6582 §3.2 step 1 (and RFC 6675's RecoveryPoint): enter

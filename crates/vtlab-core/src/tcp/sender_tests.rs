@@ -1014,3 +1014,71 @@ fn ns2_vegas_holds_the_first_round_and_restarts_from_two_packets() {
     assert_eq!((h.cwnd(), h.ssthresh()), (2 * MSS, 2 * MSS));
     assert_eq!(h.sent(), vec![2, 3]);
 }
+
+#[test]
+fn ns2_vegas_resends_an_expired_packet_on_the_first_duplicate() {
+    let cfg = TcpConfig {
+        cc: "vegas".to_string(),
+        recv_buffer: 4 * MSS,
+        initial_ssthresh: Some(4 * MSS),
+        ..TcpConfig::defaults(Profile::Ns2)
+    };
+    let cc = crate::tcp::cc::lookup("vegas")
+        .unwrap()
+        .build(&Default::default(), Profile::Ns2);
+    let mut h = Harness::with_cc(cfg, cc, 1_000_000);
+    assert_eq!(h.sent(), vec![0, 1]);
+    // VegasTcpAgent::recv, fine-grained timeout: firstrecv_ = the SYN's
+    // 10 ms: v_sa_ 0.08, v_sd_ 0.01. Packet 0's 20 ms: n = 0.01, v_sa_
+    // 0.09, v_sd_ 0.0175, v_timeout_ (0.0225 + 0.0175)/2·17/16 = 0.02125.
+    // Packet 1's 21 ms: n = 0.00975, v_sa_ 0.09975, v_sd_ 0.022875,
+    // v_timeout_ (0.0249375 + 0.022875)/2·17/16 ≈ 25.4 ms.
+    ns2_ack(&mut h, 30, 1000);
+    ns2_ack(&mut h, 31, 2000);
+    assert_eq!(h.sent(), vec![2, 3]);
+    // The first duplicate at 56 ms: packet 2, sent at 30 ms, is 26 ms old
+    // ≥ 25.4 ms (vegas_expire): resent at once; window() 2 ≤ 3 →
+    // v_newcwnd_ 2, cwnd_ = 2 + 1 duplicate, dupacks_ = 3, so send_much
+    // runs: 2 out of 3 lets packet 4 go. (NewReno would send only 4, by
+    // limited transmit.)
+    ns2_ack(&mut h, 56, 2000);
+    assert_eq!(h.sent(), vec![2, 4]);
+    assert_eq!(h.cwnd(), 3 * MSS);
+}
+
+#[test]
+fn ns2_needs_an_ack_one_packet_past_recover_for_a_new_fast_retransmit() {
+    // dupack_action (Tahoe, Reno, NewReno, Sack1): `highest_ack_ >
+    // recover_`, the last packet acknowledged against the highest sent.
+    let mut h = ns2_harness();
+    assert_eq!(h.sent(), vec![0, 1]);
+    // Slow start to window_ 4: packets 2..5 out, snd_max 6 packets.
+    ns2_ack(&mut h, 30, 1000);
+    ns2_ack(&mut h, 31, 2000);
+    assert_eq!(h.sent(), vec![2, 3, 4, 5]);
+    // Timeout: recover = 6 packets (recover_ = maxseq_, ns-2's packet 6
+    // with the SYN as 0), cwnd 1, ssthresh 2; 2 resent.
+    let t = h.s.timer_deadline().unwrap().0 / 1_000_000;
+    h.s.on_timer(Time(t * 1_000_000), &mut h.out);
+    assert_eq!(h.sent(), vec![2]);
+    // ACKs of 2 (cwnd 2: 3, 4 go) and of everything sent before (6000:
+    // highest_ack_ 6 = recover_), cwnd 2.5: 6 and 7 go.
+    ns2_ack(&mut h, t + 10, 3000);
+    ns2_ack(&mut h, t + 20, 6000);
+    assert_eq!(h.sent(), vec![3, 4, 6, 7]);
+    // Three duplicates of 6000: 6 > 6 fails, no fast retransmit (RFC 6582
+    // would start one: the ACK covers recover); limited transmit sends 8, 9.
+    for k in 0..3 {
+        ns2_ack(&mut h, t + 30 + k, 6000);
+    }
+    assert_eq!(h.sent(), vec![8, 9]);
+    assert_eq!(h.s.stats().fast_recoveries, 0);
+    assert_eq!(h.s.ca_state(), CaState::Disorder);
+    // One packet further (highest_ack_ 7 > 6): the third duplicate does.
+    ns2_ack(&mut h, t + 40, 7000);
+    for k in 0..3 {
+        ns2_ack(&mut h, t + 50 + k, 7000);
+    }
+    assert_eq!(h.s.ca_state(), CaState::Recovery);
+    assert_eq!(h.s.stats().fast_recoveries, 1);
+}

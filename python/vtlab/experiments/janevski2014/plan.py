@@ -31,8 +31,9 @@ them with their values):
 * **DelAck 2** = ns-2's ``TCPSink/DelAck``: one ACK per two segments, or after
   :attr:`Plan.delack_timeout_ms` (ns-2's ``interval_`` 100 ms).
 * **Vegas** with ns-2's ``v_alpha_ 1``, ``v_beta_ 3``, ``v_gamma_ 1``
-  (:data:`VEGAS_PARAMS`) and NewReno recovery; Sack is ns-2's Sack1 (the core's
-  ``sack``).
+  (:data:`VEGAS_PARAMS`) and NewReno recovery (under ``--profile ns2``, ns-2
+  Vegas's own loss handling); Sack is the core's ``sack`` (under ``ns2``, ns-2's
+  Sack1).
 * **Runs.** Seeds 1..runs at every point: seed k gives every TCP version the same
   error-model pattern (common random numbers).
 """

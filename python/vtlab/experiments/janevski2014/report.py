@@ -107,6 +107,13 @@ def _setup_net(ctx: Context) -> list[list[str]]:
 def _setup_tcp(ctx: Context) -> list[list[str]]:
     """The setup table's rows on the queue, TCP, the errors and the runs."""
     n, p, plan = setup_numbers(ctx.plan), ctx.paper, ctx.plan
+    # Under ns2 Vegas runs ns-2 Vegas's own loss handling whatever the
+    # recovery (docs/stack-profiles.md rules V8-V12).
+    vegas_loss = (
+        "ns-2 Vegas's own loss handling"
+        if ctx.config.profile == "ns2"
+        else f"{n['vegas_recovery']} recovery"
+    )
     return [
         [
             "IFQ",
@@ -117,7 +124,7 @@ def _setup_tcp(ctx: Context) -> list[list[str]]:
             "TCP",
             f"ns-2 Tahoe, Reno, NewReno, Vegas, Sack; {p.value('setup/packet'):g} B packets",
             f"the core's `tahoe`, `reno`, `newreno`, `vegas` (α {n['vegas']['alpha']:g}, β "
-            f"{n['vegas']['beta']:g}, γ {n['vegas']['gamma']:g}; {n['vegas_recovery']} recovery), "
+            f"{n['vegas']['beta']:g}, γ {n['vegas']['gamma']:g}; {vegas_loss}), "
             f"`sack`; MSS {n['mss']} B + {n['header']} B headers, window {n['window_pkts']} "
             f"packets, initial window {n['initial_cwnd']}, minimum RTO {n['rto_min_ms']:g} ms, no "
             f"timestamps, limited transmit {'on' if n['limited_transmit'] else 'off'}",

@@ -35,6 +35,7 @@ const fn p(
         name,
         default_ns3: default,
         default_linux: default,
+        default_ns2: None,
         min,
         max,
         doc,

@@ -44,6 +44,7 @@ pub const PARAMS: &[ParamSpec] = &[ParamSpec {
     name: "rtt0",
     default_ns3: 50.0,
     default_linux: 25.0,
+    default_ns2: None,
     min: 1.0,
     max: 10000.0,
     doc: "reference RTT0 in whole milliseconds (Linux 25, ns-3 50): ρ = max(RTT/RTT0, 1)",

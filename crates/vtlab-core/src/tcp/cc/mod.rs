@@ -401,6 +401,8 @@ pub struct ParamSpec {
     pub name: &'static str,
     pub default_ns3: f64,
     pub default_linux: f64,
+    /// ns-2.35's default, where ns-2 has the parameter (else Linux's applies).
+    pub default_ns2: Option<f64>,
     pub min: f64,
     pub max: f64,
     pub doc: &'static str,
@@ -413,14 +415,15 @@ pub struct ParamSpec {
 }
 
 impl ParamSpec {
-    /// The default under `profile`; `ns2` takes Linux's, as it takes Linux's
-    /// switches ([`ProfileBehaviour`]; ns-2 has none of these parameters but
-    /// Vegas's α 1, β 3, γ 1 (`Agent/TCP/Vegas`, vegas_ns2.rs), which a study
-    /// gives through cc_params: unset, they take Linux's 2, 4, 1).
+    /// The default under `profile`; `ns2` takes ns-2.35's where ns-2 has
+    /// the parameter (`default_ns2`: Vegas's α 1, β 3, γ 1, ns-default.tcl
+    /// `Agent/TCP/Vegas`), else Linux's, as it takes Linux's switches
+    /// ([`ProfileBehaviour`]).
     pub fn default_for(&self, profile: Profile) -> f64 {
         match profile {
             Profile::Ns3 => self.default_ns3,
-            Profile::Linux | Profile::Ns2 => self.default_linux,
+            Profile::Linux => self.default_linux,
+            Profile::Ns2 => self.default_ns2.unwrap_or(self.default_linux),
         }
     }
 }

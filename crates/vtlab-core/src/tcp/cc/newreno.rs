@@ -25,6 +25,7 @@ pub const SC_PARAMS: &[ParamSpec] = &[ParamSpec {
     name: "k",
     default_ns3: 10.0,
     default_linux: 10.0,
+    default_ns2: None,
     min: 2.0,
     max: 10_000.0,
     doc: "ssthresh floor after a loss, in segments (RFC 5681: 2; Algorithm 1: 10)",

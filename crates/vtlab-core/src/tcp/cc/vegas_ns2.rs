@@ -21,16 +21,15 @@
 //!   1/cwnd (of the decision's cwnd) per ACK for the round; else hold.
 //! * Per ACK: a slow-start increment stops once cwnd ≥ ssthresh; an increment
 //!   is applied only while cwnd − (t_seqno_ − last_ack_) ≤ 2.
-//! * Loss (dupack branch): the window is cut to `v_newcwnd_` = 2 if
-//!   window() ≤ 3, else win − win>>2 (¾); the sender inflates and deflates
-//!   it; on leaving recovery ssthresh = 2 ("vegas ssthresh is used only
-//!   during slow-start"). Timeout (`VegasTcpAgent::timeout`): `slowdown`
-//!   with CLOSE_SSTHRESH_HALF, ssthresh = max(⌊window()/2⌋, 2), then cwnd =
+//! * Loss (dupack branch): ns-2 Vegas's own duplicate-ACK handling is the
+//!   recovery tcp/recovery/vegas_ns2.rs (its fine-grained retransmission,
+//!   the cut to `v_newcwnd_`, the inflation and the deflation with ssthresh
+//!   2). Under the `sack` recovery (Sack1) the cut comes from `ssthresh`
+//!   here (2 if window() ≤ 3, else win − win>>2) and leaving recovery sets
+//!   ssthresh = 2 ("vegas ssthresh is used only during slow-start").
+//!   Timeout (`VegasTcpAgent::timeout`): `slowdown` with
+//!   CLOSE_SSTHRESH_HALF, ssthresh = max(⌊window()/2⌋, 2), then cwnd =
 //!   `v_slowstart_` 2 packets.
-//!
-//! Not modelled (docs/validation.md): the fine-grained retransmission
-//! (`vegas_expire`, `v_worried_`), the halving when the lost packet was
-//! itself a retransmission, and the `t_cwnd_changed_` guard.
 
 use super::reno::reno_ssthresh;
 use super::vegas::PARAMS as PARAMS_VEGAS;
@@ -274,6 +273,17 @@ mod tests {
             .map(|(k, v)| (k.to_string(), v))
             .collect();
         VegasNs2::new(&p)
+    }
+
+    #[test]
+    fn unset_parameters_take_ns_default_tcl() {
+        // ns-default.tcl: Agent/TCP/Vegas set v_alpha_ 1, v_beta_ 3,
+        // v_gamma_ 1 (Linux's tcp_vegas.c has 2, 4, 1); a value given wins.
+        let cc = VegasNs2::new(&Params::new());
+        assert_eq!((cc.alpha, cc.beta, cc.gamma), (1, 3, 1));
+        let p: Params = [("beta".to_string(), 5.0)].into_iter().collect();
+        let cc = VegasNs2::new(&p);
+        assert_eq!((cc.alpha, cc.beta, cc.gamma), (1, 5, 1));
     }
 
     /// A round edge (mark at packet 0) reached by the ACK of packet 0, with

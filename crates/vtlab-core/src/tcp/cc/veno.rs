@@ -42,6 +42,7 @@ pub const PARAMS: &[ParamSpec] = &[ParamSpec {
     name: "beta",
     default_ns3: 3.0,
     default_linux: 3.0,
+    default_ns2: None,
     min: 0.0,
     max: 1000.0,
     doc: "backlog (segments) at or above which a loss is taken as congestive",

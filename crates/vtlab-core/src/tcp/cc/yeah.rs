@@ -53,6 +53,7 @@ macro_rules! both {
             name: $name,
             default_ns3: $v,
             default_linux: $v,
+            default_ns2: None,
             min: $min,
             max: $max,
             doc: $doc,
