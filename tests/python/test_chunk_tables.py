@@ -83,42 +83,52 @@ VALUES = {
     "bool": lambda r, n: [r.random() < 0.5 for _ in range(n)],
     "str": lambda r, n: [r.choice(["a", "", "dc"]) for _ in range(n)],
     "none": lambda r, n: [None] * n,
-    "int|none": lambda r, n: [r.choice([1, None]) for _ in range(n)],
-    "float|none": lambda r, n: [r.choice([1.5, None]) for _ in range(n)],
-    "str|none": lambda r, n: [r.choice(["x", None]) for _ in range(n)],
-    "bool|int": lambda r, n: [r.choice([True, 2]) for _ in range(n)],
-    "int|float": lambda r, n: [r.choice([1, 2.5]) for _ in range(n)],
+    "int|none": lambda r, n: [(1, None)[i % 2] for i in range(n)],
+    "float|none": lambda r, n: [(1.5, None)[i % 2] for i in range(n)],
+    "str|none": lambda r, n: [("x", None)[i % 2] for i in range(n)],
+    "bool|none": lambda r, n: [(True, None)[i % 2] for i in range(n)],
+    "bool|int": lambda r, n: [(True, 2)[i % 2] for i in range(n)],
+    "int|float": lambda r, n: [(1, 2.5)[i % 2] for i in range(n)],
 }
 #: Axis values of every kind (a label is one value for all of a run's rows).
 LABELS = [1, -3, 2**63, 0.01, float("nan"), True, False, "5%", "", None, (1, 2)]
 
 
+#: The kinds a chunk's column is concatenated as lists for (vtlab.sweeprows._kind).
+PLAIN = ("int", "float", "bool", "str")
+
+
 def synthetic_chunk(r: random.Random) -> tuple[list[dict[str, Any]], list[Any]]:
-    """A chunk of 2-5 runs: per table, columns whose kinds are the same in every run
-    (the common case) or drawn per run, runs with and without rows, sometimes a
-    run with another column; axis values of one kind or mixed."""
+    """A chunk of 2-5 runs. Per table: columns of one plain kind in every run, but
+    (half the tables) for one column of another kind, the same in every run or drawn
+    run by run; runs with and without rows, sometimes a run with another column;
+    axis values of one kind or mixed."""
     runs = r.randint(2, 5)
-    kinds = list(VALUES)
     names = ["seed", "scenario_hash", "session", "x", "y"]
     same_label = r.random() < 0.5
     label_values = [r.choice(LABELS) for _ in range(2)]
+    plan: dict[str, dict[str, str]] = {}
+    odd: dict[str, tuple[str, bool]] = {}  # table -> (its odd column, drawn per run)
+    for table in LABELLED:
+        plan[table] = {c: r.choice(PLAIN) for c in names}
+        if r.random() < 0.5:
+            odd[table] = (r.choice(names), r.random() < 0.5)
+            plan[table][odd[table][0]] = r.choice(list(VALUES))
     raws: list[dict[str, Any]] = []
     labels: list[Any] = []
-    fixed = {t: {c: r.choice(kinds) for c in names} for t in LABELLED}
     for run in range(runs):
         raw: dict[str, Any] = {"meta": {"scenario_hash": f"h{run}", "seed": run}}
         for table in LABELLED:
-            if table in ("traces", "events") and fixed[table]["x"] == "none":
+            if table in ("traces", "events") and plan[table]["x"] == "bool":
                 raw[table] = None  # not recorded
                 continue
-            rows = r.choice([0, 1, 3]) if r.random() < 0.3 else 2
-            cols = names if r.random() < 0.9 else [*names, "extra"]
-            raw[table] = {
-                c: VALUES[fixed[table].get(c, "int") if r.random() < 0.8 else r.choice(kinds)](
-                    r, rows
-                )
-                for c in cols
-            }
+            kinds = dict(plan[table])
+            if table in odd and odd[table][1]:
+                kinds[odd[table][0]] = r.choice(list(VALUES))
+            rows = r.choice([0, 1, 3]) if r.random() < 0.2 else 2
+            if r.random() < 0.05:
+                kinds["extra"] = "int"
+            raw[table] = {c: VALUES[k](r, rows) for c, k in kinds.items()}
         raws.append(raw)
         values = label_values if same_label else [r.choice(LABELS) for _ in range(2)]
         labels.append((("loss", values[0]), ("session", values[1])))  # "session" collides
@@ -127,11 +137,15 @@ def synthetic_chunk(r: random.Random) -> tuple[list[dict[str, Any]], list[Any]]:
 
 def test_a_chunk_of_synthetic_runs_has_the_per_run_tables():
     """600 chunks drawn at random (seeded): every table as the per-run path built
-    it, whatever the mix of kinds, empty tables, extra columns and labels."""
+    it, whatever the mix of kinds, empty tables, extra columns and labels; a good
+    share of the tables (one in ten at least) built at once (else this would test the per-run path only)."""
     r = random.Random(20261127)
+    at_once = 0
     for case in range(600):
         raws, labels = synthetic_chunk(r)
+        at_once += sum(sweeprows._chunk_table(t, raws, labels) is not None for t in LABELLED)
         assert_same_result(chunk_result(raws, labels), per_run(raws, labels), f"case {case}: ")
+    assert at_once > 600 * len(LABELLED) // 10, at_once  # one table in ten at least
 
 
 def test_a_chunk_of_uniform_runs_is_built_at_once(monkeypatch: pytest.MonkeyPatch):
