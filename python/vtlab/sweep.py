@@ -540,8 +540,8 @@ def _finish_chunk(
 # rest of a run (its tables, its labels, its files in the store) holds it, which is
 # most of a short run's time, so threads stopped scaling at about 1.1x on two cores.
 # A sweep with several jobs therefore runs its points in worker processes forked from
-# it (each builds, labels and stores its runs as one thread would), in chunks whose
-# results come back concatenated, so this process only gathers a few tables per chunk.
+# it, in chunks of runs whose tables each worker builds once for the whole chunk
+# (_finish_chunk), so this process only gathers a few tables per chunk.
 # The workers outlive the sweep and serve this process's later sweeps
 # (vtlab.workers). Forking them is safe only while this process runs no other thread
 # (a lock held by one at the fork would stay held in the child): otherwise (a

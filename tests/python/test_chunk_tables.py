@@ -137,8 +137,8 @@ def synthetic_chunk(r: random.Random) -> tuple[list[dict[str, Any]], list[Any]]:
 
 def test_a_chunk_of_synthetic_runs_has_the_per_run_tables():
     """600 chunks drawn at random (seeded): every table as the per-run path built
-    it, whatever the mix of kinds, empty tables, extra columns and labels; a good
-    share of the tables (one in ten at least) built at once (else this would test the per-run path only)."""
+    it, whatever the mix of kinds, empty tables, extra columns and labels; one table
+    in ten at least built at once (else this would test the per-run path only)."""
     r = random.Random(20261127)
     at_once = 0
     for case in range(600):
