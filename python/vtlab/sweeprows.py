@@ -164,16 +164,15 @@ def _label_columns(columns: Sequence[str], labels: Sequence[tuple[str, Any]]) ->
 
 
 def _kind(values: Sequence[Any]) -> str | None:
-    """The dtype pandas gives the non-empty list ``values`` where it is one of the
-    kinds above: only ints within 64-bit signed range, only floats, only bools, or
-    only strings; else ``None``."""
+    """Which of the kinds above the non-empty list ``values`` is: only ints, only
+    floats, only bools, or only strings; else ``None``. (Ints must also be within
+    the 64-bit signed range: :func:`_chunk_table` checks that on the concatenated
+    column, which is int64 exactly when every run's is.)"""
     types = set(map(type, values))
     if len(types) != 1:
         return None
     (kind,) = types
-    if kind is int:
-        return "int" if min(values) >= -(2**63) and max(values) < 2**63 else None
-    return kind.__name__ if kind in (float, bool, str) else None
+    return kind.__name__ if kind in (int, float, bool, str) else None
 
 
 def _label_kind(value: Any) -> str | None:
@@ -244,6 +243,7 @@ def _chunk_table(table: str, raws: Sequence[Mapping[str, Any]], labels: Sequence
     if any(_label_columns(table_order(columns[i], table), labels[i]) != order for i in runs):
         return None
     data: dict[str, list[Any]] = {}
+    ints: list[str] = []
     label_values = [dict(labels[i]) for i in runs]
     for name in order:
         if name in names:
@@ -256,7 +256,12 @@ def _chunk_table(table: str, raws: Sequence[Mapping[str, Any]], labels: Sequence
             data[name] = [v for i, v in zip(runs, values, strict=True) for _ in range(rows[i])]
         if len(kinds) != 1 or None in kinds:
             return None
-    return pd.DataFrame(data)
+        if kinds == {"int"}:
+            ints.append(name)
+    frame = pd.DataFrame(data)
+    if any(frame[name].dtype != "int64" for name in ints):  # beyond 64 bits signed
+        return None
+    return frame
 
 
 def strip_labels(res: Result) -> None:
