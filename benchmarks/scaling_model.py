@@ -9,9 +9,10 @@ Measures, on this machine (the load average is printed; timings need a quiet one
 - **the sweep's fixed cost**: importing vtlab and pandas/pyarrow in a fresh process,
   then a sweep of 8 tiny runs (10 kB: its time is all fixed cost), the process's first
   and a later one, with one job and with two;
-- **each run's cost by part**, one job, CPU time: the engine, its tables and labels,
-  a worker's chunk (concatenation, and pickling it back to the sweep's process), the
-  store (a part written per 64 runs here), gathering;
+- **each run's cost by part**, one job, CPU time: the engine, the tables (a chunk's
+  runs' tables built, labelled and concatenated at once, as a worker does), pickling
+  the chunk back to the sweep's process, the store (a part written per 64 runs
+  here), gathering;
 - **page faults per run** with one job and with two (cold workers: every page they
   share with the sweep's process is copied on their first write to it), and with two
   kept workers in a later sweep.
@@ -21,13 +22,15 @@ Then the model: a sweep of ``n`` runs of ``c`` CPU seconds each (one job) takes
 where F is the fixed cost, f the time forking one worker blocks the sweep's process
 (0 once the workers are kept, from a process's second sweep on) and G(N) = 1 + γ (N - 1)
 the growth of the CPU time with N busy workers. From this machine alone γ is the growth
-measured with two workers; the 16-core measurements of docs/cluster.md give
-γ where more cores are busy. The script prints how well each γ reproduces those
-measurements and the predicted speed-ups for the issue's grids, also with γ fitted to
-the user time alone (as if kept workers removed the growth of system time)::
+measured with two workers (for 2 MB and for 100 MB runs); the 16-core measurements of
+docs/cluster.md give γ where more cores are busy. The script prints how well each γ
+reproduces those measurements and the predicted speed-ups for the issue's grids, also
+with γ fitted to the user time alone (as if kept workers removed the growth of system
+time), and with each grid's work scaled to the per-run CPU measured here now and γ
+measured here for its run length::
 
-    python benchmarks/scaling_model.py            # about a minute on a 2-core machine
-    python benchmarks/scaling_model.py --quick    # fewer runs, about 20 s
+    python benchmarks/scaling_model.py            # about 2 minutes on a 2-core machine
+    python benchmarks/scaling_model.py --quick    # fewer runs, about 30 s
 """
 
 from __future__ import annotations
@@ -64,6 +67,10 @@ RECORDED_16 = {
     },
 }
 RECORDED_FORK_S, RECORDED_FIXED_S = 0.031, 0.35
+#: CPU ms per run, one job, on the 2-core machine when the figures above were recorded
+#: (the sum of the parts, each run's tables then built on their own; docs/cluster.md,
+#: "Workers kept for the process").
+RECORDED_PER_RUN_MS = {"2MB": 3.00, "100MB": 37.07}
 #: The second 16-core machine there (a virtual machine): jobs -> (user s, system s)
 #: of all processes, 800 runs of 2 MB and 160 of 100 MB.
 RECORDED_VM = {"2 MB": {1: (8.79, 1.12), 16: (11.87, 3.41)},
@@ -153,10 +160,11 @@ def forking(tmp: Path) -> dict[str, float]:
 
 def parts(size: str, seeds: int, tmp: Path) -> dict[str, float]:
     """CPU ms per run of each part of a run's work, one job (as a worker does it),
-    after a first run that imports what the tables need."""
-    from vtlab.api import Result
+    after a first run that imports what the tables need: the engine, the chunk's
+    tables (built, labelled and concatenated for its runs at once, as a worker builds
+    them), pickling, the store, gathering."""
     from vtlab.store import Store, StoreWriter
-    from vtlab.sweep import Axis, Sweep, _finish_run, _simulate
+    from vtlab.sweep import Axis, Sweep, _finish_chunk, _simulate
     from vtlab.sweeprows import Gather
 
     axes = [
@@ -164,34 +172,30 @@ def parts(size: str, seeds: int, tmp: Path) -> dict[str, float]:
         Axis.values("loss.mean_loss", ["1%", "5%"]),
     ]
     points = Sweep({"preset": "v2g", "bytes": size}, axes, seeds=range(1, seeds + 1)).points()
-    _finish_run(points[0], _simulate(points[0], (False, False)), "rows")  # imports pandas
-    t = dict.fromkeys(("engine", "tables", "chunk", "pickle", "store", "gather"), 0.0)
+    _finish_chunk(points[:2], [_simulate(p, (False, False)) for p in points[:2]], "rows")
+    t = dict.fromkeys(("engine", "tables", "pickle", "store", "gather"), 0.0)
     writer = StoreWriter(
         Store.open(tmp / f"parts-{size}", create=True), messages="rows", traces=False
     )
     gather = Gather(points)
     for start in range(0, len(points), 64):
-        chunk, results = points[start : start + 64], []
-        for p in chunk:
-            c0 = time.process_time()
-            raw = _simulate(p, (False, False))
-            c1 = time.process_time()
-            results.append(_finish_run(p, raw, "rows"))
-            t["engine"] += c1 - c0
-            t["tables"] += time.process_time() - c1
+        chunk = points[start : start + 64]
         c0 = time.process_time()
-        res = Result.concat(results).compacted()
+        raws = [_simulate(p, (False, False)) for p in chunk]
         c1 = time.process_time()
-        res = pickle.loads(pickle.dumps(res, pickle.HIGHEST_PROTOCOL))
+        res = _finish_chunk(chunk, raws, "rows")
         c2 = time.process_time()
+        res = pickle.loads(pickle.dumps(res, pickle.HIGHEST_PROTOCOL))
+        c3 = time.process_time()
         writer.add([(p.key, p.scenario) for p in chunk], res)
         writer.flush()
-        c3 = time.process_time()
+        c4 = time.process_time()
         gather.add(res)
-        t["chunk"] += c1 - c0
-        t["pickle"] += c2 - c1
-        t["store"] += c3 - c2
-        t["gather"] += time.process_time() - c3
+        t["engine"] += c1 - c0
+        t["tables"] += c2 - c1
+        t["pickle"] += c3 - c2
+        t["store"] += c4 - c3
+        t["gather"] += time.process_time() - c4
     c0 = time.process_time()
     gather.result()
     t["gather"] += time.process_time() - c0
@@ -305,21 +309,61 @@ def predict(gamma: float) -> None:
     )
 
 
-def two_worker_growth(tmp: Path, seeds: int) -> float:
-    """γ on this machine: the CPU time of all processes with two jobs over that with
-    one, less 1, for long runs (the best of three sweeps each, workers kept)."""
+def two_worker_growth(tmp: Path, size: str, seeds: int) -> float:
+    """γ on this machine for runs of ``size``: the CPU time (all processes) each run
+    adds with two jobs over what it adds with one, less 1. Each is the slope between
+    a sweep of ``seeds`` and one of 4 ``seeds`` seeds per point (the best of three
+    sweeps each, workers kept), so a sweep's fixed costs (its points, the pool's
+    first tasks, the final tables) do not count as growth."""
     from vtlab import workers
 
     sys.path.insert(0, str(Path(__file__).parent))
     from scaling import time_sweep
 
-    cpu = {}
+    slope = {}
     for jobs in (1, 2):
-        cpu[jobs] = min(time_sweep("100MB", seeds, jobs, tmp, warm=True).cpu_s for _ in range(3))
+        cpu = [
+            min(time_sweep(size, n, jobs, tmp, warm=True).cpu_s for _ in range(3))
+            for n in (seeds, 4 * seeds)
+        ]
+        slope[jobs] = (cpu[1] - cpu[0]) / (24 * seeds)
     workers.close()
-    gamma = cpu[2] / cpu[1] - 1
-    print(f"\nCPU of {8 * seeds} x 100 MB: {cpu[1]:.2f} s with one job, {cpu[2]:.2f} s with two")
+    gamma = slope[2] / slope[1] - 1
+    print(
+        f"CPU per run of {size} (runs {8 * seeds} to {32 * seeds}): {slope[1] * 1e3:.2f} ms "
+        f"with one job, {slope[2] * 1e3:.2f} ms with two: γ = {gamma:.3f}"
+    )
     return gamma
+
+
+def predict_now(per_run: dict[str, float], gammas: dict[str, float], gamma16: float) -> None:
+    """The recorded grids on 16 cores with the per-run CPU measured here now: each
+    grid's one-job work scaled by this machine's per-run CPU now over its per-run CPU
+    when the 16-core figures were recorded (:data:`RECORDED_PER_RUN_MS`), with γ
+    measured here with two workers for that run length (a negative one is noise,
+    taken as 0) and with ``gamma16`` (fitted to the 16-core CPU times before)."""
+    print(
+        "\nPredicted on 16 cores with this machine's per-run CPU now (work: one job's "
+        "seconds there, scaled), F = 0.35 s, f = 31 ms:"
+    )
+    grids = {
+        "4000 x 2 MB": ("2MB", 43.30),
+        "800 x 100 MB": ("100MB", 58.30),
+        "960 x 100 MB (issue)": ("100MB", 134.9),
+    }
+    print(
+        f"{'grid':22s} {'work':>7s} {'γ here':>7s} {'first':>7s} {'later':>7s} "
+        f"{'γ16':>6s} {'first':>7s} {'later':>7s} {'wall, γ16':>10s}"
+    )
+    for name, (size, one) in grids.items():
+        work = (one - RECORDED_FIXED_S) * per_run[size] / RECORDED_PER_RUN_MS[size]
+        cells = []
+        for gamma in (max(0.0, gammas[size]), gamma16):
+            first = speedup(work, 16, RECORDED_FIXED_S, RECORDED_FORK_S, gamma)
+            later = speedup(work, 16, RECORDED_FIXED_S, 0.0, gamma)
+            cells.append(f"{gamma:6.3f} {first:6.2f}x {later:6.2f}x")
+        wall = (RECORDED_FIXED_S + work) / later
+        print(f"{name:22s} {work:6.1f}s  {cells[0]} {cells[1]} {wall:9.2f}s")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -347,16 +391,17 @@ def main(argv: list[str] | None = None) -> int:
                 f" later {fk[f'later_sweep_s_j{jobs}']:.3f} s"
             )
         print(
-            f"\nCPU ms per run, one job: {'engine':>7s} {'tables':>7s} {'chunk':>7s} "
+            f"\nCPU ms per run, one job: {'engine':>7s} {'tables':>7s} "
             f"{'pickle':>7s} {'store':>7s} {'gather':>7s}"
         )
+        per_run = {}
         for size, seeds in (("2MB", short), ("100MB", long)):
             p = parts(size, seeds, root)
+            per_run[size] = sum(p.values())
             print(
                 f"  {size:>6s} x {8 * seeds:<4d}          "
                 + " ".join(
-                    f"{p[k]:7.2f}"
-                    for k in ("engine", "tables", "chunk", "pickle", "store", "gather")
+                    f"{p[k]:7.2f}" for k in ("engine", "tables", "pickle", "store", "gather")
                 )
             )
         print("\nminor page faults per run (sweep's process / workers):")
@@ -367,10 +412,16 @@ def main(argv: list[str] | None = None) -> int:
                 f"{two['workers']:.0f}; 2 kept workers, a later sweep "
                 "{1:.1f} / {0:.1f}".format(*warm_faults(size, seeds))
             )
-        gamma2 = two_worker_growth(root, long)
+        print()
+        gammas = {
+            size: two_worker_growth(root, size, n)
+            for size, n in (("2MB", short), ("100MB", max(1, long // 2)))
+        }
+    gamma2 = gammas["100MB"]
     gamma16 = calibrate(gamma2)
     predict(gamma2)
     predict(gamma16)
+    predict_now(per_run, gammas, gamma16)
     user = [(g[16][0] - g[1][0]) / sum(g[1]) / 15 for g in RECORDED_VM.values()]
     print(
         "\nγ without the growth of system time (page faults), from the user time of the "

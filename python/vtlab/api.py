@@ -186,6 +186,12 @@ def _ordered(columns: Mapping[str, Sequence[Any]], order: Sequence[str]) -> list
     return [c for c in order if c in columns] + [c for c in columns if c not in order]
 
 
+def table_order(columns: Mapping[str, Sequence[Any]], table: str) -> list[str]:
+    """The columns of the table ``table`` (``"flows"``, ...) built from the core's
+    ``columns``, in the order of its frame: contract columns first, extra ones after."""
+    return _ordered(columns, _ORDER[table])
+
+
 def _frame(columns: Mapping[str, Sequence[Any]], order: Sequence[str]) -> pd.DataFrame:
     """A DataFrame from column lists, contract columns first, extra columns after."""
     import pandas as pd

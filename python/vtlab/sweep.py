@@ -44,7 +44,7 @@ from vtlab.runstore import MESSAGE_COUNT_COLUMNS, MESSAGE_FORMS, StoreError
 from vtlab.scenario import Scenario, ScenarioLike, set_path
 from vtlab.stats import SUMMARY_COLUMNS
 from vtlab.store import Store, StoreWriter
-from vtlab.sweeprows import Gather, add_labels, label_rows, strip_labels
+from vtlab.sweeprows import Gather, add_labels, chunk_result, label_rows, strip_labels
 
 if TYPE_CHECKING:  # pandas is imported when runs are stored or loaded
     import pandas as pd
@@ -510,13 +510,28 @@ def _simulate(p: Point, record: tuple[bool, bool]) -> Mapping[str, Any]:
     return _core.run(p.scenario.to_json(), p.seed, trace, events=events)
 
 
+def _counted(raw: Mapping[str, Any], messages: str) -> Mapping[str, Any]:
+    """A run's raw result with its message rows in the form ``messages``."""
+    if messages == "counts" and any(len(v) for v in (raw.get("messages") or {}).values()):
+        return {**raw, "messages": _raw_message_counts(raw["messages"])}
+    return raw
+
+
 def _finish_run(p: Point, raw: Mapping[str, Any], messages: str) -> Result:
     """A run's result from the core's raw columns, labelled."""
-    if messages == "counts" and any(len(v) for v in (raw.get("messages") or {}).values()):
-        raw = {**raw, "messages": _raw_message_counts(raw["messages"])}
-    res = Result.from_core(raw)
+    res = Result.from_core(_counted(raw, messages))
     add_labels(res, p.labels)
     return res
+
+
+def _finish_chunk(
+    points: Sequence[Point], raws: Sequence[Mapping[str, Any]], messages: str
+) -> Result:
+    """The results of the runs ``points`` from the core's raw columns ``raws``,
+    labelled and concatenated: as ``Result.concat`` of their :func:`_finish_run`,
+    compacted, but each table built once for them all (:func:`chunk_result`)."""
+    counted = [_counted(raw, messages) for raw in raws]
+    return chunk_result(counted, [p.labels for p in points])
 
 
 # -- parallel runs -------------------------------------------------------------------
@@ -525,8 +540,8 @@ def _finish_run(p: Point, raw: Mapping[str, Any], messages: str) -> Result:
 # rest of a run (its tables, its labels, its files in the store) holds it, which is
 # most of a short run's time, so threads stopped scaling at about 1.1x on two cores.
 # A sweep with several jobs therefore runs its points in worker processes forked from
-# it (each builds, labels and stores its runs as one thread would), in chunks whose
-# results come back concatenated, so this process only gathers a few tables per chunk.
+# it, in chunks of runs whose tables each worker builds once for the whole chunk
+# (_finish_chunk), so this process only gathers a few tables per chunk.
 # The workers outlive the sweep and serve this process's later sweeps
 # (vtlab.workers). Forking them is safe only while this process runs no other thread
 # (a lock held by one at the fork would stay held in the child): otherwise (a
@@ -549,21 +564,21 @@ def _execute_here(
     """Run ``todo`` in this process, one by one (progress after each), handing the
     finished runs to the result and the store in batches (at most :data:`MAX_CHUNK`
     runs or :data:`HERE_BATCH_S` seconds), as a worker hands back its chunk: one
-    concatenation per batch instead of one per run. On Ctrl-C the finished runs are
-    kept."""
+    table per batch instead of one per run (:func:`_finish_chunk`). On Ctrl-C the
+    finished runs are kept."""
     points: list[Point] = []
-    results: list[Result] = []
+    raws: list[Mapping[str, Any]] = []
     since = time.monotonic()
 
     def hand_on() -> None:
-        if results:
-            _keep(gather, writer, points, Result.concat(results).compacted())
+        if raws:
+            _keep(gather, writer, points, _finish_chunk(points, raws, messages))
         points.clear()
-        results.clear()
+        raws.clear()
 
     try:
         for p in todo:
-            results.append(_finish_run(p, _simulate(p, record), messages))
+            raws.append(_simulate(p, record))
             points.append(p)
             advance()
             if len(points) >= MAX_CHUNK or time.monotonic() - since >= HERE_BATCH_S:
@@ -577,18 +592,19 @@ def _execute_here(
 def _run_chunk(
     points: Sequence[Point], record: tuple[bool, bool], messages: str
 ) -> tuple[Result | None, int, bool]:
-    """In a worker: run and label ``points``; their results concatenated, how many ran,
-    and whether the chunk was interrupted (Ctrl-C) after those."""
-    results: list[Result] = []
+    """In a worker: run and label ``points``; their results as one
+    (:func:`_finish_chunk`), how many ran, and whether the chunk was interrupted
+    (Ctrl-C) after those."""
+    raws: list[Mapping[str, Any]] = []
     try:
         with worker_processes.running():
             for p in points:
-                results.append(_finish_run(p, _simulate(p, record), messages))
+                raws.append(_simulate(p, record))
     except KeyboardInterrupt:
-        if not results:
+        if not raws:
             raise
-        return Result.concat(results).compacted(), len(results), True
-    return Result.concat(results).compacted(), len(results), False
+        return _finish_chunk(points[: len(raws)], raws, messages), len(raws), True
+    return _finish_chunk(points, raws, messages), len(raws), False
 
 
 #: Most runs in one worker task.

@@ -1,12 +1,14 @@
-"""The rows of a sweep's runs: labelled with their points' axis values, and gathered in
-the points' order without holding one pandas frame per run (:class:`Gather`).
+"""The rows of a sweep's runs: labelled with their points' axis values, built a chunk of
+runs at a time (:func:`chunk_result`), and gathered in the points' order without
+holding one pandas frame per run (:class:`Gather`).
 Used by :mod:`vtlab.sweep`; knows points only by their ``key`` and ``labels``."""
 
 from __future__ import annotations
 
+import itertools
 import threading
-from collections.abc import Sequence
-from typing import Any, Protocol
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vtlab.api import (
     EVENT_COLUMNS,
@@ -16,10 +18,22 @@ from vtlab.api import (
     SESSION_COLUMNS,
     TRACE_COLUMNS,
     Result,
+    table_order,
 )
 from vtlab.runstore import MESSAGE_COUNT_COLUMNS
 
-__all__ = ["COMPACT_BATCH", "LABELLED", "Gather", "add_labels", "label_rows", "strip_labels"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "COMPACT_BATCH",
+    "LABELLED",
+    "Gather",
+    "add_labels",
+    "chunk_result",
+    "label_rows",
+    "strip_labels",
+]
 
 #: The tables whose rows carry the axis labels.
 LABELLED = ("flows", "links", "sessions", "messages", "traces", "events")
@@ -111,12 +125,143 @@ def label_rows(res: Result, points: Sequence[Labelled]) -> None:
 
 
 def add_labels(res: Result, labels: Sequence[tuple[str, Any]]) -> None:
-    for frame in (getattr(res, t) for t in LABELLED):
-        if frame is None:
-            continue
-        for i, (name, value) in enumerate(labels):
-            if name not in frame.columns:  # a session column of the same name stays
-                frame.insert(i, name, [value] * len(frame))
+    for table in LABELLED:
+        _label_frame(getattr(res, table), labels)
+
+
+def _label_frame(frame: pd.DataFrame | None, labels: Sequence[tuple[str, Any]]) -> None:
+    """Put the axis values ``labels`` of one run into its table ``frame``, in place."""
+    if frame is None:
+        return
+    for i, (name, value) in enumerate(labels):
+        if name not in frame.columns:  # a session column of the same name stays
+            frame.insert(i, name, [value] * len(frame))
+
+
+def _label_columns(columns: Sequence[str], labels: Sequence[tuple[str, Any]]) -> list[str]:
+    """The columns of a table ``columns`` once :func:`_label_frame` has put ``labels``
+    into it: each label not already a column, inserted at its position among the
+    labels."""
+    out = list(columns)
+    for i, (name, _) in enumerate(labels):
+        if name not in out:
+            out.insert(i, name)
+    return out
+
+
+# -- a chunk's tables at once ---------------------------------------------------------
+#
+# Building each run's tables (a DataFrame per table per run, then its labels, then one
+# concatenation per chunk) was more than half of a short run's CPU time. A chunk's
+# tables are therefore built at once from the runs' raw columns, concatenated as lists:
+# one DataFrame per table per chunk. pandas infers a column's dtype from its values,
+# and the per-run frames' dtypes then meet in the concatenation (an all-None column of
+# one run and a float column of another, say), so a column is concatenated as lists
+# only where every run's values (or label) are of one of the kinds below, the same in
+# every run: then each run's frame would have that one dtype, and so has the
+# concatenated list. Any other table (a column of another kind, of mixed kinds, runs
+# with other columns, a run without rows) is built run by run, as it always was.
+
+
+def _kind(values: Sequence[Any]) -> str | None:
+    """Which of the kinds above the non-empty list ``values`` is: only ints, only
+    floats, only bools, or only strings; else ``None``. (Ints must also be within
+    the 64-bit signed range: :func:`_chunk_table` checks that on the concatenated
+    column, which is int64 exactly when every run's is.)"""
+    types = set(map(type, values))
+    if len(types) != 1:
+        return None
+    (kind,) = types
+    return kind.__name__ if kind in (int, float, bool, str) else None
+
+
+def _label_kind(value: Any) -> str | None:
+    """:func:`_kind` of a column holding ``value`` in every row."""
+    return _kind([value])
+
+
+def chunk_result(raws: Sequence[Mapping[str, Any]], labels: Sequence[Any]) -> Result:
+    """The rows of several runs, each run's raw result as the core returns it
+    (``raws``) labelled with its point's axis values (``labels``, one sequence of
+    (name, value) per run): the same tables, dtypes, columns and rows as
+    ``Result.concat`` of each run's :meth:`Result.from_core` labelled with
+    :func:`add_labels`, then :meth:`Result.compacted`; built a table at a time."""
+    parts = [Result.from_core(raw) for raw in raws]
+    if len(parts) == 1:
+        add_labels(parts[0], labels[0])
+        return parts[0].compacted()
+    res = Result.concat(parts)
+    for table in LABELLED:
+        frame = _chunk_table(table, raws, labels)
+        if frame is not None:
+            setattr(res, table, frame)
+        elif _alike_without_rows(table, raws, labels):
+            # Every run's frame would be this one (no rows, the same columns): built
+            # once, concatenated as often as there are runs.
+            _label_frame(getattr(parts[0], table), labels[0])
+            for part in parts[1:]:
+                setattr(part, table, getattr(parts[0], table))
+        else:
+            for part, lab in zip(parts, labels, strict=True):  # run by run
+                _label_frame(getattr(part, table), lab)
+    return res.compacted()
+
+
+def _alike_without_rows(
+    table: str, raws: Sequence[Mapping[str, Any]], labels: Sequence[Any]
+) -> bool:
+    """Whether no run has rows in ``table`` and every run's raw columns (or their
+    absence) and label names are those of the first run."""
+    first, names = raws[0].get(table), [n for n, _ in labels[0]]
+    for raw, lab in zip(raws, labels, strict=True):
+        columns = raw.get(table)
+        if (columns is None) != (first is None) or [n for n, _ in lab] != names:
+            return False
+        if columns is not None and (
+            tuple(columns) != tuple(first) or any(len(v) for v in columns.values())
+        ):
+            return False
+    return True
+
+
+def _chunk_table(table: str, raws: Sequence[Mapping[str, Any]], labels: Sequence[Any]) -> Any:
+    """The table ``table`` of the runs ``raws`` labelled with ``labels``, or ``None``
+    where it must be built run by run (see above)."""
+    import pandas as pd
+
+    columns = [raw.get(table) for raw in raws]
+    if any(c is None for c in columns):
+        return None
+    names = tuple(columns[0])
+    rows = [len(c[names[0]]) if names else 0 for c in columns]
+    runs = range(len(raws))
+    if table in ("sessions", "messages"):  # runs without sessions add no rows
+        runs = [i for i in runs if rows[i]]
+    if not runs or not all(rows[i] for i in runs):
+        return None
+    order = _label_columns(table_order(columns[0], table), labels[runs[0]])
+    if any(_label_columns(table_order(columns[i], table), labels[i]) != order for i in runs):
+        return None
+    data: dict[str, list[Any]] = {}
+    ints: list[str] = []
+    label_values = [dict(labels[i]) for i in runs]
+    for name in order:
+        if name in names:
+            parts = [columns[i][name] for i in runs]
+            kinds = {_kind(v) for v in parts}
+            data[name] = list(itertools.chain.from_iterable(parts))
+        else:
+            values = [lab[name] for lab in label_values]
+            kinds = {_label_kind(v) for v in values}
+            data[name] = [v for i, v in zip(runs, values, strict=True) for _ in range(rows[i])]
+        if len(kinds) != 1 or None in kinds:
+            return None
+        if kinds == {"int"}:
+            ints.append(name)
+    frame = pd.DataFrame(data)
+    if any(frame[name].dtype != "int64" for name in ints):  # beyond 64 bits signed
+        return None
+    return frame
 
 
 def strip_labels(res: Result) -> None:
