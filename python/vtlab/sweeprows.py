@@ -133,20 +133,18 @@ def _label_frame(frame: pd.DataFrame | None, labels: Sequence[tuple[str, Any]]) 
     """Put the axis values ``labels`` of one run into its table ``frame``, in place."""
     if frame is None:
         return
-    for i, (name, value) in enumerate(labels):
+    at = 0  # the labels lead, in axis order, as label_rows puts them for stored runs
+    for name, value in labels:
         if name not in frame.columns:  # a session column of the same name stays
-            frame.insert(i, name, [value] * len(frame))
+            frame.insert(at, name, [value] * len(frame))
+            at += 1
 
 
 def _label_columns(columns: Sequence[str], labels: Sequence[tuple[str, Any]]) -> list[str]:
     """The columns of a table ``columns`` once :func:`_label_frame` has put ``labels``
-    into it: each label not already a column, inserted at its position among the
-    labels."""
-    out = list(columns)
-    for i, (name, _) in enumerate(labels):
-        if name not in out:
-            out.insert(i, name)
-    return out
+    into it: the labels not already a column, first, in axis order."""
+    new = [name for name, _ in labels if name not in columns]
+    return [*new, *columns]
 
 
 # -- a chunk's tables at once ---------------------------------------------------------

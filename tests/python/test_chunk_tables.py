@@ -268,11 +268,13 @@ def test_a_sweep_stores_and_returns_the_per_run_tables(
 
 def test_a_resumed_sweep_stores_the_per_run_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A sweep interrupted after 5 of its 12 runs, then resumed with two jobs, stores
-    and returns what the per-run path does in one go."""
+    and returns what the per-run path does in one go. The first axis is also a
+    session column (``tcp_profile``): the sessions table keeps its own, and the other
+    label leads it in fresh and in stored runs alike."""
     base = GRIDS["iso15118"][0]
     axes = [
+        Axis.values("tcp.profile", ["linux", "ns3"]),
         Axis.values("session.processing", ["0s", "1.95s"]),
-        Axis.values("tcp.cc", ["newreno", "cubic"]),
     ]
     sweep = Sweep(base, axes, seeds=[1, 2, 3], messages="counts")
     monkeypatch.setattr(sweep_module, "chunks", lambda todo, _: _cut(todo, 3))
