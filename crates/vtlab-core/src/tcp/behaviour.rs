@@ -26,6 +26,11 @@ pub struct StackBehaviour {
     /// Leaving Loss grows cwnd by the segments above `recover` only, and ACKs in
     /// Loss by at most the newly delivered ones (ns-3 `ProcessAck`); Linux counts all.
     pub loss_exit_counts_above_recover: bool,
+    /// Every retransmission timeout cuts ssthresh, also with SACK: ns-3.44's
+    /// `ReTxTimeout` clears every retransmitted flag (`SetSentListLost`)
+    /// before it asks `IsHeadRetransmitted`. Otherwise a repeated timeout
+    /// after the head was resent keeps ssthresh (RFC 5681 §3.1).
+    pub every_timeout_cuts_ssthresh: bool,
     /// pipe counts a retransmitted segment SACKed afterwards (ns-3
     /// `TcpTxBuffer::BytesInFlight`); RFC 6675 and Linux count SACKed data as 0.
     pub pipe_counts_sacked_retransmissions: bool,
@@ -127,6 +132,7 @@ impl StackBehaviour {
         rwnd_bounds_pipe: true,
         new_ack_clears_backoff: true,
         loss_exit_counts_above_recover: true,
+        every_timeout_cuts_ssthresh: true,
         pipe_counts_sacked_retransmissions: true,
         ns3_prr: true,
         partial_ack_retransmits: true,
@@ -155,6 +161,7 @@ impl StackBehaviour {
         rwnd_bounds_pipe: false,
         new_ack_clears_backoff: false,
         loss_exit_counts_above_recover: false,
+        every_timeout_cuts_ssthresh: false,
         pipe_counts_sacked_retransmissions: false,
         ns3_prr: false,
         partial_ack_retransmits: false,
@@ -197,6 +204,7 @@ impl StackBehaviour {
         rwnd_bounds_pipe: false,
         new_ack_clears_backoff: false,
         loss_exit_counts_above_recover: false,
+        every_timeout_cuts_ssthresh: false,
         pipe_counts_sacked_retransmissions: false,
         ns3_prr: false,
         partial_ack_retransmits: false,

@@ -11,11 +11,18 @@
 //!   a two-way connection ([`Receiver::set_local_rto`]), else the one the
 //!   handshake gives (`tcp_synack_rtt_meas`: the RTT from the SYN-ACK to the
 //!   first segment, or 3 s without a sample, `TCP_TIMEOUT_FALLBACK`).
-//! * The application reads in-order data at once (ns-3 `PacketSink`), so the
-//!   advertised window is the receive buffer less the out-of-order bytes held
-//!   (`ns3` profile). The `linux` profile autotunes the buffer and selects
-//!   the window as Linux does ([`crate::tcp::autotune`]), unless a
-//!   receive-window control (ARWND) sets it.
+//! * The application reads in-order data at once (ns-3 `PacketSink`). Under
+//!   the `ns3` profile the advertised window is then the whole receive buffer,
+//!   out-of-order bytes held or not (ns-3.44 `TcpSocketBase::
+//!   AdvertisedWindowSize` = `TcpRxBuffer::MaxRxSequence` − `NextRxSequence`,
+//!   where `MaxRxSequence` is `NextRxSequence` + the buffer once the in-order
+//!   bytes are read); a segment is kept if it starts below `rcv_nxt` + the
+//!   buffer (`TcpSocketBase::OutOfRange`), its tail cut at the lowest
+//!   out-of-order byte held + the buffer (`TcpRxBuffer::Add`). The `ns2`
+//!   receiver advertises the buffer less the out-of-order bytes held. The
+//!   `linux` profile autotunes the buffer and selects the window as Linux does
+//!   ([`crate::tcp::autotune`]), unless a receive-window control (ARWND) sets
+//!   it (then the buffer less the out-of-order bytes).
 //! * SACK (RFC 2018), when the flow uses SACK recovery: an ACK sent while
 //!   out-of-order data is held carries up to 4 blocks (3 with timestamps); the
 //!   first is the block holding the most recently received segment, the rest
@@ -52,6 +59,9 @@ pub struct Receiver {
     peer: NodeId,
     total: u64,
     recv_buffer: u64,
+    /// ns-3's receive buffer rules (the `ns3` profile): out-of-order bytes
+    /// leave the window whole.
+    ns3_buffer: bool,
     header_bytes: u32,
     timestamps: bool,
     delayed_ack: bool,
@@ -98,6 +108,7 @@ impl Receiver {
             peer,
             total,
             recv_buffer: cfg.recv_buffer,
+            ns3_buffer: cfg.profile == Profile::Ns3,
             header_bytes: cfg.header_bytes as u32,
             timestamps: cfg.timestamps,
             delayed_ack: cfg.delayed_ack,
@@ -172,6 +183,7 @@ impl Receiver {
     fn rwnd(&self) -> u64 {
         match &self.autotune {
             Some(a) => a.current_window(self.rcv_nxt),
+            None if self.ns3_buffer => self.window.window(self.recv_buffer),
             None => self
                 .window
                 .window(self.recv_buffer.saturating_sub(self.ooo_bytes)),
@@ -285,7 +297,7 @@ impl Receiver {
         }
         if start > self.rcv_nxt {
             self.stats.out_of_order_segments += 1;
-            if end - self.rcv_nxt <= self.ooo_limit() {
+            if let Some(end) = self.ooo_accept(start, end) {
                 self.insert_out_of_order(start, end);
                 self.last_out_of_order = start;
                 let (span, held) = (self.ooo_span(), self.ooo_bytes);
@@ -338,13 +350,28 @@ impl Receiver {
         }
     }
 
-    /// How far beyond `rcv_nxt` an out-of-order segment may end and be
-    /// kept: the buffer, or under autotuning the window promised.
-    fn ooo_limit(&self) -> u64 {
-        match &self.autotune {
+    /// Where the kept part of an out-of-order segment [start, end) ends, or
+    /// None if it is dropped. `ns3`: kept if it starts below `rcv_nxt` + the
+    /// buffer (`TcpSocketBase::OutOfRange`), its tail cut at the lowest
+    /// out-of-order byte held + the buffer (`TcpRxBuffer::Add`). Otherwise
+    /// kept whole if it ends within the buffer, or under autotuning the
+    /// window promised, beyond `rcv_nxt`.
+    fn ooo_accept(&self, start: u64, end: u64) -> Option<u64> {
+        if self.ns3_buffer {
+            if start - self.rcv_nxt >= self.recv_buffer {
+                return None;
+            }
+            let cap = self
+                .ooo
+                .first_key_value()
+                .map_or(end, |(&low, _)| low + self.recv_buffer);
+            return (end.min(cap) > start).then_some(end.min(cap));
+        }
+        let limit = match &self.autotune {
             Some(a) => a.current_window(self.rcv_nxt),
             None => self.recv_buffer,
-        }
+        };
+        (end - self.rcv_nxt <= limit).then_some(end)
     }
 
     /// This end's RTO: the owner's, else the handshake's, sampled at the
@@ -575,6 +602,46 @@ mod tests {
         assert!(out[6].sack_len > 0, "6000.. still held");
     }
 
+    fn rx_profile(profile: Profile, buffer: u64) -> Receiver {
+        let cfg = TcpConfig {
+            recovery: Recovery::NewReno,
+            profile,
+            recv_buffer: buffer,
+            ..TcpConfig::default()
+        };
+        Receiver::new(&cfg, 0, NodeId(0), 1_000_000)
+    }
+
+    #[test]
+    fn ns3_window_ignores_out_of_order_bytes_and_keeps_by_its_start() {
+        // ns-3.44 with a 10000 B buffer and a PacketSink that reads at once.
+        // AdvertisedWindowSize = MaxRxSequence - NextRxSequence; with every
+        // in-order byte read, MaxRxSequence = NextRxSequence + 10000, so the
+        // window stays 10000 while 1000..3000 is held out of order.
+        let mut r = rx_profile(Profile::Ns3, 10_000);
+        let mut out = vec![];
+        r.on_packet(Time(1), &data(0, 1000, 1), &mut out);
+        r.on_packet(Time(2), &data(2000, 1000, 2), &mut out);
+        assert_eq!((out[1].ack, r.advertised_window()), (1000, 10_000));
+        // OutOfRange drops a segment starting at NextRxSequence + 10000 =
+        // 11000 (ACKed, not kept); one starting at 10000 passes, and Add
+        // cuts its tail at the lowest held byte 2000 + 10000 = 12000, so of
+        // [10000, 12500) only [10000, 12000) is kept.
+        r.on_packet(Time(3), &data(11_000, 1000, 3), &mut out);
+        assert_eq!((out.len(), r.ooo_bytes), (3, 1000));
+        r.on_packet(Time(4), &data(10_000, 2500, 4), &mut out);
+        assert_eq!(r.ooo_bytes, 1000 + 2000);
+        assert_eq!(r.advertised_window(), 10_000);
+        // The hole [1000, 2000) filled: NextRxSequence 3000, window whole.
+        r.on_packet(Time(5), &data(1000, 1000, 5), &mut out);
+        assert_eq!((out[4].ack, r.advertised_window()), (3000, 10_000));
+        // The ns2 receiver (unchanged) subtracts the held bytes: 10000 - 1000.
+        let mut n = rx_profile(Profile::Ns2, 10_000);
+        n.on_packet(Time(1), &data(0, 1000, 1), &mut out);
+        n.on_packet(Time(2), &data(2000, 1000, 2), &mut out);
+        assert_eq!(n.advertised_window(), 9000);
+    }
+
     #[test]
     fn ns3_acks_the_first_data_segment_at_once() {
         // ns-3 primes the delayed-ACK counter at the end of the handshake.
@@ -754,7 +821,9 @@ mod tests {
         r.on_packet(Time(1), &data(1000, 1000, 1), &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].ack, 0);
-        assert_eq!(out[0].rwnd, 131_072 - 1000);
+        // ns-3 (the default profile): held out-of-order bytes leave the
+        // window whole (AdvertisedWindowSize, MaxRxSequence).
+        assert_eq!(out[0].rwnd, 131_072);
         r.on_packet(Time(2), &data(3000, 1000, 2), &mut out);
         assert_eq!(out[1].ack, 0);
         // Filling the first hole acks up to the second hole, immediately.

@@ -286,8 +286,10 @@ impl RecoveryOps for Sack {
         self.prr = None;
     }
 
-    fn head_resent(&self, _c: &Conn) -> bool {
-        self.sb.head_retransmitted()
+    /// ns-3 (`every_timeout_cuts_ssthresh`): never, as `IsHeadRetransmitted`
+    /// is asked after `SetSentListLost` cleared the flags.
+    fn head_resent(&self, c: &Conn) -> bool {
+        !c.b.every_timeout_cuts_ssthresh && self.sb.head_retransmitted()
     }
 
     /// Every un-SACKed segment is lost and eligible for retransmission again;
@@ -434,5 +436,10 @@ mod tests {
         s.send(&mut c, T, &mut out);
         assert_eq!(sent(&mut out), vec![0, 4], "1..4 were SACKed");
         assert!(s.head_resent(&c));
+        // ns-3.44's ReTxTimeout calls SetSentListLost (every m_retrans =
+        // false) before IsHeadRetransmitted, so under the ns3 behaviour the
+        // head counts as not resent and a repeated timeout cuts ssthresh.
+        c.b = StackBehaviour::NS3;
+        assert!(!s.head_resent(&c));
     }
 }
