@@ -361,7 +361,12 @@ impl Sender {
         self.syn_sent_at = now;
         self.c.timer = Some(now + self.syn_timeout);
         self.c.timer_kind = TimerKind::Rto;
-        out.push(self.c.packet(now, PacketKind::Syn, 0, 0));
+        let mut syn = self.c.packet(now, PacketKind::Syn, 0, 0);
+        if self.c.b.vegas_agent && self.c.cfg.cc == "vegas" {
+            // ns-2 `VegasTcpAgent::output` sends the pseudo-SYN as a full packet.
+            syn.ip_bytes += self.c.cfg.mss as u32;
+        }
+        out.push(syn);
     }
 
     /// A packet of this flow arrived at the sender.

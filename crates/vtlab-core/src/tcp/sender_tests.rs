@@ -987,29 +987,58 @@ fn ns2_timeout_halves_the_window_and_backs_off_in_ticks() {
     assert_eq!(h.s.rto(), Duration::from_millis(400));
 }
 
-#[test]
-fn ns2_vegas_holds_the_first_round_and_restarts_from_two_packets() {
+fn ns2_vegas_harness() -> Harness {
     let cfg = TcpConfig {
+        cc: "vegas".to_string(),
         recv_buffer: 4 * MSS,
         initial_ssthresh: Some(4 * MSS),
+        ..TcpConfig::defaults(Profile::Ns2)
+    };
+    Harness::from_registry(cfg, 1_000_000)
+}
+
+#[test]
+fn ns2_vegas_sends_a_full_pseudo_syn_then_one_packet() {
+    // VegasTcpAgent::output sends packet 0 (the pseudo-SYN) with the
+    // agent's packetSize_ 1000 + 40 B of headers.
+    let cfg = TcpConfig {
+        cc: "vegas".to_string(),
         ..TcpConfig::defaults(Profile::Ns2)
     };
     let cc = crate::tcp::cc::lookup("vegas")
         .unwrap()
         .build(&Default::default(), Profile::Ns2);
-    let mut h = Harness::with_cc(cfg, cc, 1_000_000);
-    assert_eq!(h.sent(), vec![0, 1]);
-    // VegasTcpAgent::recv: the ACK of packet 0 reaches v_begseq_ 0, the
-    // round toggles v_inc_flag_ to 0 (slow start grows every other RTT):
-    // no increment; the ACK of packet 1 is inside the next round (marked at
-    // t_seqno_ 2). cwnd_ stays 2, the ACKs slide the window: 2 and 3 go out.
+    let mut s = Sender::new(cfg, cc, 0, NodeId(1), 1_000_000);
+    let mut out = vec![];
+    s.start(Time::ZERO, &mut out);
+    assert_eq!((out[0].kind, out[0].ip_bytes), (PacketKind::Syn, 1_040));
+    // Another controller's SYN keeps 40 B (TcpAgent::output).
+    let reno = AnyCc::NewReno(NewReno::new(Profile::Ns2));
+    let mut s = Sender::new(TcpConfig::defaults(Profile::Ns2), reno, 0, NodeId(1), 1);
+    s.start(Time::ZERO, &mut out);
+    assert_eq!(out[1].ip_bytes, 40);
+    // cwnd_ 1 until the ACK after the SYN's: one packet follows the SYN.
+    let mut h = ns2_vegas_harness();
+    assert_eq!((h.sent(), h.cwnd()), (vec![0], MSS));
+}
+
+#[test]
+fn ns2_vegas_grows_on_the_first_data_ack_and_restarts_from_two_packets() {
+    let mut h = ns2_vegas_harness();
+    assert_eq!(h.sent(), vec![0]);
+    // VegasTcpAgent::recv, the ACK of packet 0 (ns-2's packet 1, last_ack_
+    // 0) at 30 ms: cwnd_ = windowInit_ 2; the second round (the SYN's ACK
+    // was the first) toggles v_inc_flag_ 0 → 1, delta 0: +1 → 3; window_ 4
+    // lets packets 1, 2, 3 go.
     ns2_ack(&mut h, 30, 1000);
-    ns2_ack(&mut h, 31, 2000);
-    assert_eq!(h.cwnd(), 2 * MSS);
-    assert_eq!(h.sent(), vec![2, 3]);
+    assert_eq!((h.cwnd(), h.sent()), (3 * MSS, vec![1, 2, 3]));
+    // The ACK of packet 1 starts the third round (v_begseq_ was 1): the
+    // flag goes back to 0, no growth; the window slides: packet 4.
+    ns2_ack(&mut h, 50, 2000);
+    assert_eq!((h.cwnd(), h.sent()), (3 * MSS, vec![4]));
     let deadline = h.s.timer_deadline().unwrap();
     h.s.on_timer(deadline, &mut h.out);
-    // VegasTcpAgent::timeout: slowdown(CLOSE_SSTHRESH_HALF) ⌊2/2⌋ → 2,
+    // VegasTcpAgent::timeout: slowdown(CLOSE_SSTHRESH_HALF) ⌊3/2⌋ = 1 → 2,
     // cwnd_ = v_slowstart_ 2: packets 2 and 3 again.
     assert_eq!((h.cwnd(), h.ssthresh()), (2 * MSS, 2 * MSS));
     assert_eq!(h.sent(), vec![2, 3]);
@@ -1017,33 +1046,28 @@ fn ns2_vegas_holds_the_first_round_and_restarts_from_two_packets() {
 
 #[test]
 fn ns2_vegas_resends_an_expired_packet_on_the_first_duplicate() {
-    let cfg = TcpConfig {
-        cc: "vegas".to_string(),
-        recv_buffer: 4 * MSS,
-        initial_ssthresh: Some(4 * MSS),
-        ..TcpConfig::defaults(Profile::Ns2)
-    };
-    let cc = crate::tcp::cc::lookup("vegas")
-        .unwrap()
-        .build(&Default::default(), Profile::Ns2);
-    let mut h = Harness::with_cc(cfg, cc, 1_000_000);
-    assert_eq!(h.sent(), vec![0, 1]);
+    let mut h = ns2_vegas_harness();
+    assert_eq!(h.sent(), vec![0]);
     // VegasTcpAgent::recv, fine-grained timeout: firstrecv_ = the SYN's
-    // 10 ms: v_sa_ 0.08, v_sd_ 0.01. Packet 0's 20 ms: n = 0.01, v_sa_
-    // 0.09, v_sd_ 0.0175, v_timeout_ (0.0225 + 0.0175)/2·17/16 = 0.02125.
-    // Packet 1's 21 ms: n = 0.00975, v_sa_ 0.09975, v_sd_ 0.022875,
-    // v_timeout_ (0.0249375 + 0.022875)/2·17/16 ≈ 25.4 ms.
+    // 10 ms: v_sa_ 0.08, v_sd_ 0.01. Packet 0's 20 ms (sent at 10 ms, ACK
+    // at 30): n = 0.01, v_sa_ 0.09, v_sd_ 0.0175. Packet 1's 20 ms (30 →
+    // 50 ms): n = 0.02 − 0.01125 = 0.00875, v_sa_ 0.09875, v_sd_ 0.0175 +
+    // 0.00875 − 0.004375 = 0.021875, v_timeout_ (0.0246875 +
+    // 0.021875)/2·17/16 ≈ 24.74 ms.
     ns2_ack(&mut h, 30, 1000);
-    ns2_ack(&mut h, 31, 2000);
-    assert_eq!(h.sent(), vec![2, 3]);
-    // The first duplicate at 56 ms: packet 2, sent at 30 ms, is 26 ms old
-    // ≥ 25.4 ms (vegas_expire): resent at once; window() 2 ≤ 3 →
-    // v_newcwnd_ 2, cwnd_ = 2 + 1 duplicate, dupacks_ = 3, so send_much
-    // runs: 2 out of 3 lets packet 4 go. (NewReno would send only 4, by
-    // limited transmit.)
-    ns2_ack(&mut h, 56, 2000);
-    assert_eq!(h.sent(), vec![2, 4]);
-    assert_eq!(h.cwnd(), 3 * MSS);
+    ns2_ack(&mut h, 50, 2000);
+    assert_eq!(h.sent(), vec![1, 2, 3, 4]);
+    // The first duplicate at 54 ms: packet 2, sent at 30 ms, is 24 ms old
+    // < 24.74 ms and this is not the third: nothing.
+    ns2_ack(&mut h, 54, 2000);
+    assert_eq!(h.sent(), Vec::<u64>::new());
+    // The second at 55 ms: 25 ms ≥ v_timeout_ (vegas_expire): resent at
+    // once; window() 3 ≤ 3 → v_newcwnd_ 2, cwnd_ = 2 + 2 duplicates,
+    // dupacks_ = 3, so send_much runs: 4 out of window_ 4 from packet 2
+    // lets packet 5 go. (NewReno would send only 5, by limited transmit.)
+    ns2_ack(&mut h, 55, 2000);
+    assert_eq!(h.sent(), vec![2, 5]);
+    assert_eq!(h.cwnd(), 4 * MSS);
 }
 
 #[test]
