@@ -113,6 +113,11 @@ impl Sender {
             ssthresh: cfg.initial_ssthresh.unwrap_or(u64::MAX),
         };
         let b = StackBehaviour::of(cfg.profile);
+        if b.vegas_agent && cfg.cc == "vegas" {
+            // ns-2 `VegasTcpAgent::output` sends `packetSize_` bytes as they
+            // are: no `headersize()` added (`TcpAgent::output` adds it).
+            cfg.header_bytes = 0;
+        }
         let (tlp, rack) = (cfg.tlp(), cfg.rack());
         let (early_retransmit, rto_from_head) = (cfg.early_retransmit(), cfg.rto_from_head());
         // A rate-based controller (BBR): delivery-rate samples and pacing.
@@ -363,7 +368,8 @@ impl Sender {
         self.c.timer_kind = TimerKind::Rto;
         let mut syn = self.c.packet(now, PacketKind::Syn, 0, 0);
         if self.c.b.vegas_agent && self.c.cfg.cc == "vegas" {
-            // ns-2 `VegasTcpAgent::output` sends the pseudo-SYN as a full packet.
+            // ns-2 `VegasTcpAgent::output` sends the pseudo-SYN (packet 0)
+            // as a full packet.
             syn.ip_bytes += self.c.cfg.mss as u32;
         }
         out.push(syn);

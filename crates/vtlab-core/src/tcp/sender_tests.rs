@@ -999,8 +999,8 @@ fn ns2_vegas_harness() -> Harness {
 
 #[test]
 fn ns2_vegas_sends_a_full_pseudo_syn_then_one_packet() {
-    // VegasTcpAgent::output sends packet 0 (the pseudo-SYN) with the
-    // agent's packetSize_ 1000 + 40 B of headers.
+    // VegasTcpAgent::output sends every packet, packet 0 (the pseudo-SYN)
+    // too, with the agent's packetSize_ 1000 B and no headersize() added.
     let cfg = TcpConfig {
         cc: "vegas".to_string(),
         ..TcpConfig::defaults(Profile::Ns2)
@@ -1011,14 +1011,19 @@ fn ns2_vegas_sends_a_full_pseudo_syn_then_one_packet() {
     let mut s = Sender::new(cfg, cc, 0, NodeId(1), 1_000_000);
     let mut out = vec![];
     s.start(Time::ZERO, &mut out);
-    assert_eq!((out[0].kind, out[0].ip_bytes), (PacketKind::Syn, 1_040));
-    // Another controller's SYN keeps 40 B (TcpAgent::output).
+    assert_eq!((out[0].kind, out[0].ip_bytes), (PacketKind::Syn, 1_000));
+    // Another agent's SYN is tcpip_base_hdr_size_ 40 B, its data packets
+    // 1000 + headersize() 40 B (TcpAgent::output, useHeaders_ true).
     let reno = AnyCc::NewReno(NewReno::new(Profile::Ns2));
     let mut s = Sender::new(TcpConfig::defaults(Profile::Ns2), reno, 0, NodeId(1), 1);
     s.start(Time::ZERO, &mut out);
     assert_eq!(out[1].ip_bytes, 40);
-    // cwnd_ 1 until the ACK after the SYN's: one packet follows the SYN.
+    let h = ns2_harness();
+    assert_eq!(h.out[0].ip_bytes, 1_040);
+    // cwnd_ 1 until the ACK after the SYN's: one packet follows the SYN,
+    // of 1000 B.
     let mut h = ns2_vegas_harness();
+    assert_eq!((h.out.len(), h.out[0].ip_bytes), (1, 1_000));
     assert_eq!((h.sent(), h.cwnd()), (vec![0], MSS));
 }
 
