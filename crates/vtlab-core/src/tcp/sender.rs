@@ -647,9 +647,7 @@ impl Sender {
                 // end of recovery), or any new ACK for Reno (RFC 5681 §3.2
                 // step 6): deflate to ssthresh.
                 self.exit_recovery(now);
-                // As ns-3 (ProcessAck) and Linux: the ACK that ends recovery also
-                // grows the window from its new value, cwnd = ssthresh.
-                self.grow(now, segments, self.c.rtt.srtt());
+                self.after_recovery_exit(now, segments);
             }
             CaState::Recovery => {
                 restart_timer = self.rec.on_partial_ack(&mut self.c, now, &a, out);
@@ -673,6 +671,20 @@ impl Sender {
         }
 
         self.timer_after_new_ack(now, restart_timer, reorder_armed);
+    }
+
+    /// As ns-3 (ProcessAck) and Linux, the ACK that ends recovery also grows
+    /// the window from its new value, cwnd = ssthresh; ns-2's Sack1
+    /// (`Sack1TcpAgent::recv`) calls `newack` alone there, without
+    /// `opencwnd`: the controller sees the ACK, the window stays.
+    fn after_recovery_exit(&mut self, now: Time, segments: u32) {
+        let srtt = self.c.rtt.srtt();
+        if matches!(self.rec, AnyRecovery::Sack1Ns2(_)) {
+            let in_flight = self.bytes_in_flight();
+            self.c.pkts_acked(now, segments, srtt, in_flight);
+        } else {
+            self.grow(now, segments, srtt);
+        }
     }
 
     /// The RTT sample a new ACK of `ack` gives: from the timestamp echo, or

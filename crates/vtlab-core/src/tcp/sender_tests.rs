@@ -1111,3 +1111,46 @@ fn ns2_needs_an_ack_one_packet_past_recover_for_a_new_fast_retransmit() {
     assert_eq!(h.s.ca_state(), CaState::Recovery);
     assert_eq!(h.s.stats().fast_recoveries, 1);
 }
+
+#[test]
+fn ns2_sack1_leaves_recovery_without_growing_and_without_a_partial_ack_sample() {
+    let cfg = TcpConfig {
+        recovery: Recovery::Sack,
+        initial_ssthresh: Some(100 * MSS),
+        ..TcpConfig::defaults(Profile::Ns2)
+    };
+    let reno = AnyCc::NewReno(NewReno::new(Profile::Ns2));
+    let mut h = Harness::with_cc(cfg, reno, 1_000_000);
+    // windowInit_ 2, +1 per ACK: packets 0..5 out; packet 2 is lost.
+    h.ack(30, 1000);
+    h.ack(31, 2000);
+    assert_eq!(h.sent(), vec![0, 1, 2, 3, 4, 5]);
+    let samples = h.s.stats().rtt_samples;
+    // Sack1TcpAgent::recv: three duplicates that each change the scoreboard
+    // (3, then 3-4, then 3-5 SACKed); singledup_ sends 6 and 7 on the first
+    // two; the third: dupack_action, slowdown(CLOSE_SSTHRESH_HALF |
+    // CLOSE_CWND_HALF) of window() 4: ssthresh_ 2, cwnd_ 2.0; recover_ =
+    // maxseq_ (packet 7: vtlab's recover 8000); timing cancelled
+    // (reset_rtx_timer(1, 0)).
+    h.sack(40, 2000, &[(3, 4)]);
+    h.sack(41, 2000, &[(3, 5)]);
+    h.sack(42, 2000, &[(3, 6)]);
+    assert_eq!(h.s.ca_state(), CaState::Recovery);
+    assert_eq!((h.cwnd(), h.ssthresh()), (2 * MSS, 2 * MSS));
+    assert_eq!(h.s.snd_max(), 8 * MSS);
+    // A partial ACK (highest_ack_ → 5 < recover_): no newack, so no RTT
+    // sample (the timed packet was forgotten at entry; one sent since lies
+    // above recover_).
+    h.sack(60, 6 * MSS, &[]);
+    assert_eq!(h.s.ca_state(), CaState::Recovery);
+    assert_eq!(h.s.stats().rtt_samples, samples);
+    // The ACK of recover_ ends recovery with newack alone (no opencwnd):
+    // cwnd_ stays 2.0 (a grown window would be 2 + 1/2 packets).
+    h.sack(70, 8 * MSS, &[]);
+    assert_eq!(h.s.ca_state(), CaState::Open);
+    assert_eq!(h.cwnd(), 2 * MSS);
+    // The next new ACK opens it by 1/cwnd_ (opencwnd, avoidance): 2.5.
+    let next = h.s.snd_max().min(9 * MSS);
+    h.sack(80, next, &[]);
+    assert_eq!(h.cwnd(), 2 * MSS + MSS / 2);
+}
