@@ -103,6 +103,18 @@ fn rtt_estimator(cfg: &TcpConfig) -> RttEstimator {
     }
 }
 
+/// The header bytes each segment adds on the wire: ns-2's
+/// `VegasTcpAgent::output` sends `packetSize_` bytes as they are, with no
+/// `headersize()` (`TcpAgent::output` adds it), so a `vegas` sender under
+/// `ns2` adds none.
+fn wire_header_bytes(cfg: &TcpConfig, b: &StackBehaviour) -> u64 {
+    if b.vegas_agent && cfg.cc == "vegas" {
+        0
+    } else {
+        cfg.header_bytes
+    }
+}
+
 impl Sender {
     pub fn new(mut cfg: TcpConfig, cc: AnyCc, flow: u32, peer: NodeId, total: u64) -> Self {
         // From here on `mss` is the payload of a full segment (options accounted).
@@ -113,11 +125,7 @@ impl Sender {
             ssthresh: cfg.initial_ssthresh.unwrap_or(u64::MAX),
         };
         let b = StackBehaviour::of(cfg.profile);
-        if b.vegas_agent && cfg.cc == "vegas" {
-            // ns-2 `VegasTcpAgent::output` sends `packetSize_` bytes as they
-            // are: no `headersize()` added (`TcpAgent::output` adds it).
-            cfg.header_bytes = 0;
-        }
+        cfg.header_bytes = wire_header_bytes(&cfg, &b);
         let (tlp, rack) = (cfg.tlp(), cfg.rack());
         let (early_retransmit, rto_from_head) = (cfg.early_retransmit(), cfg.rto_from_head());
         // A rate-based controller (BBR): delivery-rate samples and pacing.
