@@ -883,6 +883,17 @@ impl Sender {
                 self.c.dupacks += 1;
                 self.rec.on_dupack(&mut self.c, newly_sacked);
             }
+            // ns-2's Sack1 after a timeout, once a new ACK came (`timeout_`
+            // false): a duplicate that changes the scoreboard counts and,
+            // below `numdupacks_`, `singledup_`'s `send_one` sends (limited
+            // transmit); `bug_fix_` stops a fast retransmit before `recover_`.
+            CaState::Loss
+                if matches!(self.rec, AnyRecovery::Sack1Ns2(_))
+                    && self.rec.counts_dupack()
+                    && self.c.dupacks + 1 < self.c.cfg.dupack_threshold =>
+            {
+                self.c.dupacks += 1;
+            }
             CaState::Loss => {}
         }
     }

@@ -1154,3 +1154,39 @@ fn ns2_sack1_leaves_recovery_without_growing_and_without_a_partial_ack_sample() 
     h.sack(80, next, &[]);
     assert_eq!(h.cwnd(), 2 * MSS + MSS / 2);
 }
+
+#[test]
+fn ns2_sack1_after_a_timeout_counts_duplicates_once_a_new_ack_came() {
+    let cfg = TcpConfig {
+        recovery: Recovery::Sack,
+        initial_ssthresh: Some(100 * MSS),
+        ..TcpConfig::defaults(Profile::Ns2)
+    };
+    let reno = AnyCc::NewReno(NewReno::new(Profile::Ns2));
+    let mut h = Harness::with_cc(cfg, reno, 1_000_000);
+    h.ack(30, 1000);
+    h.ack(31, 2000);
+    assert_eq!(h.sent(), vec![0, 1, 2, 3, 4, 5]);
+    // Packets 2 and 3 are lost. Timeout (TcpAgent::timeout): cwnd_ 1, go
+    // back N: 2 again; Sack1TcpAgent::timeout sets timeout_.
+    let t = h.s.timer_deadline().unwrap().0 / 1_000_000;
+    h.s.on_timer(Time(t * 1_000_000), &mut h.out);
+    assert_eq!(h.sent(), vec![2]);
+    // recv: a duplicate while timeout_ is true is ignored (no scoreboard,
+    // no count): nothing goes.
+    h.sack(t + 1, 2000, &[(4, 6)]);
+    assert_eq!(h.sent(), Vec::<u64>::new());
+    // The ACK of 2 (new: timeout_ false, scoreboard cleared, cwnd_ 2 by
+    // opencwnd): send_much from t_seqno_ 3 within highest_ack_ + 2: 3, 4.
+    h.sack(t + 10, 3000, &[(4, 6)]);
+    assert_eq!((h.cwnd(), h.sent()), (2 * MSS, vec![3, 4]));
+    // A duplicate that changes the scoreboard (4-5 SACKed): dupacks_ 1 <
+    // numdupacks_ 3, send_one: t_seqno_ 5 ≤ highest_ack_ 2 + cwnd_ 2 +
+    // dupacks_ 1: packet 5 goes (go-back-N resends SACKed packets, S7).
+    h.sack(t + 11, 3000, &[(4, 6)]);
+    assert_eq!(h.sent(), vec![5]);
+    // The same blocks again change nothing (CheckUpdate): no count, no send.
+    h.sack(t + 12, 3000, &[(4, 6)]);
+    assert_eq!(h.sent(), Vec::<u64>::new());
+    assert_eq!(h.s.ca_state(), CaState::Loss);
+}
