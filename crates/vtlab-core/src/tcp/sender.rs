@@ -103,6 +103,18 @@ fn rtt_estimator(cfg: &TcpConfig) -> RttEstimator {
     }
 }
 
+/// The header bytes each segment adds on the wire: ns-2's
+/// `VegasTcpAgent::output` sends `packetSize_` bytes as they are, with no
+/// `headersize()` (`TcpAgent::output` adds it), so a `vegas` sender under
+/// `ns2` adds none.
+fn wire_header_bytes(cfg: &TcpConfig, b: &StackBehaviour) -> u64 {
+    if b.vegas_agent && cfg.cc == "vegas" {
+        0
+    } else {
+        cfg.header_bytes
+    }
+}
+
 impl Sender {
     pub fn new(mut cfg: TcpConfig, cc: AnyCc, flow: u32, peer: NodeId, total: u64) -> Self {
         // From here on `mss` is the payload of a full segment (options accounted).
@@ -113,6 +125,7 @@ impl Sender {
             ssthresh: cfg.initial_ssthresh.unwrap_or(u64::MAX),
         };
         let b = StackBehaviour::of(cfg.profile);
+        cfg.header_bytes = wire_header_bytes(&cfg, &b);
         let (tlp, rack) = (cfg.tlp(), cfg.rack());
         let (early_retransmit, rto_from_head) = (cfg.early_retransmit(), cfg.rto_from_head());
         // A rate-based controller (BBR): delivery-rate samples and pacing.
@@ -361,7 +374,13 @@ impl Sender {
         self.syn_sent_at = now;
         self.c.timer = Some(now + self.syn_timeout);
         self.c.timer_kind = TimerKind::Rto;
-        out.push(self.c.packet(now, PacketKind::Syn, 0, 0));
+        let mut syn = self.c.packet(now, PacketKind::Syn, 0, 0);
+        if self.c.b.vegas_agent && self.c.cfg.cc == "vegas" {
+            // ns-2 `VegasTcpAgent::output` sends the pseudo-SYN (packet 0)
+            // as a full packet.
+            syn.ip_bytes += self.c.cfg.mss as u32;
+        }
+        out.push(syn);
     }
 
     /// A packet of this flow arrived at the sender.
@@ -636,9 +655,7 @@ impl Sender {
                 // end of recovery), or any new ACK for Reno (RFC 5681 §3.2
                 // step 6): deflate to ssthresh.
                 self.exit_recovery(now);
-                // As ns-3 (ProcessAck) and Linux: the ACK that ends recovery also
-                // grows the window from its new value, cwnd = ssthresh.
-                self.grow(now, segments, self.c.rtt.srtt());
+                self.after_recovery_exit(now, segments);
             }
             CaState::Recovery => {
                 restart_timer = self.rec.on_partial_ack(&mut self.c, now, &a, out);
@@ -662,6 +679,20 @@ impl Sender {
         }
 
         self.timer_after_new_ack(now, restart_timer, reorder_armed);
+    }
+
+    /// As ns-3 (ProcessAck) and Linux, the ACK that ends recovery also grows
+    /// the window from its new value, cwnd = ssthresh; ns-2's Sack1
+    /// (`Sack1TcpAgent::recv`) calls `newack` alone there, without
+    /// `opencwnd`: the controller sees the ACK, the window stays.
+    fn after_recovery_exit(&mut self, now: Time, segments: u32) {
+        let srtt = self.c.rtt.srtt();
+        if matches!(self.rec, AnyRecovery::Sack1Ns2(_)) {
+            let in_flight = self.bytes_in_flight();
+            self.c.pkts_acked(now, segments, srtt, in_flight);
+        } else {
+            self.grow(now, segments, srtt);
+        }
     }
 
     /// The RTT sample a new ACK of `ack` gives: from the timestamp echo, or
@@ -851,6 +882,17 @@ impl Sender {
             CaState::Recovery => {
                 self.c.dupacks += 1;
                 self.rec.on_dupack(&mut self.c, newly_sacked);
+            }
+            // ns-2's Sack1 after a timeout, once a new ACK came (`timeout_`
+            // false): a duplicate that changes the scoreboard counts and,
+            // below `numdupacks_`, `singledup_`'s `send_one` sends (limited
+            // transmit); `bug_fix_` stops a fast retransmit before `recover_`.
+            CaState::Loss
+                if matches!(self.rec, AnyRecovery::Sack1Ns2(_))
+                    && self.rec.counts_dupack()
+                    && self.c.dupacks + 1 < self.c.cfg.dupack_threshold =>
+            {
+                self.c.dupacks += 1;
             }
             CaState::Loss => {}
         }

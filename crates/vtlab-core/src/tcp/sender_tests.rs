@@ -987,29 +987,63 @@ fn ns2_timeout_halves_the_window_and_backs_off_in_ticks() {
     assert_eq!(h.s.rto(), Duration::from_millis(400));
 }
 
-#[test]
-fn ns2_vegas_holds_the_first_round_and_restarts_from_two_packets() {
+fn ns2_vegas_harness() -> Harness {
     let cfg = TcpConfig {
+        cc: "vegas".to_string(),
         recv_buffer: 4 * MSS,
         initial_ssthresh: Some(4 * MSS),
+        ..TcpConfig::defaults(Profile::Ns2)
+    };
+    Harness::from_registry(cfg, 1_000_000)
+}
+
+#[test]
+fn ns2_vegas_sends_a_full_pseudo_syn_then_one_packet() {
+    // VegasTcpAgent::output sends every packet, packet 0 (the pseudo-SYN)
+    // too, with the agent's packetSize_ 1000 B and no headersize() added.
+    let cfg = TcpConfig {
+        cc: "vegas".to_string(),
         ..TcpConfig::defaults(Profile::Ns2)
     };
     let cc = crate::tcp::cc::lookup("vegas")
         .unwrap()
         .build(&Default::default(), Profile::Ns2);
-    let mut h = Harness::with_cc(cfg, cc, 1_000_000);
-    assert_eq!(h.sent(), vec![0, 1]);
-    // VegasTcpAgent::recv: the ACK of packet 0 reaches v_begseq_ 0, the
-    // round toggles v_inc_flag_ to 0 (slow start grows every other RTT):
-    // no increment; the ACK of packet 1 is inside the next round (marked at
-    // t_seqno_ 2). cwnd_ stays 2, the ACKs slide the window: 2 and 3 go out.
+    let mut s = Sender::new(cfg, cc, 0, NodeId(1), 1_000_000);
+    let mut out = vec![];
+    s.start(Time::ZERO, &mut out);
+    assert_eq!((out[0].kind, out[0].ip_bytes), (PacketKind::Syn, 1_000));
+    // Another agent's SYN is tcpip_base_hdr_size_ 40 B, its data packets
+    // 1000 + headersize() 40 B (TcpAgent::output, useHeaders_ true).
+    let reno = AnyCc::NewReno(NewReno::new(Profile::Ns2));
+    let mut s = Sender::new(TcpConfig::defaults(Profile::Ns2), reno, 0, NodeId(1), 1);
+    s.start(Time::ZERO, &mut out);
+    assert_eq!(out[1].ip_bytes, 40);
+    let h = ns2_harness();
+    assert_eq!(h.out[0].ip_bytes, 1_040);
+    // cwnd_ 1 until the ACK after the SYN's: one packet follows the SYN,
+    // of 1000 B.
+    let mut h = ns2_vegas_harness();
+    assert_eq!((h.out.len(), h.out[0].ip_bytes), (1, 1_000));
+    assert_eq!((h.sent(), h.cwnd()), (vec![0], MSS));
+}
+
+#[test]
+fn ns2_vegas_grows_on_the_first_data_ack_and_restarts_from_two_packets() {
+    let mut h = ns2_vegas_harness();
+    assert_eq!(h.sent(), vec![0]);
+    // VegasTcpAgent::recv, the ACK of packet 0 (ns-2's packet 1, last_ack_
+    // 0) at 30 ms: cwnd_ = windowInit_ 2; the second round (the SYN's ACK
+    // was the first) toggles v_inc_flag_ 0 → 1, delta 0: +1 → 3; window_ 4
+    // lets packets 1, 2, 3 go.
     ns2_ack(&mut h, 30, 1000);
-    ns2_ack(&mut h, 31, 2000);
-    assert_eq!(h.cwnd(), 2 * MSS);
-    assert_eq!(h.sent(), vec![2, 3]);
+    assert_eq!((h.cwnd(), h.sent()), (3 * MSS, vec![1, 2, 3]));
+    // The ACK of packet 1 starts the third round (v_begseq_ was 1): the
+    // flag goes back to 0, no growth; the window slides: packet 4.
+    ns2_ack(&mut h, 50, 2000);
+    assert_eq!((h.cwnd(), h.sent()), (3 * MSS, vec![4]));
     let deadline = h.s.timer_deadline().unwrap();
     h.s.on_timer(deadline, &mut h.out);
-    // VegasTcpAgent::timeout: slowdown(CLOSE_SSTHRESH_HALF) ⌊2/2⌋ → 2,
+    // VegasTcpAgent::timeout: slowdown(CLOSE_SSTHRESH_HALF) ⌊3/2⌋ = 1 → 2,
     // cwnd_ = v_slowstart_ 2: packets 2 and 3 again.
     assert_eq!((h.cwnd(), h.ssthresh()), (2 * MSS, 2 * MSS));
     assert_eq!(h.sent(), vec![2, 3]);
@@ -1017,33 +1051,28 @@ fn ns2_vegas_holds_the_first_round_and_restarts_from_two_packets() {
 
 #[test]
 fn ns2_vegas_resends_an_expired_packet_on_the_first_duplicate() {
-    let cfg = TcpConfig {
-        cc: "vegas".to_string(),
-        recv_buffer: 4 * MSS,
-        initial_ssthresh: Some(4 * MSS),
-        ..TcpConfig::defaults(Profile::Ns2)
-    };
-    let cc = crate::tcp::cc::lookup("vegas")
-        .unwrap()
-        .build(&Default::default(), Profile::Ns2);
-    let mut h = Harness::with_cc(cfg, cc, 1_000_000);
-    assert_eq!(h.sent(), vec![0, 1]);
+    let mut h = ns2_vegas_harness();
+    assert_eq!(h.sent(), vec![0]);
     // VegasTcpAgent::recv, fine-grained timeout: firstrecv_ = the SYN's
-    // 10 ms: v_sa_ 0.08, v_sd_ 0.01. Packet 0's 20 ms: n = 0.01, v_sa_
-    // 0.09, v_sd_ 0.0175, v_timeout_ (0.0225 + 0.0175)/2·17/16 = 0.02125.
-    // Packet 1's 21 ms: n = 0.00975, v_sa_ 0.09975, v_sd_ 0.022875,
-    // v_timeout_ (0.0249375 + 0.022875)/2·17/16 ≈ 25.4 ms.
+    // 10 ms: v_sa_ 0.08, v_sd_ 0.01. Packet 0's 20 ms (sent at 10 ms, ACK
+    // at 30): n = 0.01, v_sa_ 0.09, v_sd_ 0.0175. Packet 1's 20 ms (30 →
+    // 50 ms): n = 0.02 − 0.01125 = 0.00875, v_sa_ 0.09875, v_sd_ 0.0175 +
+    // 0.00875 − 0.004375 = 0.021875, v_timeout_ (0.0246875 +
+    // 0.021875)/2·17/16 ≈ 24.74 ms.
     ns2_ack(&mut h, 30, 1000);
-    ns2_ack(&mut h, 31, 2000);
-    assert_eq!(h.sent(), vec![2, 3]);
-    // The first duplicate at 56 ms: packet 2, sent at 30 ms, is 26 ms old
-    // ≥ 25.4 ms (vegas_expire): resent at once; window() 2 ≤ 3 →
-    // v_newcwnd_ 2, cwnd_ = 2 + 1 duplicate, dupacks_ = 3, so send_much
-    // runs: 2 out of 3 lets packet 4 go. (NewReno would send only 4, by
-    // limited transmit.)
-    ns2_ack(&mut h, 56, 2000);
-    assert_eq!(h.sent(), vec![2, 4]);
-    assert_eq!(h.cwnd(), 3 * MSS);
+    ns2_ack(&mut h, 50, 2000);
+    assert_eq!(h.sent(), vec![1, 2, 3, 4]);
+    // The first duplicate at 54 ms: packet 2, sent at 30 ms, is 24 ms old
+    // < 24.74 ms and this is not the third: nothing.
+    ns2_ack(&mut h, 54, 2000);
+    assert_eq!(h.sent(), Vec::<u64>::new());
+    // The second at 55 ms: 25 ms ≥ v_timeout_ (vegas_expire): resent at
+    // once; window() 3 ≤ 3 → v_newcwnd_ 2, cwnd_ = 2 + 2 duplicates,
+    // dupacks_ = 3, so send_much runs: 4 out of window_ 4 from packet 2
+    // lets packet 5 go. (NewReno would send only 5, by limited transmit.)
+    ns2_ack(&mut h, 55, 2000);
+    assert_eq!(h.sent(), vec![2, 5]);
+    assert_eq!(h.cwnd(), 4 * MSS);
 }
 
 #[test]
@@ -1081,4 +1110,83 @@ fn ns2_needs_an_ack_one_packet_past_recover_for_a_new_fast_retransmit() {
     }
     assert_eq!(h.s.ca_state(), CaState::Recovery);
     assert_eq!(h.s.stats().fast_recoveries, 1);
+}
+
+#[test]
+fn ns2_sack1_leaves_recovery_without_growing_and_without_a_partial_ack_sample() {
+    let cfg = TcpConfig {
+        recovery: Recovery::Sack,
+        initial_ssthresh: Some(100 * MSS),
+        ..TcpConfig::defaults(Profile::Ns2)
+    };
+    let reno = AnyCc::NewReno(NewReno::new(Profile::Ns2));
+    let mut h = Harness::with_cc(cfg, reno, 1_000_000);
+    // windowInit_ 2, +1 per ACK: packets 0..5 out; packet 2 is lost.
+    h.ack(30, 1000);
+    h.ack(31, 2000);
+    assert_eq!(h.sent(), vec![0, 1, 2, 3, 4, 5]);
+    let samples = h.s.stats().rtt_samples;
+    // Sack1TcpAgent::recv: three duplicates that each change the scoreboard
+    // (3, then 3-4, then 3-5 SACKed); singledup_ sends 6 and 7 on the first
+    // two; the third: dupack_action, slowdown(CLOSE_SSTHRESH_HALF |
+    // CLOSE_CWND_HALF) of window() 4: ssthresh_ 2, cwnd_ 2.0; recover_ =
+    // maxseq_ (packet 7: vtlab's recover 8000); timing cancelled
+    // (reset_rtx_timer(1, 0)).
+    h.sack(40, 2000, &[(3, 4)]);
+    h.sack(41, 2000, &[(3, 5)]);
+    h.sack(42, 2000, &[(3, 6)]);
+    assert_eq!(h.s.ca_state(), CaState::Recovery);
+    assert_eq!((h.cwnd(), h.ssthresh()), (2 * MSS, 2 * MSS));
+    assert_eq!(h.s.snd_max(), 8 * MSS);
+    // A partial ACK (highest_ack_ → 5 < recover_): no newack, so no RTT
+    // sample (the timed packet was forgotten at entry; one sent since lies
+    // above recover_).
+    h.sack(60, 6 * MSS, &[]);
+    assert_eq!(h.s.ca_state(), CaState::Recovery);
+    assert_eq!(h.s.stats().rtt_samples, samples);
+    // The ACK of recover_ ends recovery with newack alone (no opencwnd):
+    // cwnd_ stays 2.0 (a grown window would be 2 + 1/2 packets).
+    h.sack(70, 8 * MSS, &[]);
+    assert_eq!(h.s.ca_state(), CaState::Open);
+    assert_eq!(h.cwnd(), 2 * MSS);
+    // The next new ACK opens it by 1/cwnd_ (opencwnd, avoidance): 2.5.
+    let next = h.s.snd_max().min(9 * MSS);
+    h.sack(80, next, &[]);
+    assert_eq!(h.cwnd(), 2 * MSS + MSS / 2);
+}
+
+#[test]
+fn ns2_sack1_after_a_timeout_counts_duplicates_once_a_new_ack_came() {
+    let cfg = TcpConfig {
+        recovery: Recovery::Sack,
+        initial_ssthresh: Some(100 * MSS),
+        ..TcpConfig::defaults(Profile::Ns2)
+    };
+    let reno = AnyCc::NewReno(NewReno::new(Profile::Ns2));
+    let mut h = Harness::with_cc(cfg, reno, 1_000_000);
+    h.ack(30, 1000);
+    h.ack(31, 2000);
+    assert_eq!(h.sent(), vec![0, 1, 2, 3, 4, 5]);
+    // Packets 2 and 3 are lost. Timeout (TcpAgent::timeout): cwnd_ 1, go
+    // back N: 2 again; Sack1TcpAgent::timeout sets timeout_.
+    let t = h.s.timer_deadline().unwrap().0 / 1_000_000;
+    h.s.on_timer(Time(t * 1_000_000), &mut h.out);
+    assert_eq!(h.sent(), vec![2]);
+    // recv: a duplicate while timeout_ is true is ignored (no scoreboard,
+    // no count): nothing goes.
+    h.sack(t + 1, 2000, &[(4, 6)]);
+    assert_eq!(h.sent(), Vec::<u64>::new());
+    // The ACK of 2 (new: timeout_ false, scoreboard cleared, cwnd_ 2 by
+    // opencwnd): send_much from t_seqno_ 3 within highest_ack_ + 2: 3, 4.
+    h.sack(t + 10, 3000, &[(4, 6)]);
+    assert_eq!((h.cwnd(), h.sent()), (2 * MSS, vec![3, 4]));
+    // A duplicate that changes the scoreboard (4-5 SACKed): dupacks_ 1 <
+    // numdupacks_ 3, send_one: t_seqno_ 5 ≤ highest_ack_ 2 + cwnd_ 2 +
+    // dupacks_ 1: packet 5 goes (go-back-N resends SACKed packets, S7).
+    h.sack(t + 11, 3000, &[(4, 6)]);
+    assert_eq!(h.sent(), vec![5]);
+    // The same blocks again change nothing (CheckUpdate): no count, no send.
+    h.sack(t + 12, 3000, &[(4, 6)]);
+    assert_eq!(h.sent(), Vec::<u64>::new());
+    assert_eq!(h.s.ca_state(), CaState::Loss);
 }

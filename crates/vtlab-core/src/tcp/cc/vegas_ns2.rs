@@ -30,6 +30,14 @@
 //!   Timeout (`VegasTcpAgent::timeout`): `slowdown` with
 //!   CLOSE_SSTHRESH_HALF, ssthresh = max(⌊window()/2⌋, 2), then cwnd =
 //!   `v_slowstart_` 2 packets.
+//! * Opening (`set_initial_window`, `VegasTcpAgent::output`, `recv`): with
+//!   `syn_` and `delay_growth_` cwnd_ is 1 and the pseudo-SYN (packet 0) a
+//!   full packet; its ACK, seen with last_ack_ −1, leaves cwnd_ at 1 and is
+//!   the first round (rttLen 1, delta 0: `v_inc_flag_` 1 → 0, no growth;
+//!   `v_baseRTT_` = `firstrecv_`; packet 0's own sample is skipped, its
+//!   `v_sendtime_` being 0); the next new ACK (last_ack_ 0) sets cwnd_ =
+//!   `windowInit_` before its round. vtlab's handshake is the pseudo-SYN
+//!   (the sender pads the SYN to a full packet under `ns2`).
 
 use super::reno::reno_ssthresh;
 use super::vegas::PARAMS as PARAMS_VEGAS;
@@ -78,6 +86,9 @@ pub struct VegasNs2 {
     /// transmissions of packets `first_timed`, `first_timed + 1`, ….
     sent: VecDeque<(Time, u32)>,
     first_timed: u64,
+    /// `windowInit_` (the sender's initial window), set on the first new
+    /// ACK after the pseudo-SYN's; cwnd is 1 packet until then.
+    window_init: Option<u64>,
 }
 
 impl VegasNs2 {
@@ -99,7 +110,26 @@ impl VegasNs2 {
             recovering: false,
             sent: VecDeque::new(),
             first_timed: 0,
+            window_init: None,
         }
+    }
+
+    /// The pseudo-SYN's ACK (the handshake's end): cwnd_ 1 packet
+    /// (`set_initial_window`), `v_baseRTT_` = `firstrecv_` (the handshake's
+    /// sample), and its round: rtt = its round trip, rttLen = 1, so baseRTT
+    /// = rtt and delta = 0; in slow start `v_inc_flag_` toggles (to 0: no
+    /// growth), in avoidance v_incr_ is 0 (1/cwnd_ = 1 reaches ssthresh_);
+    /// `v_begseq_` = t_seqno_, the next packet, `v_begtime_` = now.
+    fn open(&mut self, info: &ConnInfo, w: &mut Window) {
+        self.window_init = Some(w.cwnd);
+        w.cwnd = info.mss;
+        self.base_rtt = info.min_rtt.map(|d| d.as_secs_f64()).filter(|&r| r > 0.0);
+        if w.in_slow_start() {
+            self.inc_flag = !self.inc_flag;
+        }
+        self.incr = Incr::None;
+        self.beg_seq = info.snd_nxt / info.mss;
+        self.beg_time = Some(info.now);
     }
 
     /// The fine-grained sample of the ACK that makes `last_ack_plus_1` the
@@ -205,6 +235,11 @@ impl CongestionOps for VegasNs2 {
     }
 
     fn increase_window(&mut self, info: &ConnInfo, w: &mut Window, segments_acked: u32) {
+        // recv: `if (last_ack_ == 0 && delay_growth_) cwnd_ = initial_window()`
+        // on the first new ACK after the pseudo-SYN's, before its round.
+        if let Some(init) = self.window_init.take() {
+            w.cwnd = init;
+        }
         if segments_acked == 0 {
             return;
         }
@@ -247,10 +282,14 @@ impl CongestionOps for VegasNs2 {
     }
 
     /// `VegasTcpAgent::timeout`: `slowdown(CLOSE_SSTHRESH_HALF)` on every
-    /// timeout.
+    /// timeout; the handshake's end is the pseudo-SYN's ACK.
     fn cwnd_event(&mut self, info: &ConnInfo, w: &mut Window, event: CwndEvent) {
-        if event == CwndEvent::Loss {
-            w.ssthresh = reno_ssthresh(Profile::Ns2, info, w, info.bytes_in_flight);
+        match event {
+            CwndEvent::Loss => {
+                w.ssthresh = reno_ssthresh(Profile::Ns2, info, w, info.bytes_in_flight);
+            }
+            CwndEvent::TxStart => self.open(info, w),
+            CwndEvent::CompleteCwr => {}
         }
     }
 
@@ -417,6 +456,47 @@ mod tests {
         cc.pkts_acked(&i, &w, 1, None);
         assert!((cc.pending.unwrap() - 0.13).abs() < 1e-12);
         assert_eq!((cc.sent.len(), cc.first_timed), (0, 3));
+    }
+
+    #[test]
+    fn the_pseudo_syns_ack_is_the_first_round_and_windowinit_follows() {
+        // set_initial_window (syn_, delay_growth_): cwnd_ 1. The SYN, sent
+        // at 0, is acknowledged at 100 ms: firstrecv_ = v_baseRTT_ = 0.1;
+        // its round (rttLen 1, delta 0, slow start) toggles v_inc_flag_ 1 →
+        // 0 (v_incr_ 0), marks v_begseq_ = t_seqno_ (vtlab's data packet 0)
+        // and v_begtime_ = 0.1 s. windowInit_ 2, window_ 20.
+        let mut cc = vegas();
+        let mut w = window(2, 20);
+        let mut i = info(Profile::Ns2);
+        i.now = Time(100_000_000);
+        i.min_rtt = Some(Duration::from_millis(100));
+        cc.cwnd_event(&i, &mut w, CwndEvent::TxStart);
+        assert_eq!((w.cwnd, cc.base_rtt, cc.beg_seq), (1_000, Some(0.1), 0));
+        assert_eq!((cc.inc_flag, cc.incr), (false, Incr::None));
+        // The one packet cwnd_ 1 lets go, sent at 100 ms, acknowledged at
+        // 220 ms (last_ack_ 0): cwnd_ = windowInit_ 2, then the round:
+        // v_cntRTT_ 0 → rtt = 0.22 − v_begtime_ 0.1 = 0.12; rttLen =
+        // t_seqno_ − v_begseq_ = 1 → v_baseRTT_ = 0.12 although above 0.1;
+        // expect = actual = 1/0.12 → delta 0 ≤ γ; v_inc_flag_ 0 → 1:
+        // v_incr_ 1, applied (2 − 1 ≤ 2): cwnd_ 3; v_begseq_ = 1.
+        cc.on_transmit(Time(100_000_000), 0, 1_000);
+        i.now = Time(220_000_000);
+        i.snd_una = 1_000;
+        i.snd_nxt = 1_000;
+        cc.pkts_acked(&i, &w, 1, None);
+        cc.increase_window(&i, &mut w, 1);
+        assert_eq!((w.cwnd, cc.incr, cc.beg_seq), (3_000, Incr::Packet, 1));
+        // Its own sample (0.12 s, sent once) joins the next round's sum.
+        assert!((cc.base_rtt.unwrap() - 0.12).abs() < 1e-12);
+        assert_eq!(cc.cnt_rtt, 1);
+        // Packets 1-3 go; the ACK of packet 1 (≥ v_begseq_) is the third
+        // round: rtt 0.12, rttLen 4 − 1 = 3, 3 outstanding, delta 0;
+        // v_inc_flag_ 1 → 0: no growth, and windowInit_ is not applied
+        // again (last_ack_ is no longer 0): cwnd_ stays 3.
+        i.snd_una = 2_000;
+        i.snd_nxt = 4_000;
+        cc.increase_window(&i, &mut w, 1);
+        assert_eq!((w.cwnd, cc.incr, cc.beg_seq), (3_000, Incr::None, 4));
     }
 
     #[test]

@@ -390,9 +390,11 @@ pub(crate) fn retransmit_head(c: &mut Conn, now: Time, out: &mut Vec<Packet>) {
 /// `snd_nxt − snd_una` is below min(cwnd, rwnd), with the limited-transmit
 /// allowance of RFC 3042 (one segment per duplicate ACK, two at most); no
 /// runt segments mid-transfer, no splitting a segment to fit the window
-/// unless nothing is in flight.
+/// unless nothing is in flight. Duplicates count in the Loss state only
+/// under ns-2's Sack1 (`Sender::on_dupack`), elsewhere `dupacks` is 0 there.
 pub(crate) fn send_classic(c: &mut Conn, now: Time, out: &mut Vec<Packet>) {
-    let limited = if c.ca_state == CaState::Disorder && c.cfg.limited_transmit {
+    let counting = matches!(c.ca_state, CaState::Disorder | CaState::Loss);
+    let limited = if counting && c.cfg.limited_transmit {
         u64::from(c.dupacks.min(2)) * c.cfg.mss
     } else {
         0

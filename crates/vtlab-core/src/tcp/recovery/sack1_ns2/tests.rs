@@ -194,10 +194,12 @@ fn a_timeout_clears_the_scoreboard_and_ignores_duplicates_until_a_new_ack() {
     assert!(dup(&mut c, &mut s, &[(1, 2)]));
     assert!(dup(&mut c, &mut s, &[(1, 3)]));
     // The sender's timeout: Loss, cwnd 2 (to show the resends); then
-    // Sack1TcpAgent::timeout: ClearScoreBoard, timeout_, go back N. ns-2
+    // Sack1TcpAgent::timeout: dupacks_ 0, ClearScoreBoard, timeout_, go
+    // back N (the sender's `on_rto` zeroes the count before). ns-2
     // resends the SACKed 1 too (RFC 6675's SACK would skip it).
     c.ca_state = CaState::Loss;
     c.w.cwnd = 2 * MSS;
+    c.dupacks = 0;
     s.on_timeout(&mut c, T);
     s.send(&mut c, T, &mut out);
     assert_eq!(sent(&mut out), vec![0, 1]);
