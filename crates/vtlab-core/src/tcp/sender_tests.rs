@@ -1112,8 +1112,9 @@ fn ns2_needs_an_ack_one_packet_past_recover_for_a_new_fast_retransmit() {
     assert_eq!(h.s.stats().fast_recoveries, 1);
 }
 
-#[test]
-fn ns2_sack1_leaves_recovery_without_growing_and_without_a_partial_ack_sample() {
+/// An `ns2` NewReno sender with Sack1 after its first two ACKs: windowInit_ 2,
+/// +1 packet per ACK in slow start, so packets 0..5 are out.
+fn ns2_sack1_after_two_acks() -> Harness {
     let cfg = TcpConfig {
         recovery: Recovery::Sack,
         initial_ssthresh: Some(100 * MSS),
@@ -1121,10 +1122,16 @@ fn ns2_sack1_leaves_recovery_without_growing_and_without_a_partial_ack_sample() 
     };
     let reno = AnyCc::NewReno(NewReno::new(Profile::Ns2));
     let mut h = Harness::with_cc(cfg, reno, 1_000_000);
-    // windowInit_ 2, +1 per ACK: packets 0..5 out; packet 2 is lost.
     h.ack(30, 1000);
     h.ack(31, 2000);
     assert_eq!(h.sent(), vec![0, 1, 2, 3, 4, 5]);
+    h
+}
+
+#[test]
+fn ns2_sack1_leaves_recovery_without_growing_and_without_a_partial_ack_sample() {
+    // windowInit_ 2, +1 per ACK: packets 0..5 out; packet 2 is lost.
+    let mut h = ns2_sack1_after_two_acks();
     let samples = h.s.stats().rtt_samples;
     // Sack1TcpAgent::recv: three duplicates that each change the scoreboard
     // (3, then 3-4, then 3-5 SACKed); singledup_ sends 6 and 7 on the first
@@ -1157,16 +1164,7 @@ fn ns2_sack1_leaves_recovery_without_growing_and_without_a_partial_ack_sample() 
 
 #[test]
 fn ns2_sack1_after_a_timeout_counts_duplicates_once_a_new_ack_came() {
-    let cfg = TcpConfig {
-        recovery: Recovery::Sack,
-        initial_ssthresh: Some(100 * MSS),
-        ..TcpConfig::defaults(Profile::Ns2)
-    };
-    let reno = AnyCc::NewReno(NewReno::new(Profile::Ns2));
-    let mut h = Harness::with_cc(cfg, reno, 1_000_000);
-    h.ack(30, 1000);
-    h.ack(31, 2000);
-    assert_eq!(h.sent(), vec![0, 1, 2, 3, 4, 5]);
+    let mut h = ns2_sack1_after_two_acks();
     // Packets 2 and 3 are lost. Timeout (TcpAgent::timeout): cwnd_ 1, go
     // back N: 2 again; Sack1TcpAgent::timeout sets timeout_.
     let t = h.s.timer_deadline().unwrap().0 / 1_000_000;
