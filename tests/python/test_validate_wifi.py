@@ -249,3 +249,18 @@ def test_the_reference_program_reproduces_its_stored_run(tmp_path: Path):
 
     assert strip(got["result"], "wall_s") == strip(rec["result"], "wall_s")
     assert got["config"] == rec["config"]
+
+
+def test_quick_without_out_leaves_the_stored_full_report_alone(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Without --out, --quick writes to the family's quick/ folder: the full grid's
+    report in validation/wifi (here a stand-in) is not replaced."""
+    monkeypatch.chdir(tmp_path)
+    full = tmp_path / "validation" / "wifi" / "report.md"
+    full.parent.mkdir(parents=True)
+    full.write_text("the full grid's report\n")
+    res = cli("validate", "wifi", "--quick", "--quiet")
+    assert res.exit_code == 0, res.output + res.stderr
+    assert full.read_text() == "the full grid's report\n"
+    assert "4 of 4 cells agree" in (full.parent / "quick" / "report.md").read_text()

@@ -43,6 +43,7 @@ from vtlab.cli.validate_options import (
     TopologyOpt,
     VehiclesOpt,
     hidden,
+    out_dir,
 )
 from vtlab.cluster import DEFAULT_CONNECT_TIMEOUT
 from vtlab.errors import EXIT_INTERRUPTED, fail, user_errors
@@ -99,16 +100,18 @@ def _bulk(
     profile: str,
     qdisc: str,
     only: str | None,
-    out: Path,
+    out: Path | None,
     jobs: int | None,
     quiet: bool,
     store_ns3: bool,
     cluster_args: tuple[Any, str | None, float],
+    default_out: str,
 ) -> None:
     """Run the bulk-transfer grid (:mod:`vtlab.validation.v2g`) and print the outcome."""
     from vtlab.validation import v2g
 
     scheduler, cluster, connect_timeout = cluster_args
+    out = out_dir(out, default_out, quick)
     with user_errors():
         grid = v2g.make_grid(ccs, losses, runs, nbytes, topologies, quick, profile, qdisc, only)
         check_cluster_options(scheduler, cluster, None, None, connect_timeout)
@@ -230,7 +233,7 @@ def _legacy(
     runs: _Runs = None,
     bytes_: _Bytes = None,
     topology: _Topology = None,
-    out: _Out = Path("validation"),
+    out: _Out = None,
     jobs: _Jobs = None,
     profile: _Profile = "ns3",
     qdisc: _Qdisc = "stock",
@@ -270,6 +273,7 @@ def _legacy(
         quiet=quiet,
         store_ns3=store_ns3,
         cluster_args=(scheduler, cluster, connect_timeout),
+        default_out="validation",
     )
 
 
@@ -278,7 +282,7 @@ def v2g_command(
     loss: LossOpt = None,
     runs: RunsOpt = None,
     bytes_: BytesOpt = None,
-    out: OutOpt = Path("validation"),
+    out: OutOpt = None,
     jobs: JobsOpt = None,
     profile: ProfileOpt = "ns3",
     qdisc: QdiscOpt = "stock",
@@ -312,6 +316,7 @@ def v2g_command(
         quiet=quiet,
         store_ns3=store_ns3,
         cluster_args=(scheduler, cluster, connect_timeout),
+        default_out="validation",
     )
 
 
@@ -321,7 +326,7 @@ def station_command(
     runs: RunsOpt = None,
     bytes_: BytesOpt = None,
     vehicles: VehiclesOpt = None,
-    out: OutOpt = Path("validation/station21"),
+    out: OutOpt = None,
     jobs: JobsOpt = None,
     profile: ProfileOpt = "ns3",
     qdisc: QdiscOpt = "stock",
@@ -352,6 +357,7 @@ def station_command(
         quiet=quiet,
         store_ns3=store_ns3,
         cluster_args=(scheduler, cluster, connect_timeout),
+        default_out="validation/station21",
     )
 
 

@@ -5,7 +5,6 @@ its old spelling ``vtlab validate-iso15118`` (hidden, for one release)."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -15,6 +14,7 @@ from vtlab.cli.validate_options import (
     OutOpt,
     QuietOpt,
     RerunNs3Opt,
+    out_dir,
     quick_option,
     seeds_option,
 )
@@ -69,7 +69,7 @@ def iso15118_command(
     seeds: SeedsOpt = None,
     rerun_ns3: RerunNs3Opt = False,
     store_ns3: StoreNs3Opt = False,
-    out: OutOpt = Path("validation/iso15118"),
+    out: OutOpt = None,
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
     replay_cell: ReplayOpt = None,
@@ -82,6 +82,7 @@ def iso15118_command(
     with user_errors():
         grid = iso15118.make_grid(seeds, quick, rerun_ns3)
         n_jobs = at_least("--jobs", jobs if jobs is not None else (os.cpu_count() or 1))
+        out = out_dir(out, "validation/iso15118", quick)
         check_output_dir("--out", out)
     con = console()
 

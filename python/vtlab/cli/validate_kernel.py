@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from vtlab.cli.validate_options import QuietOpt, seeds_option
+from vtlab.cli.validate_options import QuietOpt, out_dir, seeds_option
 from vtlab.cli.validate_run import console, logger, run_family
 from vtlab.errors import user_errors
 from vtlab.outputs import check_output_dir
@@ -80,7 +80,8 @@ SessionOutOpt = Annotated[
         "--out",
         "-o",
         help="Directory for report.md, agreement.csv and runs.jsonl (default "
-        "validation/kernel, with --session validation/kernel-session).",
+        "validation/kernel, with --quick validation/kernel/quick, with --session "
+        "validation/kernel-session).",
         show_default=False,
     ),
 ]
@@ -110,7 +111,7 @@ def kernel_command(
     if session:
         _session(loss, runs, exchanges, jobs, realtime, out, quiet)
         return
-    out = out or Path("validation/kernel")
+    out = out_dir(out, "validation/kernel", quick)
     with user_errors():
         size = None if nbytes is None else parse_bytes(nbytes)
         grid = kernel.make_grid(

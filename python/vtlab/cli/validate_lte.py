@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from vtlab.cli.validate_options import QuietOpt, RerunNs3Opt, quick_option, seeds_option
+from vtlab.cli.validate_options import QuietOpt, RerunNs3Opt, out_dir, quick_option, seeds_option
 from vtlab.errors import EXIT_INTERRUPTED, fail, user_errors
 from vtlab.outputs import check_output_dir, writing
 from vtlab.validation import lte
@@ -89,8 +89,14 @@ RepeatOpt = Annotated[int, typer.Option("--repeat", help="vtlab runs per case ti
 
 #: ``--out``: the LTE family keeps its ns-3 runs in OUT/ns3-cache.jsonl.
 LteOutOpt = Annotated[
-    Path,
-    typer.Option("--out", "-o", help="Directory for report.md, agreement.csv and the ns-3 cache."),
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        help="Directory for report.md, agreement.csv and the ns-3 cache [default: "
+        "validation/lte; with --quick validation/lte/quick].",
+        show_default=False,
+    ),
 ]
 
 
@@ -118,7 +124,7 @@ def lte_command(
     bench: BenchOpt = False,
     repeat: RepeatOpt = DEFAULT_REPEAT,
     rerun_ns3: RerunNs3Opt = False,
-    out: LteOutOpt = Path("validation/lte"),
+    out: LteOutOpt = None,
     quick: QuickOpt = False,
     quiet: QuietOpt = False,
 ) -> None:
@@ -133,6 +139,7 @@ def lte_command(
         chosen = lte.parse_cases(case if case or not quick else list(QUICK_CASES))
         tol = lte.parse_tolerance(tolerance)
         lte.check_options(duration, seeds, uplink_period, radio_delay, repeat)
+        out = out_dir(out, "validation/lte", quick)
         check_output_dir("--out", out)
     console = Console(stderr=True, highlight=False)
 

@@ -24,6 +24,7 @@ __all__ = [
     "LossOpt",
     "OnlyOpt",
     "OutOpt",
+    "out_dir",
     "ProfileOpt",
     "QdiscOpt",
     "QuickOpt",
@@ -123,9 +124,25 @@ VehiclesOpt = Annotated[
 ]
 
 OutOpt = Annotated[
-    Path,
-    typer.Option("--out", "-o", help="Directory for report.md, agreement.csv and runs.jsonl."),
+    Path | None,
+    typer.Option(
+        "--out",
+        "-o",
+        help="Directory for report.md, agreement.csv and runs.jsonl [default: the "
+        "family's folder under validation/; with --quick its quick/ subfolder].",
+        show_default=False,
+    ),
 ]
+
+
+def out_dir(out: Path | None, default: str, quick: bool) -> Path:
+    """Where a family writes: ``--out`` as given, else ``default`` (its folder under
+    validation/, which holds the stored report of the full grid), and with ``--quick``
+    that folder's ``quick/``, so that the CI subset never replaces the full report."""
+    if out is not None:
+        return out
+    return Path(default) / "quick" if quick else Path(default)
+
 
 JobsOpt = Annotated[
     int | None,

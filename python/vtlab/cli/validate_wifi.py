@@ -14,6 +14,7 @@ from vtlab.cli.validate_options import (
     OutOpt,
     QuietOpt,
     RerunNs3Opt,
+    out_dir,
     quick_option,
     seeds_option,
 )
@@ -62,7 +63,7 @@ def wifi_command(
     duration: DurationOpt = wifi.DEFAULT_DURATION_S,
     rerun_ns3: RerunNs3Opt = False,
     store_ns3: StoreNs3Opt = False,
-    out: OutOpt = Path("validation/wifi"),
+    out: OutOpt = None,
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
@@ -71,6 +72,7 @@ def wifi_command(
     with user_errors():
         grid = wifi.make_grid(case, seeds, duration, rerun_ns3, quick)
         n_jobs = at_least("--jobs", jobs if jobs is not None else (os.cpu_count() or 1))
+        out = out_dir(out, "validation/wifi", quick)
         check_output_dir("--out", out)
     run_chain_family(wifi, grid, out, n_jobs, quiet, store_ns3)
 

@@ -4,7 +4,6 @@ the command line."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -14,6 +13,7 @@ from vtlab.cli.validate_options import (
     OutOpt,
     QuietOpt,
     RerunNs3Opt,
+    out_dir,
     quick_option,
     seeds_option,
 )
@@ -48,7 +48,7 @@ def wifi_aodv_command(
     seeds: SeedsOpt = None,
     rerun_ns3: RerunNs3Opt = False,
     store_ns3: StoreNs3Opt = False,
-    out: OutOpt = Path("validation/wifi-aodv"),
+    out: OutOpt = None,
     jobs: JobsOpt = None,
     quiet: QuietOpt = False,
 ) -> None:
@@ -57,6 +57,7 @@ def wifi_aodv_command(
     with user_errors():
         grid = wifi_aodv.make_grid(case, seeds, rerun_ns3, quick)
         n_jobs = at_least("--jobs", jobs if jobs is not None else (os.cpu_count() or 1))
+        out = out_dir(out, "validation/wifi-aodv", quick)
         check_output_dir("--out", out)
     run_chain_family(wifi_aodv, grid, out, n_jobs, quiet, store_ns3)
 
