@@ -51,10 +51,43 @@ struct Item {
     retrans: bool,
 }
 
+/// Bytes of the sent list, and of its items with each flag, kept as the
+/// list changes so that R2's count costs O(1) per call, not O(window).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Sums {
+    sent: u64,
+    sacked: u64,
+    lost: u64,
+    retrans: u64,
+}
+
+impl Sums {
+    /// `bytes` of an item with these flags join (`add`) or leave the sums.
+    fn count(&mut self, it: &Item, bytes: u64, add: bool) {
+        let f = |sum: &mut u64, on: bool| {
+            if on {
+                *sum = if add { *sum + bytes } else { *sum - bytes };
+            }
+        };
+        f(&mut self.sent, true);
+        f(&mut self.sacked, it.sacked);
+        f(&mut self.lost, it.lost);
+        f(&mut self.retrans, it.retrans);
+    }
+
+    /// Set an item's flags, moving its bytes between the sums.
+    fn flag(&mut self, it: &mut Item, sacked: bool, lost: bool, retrans: bool) {
+        self.count(it, it.len, false);
+        (it.sacked, it.lost, it.retrans) = (sacked, lost, retrans);
+        self.count(it, it.len, true);
+    }
+}
+
 /// ns-3's sent list without SACK, and NewReno's recovery on it.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct RenoSack {
     items: VecDeque<Item>,
+    sums: Sums,
     /// Start of the segment the last `AddRenoSack` marked (`m_highestSack`);
     /// None after a reset.
     highest_sack: Option<u64>,
@@ -65,18 +98,24 @@ pub(crate) struct RenoSack {
 impl RenoSack {
     /// R2: sent − SACKed − lost + retransmitted, in bytes.
     fn pipe(&self) -> u64 {
-        let (mut plus, mut minus) = (0, 0);
+        debug_assert_eq!(self.sums, self.recount(), "the kept sums drifted");
+        let s = &self.sums;
+        (s.sent + s.retrans).saturating_sub(s.sacked + s.lost)
+    }
+
+    /// The sums counted afresh from the list (debug builds check the kept ones).
+    fn recount(&self) -> Sums {
+        let mut sums = Sums::default();
         for it in &self.items {
-            plus += it.len + if it.retrans { it.len } else { 0 };
-            minus += if it.sacked { it.len } else { 0 } + if it.lost { it.len } else { 0 };
+            sums.count(it, it.len, true);
         }
-        plus.saturating_sub(minus)
+        sums
     }
 
     /// R1 `AddRenoSack`: mark the first un-SACKed segment after the head.
     fn add_reno_sack(&mut self) {
         if let Some(it) = self.items.iter_mut().skip(1).find(|it| !it.sacked) {
-            it.sacked = true;
+            self.sums.flag(it, true, it.lost, it.retrans);
             self.highest_sack = Some(it.start);
         }
     }
@@ -84,23 +123,23 @@ impl RenoSack {
     /// `MarkHeadAsLost`: the head is neither SACKed nor counted as resent.
     fn mark_head_lost(&mut self) {
         if let Some(h) = self.items.front_mut() {
-            h.sacked = false;
-            h.retrans = false;
-            h.lost = true;
+            self.sums.flag(h, false, true, false);
         }
     }
 
     /// R3 `DiscardUpTo(ack)`.
     fn discard_up_to(&mut self, ack: u64) {
-        while self.items.front().is_some_and(|h| h.start + h.len <= ack) {
+        while let Some(h) = self.items.front().filter(|h| h.start + h.len <= ack) {
+            self.sums.count(h, h.len, false);
             self.items.pop_front();
         }
         if let Some(h) = self.items.front_mut().filter(|h| h.start < ack) {
+            self.sums.count(h, ack - h.start, false);
             h.len -= ack - h.start;
             h.start = ack;
         }
-        if self.items.front().is_some_and(|h| h.sacked) {
-            self.items[0].sacked = false;
+        if let Some(h) = self.items.front_mut().filter(|h| h.sacked) {
+            self.sums.flag(h, false, h.lost, h.retrans);
             self.add_reno_sack();
             self.mark_head_lost();
         }
@@ -112,6 +151,9 @@ impl RenoSack {
     /// `NextSeg` rule 1 without SACK: the first segment marked lost and
     /// neither SACKed nor resent.
     fn first_lost(&self) -> Option<Item> {
+        if self.sums.lost == 0 {
+            return None;
+        }
         self.items
             .iter()
             .find(|it| it.lost && !it.sacked && !it.retrans)
@@ -121,16 +163,18 @@ impl RenoSack {
     fn transmit(&mut self, c: &mut Conn, now: Time, seq: u64, len: u64, out: &mut Vec<Packet>) {
         if seq < c.snd_max {
             if let Some(it) = self.items.iter_mut().find(|it| it.start == seq) {
-                it.retrans = true;
+                self.sums.flag(it, it.sacked, it.lost, true);
             }
         } else {
-            self.items.push_back(Item {
+            let it = Item {
                 start: seq,
                 len,
                 sacked: false,
                 lost: false,
                 retrans: false,
-            });
+            };
+            self.sums.count(&it, len, true);
+            self.items.push_back(it);
         }
         c.transmit(now, seq, len, out);
         c.snd_nxt = seq + len;
@@ -239,6 +283,13 @@ impl RecoveryOps for RenoSack {
             it.lost = true;
             it.retrans = false;
         }
+        let sent = self.sums.sent;
+        self.sums = Sums {
+            sent,
+            sacked: 0,
+            lost: sent,
+            retrans: 0,
+        };
         c.snd_nxt = c.snd_una;
     }
 
