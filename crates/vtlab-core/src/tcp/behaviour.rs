@@ -233,6 +233,12 @@ impl StackBehaviour {
             Profile::Ns2 => Self::NS2,
         }
     }
+
+    /// Whether a flow with controller `cc` is ns-2's Vegas agent (its own
+    /// loss handling, opening and header-less packets).
+    pub fn is_vegas_agent(&self, cc: &str) -> bool {
+        self.vegas_agent && cc == "vegas"
+    }
 }
 
 #[cfg(test)]

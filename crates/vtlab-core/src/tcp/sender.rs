@@ -108,7 +108,7 @@ fn rtt_estimator(cfg: &TcpConfig) -> RttEstimator {
 /// `headersize()` (`TcpAgent::output` adds it), so a `vegas` sender under
 /// `ns2` adds none.
 fn wire_header_bytes(cfg: &TcpConfig, b: &StackBehaviour) -> u64 {
-    if b.vegas_agent && cfg.cc == "vegas" {
+    if b.is_vegas_agent(&cfg.cc) {
         0
     } else {
         cfg.header_bytes
@@ -375,7 +375,7 @@ impl Sender {
         self.c.timer = Some(now + self.syn_timeout);
         self.c.timer_kind = TimerKind::Rto;
         let mut syn = self.c.packet(now, PacketKind::Syn, 0, 0);
-        if self.c.b.vegas_agent && self.c.cfg.cc == "vegas" {
+        if self.c.b.is_vegas_agent(&self.c.cfg.cc) {
             // ns-2 `VegasTcpAgent::output` sends the pseudo-SYN (packet 0)
             // as a full packet.
             syn.ip_bytes += self.c.cfg.mss as u32;
@@ -682,12 +682,11 @@ impl Sender {
     }
 
     /// As ns-3 (ProcessAck) and Linux, the ACK that ends recovery also grows
-    /// the window from its new value, cwnd = ssthresh; ns-2's Sack1
-    /// (`Sack1TcpAgent::recv`) calls `newack` alone there, without
-    /// `opencwnd`: the controller sees the ACK, the window stays.
+    /// the window from its new value, cwnd = ssthresh; where the recovery
+    /// says not (ns-2's Sack1), the controller sees the ACK, the window stays.
     fn after_recovery_exit(&mut self, now: Time, segments: u32) {
         let srtt = self.c.rtt.srtt();
-        if matches!(self.rec, AnyRecovery::Sack1Ns2(_)) {
+        if !self.rec.grows_on_recovery_exit() {
             let in_flight = self.bytes_in_flight();
             self.c.pkts_acked(now, segments, srtt, in_flight);
         } else {
@@ -883,13 +882,11 @@ impl Sender {
                 self.c.dupacks += 1;
                 self.rec.on_dupack(&mut self.c, newly_sacked);
             }
-            // ns-2's Sack1 after a timeout, once a new ACK came (`timeout_`
-            // false): a duplicate that changes the scoreboard counts and,
-            // below `numdupacks_`, `singledup_`'s `send_one` sends (limited
-            // transmit); `bug_fix_` stops a fast retransmit before `recover_`.
+            // A duplicate the recovery counts in Loss (ns-2's Sack1) counts
+            // below the threshold only: limited transmit, no fast retransmit
+            // before `recover` (`bug_fix_`).
             CaState::Loss
-                if matches!(self.rec, AnyRecovery::Sack1Ns2(_))
-                    && self.rec.counts_dupack()
+                if self.rec.counts_dupack_in_loss()
                     && self.c.dupacks + 1 < self.c.cfg.dupack_threshold =>
             {
                 self.c.dupacks += 1;

@@ -118,7 +118,7 @@ pub(super) fn ack_packet(ack: u64) -> Packet {
 /// under the `linux` and `ns2` profiles (`StackBehaviour::reno_sack_marks`).
 fn classic(mut h: Harness) -> Harness {
     h.s.c.b.reno_sack_marks = false;
-    h.s.rec = AnyRecovery::NewReno(crate::tcp::recovery::NewReno::new(false));
+    h.s.rec = AnyRecovery::NewReno(crate::tcp::recovery::NewReno::default());
     h
 }
 

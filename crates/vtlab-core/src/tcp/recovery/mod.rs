@@ -39,6 +39,7 @@ mod vegas_ns2;
 
 pub(crate) use newreno::NewReno;
 pub(crate) use reno::Reno;
+pub(crate) use reno_sack::RenoSack;
 pub(crate) use sack::Sack;
 pub(crate) use sack1_ns2::Sack1Ns2;
 pub(crate) use tahoe::Tahoe;
@@ -110,6 +111,18 @@ pub(crate) trait RecoveryOps {
     /// Whether the duplicate ACK just recorded counts toward the threshold
     /// (ns-2 Sack1: only if it changed the scoreboard, `CheckUpdate`).
     fn counts_dupack(&self) -> bool {
+        true
+    }
+
+    /// Whether a duplicate ACK in Loss counts (below the threshold only), for
+    /// limited transmit (ns-2 Sack1 once a new ACK came after the timeout).
+    fn counts_dupack_in_loss(&self) -> bool {
+        false
+    }
+
+    /// Whether the ACK that ends recovery also grows the window (ns-3's
+    /// `ProcessAck` and Linux); ns-2's Sack1 calls `newack` alone there.
+    fn grows_on_recovery_exit(&self) -> bool {
         true
     }
 
@@ -289,6 +302,12 @@ macro_rules! any_recovery {
             fn counts_dupack(&self) -> bool {
                 match self { $(AnyRecovery::$variant(r) => r.counts_dupack()),* }
             }
+            fn counts_dupack_in_loss(&self) -> bool {
+                match self { $(AnyRecovery::$variant(r) => r.counts_dupack_in_loss()),* }
+            }
+            fn grows_on_recovery_exit(&self) -> bool {
+                match self { $(AnyRecovery::$variant(r) => r.grows_on_recovery_exit()),* }
+            }
             fn rack_detect(&mut self, c: &mut Conn, now: Time, force: bool) -> RackScan {
                 match self { $(AnyRecovery::$variant(r) => r.rack_detect(c, now, force)),* }
             }
@@ -359,12 +378,13 @@ macro_rules! any_recovery {
 recoveries! {
     Tahoe(Tahoe) = |_, _| Tahoe,
     Reno(Reno) = |_, b| Reno { guards_recover: b.reno_guards_recover },
-    NewReno(NewReno) = |_, b| NewReno::new(b.reno_sack_marks),
+    NewReno(NewReno) = |_, _| NewReno::default(),
     Sack(Sack) = |cfg, b| Sack::new(b.pipe_counts_sacked_retransmissions).with_rack(cfg.rack()),
     ;
+    RenoSack(RenoSack) = Recovery::NewReno if |_, b| b.reno_sack_marks => RenoSack::default(),
     Sack1Ns2(Sack1Ns2) = Recovery::Sack if |_, b| b.sack1 => Sack1Ns2::default(),
     VegasNs2(VegasNs2Recovery) = Recovery::Tahoe | Recovery::Reno | Recovery::NewReno
-        if |cfg, b| b.vegas_agent && cfg.cc == "vegas" => VegasNs2Recovery::default(),
+        if |cfg, b| b.is_vegas_agent(&cfg.cc) => VegasNs2Recovery::default(),
 }
 
 /// The part of a fast retransmit common to Reno, NewReno and SACK: ssthresh

@@ -2,71 +2,22 @@
 //! `recover`) resends the next hole and deflates cwnd, and only a full ACK
 //! ends recovery. The retransmission timer is restarted on the first partial
 //! ACK only (RFC 6582 §3.2 step 4, the "Impatient" variant, as ns-3).
-//!
-//! Under `StackBehaviour::reno_sack_marks` (the `ns3` profile) every call
-//! goes to [`RenoSack`], ns-3.44's SACK-less sent list instead.
 
-use super::reno_sack::RenoSack;
-use super::{enter_fast_recovery, retransmit_head, send_classic, NewAck, RecoveryOps, SackUpdate};
+use super::{enter_fast_recovery, retransmit_head, NewAck, RecoveryOps};
 use crate::engine::Time;
 use crate::net::Packet;
 use crate::tcp::conn::Conn;
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct NewReno {
     /// A partial ACK was seen in this recovery.
     partial_ack_seen: bool,
-    /// ns-3's emulation, when the profile asks for it.
-    ns3: Option<RenoSack>,
-}
-
-impl NewReno {
-    pub fn new(reno_sack_marks: bool) -> Self {
-        NewReno {
-            partial_ack_seen: false,
-            ns3: reno_sack_marks.then(RenoSack::default),
-        }
-    }
 }
 
 impl RecoveryOps for NewReno {
-    fn bytes_in_flight(&self, c: &Conn) -> u64 {
-        match &self.ns3 {
-            Some(r) => r.bytes_in_flight(c),
-            None => c.flight_size(),
-        }
-    }
-
-    fn on_ack_arrival(
-        &mut self,
-        c: &Conn,
-        now: Time,
-        ack: u64,
-        blocks: &[(u64, u64)],
-        ts_ecr: Time,
-    ) -> SackUpdate {
-        match &mut self.ns3 {
-            Some(r) => r.on_ack_arrival(c, now, ack, blocks, ts_ecr),
-            None => SackUpdate::default(),
-        }
-    }
-
-    fn head_lost(&self) -> bool {
-        self.ns3.as_ref().is_some_and(|r| r.head_lost())
-    }
-
-    fn on_limited_transmit(&mut self, c: &mut Conn) {
-        if let Some(r) = self.ns3.as_mut() {
-            r.on_limited_transmit(c);
-        }
-    }
-
     /// RFC 6582 §3.2 step 2: ssthresh, `recover` = snd_max, retransmit the
     /// head, cwnd = ssthresh + 3·MSS (one MSS per duplicate ACK received).
-    fn enter(&mut self, c: &mut Conn, now: Time, newly_sacked: u64, out: &mut Vec<Packet>) {
-        if let Some(r) = self.ns3.as_mut() {
-            return r.enter(c, now, newly_sacked, out);
-        }
+    fn enter(&mut self, c: &mut Conn, now: Time, _newly_sacked: u64, out: &mut Vec<Packet>) {
         let flight = c.flight_size();
         enter_fast_recovery(c, now, flight);
         self.partial_ack_seen = false;
@@ -74,14 +25,6 @@ impl RecoveryOps for NewReno {
             c.w.cwnd = c.w.ssthresh + u64::from(c.dupacks) * c.cfg.mss;
         }
         retransmit_head(c, now, out);
-    }
-
-    fn on_dupack(&mut self, c: &mut Conn, newly_sacked: u64) {
-        match self.ns3.as_mut() {
-            Some(r) => r.on_dupack(c, newly_sacked),
-            None if !c.cc_owns_cwnd => c.w.cwnd += c.cfg.mss,
-            None => {}
-        }
     }
 
     /// RFC 6582 §3.2 step 4: resend the first unacknowledged segment, deflate
@@ -94,9 +37,6 @@ impl RecoveryOps for NewReno {
         a: &NewAck,
         out: &mut Vec<Packet>,
     ) -> bool {
-        if let Some(r) = self.ns3.as_mut() {
-            return r.on_partial_ack(c, now, a, out);
-        }
         retransmit_head(c, now, out);
         if !c.cc_owns_cwnd {
             c.w.cwnd = c.w.cwnd.saturating_sub(a.newly);
@@ -110,32 +50,9 @@ impl RecoveryOps for NewReno {
         restart_timer
     }
 
-    fn on_exit(&mut self) {
-        if let Some(r) = self.ns3.as_mut() {
-            r.on_exit();
-        }
-    }
-
-    fn head_resent(&self, c: &Conn) -> bool {
-        match &self.ns3 {
-            Some(r) => r.head_resent(c),
-            None => c.snd_una < c.snd_nxt.min(c.recover.unwrap_or(0)),
-        }
-    }
-
-    fn on_timeout(&mut self, c: &mut Conn, now: Time) {
-        if let Some(r) = self.ns3.as_mut() {
-            return r.on_timeout(c, now);
-        }
+    fn on_timeout(&mut self, c: &mut Conn, _now: Time) {
         self.partial_ack_seen = false;
         c.snd_nxt = c.snd_una;
-    }
-
-    fn send(&mut self, c: &mut Conn, now: Time, out: &mut Vec<Packet>) {
-        match self.ns3.as_mut() {
-            Some(r) => r.send(c, now, out),
-            None => send_classic(c, now, out),
-        }
     }
 }
 
@@ -161,7 +78,7 @@ mod tests {
         c.dupacks = 3;
         c.ca_state = CaState::Disorder;
         let mut out = vec![];
-        let mut r = NewReno::new(false);
+        let mut r = NewReno::default();
         r.enter(&mut c, T, 0, &mut out);
         // RFC 6582 §3.2 step 2: recover = highest sent (exclusive end 10
         // segments), ssthresh 5, cwnd = 5 + 3 segments, head resent.

@@ -209,6 +209,18 @@ impl RecoveryOps for Sack1Ns2 {
         self.sb.changed
     }
 
+    /// After a timeout, once a new ACK came (`timeout_` false), a duplicate
+    /// that changed the scoreboard counts: below `numdupacks_`, `singledup_`'s
+    /// `send_one` sends (the sender's limited transmit).
+    fn counts_dupack_in_loss(&self) -> bool {
+        self.sb.changed
+    }
+
+    /// `Sack1TcpAgent::recv` ends recovery with `newack` alone, no `opencwnd`.
+    fn grows_on_recovery_exit(&self) -> bool {
+        false
+    }
+
     /// `dupack_action` (its `bug_fix_` guard is the sender's,
     /// `recover_guard_one_past`), `sack_action`: recover_ = maxseq_, pipe_ = maxseq_ −
     /// highest_ack_ − numdupacks_ (`oldCode_` and `LimTransmitFix_` false),
