@@ -39,10 +39,9 @@ from typing import Any
 
 from vtlab import _core
 
-__all__ = ["close", "interrupt", "pids", "pool", "running"]
+__all__ = ["close", "die_with", "interrupt", "pids", "pool", "running"]
 
-_POOL: list[Any] = []  # the live pool, if any (at most one)
-_SIZE: list[int] = []  # its number of workers
+_POOL: list[tuple[Any, int]] = []  # the live pool and its number of workers, if any
 
 
 def pool(workers: int, most: int) -> Any:
@@ -51,8 +50,8 @@ def pool(workers: int, most: int) -> Any:
     closed first), or ``None`` where forking is not safe (this process runs other
     threads: a lock held by one at the fork would stay held in the child) or not
     available on this system."""
-    if _POOL and workers <= _SIZE[0] <= most and _healthy(_POOL[0]):
-        return _POOL[0]
+    if _POOL and workers <= _POOL[0][1] <= most and _healthy(_POOL[0][0]):
+        return _POOL[0][0]
     close()
     import multiprocessing
 
@@ -83,8 +82,7 @@ def pool(workers: int, most: int) -> Any:
         raise
     finally:
         gc.unfreeze()
-    _POOL.append(made)
-    _SIZE.append(workers)
+    _POOL.append((made, workers))
     return made
 
 
@@ -116,9 +114,7 @@ def close(kill: bool = False) -> None:
     ones are killed too (their chunks are lost) rather than waited for. Every worker
     is reaped before this returns."""
     if _POOL:
-        p = _POOL.pop()
-        _SIZE.pop()
-        _shutdown(p, kill)
+        _shutdown(_POOL.pop()[0], kill)
 
 
 def _shutdown(p: Any, kill: bool) -> None:
@@ -141,12 +137,7 @@ def _worker_init(parent: int) -> None:
     SIGKILL when the process that forked it ends, however it ends); Ctrl-C (SIGINT)
     asks a running simulation to stop, which then raises KeyboardInterrupt and ends
     the chunk, and is ignored while idle; Arrow's thread pools get one thread."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        pr_set_pdeathsig = 1  # linux/prctl.h
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGKILL), 0, 0, 0)
-    if os.getppid() != parent:  # the parent died before the request above
+    if not die_with(parent, signal.SIGKILL):
         os._exit(1)
     signal.signal(signal.SIGINT, _on_sigint)
     import pyarrow
@@ -155,6 +146,18 @@ def _worker_init(parent: int) -> None:
     # in every worker) would only add threads that compete for the same cores.
     pyarrow.set_cpu_count(1)
     pyarrow.set_io_thread_count(1)
+
+
+def die_with(parent: int, sig: signal.Signals) -> bool:
+    """In a child: ask the kernel to send ``sig`` when the process that forked it
+    ends, however it ends (``PR_SET_PDEATHSIG``, Linux), and say whether that is
+    still ``parent`` (False: the parent died before the request)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1  # linux/prctl.h
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(sig), 0, 0, 0)
+    return os.getppid() == parent
 
 
 def _on_sigint(*_: Any) -> None:

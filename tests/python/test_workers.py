@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def _live_pids() -> list[int]:
-    return workers.pids(workers._POOL[0]) if workers._POOL else []
+    return workers.pids(workers._POOL[0][0]) if workers._POOL else []
 
 
 def _running(pid: int) -> bool:
@@ -134,7 +134,7 @@ CHILD = textwrap.dedent(
     Sweep({"preset": "v2g", "bytes": "200kB"},
           [Axis.values("loss.mean_loss", ["1%", "5%"], name="loss")],
           seeds=[1, 2]).run(progress=False, jobs=2)
-    print(*workers.pids(workers._POOL[0]), flush=True)
+    print(*workers.pids(workers._POOL[0][0]), flush=True)
     if sys.argv[1] == "raise":
         raise RuntimeError("after the sweep")
     if sys.argv[1] == "wait":

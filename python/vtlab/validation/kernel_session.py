@@ -23,7 +23,6 @@ the runs, which spend their time waiting, go ``jobs`` at a time.
 
 from __future__ import annotations
 
-import ctypes
 import json
 import math
 import os
@@ -46,6 +45,7 @@ from vtlab.validation.report import f
 from vtlab.validation.report import write_report as write_skeleton
 from vtlab.validation.runner import VTLAB
 from vtlab.validation.verdict import mean_ci, paired_difference, ratio_ci, verdict
+from vtlab.workers import die_with
 
 __all__ = [
     "BURSTS",
@@ -446,9 +446,7 @@ def _end_with_parent(parent: int) -> None:
     """Ask the kernel for SIGTERM when the parent dies (``PR_SET_PDEATHSIG``), so a
     killed grid (even SIGKILL) leaves no run behind; exits at once if the parent is
     already gone."""
-    pr_set_pdeathsig = 1  # linux/prctl.h
-    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
-    if os.getppid() != parent:
+    if not die_with(parent, signal.SIGTERM):
         raise SystemExit(1)
 
 
