@@ -152,7 +152,9 @@ def _label_columns(columns: Sequence[str], labels: Sequence[tuple[str, Any]]) ->
 # Building each run's tables (a DataFrame per table per run, then its labels, then one
 # concatenation per chunk) was more than half of a short run's CPU time. A chunk's
 # tables are therefore built at once from the runs' raw columns, concatenated as lists:
-# one DataFrame per table per chunk. pandas infers a column's dtype from its values,
+# one DataFrame per table per chunk, its number columns handed to pandas as arrays of
+# the dtype it would infer (its inference, column by column, was a quarter of a
+# small chunk's cost). pandas infers a column's dtype from its values,
 # and the per-run frames' dtypes then meet in the concatenation (an all-None column of
 # one run and a float column of another, say), so a column is concatenated as lists
 # only where every run's values (or label) are of one of the kinds below, the same in
@@ -164,13 +166,17 @@ def _label_columns(columns: Sequence[str], labels: Sequence[tuple[str, Any]]) ->
 def _kind(values: Sequence[Any]) -> str | None:
     """Which of the kinds above the non-empty list ``values`` is: only ints, only
     floats, only bools, or only strings; else ``None``. (Ints must also be within
-    the 64-bit signed range: :func:`_chunk_table` checks that on the concatenated
-    column, which is int64 exactly when every run's is.)"""
+    the 64-bit signed range, where pandas gives int64: :func:`_chunk_table` checks
+    that as it makes the concatenated column an int64 array.)"""
     types = set(map(type, values))
     if len(types) != 1:
         return None
     (kind,) = types
     return kind.__name__ if kind in (int, float, bool, str) else None
+
+
+#: The numpy dtype of a column of each kind but text.
+_NUMPY = {"int": "int64", "float": "float64", "bool": "bool"}
 
 
 def _label_kind(value: Any) -> str | None:
@@ -194,11 +200,12 @@ def chunk_result(raws: Sequence[Mapping[str, Any]], labels: Sequence[Any]) -> Re
         if frame is not None:
             setattr(res, table, frame)
         elif _alike_without_rows(table, raws, labels):
-            # Every run's frame would be this one (no rows, the same columns): built
-            # once, concatenated as often as there are runs.
-            _label_frame(getattr(parts[0], table), labels[0])
-            for part in parts[1:]:
-                setattr(part, table, getattr(parts[0], table))
+            # Every run's frame would be this one (no rows, the same columns), and
+            # so is their concatenation (each column's dtype met only itself): built
+            # once.
+            frame = getattr(parts[0], table)
+            _label_frame(frame, labels[0])
+            setattr(res, table, frame)
         else:
             for part, lab in zip(parts, labels, strict=True):  # run by run
                 _label_frame(getattr(part, table), lab)
@@ -225,6 +232,7 @@ def _alike_without_rows(
 def _chunk_table(table: str, raws: Sequence[Mapping[str, Any]], labels: Sequence[Any]) -> Any:
     """The table ``table`` of the runs ``raws`` labelled with ``labels``, or ``None``
     where it must be built run by run (see above)."""
+    import numpy as np
     import pandas as pd
 
     columns = [raw.get(table) for raw in raws]
@@ -240,26 +248,29 @@ def _chunk_table(table: str, raws: Sequence[Mapping[str, Any]], labels: Sequence
     order = _label_columns(table_order(columns[0], table), labels[runs[0]])
     if any(_label_columns(table_order(columns[i], table), labels[i]) != order for i in runs):
         return None
-    data: dict[str, list[Any]] = {}
-    ints: list[str] = []
+    data: dict[str, Any] = {}
     label_values = [dict(labels[i]) for i in runs]
     for name in order:
         if name in names:
             parts = [columns[i][name] for i in runs]
             kinds = {_kind(v) for v in parts}
-            data[name] = list(itertools.chain.from_iterable(parts))
+            values = list(itertools.chain.from_iterable(parts))
         else:
-            values = [lab[name] for lab in label_values]
-            kinds = {_label_kind(v) for v in values}
-            data[name] = [v for i, v in zip(runs, values, strict=True) for _ in range(rows[i])]
+            at = [lab[name] for lab in label_values]
+            kinds = {_label_kind(v) for v in at}
+            values = [v for i, v in zip(runs, at, strict=True) for _ in range(rows[i])]
         if len(kinds) != 1 or None in kinds:
             return None
-        if kinds == {"int"}:
-            ints.append(name)
-    frame = pd.DataFrame(data)
-    if any(frame[name].dtype != "int64" for name in ints):  # beyond 64 bits signed
-        return None
-    return frame
+        (kind,) = kinds
+        if kind == "str":
+            data[name] = values  # pandas' own inference: its str dtype
+            continue
+        try:
+            # The dtype pandas infers from a list of one kind, without its inference.
+            data[name] = np.array(values, dtype=_NUMPY[kind])
+        except OverflowError:  # ints beyond 64 bits signed: pandas would not give int64
+            return None
+    return pd.DataFrame(data)
 
 
 def strip_labels(res: Result) -> None:
