@@ -97,7 +97,7 @@ def _pool_cpu_s() -> float:
     """User + system CPU seconds of the live sweep workers so far (Linux's /proc)."""
     ticks = os.sysconf("SC_CLK_TCK")
     total = 0
-    for pid in workers.pids(workers._POOL[0]) if workers._POOL else []:
+    for pid in workers.pids(workers._POOL[0][0]) if workers._POOL else []:
         with contextlib.suppress(OSError):
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             total += int(fields[11]) + int(fields[12])  # utime, stime

@@ -612,11 +612,13 @@ MAX_CHUNK = 64
 
 
 def chunk_size(runs: int, workers: int) -> int:
-    """Points in the next worker task while ``runs`` are left: about a quarter of each
-    worker's share of them, at most 64 runs. The tasks shrink as the sweep goes on
-    (see :func:`chunks`), so that the workers finish together: with equal chunks the
-    last ones leave cores idle while a few workers finish theirs."""
-    return max(1, min(MAX_CHUNK, runs // (workers * 4)))
+    """Points in the next worker task while ``runs`` are left: half of each worker's
+    share of them, at most 64 runs (factoring: Hummel, Schonberg and Flynn, 1992). The
+    tasks shrink as the sweep goes on (see :func:`chunks`), so that the workers finish
+    together: with equal chunks the last ones leave cores idle while a few workers
+    finish theirs. A quarter of the share gave as many tasks again, each with its
+    fixed cost (a round trip, a chunk's tables built): see docs/cluster.md."""
+    return max(1, min(MAX_CHUNK, runs // (workers * 2)))
 
 
 def chunks(todo: Sequence[Point], workers: int) -> list[Sequence[Point]]:

@@ -161,11 +161,11 @@ def test_an_interrupted_worker_stops_the_sweep_and_it_resumes(tmp_path: Path, mo
     pd.testing.assert_frame_equal(_sorted(resumed.flows), reference)
 
 
-def test_chunks_are_a_quarter_of_each_workers_share_and_at_most_64_runs():
+def test_chunks_are_half_of_each_workers_share_and_at_most_64_runs():
     from vtlab.sweep import chunk_size
 
-    # 240 runs on 2 workers: 240 // (2 * 4) = 30 per chunk; 5 runs: 1; 100 000: capped.
-    assert (chunk_size(240, 2), chunk_size(5, 2), chunk_size(100_000, 16)) == (30, 1, 64)
+    # 240 runs on 2 workers: 240 // (2 * 2) = 60 per chunk; 5 runs: 1; 100 000: capped.
+    assert (chunk_size(240, 2), chunk_size(5, 2), chunk_size(100_000, 16)) == (60, 1, 64)
 
 
 def test_chunks_shrink_towards_the_end_and_keep_every_point_once_in_order():
@@ -173,11 +173,10 @@ def test_chunks_shrink_towards_the_end_and_keep_every_point_once_in_order():
 
     todo = list(range(100))
     sizes = [len(c) for c in chunks(todo, 2)]  # type: ignore[arg-type]
-    # By hand: each chunk is (runs left) // 8 (2 workers x 4), at least 100 // 64 = 1:
-    # 100 -> 12, 88 -> 11, 77 -> 9, 68 -> 8, 60 -> 7, 53 -> 6, 47 -> 5, 42 -> 5,
-    # 37 -> 4, 33 -> 4, 29 -> 3, 26 -> 3, 23 -> 2, 21 -> 2, 19 -> 2, 17 -> 2, then
-    # the last 15 one at a time.
-    assert sizes == [12, 11, 9, 8, 7, 6, 5, 5, 4, 4, 3, 3, 2, 2, 2, 2] + [1] * 15
+    # By hand: each chunk is (runs left) // 4 (2 workers x 2), at least 100 // 64 = 1:
+    # 100 -> 25, 75 -> 18, 57 -> 14, 43 -> 10, 33 -> 8, 25 -> 6, 19 -> 4, 15 -> 3,
+    # 12 -> 3, 9 -> 2, then the last 7 one at a time.
+    assert sizes == [25, 18, 14, 10, 8, 6, 4, 3, 3, 2] + [1] * 7
     assert [p for c in chunks(todo, 2) for p in c] == todo  # type: ignore[arg-type]
     # 6400 runs on 2 workers: 6400 // 8 = 800 and the floor 6400 // 64 = 100 are both
     # capped at 64 runs: 100 chunks of 64.
