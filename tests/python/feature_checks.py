@@ -225,9 +225,8 @@ def check_links(
       links (delivered, lost on the link, dropped by its queues) is at most what its
       links delivered to it, the difference being what is still queued or on the wire
       when the run ends; the same for IP bytes carried.
-    * An IPv4 packet has 20 to `mtu` bytes (plus the link's framing, which
-      point-to-point links count in `bytes_carried`: see
-      test_bytes_carried_counts_ip_bytes).
+    * An IPv4 packet has 20 to `mtu` bytes, and `bytes_carried` counts IP bytes
+      (without the link's framing: test_bytes_carried_counts_ip_bytes).
     """
     for cause_flow, cause_link in (
         ("drops_link_error", "drops_link_error"),
@@ -235,7 +234,7 @@ def check_links(
         ("drops_aqm", "qdisc_drops_aqm"),
     ):
         assert sum(f[cause_flow] for f in flows) == sum(r[cause_link] for r in links), cause_flow
-    mtu = {ln["name"]: ln["mtu_bytes"] + ln["framing_bytes"] for ln in x["links"]}
+    mtu = {ln["name"]: ln["mtu_bytes"] for ln in x["links"]}
     mtu.update({m["name"]: m["wifi"]["mtu_bytes"] for m in x.get("media", [])})
     for r in links:
         assert (

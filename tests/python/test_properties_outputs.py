@@ -266,11 +266,6 @@ def test_bytes_carried_counts_ip_bytes():
     assert plc["packets_carried"] == 138 and plc["bytes_carried"] == 205520
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="new (not in issue 29): point-to-point links count framing_bytes in "
-    "bytes_carried, docs/metrics.md and the 802.11 medium count IP bytes",
-)
 def test_bytes_carried_counts_ip_bytes_whatever_the_framing():
     """As test_bytes_carried_counts_ip_bytes with 2 B of PPP framing (the preset's
     default): the IP bytes do not change, 205520."""

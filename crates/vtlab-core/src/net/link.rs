@@ -633,8 +633,9 @@ impl LinkDir {
                         Arrival::Lost(p)
                     } else {
                         self.stats.packets_carried += 1;
-                        self.stats.bytes_carried +=
-                            u64::from(p.ip_bytes + self.params.framing_bytes);
+                        // IP bytes, as the 802.11 medium and the bus count them
+                        // (docs/metrics.md): the framing is the link's, not the packet's.
+                        self.stats.bytes_carried += u64::from(p.ip_bytes);
                         Arrival::Delivered(p)
                     }
                 })
