@@ -207,6 +207,23 @@ def _records(columns: Mapping[str, Sequence[Any]], order: Sequence[str]) -> list
     ]
 
 
+def concat_rows(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """The rows of ``frames``, one after the other. A seed column is int64 where every
+    seed is below 2^63 and uint64 where one is not (seeds are unsigned 64-bit), and
+    pandas makes int64 and uint64 meet as float64, which rounds those seeds: so where
+    one frame's seeds are uint64, the others' are made uint64 first."""
+    import pandas as pd
+
+    if any(f["seed"].dtype == "uint64" for f in frames if "seed" in f.columns):
+        frames = [
+            f.astype({"seed": "uint64"})
+            if "seed" in f.columns and f["seed"].dtype == "int64"
+            else f
+            for f in frames
+        ]
+    return pd.concat(frames, ignore_index=True)
+
+
 #: Marks a table that is built from the core's columns (or the parts) on first access.
 _LAZY: Any = object()
 
@@ -267,14 +284,12 @@ class Result:
             columns = self._raw.get(name)
             value = None if columns is None else _frame(columns, _ORDER[name])
         else:
-            import pandas as pd
-
             assert self._parts is not None
             frames = [getattr(r, name) for r in self._parts]
             frames = [f for f in frames if f is not None]
             if name in ("sessions", "messages") and any(len(f) for f in frames):
                 frames = [f for f in frames if len(f)]  # runs without sessions add none
-            value = pd.concat(frames, ignore_index=True) if frames else None
+            value = concat_rows(frames) if frames else None
         setattr(self, f"_{name}", value)
         return value
 

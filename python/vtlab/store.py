@@ -51,6 +51,7 @@ from vtlab.api import (
     SESSION_COLUMNS,
     TRACE_COLUMNS,
     Result,
+    concat_rows,
     scenario_metadata,
 )
 from vtlab.errors import with_filename
@@ -290,7 +291,6 @@ class Store:
         ``quarantine`` is moved aside (:meth:`quarantine`) and its runs left out.
         With ``keep=False`` the parts are only verified (one at a time in memory) and
         no rows are returned."""
-        import pandas as pd
 
         frames: dict[str, list[pd.DataFrame]] = {t: [] for t in tables}
         read: set[str] = set()
@@ -317,7 +317,7 @@ class Store:
                         frames[table].append(frame)
                 read.update(wanted)
         out = {
-            t: pd.concat(fs, ignore_index=True) if len(fs) > 1 else (fs[0] if fs else None)
+            t: concat_rows(fs) if len(fs) > 1 else (fs[0] if fs else None)
             for t, fs in frames.items()
         }
         return out, read
@@ -461,7 +461,7 @@ def _arrow_identities(arrow: Any) -> dict[str, int]:
 
 
 def _identities(frame: pd.DataFrame) -> pd.Series:
-    return frame["scenario_hash"].astype(str) + "-" + frame["seed"].astype("int64").astype(str)
+    return frame["scenario_hash"].astype(str) + "-" + frame["seed"].astype("uint64").astype(str)
 
 
 def _label_safe(frame: pd.DataFrame, contract: Collection[str]) -> pd.DataFrame:

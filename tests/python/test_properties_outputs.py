@@ -220,7 +220,6 @@ SEEDS_FROM_2_63 = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason=SEEDS_FROM_2_63)
 def test_seeds_from_2_63_keep_their_value_in_run_many():
     seeds_ = [0, 2**63 + 1]
     res = vtlab.run_many({"preset": "v2g", "bytes": 1000}, seeds=seeds_)
@@ -228,7 +227,6 @@ def test_seeds_from_2_63_keep_their_value_in_run_many():
     assert [int(s) for s in res.flows["seed"]] == seeds_
 
 
-@pytest.mark.xfail(strict=True, reason=SEEDS_FROM_2_63 + " (a sweep: KeyError in Result.reordered)")
 def test_seeds_from_2_63_keep_their_value_in_a_sweep(tmp_path):
     seeds_ = [0, 2**63 + 1]
     sweep = Sweep(
@@ -238,11 +236,23 @@ def test_seeds_from_2_63_keep_their_value_in_a_sweep(tmp_path):
     assert [int(s) for s in res.flows["seed"]] == seeds_
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="new, not in issue 29: `vtlab sweep --seed 9223372036854775807 --runs 3 --out F` "
-    "writes the three seeds as one float64 value",
-)
+def test_seeds_from_2_63_keep_their_rows_in_the_store_across_parts(tmp_path, capsys):
+    """Each seed stored in a part of its own (int64 and uint64 seed columns), then read
+    back together with a new run: every run's rows come back, none is quarantined
+    (the store counted a run's rows by its seed as int64, which wrapped 2^63 + 1 to a
+    negative number, so it kept no rows of that run and quarantined the part on read)."""
+    axes = [Axis.values("plc_rate", ["10Mbps"], name="r")]
+    for seeds_ in ([0], [2**63 + 1]):
+        Sweep({"preset": "v2g", "bytes": 1000}, axes, seeds_).run(tmp_path, progress=False)
+    res = Sweep({"preset": "v2g", "bytes": 1000}, axes, [0, 2**63 + 1, 5]).run(
+        tmp_path, progress=False
+    )
+    assert "quarantine" not in capsys.readouterr().err
+    assert [int(s) for s in res.flows["seed"]] == [0, 2**63 + 1, 5]
+    stored = vtlab.load(tmp_path, "flows")
+    assert sorted(int(s) for s in stored["seed"]) == [0, 5, 2**63 + 1]
+
+
 def test_cli_sweep_out_keeps_seeds_from_2_63(cli, tmp_path):
     out = tmp_path / "grid.parquet"
     result = cli(

@@ -266,7 +266,7 @@ def relabel(res: Result, points: Sequence[Any], axes: Sequence[str]) -> Result:
         known = {c for cols in columns for c in cols}
         keep = [c for c in frame.columns if c in known]
         out = frame[keep].copy()
-        keys = list(zip(out["scenario_hash"], out["seed"].astype(int), strict=True))
+        keys = list(zip(out["scenario_hash"], map(int, out["seed"]), strict=True))
         missing = {k for k in keys if k not in by_run}
         if missing:
             raise RuntimeError(f"rows of runs outside the grid: {sorted(missing)[:3]}")
