@@ -1,18 +1,18 @@
 """Parallel scaling of sweeps: speed-up and parallel efficiency per core count and
 per run length.
 
-For each run length (short: 2 MB, long: 100 MB, both V2G transfers at the scenario's
-defaults, the ns3 profile's FQ-CoDel included) it runs one grid of 4 congestion
-controls x 2 mean losses (1 %, 5 %) x S seeds as a sweep with ``--jobs`` 1, then with
-each other core count, into a fresh store each time (as a campaign does: every run is
-stored and checksummed), and prints wall time, CPU time (this process and its workers),
-runs per second, the speed-up over one job and the parallel efficiency (speed-up /
-jobs), with the CPU time of the sweep's own process (gathering the workers' results)
-and the seconds its final gathering took after the last run. Each configuration is
-timed ``--repeat`` times (default once); the fastest counts. Each sweep forks its
-workers (cold), as a process's first sweep does; with ``--warm`` a small sweep before
-it has forked them, as for the later sweeps of a study (:mod:`vtlab.workers` keeps
-them for the process's lifetime).
+For each run length (short: 2 MB, long: 100 MB, and with ``--lengths mid`` 20 MB, all
+V2G transfers at the scenario's defaults, the ns3 profile's FQ-CoDel included) it runs
+one grid of 4 congestion controls x 2 mean losses (1 %, 5 %) x S seeds as a sweep with
+``--jobs`` 1, then with each other core count, into a fresh store each time (as a
+campaign does: every run is stored and checksummed), and prints wall time, CPU time
+(this process and its workers), runs per second, the speed-up over one job and the
+parallel efficiency (speed-up / jobs), with the CPU time of the sweep's own process
+(gathering the workers' results) and the seconds its final gathering took after the last
+run. Each configuration is timed ``--repeat`` times (default once); the fastest counts.
+Each sweep forks its workers (cold), as a process's first sweep does; with ``--warm`` a
+small sweep before it has forked them, as for the later sweeps of a study
+(:mod:`vtlab.workers` keeps them for the process's lifetime).
 
 Self-contained: it needs only an installed vtlab with :mod:`vtlab.workers`, e.g. on a
 16-core machine::
@@ -23,8 +23,9 @@ Self-contained: it needs only an installed vtlab with :mod:`vtlab.workers`, e.g.
 A sweep has a fixed cost (importing pandas, building its points, forking the workers,
 gathering the tables at the end: about 0.35 s on a 2-core machine) besides its runs,
 so the grids are sized to about a minute of one core's work per run length with
-``--quick`` (4 000 short runs, 800 long ones), twice that by default;
-``--short-seeds`` and ``--long-seeds`` change them (seeds per grid point, 8 points).
+``--quick`` (4 000 short runs, 1 200 mid, 800 long ones), twice that by default;
+``--short-seeds``, ``--mid-seeds`` and ``--long-seeds`` change them (seeds per grid
+point, 8 points). Issue 28's own grid is ``--lengths mid --mid-seeds 30``.
 Timings need a quiet machine: the load average is printed with the results.
 """
 
@@ -47,8 +48,9 @@ import vtlab
 from vtlab import sweeprows, workers
 from vtlab.sweep import Axis, Sweep
 
-#: Run lengths: name → transfer size.
-LENGTHS = {"short": "2MB", "long": "100MB"}
+#: Run lengths: name → transfer size ("mid": issue 28's own grid, 240 runs of 20 MB
+#: with ``--mid-seeds 30``).
+LENGTHS = {"short": "2MB", "mid": "20MB", "long": "100MB"}
 CCS = ["newreno", "cubic", "bbr", "westwood"]
 LOSSES = ["1%", "5%"]
 
@@ -135,8 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="fewer runs, one repetition")
     ap.add_argument("--repeat", type=int, default=1, help="repetitions (default 1)")
     ap.add_argument("--short-seeds", type=int, default=None, help="seeds per point, short runs")
+    ap.add_argument("--mid-seeds", type=int, default=None, help="seeds per point, 20 MB runs")
     ap.add_argument("--long-seeds", type=int, default=None, help="seeds per point, long runs")
-    ap.add_argument("--lengths", default="short,long", help="short, long or both")
+    ap.add_argument("--lengths", default="short,long", help="some of short, mid, long")
     ap.add_argument(
         "--warm", action="store_true", help="workers forked by a sweep before (as in a study)"
     )
@@ -156,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     repeat = args.repeat
     seeds = {
         "short": args.short_seeds or (500 if args.quick else 1000),
+        "mid": args.mid_seeds or (150 if args.quick else 300),
         "long": args.long_seeds or (100 if args.quick else 200),
     }
     if repeat < 1 or min(seeds.values()) < 1:
@@ -169,6 +173,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"warning: more jobs than the {available} cores of this machine")
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="vtlab-scaling-") as tmp:
+        # This process's first sweep builds its first tables (about 0.2 s of imports
+        # inside pandas, once per process): not in the first timed sweep's time.
+        time_sweep(LENGTHS["short"], 1, 1, Path(tmp))
         for length in lengths:
             base: Row | None = None
             for jobs in sorted(set(cores)):
