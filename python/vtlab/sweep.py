@@ -23,7 +23,7 @@ import itertools
 import math
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -453,16 +453,14 @@ class Sweep:
         most = max(1, jobs or os.cpu_count() or 1)
         workers = min(len(todo), most)
         pool = worker_processes.pool(workers, most) if workers > 1 else None
+        record = (self.trace, self.events)
+        args = (record, self.messages)
         with run_progress(len(todo), progress) as advance:
             if pool is not None:
-                args = ((self.trace, self.events), self.messages)
                 _execute_in_processes(pool, workers, todo, args, advance, gather, writer)
             elif workers > 1:
-                _execute_in_threads(
-                    todo, workers, (self.trace, self.events), self.messages, advance, gather, writer
-                )
+                _execute_in_threads(todo, workers, args, advance, gather, writer)
             else:
-                record = (self.trace, self.events)
                 _execute_here(todo, record, self.messages, advance, gather, writer)
 
 
@@ -546,7 +544,9 @@ def _finish_chunk(
 # (vtlab.workers). Forking them is safe only while this process runs no other thread
 # (a lock held by one at the fork would stay held in the child): otherwise (a
 # notebook's kernel, an application's threads) the runs go to threads, unless an
-# earlier sweep's workers are still there to take them.
+# earlier sweep's workers are still there to take them. The threads take the same
+# chunks and build each chunk's tables at once too (_chunk_runs), so the lock is held
+# for about a millisecond per chunk rather than for most of every run.
 
 
 #: Seconds of runs the one-job path holds before handing them on together.
@@ -592,14 +592,20 @@ def _execute_here(
 def _run_chunk(
     points: Sequence[Point], record: tuple[bool, bool], messages: str
 ) -> tuple[Result | None, int, bool]:
-    """In a worker: run and label ``points``; their results as one
-    (:func:`_finish_chunk`), how many ran, and whether the chunk was interrupted
-    (Ctrl-C) after those."""
+    """In a worker process: :func:`_chunk_runs`, Ctrl-C stopping its simulation."""
+    with worker_processes.running():
+        return _chunk_runs(points, record, messages)
+
+
+def _chunk_runs(
+    points: Sequence[Point], record: tuple[bool, bool], messages: str
+) -> tuple[Result | None, int, bool]:
+    """Run and label ``points``; their results as one (:func:`_finish_chunk`), how
+    many ran, and whether the chunk was interrupted (Ctrl-C) after those."""
     raws: list[Mapping[str, Any]] = []
     try:
-        with worker_processes.running():
-            for p in points:
-                raws.append(_simulate(p, record))
+        for p in points:
+            raws.append(_simulate(p, record))
     except KeyboardInterrupt:
         if not raws:
             raise
@@ -639,16 +645,73 @@ def _execute_in_processes(
     pool: Any,
     workers: int,
     todo: list[Point],
-    args: tuple[bool, str],
+    args: tuple[tuple[bool, bool], str],
     advance: Any,
     gather: Gather,
     writer: StoreWriter | None,
 ) -> None:
+    def close(interrupted: bool) -> None:
+        # After an error the workers' chunks are not wanted: they are killed.
+        worker_processes.close(kill=not interrupted)
+
+    _execute_chunks(
+        lambda chunk: pool.submit(_run_chunk, chunk, *args),
+        workers,
+        todo,
+        (advance, gather, writer),
+        lambda: worker_processes.interrupt(pool),
+        close,
+    )
+
+
+def _execute_in_threads(
+    todo: list[Point],
+    workers: int,
+    args: tuple[tuple[bool, bool], str],
+    advance: Any,
+    gather: Gather,
+    writer: StoreWriter | None,
+) -> None:
+    """As :func:`_execute_in_processes`, in threads of this process: the engine runs
+    without the interpreter lock, a chunk's tables are built once for its runs."""
+
+    def close(interrupted: bool) -> None:
+        if not interrupted:  # after an error their chunks are not wanted
+            _core.request_stop()
+
+    try:
+        with ThreadPoolExecutor(workers) as pool:
+            _execute_chunks(
+                lambda chunk: pool.submit(_chunk_runs, chunk, *args),
+                workers,
+                todo,
+                (advance, gather, writer),
+                _core.request_stop,
+                close,
+            )
+    finally:
+        _core.request_stop(clear=True)
+
+
+def _execute_chunks(
+    submit: Callable[[Sequence[Point]], Future[tuple[Result | None, int, bool]]],
+    workers: int,
+    todo: list[Point],
+    sinks: tuple[Any, Gather, StoreWriter | None],
+    stop: Callable[[], None],
+    close: Callable[[bool], None],
+) -> None:
+    """Run ``todo`` in chunks (:func:`chunks`) that ``submit`` hands to ``workers``
+    workers, at most two each ahead, keeping each finished chunk's runs (``sinks``:
+    the progress, the result, the store). On Ctrl-C ``stop`` stops the running
+    simulations and the runs the chunks had finished are kept; on any exception
+    ``close(interrupted)`` ends the workers before it propagates."""
+    advance, gather, writer = sinks
     tasks = iter(chunks(todo, workers))
     pending: dict[Future[tuple[Result | None, int, bool]], Sequence[Point]] = {}
     try:
         for chunk in itertools.islice(tasks, workers * 2):
-            pending[pool.submit(_run_chunk, chunk, *args)] = chunk
+            pending[submit(chunk)] = chunk
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for f in finished:
@@ -661,7 +724,7 @@ def _execute_in_processes(
                 if interrupted:  # the runs it finished are kept; stop the sweep
                     raise KeyboardInterrupt
             for chunk in itertools.islice(tasks, len(finished)):
-                pending[pool.submit(_run_chunk, chunk, *args)] = chunk
+                pending[submit(chunk)] = chunk
     except BaseException as e:
         for f in pending:
             f.cancel()
@@ -670,11 +733,10 @@ def _execute_in_processes(
             if interrupted:
                 # Stop the simulations running in the workers too (the runs they
                 # had finished come back and are stored).
-                worker_processes.interrupt(pool)
+                stop()
                 _keep_finished(pending, gather, writer)
         finally:
-            # After an error the workers' chunks are not wanted: they are killed.
-            worker_processes.close(kill=not interrupted)
+            close(interrupted)
         raise
 
 
@@ -691,41 +753,3 @@ def _keep_finished(
             res, n, _ = f.result()
             if res is not None:
                 _keep(gather, writer, chunk[:n], res)
-
-
-def _execute_in_threads(
-    todo: list[Point],
-    workers: int,
-    record: tuple[bool, bool],
-    messages: str,
-    advance: Any,
-    gather: Gather,
-    writer: StoreWriter | None,
-) -> None:
-    def one(p: Point) -> None:
-        _keep(gather, writer, [p], _finish_run(p, _simulate(p, record), messages))
-
-    with ThreadPoolExecutor(workers) as pool:
-        pending: set[Future[None]] = set()
-        queue = iter(todo)
-        try:
-            for p in itertools.islice(queue, workers * 2):
-                pending.add(pool.submit(one, p))
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    f.result()
-                    advance()
-                for p in itertools.islice(queue, len(finished)):
-                    pending.add(pool.submit(one, p))
-        except BaseException as e:
-            for f in pending:
-                f.cancel()
-            if isinstance(e, KeyboardInterrupt):
-                # Stop the simulations running in the workers too; what they
-                # had finished is stored when the sweep ends.
-                _core.request_stop()
-            raise
-        finally:
-            pool.shutdown(wait=True)
-            _core.request_stop(clear=True)

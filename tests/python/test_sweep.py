@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pandas as pd
@@ -505,3 +506,90 @@ def test_results_gathered_in_batches_come_back_in_the_points_order(tmp_path, mon
     keys = [(p.label_dict["variant"], p.label_dict["loss"], p.seed) for p in sweep.points()]
     got = plain.sessions[["variant", "loss", "seed"]].itertuples(index=False, name=None)
     assert list(got) == keys
+
+
+# -- a process with other threads: the runs go to threads ---------------------------
+
+
+@pytest.fixture
+def other_thread():
+    """This process runs another thread (as a notebook's kernel does), so forking the
+    workers is not safe: a sweep with several jobs runs its chunks in threads."""
+    from vtlab import workers
+
+    workers.close()
+    done = threading.Event()
+    thread = threading.Thread(target=done.wait, daemon=True)
+    thread.start()
+    yield
+    done.set()
+    thread.join()
+
+
+def test_threads_run_chunks_with_the_rows_of_one_job(tmp_path: Path, other_thread, monkeypatch):
+    from vtlab import sweep as sweep_module
+    from vtlab import workers
+
+    sw = Sweep(BASE, AXES, seeds=[1, 2, 3])
+    reference = sw.run(tmp_path / "one", progress=False, jobs=1)
+    built: list[str] = []
+    finish = sweep_module._finish_chunk
+
+    def counted(points, raws, messages):
+        built.append(threading.current_thread().name)
+        return finish(points, raws, messages)
+
+    monkeypatch.setattr(sweep_module, "_finish_chunk", counted)
+    got = sw.run(tmp_path / "two", progress=False, jobs=2)
+    assert not workers._POOL, "no worker process was forked"
+    # 12 runs on 2 threads: chunks of 12 // 4 = 3, 9 // 4 = 2, 7 // 4 = 1, ... (at
+    # least 12 // 64 = 1), each built in the thread that ran it.
+    assert len(built) > 2 and threading.main_thread().name not in built
+    for table in ("flows", "links"):
+        want = getattr(reference, table).drop(columns="wall_s", errors="ignore")
+        have = getattr(got, table).drop(columns="wall_s", errors="ignore")
+        pd.testing.assert_frame_equal(have, want)
+    assert sorted(_committed(tmp_path / "two")) == sorted(_committed(tmp_path / "one"))
+
+
+def test_ctrl_c_in_a_thread_keeps_the_finished_runs_and_the_sweep_resumes(
+    tmp_path: Path, other_thread, monkeypatch
+):
+    """As test_an_interrupted_worker_stops_the_sweep_and_it_resumes, in threads."""
+    sw = Sweep(BASE, AXES, seeds=[1, 2, 3])
+    reference = _sorted(sw.run(progress=False, jobs=1).flows)
+    real_run = _core.run
+
+    def interrupted_run(spec, seed, *args, **kwargs):
+        if seed == 3:
+            raise KeyboardInterrupt
+        return real_run(spec, seed, *args, **kwargs)
+
+    monkeypatch.setattr(_core, "run", interrupted_run)
+    with pytest.raises(KeyboardInterrupt):
+        sw.run(tmp_path, jobs=2, progress=False)
+    assert _no_partial_part(tmp_path), "no partial part left"
+    assert {k.split("-")[1] for k in _committed(tmp_path)} <= {"1", "2"}
+    monkeypatch.setattr(_core, "run", real_run)
+    resumed = sw.run(tmp_path, jobs=2, progress=False)
+    pd.testing.assert_frame_equal(_sorted(resumed.flows), reference)
+    assert len(_committed(tmp_path)) == 12, "every run stored once"
+
+
+def test_an_error_in_a_thread_ends_the_sweep_and_the_next_one_runs(
+    tmp_path: Path, other_thread, monkeypatch
+):
+    sw = Sweep(BASE, AXES, seeds=[1, 2, 3])
+    real_run = _core.run
+
+    def failing_run(spec, seed, *args, **kwargs):
+        if seed == 2:
+            raise RuntimeError("a run failed")
+        return real_run(spec, seed, *args, **kwargs)
+
+    monkeypatch.setattr(_core, "run", failing_run)
+    with pytest.raises(RuntimeError, match="a run failed"):
+        sw.run(tmp_path, jobs=2, progress=False)
+    monkeypatch.setattr(_core, "run", real_run)
+    # The other threads were stopped, and the stop does not outlive the sweep.
+    assert len(sw.run(tmp_path, jobs=2, progress=False).flows) == 12
