@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -178,12 +177,6 @@ def check_captures(x: dict[str, Any], links: list[dict[str, Any]], caps: dict[st
                 assert t - when[frame] >= least - 1, (ln["name"], a, b, t - when[frame], least)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="new, not in issue 29: two identical pure ACKs sent in the same nanosecond "
-    "share one IPv4 identification in the captures (capture.rs keys datagrams by flow, "
-    "kind, seq, ack and send time)",
-)
 def test_each_datagram_has_its_own_ip_identification(tmp_path):
     """docs/captures.md: the identification counts datagrams per source node. Here the
     trace offers two opportunities every millisecond (0 and 1 ms, period 1 ms), so two
