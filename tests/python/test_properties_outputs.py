@@ -10,11 +10,11 @@ import json
 import math
 import struct
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -178,12 +178,47 @@ def check_captures(x: dict[str, Any], links: list[dict[str, Any]], caps: dict[st
                 assert t - when[frame] >= least - 1, (ln["name"], a, b, t - when[frame], least)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="new, not in issue 29: two identical pure ACKs sent in the same nanosecond "
-    "share one IPv4 identification in the captures (capture.rs keys datagrams by flow, "
-    "kind, seq, ack and send time)",
-)
+def with_mtu(spec: dict[str, Any], mtu: int | None) -> dict[str, Any]:
+    """`spec` with every link's MTU set to `mtu` (smaller ones fragment full segments)."""
+    if mtu is not None and spec["preset"] == "custom":
+        for link in spec["links"]:
+            link["mtu"] = mtu
+    elif mtu is not None:
+        spec["mtu"] = mtu
+    return spec
+
+
+@props(60)
+@given(st.one_of(p2p_scenarios(), lte_scenarios()), seeds, st.sampled_from([None, 576, 1000, 1500]))
+def test_identifications_count_datagrams_and_travel_with_them(spec, seed, mtu):
+    spec.pop("session", None)
+    spec.setdefault("bytes", 50_000)
+    x = expand(with_mtu(spec, mtu))
+    with tempfile.TemporaryDirectory() as d:
+        run(spec, seed, pcap=d, pcap_payload=False)
+        caps = {p.stem: read_pcap(p) for p in Path(d).iterdir()}
+    for i, node in enumerate(x["nodes"]):
+        check_identifications(i, [f for _, _, f in caps[node]])
+
+
+def check_identifications(i: int, frames: list[bytes]) -> None:
+    """docs/captures.md, at node i's capture (every interface): the datagrams it sends
+    (IPv4 source 10.0.0.(i+1)) carry identifications 0, 1, 2, ... in the order their
+    first fragment leaves, each (identification, fragment offset) once (these runs send
+    fewer than 2^16 datagrams per node); and every datagram it forwards is, byte for
+    byte from the IP header on (identification included), one it received, no more
+    often than received."""
+    me, ip = mac(i), bytes([10, 0, 0, i + 1])
+    own = [f for f in frames if f[6:12] == me and f[26:30] == ip]
+    keys = [f[18:22] for f in own]  # identification, flags and fragment offset
+    assert len(set(keys)) == len(keys), "a fragment was sent twice"
+    first_seen = list(dict.fromkeys(struct.unpack(">H", f[18:20])[0] for f in own))
+    assert first_seen == list(range(len(first_seen))), first_seen[:20]
+    received = Counter(f[14:] for f in frames if f[:6] == me)
+    forwarded = Counter(f[14:] for f in frames if f[6:12] == me and f[26:30] != ip)
+    assert not forwarded - received, "a router sent a datagram it did not receive"
+
+
 def test_each_datagram_has_its_own_ip_identification(tmp_path):
     """docs/captures.md: the identification counts datagrams per source node. Here the
     trace offers two opportunities every millisecond (0 and 1 ms, period 1 ms), so two

@@ -299,7 +299,9 @@ struct CaptureFile {
     packets: u64,
 }
 
-/// Identity of a datagram along its path (fragments share it).
+/// What identical datagrams share: copies sent by the same node in the same
+/// nanosecond (two duplicate ACKs) have the same key and are told apart by
+/// [`Identities`].
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct Datagram {
     flow: u32,
@@ -321,6 +323,141 @@ impl Datagram {
     }
 }
 
+/// Where one fragment of a datagram on its way is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Place {
+    /// At this node: its source before a link accepted it, or a router
+    /// between two links (in the queue disc or refused by the queue).
+    At(NodeId),
+    /// On this link direction: accepted by its queue, not yet arrived.
+    On(u32),
+    /// Delivered to its destination, or dropped.
+    Gone,
+}
+
+/// One copy of a datagram on its way.
+struct Instance {
+    /// Given when its first fragment leaves its source.
+    id: Option<u16>,
+    /// Where each fragment is.
+    places: Vec<Place>,
+    /// Fragments not yet gone.
+    left: u32,
+}
+
+/// The IPv4 identifications of the datagrams on their way (docs/captures.md).
+///
+/// Identical copies of a datagram travel through the same FIFO queues in the
+/// order they were sent, so each key keeps its live copies oldest first, and
+/// an event moves the fragment of the oldest copy whose fragment of that
+/// index is where the event says (a link's sending end: at its `from` node;
+/// its receiving end or a loss on the link: on the link). Only at the source
+/// is a copy made, when no live copy's fragment is still there; it takes the
+/// source's next identification when its first fragment leaves (a datagram
+/// its source's queue refuses wholly takes none). A copy is forgotten once
+/// every fragment is delivered or dropped. Cost: one lookup and a scan of the
+/// copies of one key (one but for identical copies at once).
+struct Identities {
+    copies: HashMap<Datagram, Vec<Instance>>,
+    /// Next identification, per source node.
+    next: Vec<u16>,
+}
+
+impl Identities {
+    fn new(nodes: usize) -> Self {
+        Identities {
+            copies: HashMap::new(),
+            next: vec![0; nodes],
+        }
+    }
+
+    /// Fragment `p` went from `hop.0` onto direction `d`; `source` is the
+    /// node that sent its datagram. Returns its identification.
+    fn sent(&mut self, d: u32, hop: (NodeId, NodeId), source: NodeId, p: &Packet) -> u16 {
+        let at_source = hop.0 == source;
+        self.step(p, source, at_source, Place::At(hop.0), Place::On(d))
+    }
+
+    /// Fragment `p` reached `hop.1` over direction `d`.
+    fn delivered(&mut self, d: u32, hop: (NodeId, NodeId), source: NodeId, p: &Packet) -> u16 {
+        let to = if hop.1 == p.dst {
+            Place::Gone
+        } else {
+            Place::At(hop.1)
+        };
+        self.step(p, source, false, Place::On(d), to)
+    }
+
+    /// Fragment `p` was dropped on direction `d`: lost on the link
+    /// (`on_link`), or refused at `hop.0` by its queue or queue disc.
+    fn dropped(
+        &mut self,
+        d: u32,
+        hop: (NodeId, NodeId),
+        source: NodeId,
+        p: &Packet,
+        on_link: bool,
+    ) {
+        if on_link {
+            self.step(p, source, false, Place::On(d), Place::Gone);
+        } else {
+            let at_source = hop.0 == source;
+            self.step(p, source, at_source, Place::At(hop.0), Place::Gone);
+        }
+    }
+
+    /// Move fragment `p` of the oldest copy that has it at `from` to `to`
+    /// (making a copy when there is none and `make` allows it) and return the
+    /// copy's identification; 0 for a fragment of no known copy, which the
+    /// simulation's order of events does not produce.
+    fn step(&mut self, p: &Packet, source: NodeId, make: bool, from: Place, to: Place) -> u16 {
+        let key = Datagram::of(p);
+        let index = usize::from(p.frag_index);
+        let count = usize::from(p.frag_count.max(1));
+        let copies = if make {
+            self.copies.entry(key).or_default()
+        } else {
+            match self.copies.get_mut(&key) {
+                Some(c) => c,
+                None => return 0,
+            }
+        };
+        let found = copies
+            .iter()
+            .position(|c| c.places.get(index) == Some(&from));
+        let k = match found {
+            Some(k) => k,
+            None if make => {
+                copies.push(Instance {
+                    id: None,
+                    places: vec![from; count],
+                    left: count as u32,
+                });
+                copies.len() - 1
+            }
+            None => return 0,
+        };
+        let copy = &mut copies[k];
+        copy.places[index] = to;
+        if copy.id.is_none() && matches!(to, Place::On(_)) {
+            let next = &mut self.next[source.0 as usize];
+            copy.id = Some(*next);
+            *next = next.wrapping_add(1);
+        }
+        let id = copy.id.unwrap_or(0);
+        if to == Place::Gone {
+            copy.left -= 1;
+            if copy.left == 0 {
+                copies.remove(k);
+                if copies.is_empty() {
+                    self.copies.remove(&key);
+                }
+            }
+        }
+        id
+    }
+}
+
 /// The open captures of one run.
 pub struct Capture {
     files: Vec<CaptureFile>,
@@ -331,11 +468,8 @@ pub struct Capture {
     tx: Vec<Vec<usize>>,
     rx: Vec<Vec<usize>>,
     flows: Vec<FlowWire>,
-    /// IPv4 identification of the datagrams on their way, and how many of
-    /// their fragments are still on it.
-    ids: HashMap<Datagram, (u16, u32)>,
-    /// Next IPv4 identification, per source node.
-    next_id: Vec<u16>,
+    /// IPv4 identifications of the datagrams on their way.
+    ids: Identities,
     buf: Vec<u8>,
     error: Option<String>,
     /// Bytes written to the files so far (headers included).
@@ -533,8 +667,7 @@ impl Capture {
             tx,
             rx,
             flows,
-            ids: HashMap::new(),
-            next_id: vec![0; plan.nodes.len()],
+            ids: Identities::new(plan.nodes.len()),
             bytes: PCAP_HEADER_BYTES * files.len() as u64,
             files,
             buf: Vec::with_capacity(2048),
@@ -544,61 +677,41 @@ impl Capture {
         })
     }
 
+    /// The node that sent `p`'s datagram.
+    fn source(&self, p: &Packet) -> NodeId {
+        let w = &self.flows[p.flow as usize];
+        if p.toward_receiver() {
+            w.src
+        } else {
+            w.dst
+        }
+    }
+
     /// Link direction `d` accepted `p` into its transmit queue at `now`.
     #[cold]
     #[inline(never)]
     pub(crate) fn sent(&mut self, now: Time, d: u32, p: &Packet) {
-        let (from, to) = self.dirs[d as usize];
-        let w = &self.flows[p.flow as usize];
-        let origin = if p.toward_receiver() { w.src } else { w.dst };
-        let id = if from == origin {
-            let next = &mut self.next_id[origin.0 as usize];
-            let entry = self.ids.entry(Datagram::of(p)).or_insert_with(|| {
-                let id = *next;
-                *next = next.wrapping_add(1);
-                (id, 0)
-            });
-            entry.1 += 1;
-            entry.0
-        } else {
-            self.ids.get(&Datagram::of(p)).map_or(0, |e| e.0)
-        };
-        self.record(now, d, p, id, (from, to), true);
+        let hop = self.dirs[d as usize];
+        let id = self.ids.sent(d, hop, self.source(p), p);
+        self.record(now, d, p, id, hop, true);
     }
 
     /// `p` reached the far end of link direction `d` at `now`.
     #[cold]
     #[inline(never)]
     pub(crate) fn delivered(&mut self, now: Time, d: u32, p: &Packet) {
-        let (from, to) = self.dirs[d as usize];
-        let id = self.ids.get(&Datagram::of(p)).map_or(0, |e| e.0);
-        self.record(now, d, p, id, (from, to), false);
-        if to == p.dst {
-            self.forget(p);
-        }
+        let hop = self.dirs[d as usize];
+        let id = self.ids.delivered(d, hop, self.source(p), p);
+        self.record(now, d, p, id, hop, false);
     }
 
     /// `p` was dropped on link direction `d`: lost on the link (`on_link`),
-    /// or refused by its full queue.
+    /// or refused by its queue or queue disc.
     #[cold]
     #[inline(never)]
     pub(crate) fn dropped(&mut self, d: u32, p: &Packet, on_link: bool) {
-        let w = &self.flows[p.flow as usize];
-        let origin = if p.toward_receiver() { w.src } else { w.dst };
-        // A fragment its source's own queue refused never got an identity.
-        if on_link || self.dirs[d as usize].0 != origin {
-            self.forget(p);
-        }
-    }
-
-    fn forget(&mut self, p: &Packet) {
-        let key = Datagram::of(p);
-        if let Some(e) = self.ids.get_mut(&key) {
-            e.1 -= 1;
-            if e.1 == 0 {
-                self.ids.remove(&key);
-            }
-        }
+        let hop = self.dirs[d as usize];
+        self.ids.dropped(d, hop, self.source(p), p, on_link);
     }
 
     fn record(&mut self, now: Time, d: u32, p: &Packet, id: u16, hop: (NodeId, NodeId), tx: bool) {
@@ -1049,5 +1162,124 @@ mod tests {
             (h0.len(), o0, h1.len(), o1),
             (14 + 20 + 32, 1514, 14 + 20, 46)
         );
+    }
+
+    /// A line sa (node 0) → router (node 1) → evcc (node 2): direction 0 is
+    /// 0 → 1, direction 2 is 1 → 2 (link l's directions are 2l and 2l + 1).
+    const SRC: NodeId = NodeId(0);
+    const D0: u32 = 0;
+    const D2: u32 = 2;
+    const HOP0: (NodeId, NodeId) = (NodeId(0), NodeId(1));
+    const HOP2: (NodeId, NodeId) = (NodeId(1), NodeId(2));
+
+    /// A data segment from node 0 to node 2 (a 1500 B datagram, not
+    /// fragmented at MTU 1500) sent at `t` ns.
+    fn segment(seq: u64, t: u64) -> Packet {
+        let mut p = packet(PacketKind::Data, seq, 1448, 1500);
+        p.ts_val = Time(t);
+        p
+    }
+
+    #[test]
+    fn identical_datagrams_sent_at_once_keep_their_own_ids_along_the_path() {
+        // One segment first (id 0, delivered), then two identical copies at
+        // t = 5 ns: the source counts them 1 and 2 as its queue takes them.
+        // Each link is a FIFO, so the router receives and forwards them in
+        // that order (1, 2) and the destination receives 1, then 2; the
+        // router's send of the first happens before the second arrives.
+        let mut ids = Identities::new(3);
+        let first = segment(0, 0);
+        assert_eq!(ids.sent(D0, HOP0, SRC, &first), 0);
+        assert_eq!(ids.delivered(D0, HOP0, SRC, &first), 0);
+        assert_eq!(ids.sent(D2, HOP2, SRC, &first), 0);
+        assert_eq!(ids.delivered(D2, HOP2, SRC, &first), 0);
+        let p = segment(1448, 5);
+        assert_eq!(ids.sent(D0, HOP0, SRC, &p), 1);
+        assert_eq!(ids.sent(D0, HOP0, SRC, &p), 2);
+        assert_eq!(ids.delivered(D0, HOP0, SRC, &p), 1);
+        assert_eq!(ids.sent(D2, HOP2, SRC, &p), 1);
+        assert_eq!(ids.delivered(D0, HOP0, SRC, &p), 2);
+        assert_eq!(ids.sent(D2, HOP2, SRC, &p), 2);
+        assert_eq!(ids.delivered(D2, HOP2, SRC, &p), 1);
+        assert_eq!(ids.delivered(D2, HOP2, SRC, &p), 2);
+        // Both delivered: nothing is left to track, and the next datagram
+        // of the source (another identical copy) is 3.
+        assert!(ids.copies.is_empty());
+        assert_eq!(ids.sent(D0, HOP0, SRC, &p), 3);
+    }
+
+    #[test]
+    fn a_copy_dropped_on_the_way_leaves_the_other_its_id() {
+        // Two identical copies take ids 0 and 1 at the source; the router's
+        // full queue refuses the first (at node 1), so the one it forwards
+        // is the other: 1 at the router's send and at the destination.
+        let mut ids = Identities::new(3);
+        let p = segment(0, 7);
+        assert_eq!(ids.sent(D0, HOP0, SRC, &p), 0);
+        assert_eq!(ids.sent(D0, HOP0, SRC, &p), 1);
+        assert_eq!(ids.delivered(D0, HOP0, SRC, &p), 0);
+        ids.dropped(D2, HOP2, SRC, &p, false);
+        assert_eq!(ids.delivered(D0, HOP0, SRC, &p), 1);
+        assert_eq!(ids.sent(D2, HOP2, SRC, &p), 1);
+        assert_eq!(ids.delivered(D2, HOP2, SRC, &p), 1);
+        assert!(ids.copies.is_empty());
+        // Lost on the first link: the first copy (id 2) never arrives, the
+        // second (id 3) arrives with its own id.
+        let q = segment(1448, 9);
+        assert_eq!(ids.sent(D0, HOP0, SRC, &q), 2);
+        assert_eq!(ids.sent(D0, HOP0, SRC, &q), 3);
+        ids.dropped(D0, HOP0, SRC, &q, true);
+        assert_eq!(ids.delivered(D0, HOP0, SRC, &q), 3);
+        assert_eq!(ids.sent(D2, HOP2, SRC, &q), 3);
+        assert_eq!(ids.delivered(D2, HOP2, SRC, &q), 3);
+        // Refused by the source's own queue: that copy takes no id, the
+        // next copy takes 4.
+        let r = segment(2896, 11);
+        ids.dropped(D0, HOP0, SRC, &r, false);
+        assert_eq!(ids.sent(D0, HOP0, SRC, &r), 4);
+        assert_eq!(ids.delivered(D0, HOP0, SRC, &r), 4);
+        assert_eq!(ids.sent(D2, HOP2, SRC, &r), 4);
+        assert_eq!(ids.delivered(D2, HOP2, SRC, &r), 4);
+        assert!(ids.copies.is_empty());
+    }
+
+    #[test]
+    fn fragments_of_identical_datagrams_share_an_id_per_datagram() {
+        // Two identical 1512 B segments, each cut into fragments 0 and 1 at
+        // MTU 1500. A queue disc hashes later fragments apart from the
+        // first (no ports), so the source may send them as 0, 0, 1, 1: the
+        // first fragment 0 makes copy A (id 0), the second finds no fragment
+        // 0 of a live copy still at the source and makes B (id 1); the
+        // fragments 1 go to the oldest copy whose fragment 1 is still there:
+        // A, then B. Fragments of one datagram share its id.
+        let mut ids = Identities::new(3);
+        let mut p = packet(PacketKind::Data, 0, 1460, 1512);
+        p.ts_val = Time(3);
+        let f: Vec<Packet> = p.fragments(1500).collect();
+        assert_eq!(f.len(), 2);
+        assert_eq!(ids.sent(D0, HOP0, SRC, &f[0]), 0);
+        assert_eq!(ids.sent(D0, HOP0, SRC, &f[0]), 1);
+        assert_eq!(ids.sent(D0, HOP0, SRC, &f[1]), 0);
+        assert_eq!(ids.sent(D0, HOP0, SRC, &f[1]), 1);
+        // The link keeps that order: the router receives 0, 1, 0, 1 and
+        // forwards them as they come.
+        for (frag, id) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+            assert_eq!(ids.delivered(D0, HOP0, SRC, &f[frag]), id);
+            assert_eq!(ids.sent(D2, HOP2, SRC, &f[frag]), id);
+        }
+        // The second copy's fragment 1 is lost on the last link; the rest
+        // reach the destination with their ids.
+        assert_eq!(ids.delivered(D2, HOP2, SRC, &f[0]), 0);
+        assert_eq!(ids.delivered(D2, HOP2, SRC, &f[0]), 1);
+        assert_eq!(ids.delivered(D2, HOP2, SRC, &f[1]), 0);
+        ids.dropped(D2, HOP2, SRC, &f[1], true);
+        assert!(ids.copies.is_empty());
+        // Fragment 0 of a third copy refused by the source's queue: its
+        // fragment 1 still takes a new id (2) for the copy, and a fourth
+        // copy sent whole takes 3 for both fragments.
+        ids.dropped(D0, HOP0, SRC, &f[0], false);
+        assert_eq!(ids.sent(D0, HOP0, SRC, &f[1]), 2);
+        assert_eq!(ids.sent(D0, HOP0, SRC, &f[0]), 3);
+        assert_eq!(ids.sent(D0, HOP0, SRC, &f[1]), 3);
     }
 }
