@@ -494,6 +494,7 @@ def _write_part(
     traces, events = optional
     keys = [k for k, _ in runs]
     idents = [f"{h}-{s}" for h, s in map(_ident, keys)]
+    wanted = set(idents)
     build = {k: k.split("-", 3)[3] for k in keys}
     manifest = pd.DataFrame(
         {
@@ -518,13 +519,14 @@ def _write_part(
         if frame is None or not len(frame):
             continue
         ids = _identities(frame)
-        if table != MANIFEST:
-            keep = ids.isin(set(idents))
-            if not keep.all():  # runs another writer committed meanwhile
-                frame, ids = frame[keep], ids[keep]
+        counts = ids.value_counts().to_dict()  # rows per run identity
+        if table != MANIFEST and not wanted.issuperset(counts):
+            # Rows of runs another writer committed meanwhile: left out.
+            keep = ids.isin(wanted)
+            frame = frame[keep]
+            counts = {i: n for i, n in counts.items() if i in wanted}
             if not len(frame):
                 continue
-        counts = ids.value_counts()
         path = folder / f"{table}.parquet"
         inside = {"part": part, "table": table}
         final = folder.parent.parent / table / f"part-{part}.parquet"  # named in errors

@@ -247,3 +247,29 @@ def test_two_writers_at_once_commit_each_run_once(tmp_path):
     pairs = list(zip(flows["scenario_hash"], flows["seed"], strict=True))
     assert len(pairs) == len(set(pairs)) == 40, "one v2g flow per run, each once"
     assert len(pd.read_parquet(store / "runs")) == 40
+
+
+def test_a_writer_leaves_out_the_runs_another_committed_meanwhile(tmp_path):
+    """Writer 1 holds runs 1 and 2; writer 2 commits run 1 meanwhile; writer 1's part
+    then holds run 2 alone, its record counting run 2's rows only, and the store has
+    each run's rows once."""
+    from vtlab import _core
+    from vtlab.api import Result
+    from vtlab.store import StoreWriter
+
+    points = Sweep({"preset": "v2g", "bytes": "20kB"}, [], seeds=[1, 2]).points()
+    results = [Result.from_core(_core.run(p.scenario.to_json(), p.seed, False)) for p in points]
+    store = Store.open(tmp_path, create=True)
+    first, second = (StoreWriter(store, messages="rows", traces=False) for _ in range(2))
+    first.add([(p.key, p.scenario) for p in points], Result.concat(results).compacted())
+    second.add([(points[0].key, points[0].scenario)], results[0])
+    second.flush()
+    first.flush()
+    assert (first.committed, second.committed) == (1, 1)
+    index = store.index()
+    assert index[points[0].key].part != index[points[1].key].part
+    flows = pd.read_parquet(tmp_path / "flows")
+    assert sorted(flows["seed"]) == [1, 2], "one v2g flow per run, each once"
+    again = Store.open(tmp_path)
+    frames, read = again.read(["flows", "links"], {p.key for p in points})
+    assert read == {p.key for p in points} and len(frames["flows"]) == 2
