@@ -92,7 +92,24 @@ class Gather:
         parts = [*self.chunks, *self.pending]
         if len(parts) == 1 and self.ordered:
             return parts[0]
+        spans = [s for s in map(self._span, parts) if s is not None] if self.ordered else []
+        if len(spans) == len(parts):
+            order = sorted(range(len(parts)), key=lambda i: spans[i])
+            if all(spans[a][1] < spans[b][0] for a, b in itertools.pairwise(order)):
+                # Consecutive points each, not overlapping (the chunks of a sweep):
+                # in the order of their first points, their rows are in the points'
+                # order already, without sorting every row.
+                return Result.concat([parts[i] for i in order]).compacted()
         return Result.concat(parts).compacted().reordered(self.position)
+
+    def _span(self, res: Result) -> tuple[int, int] | None:
+        """The positions of the first and last run of ``res`` where its runs are
+        consecutive points in their order (rows in the runs' order), else ``None``."""
+        runs = res.meta.get("runs", [res.meta])
+        at = [self.position.get((m.get("scenario_hash"), int(m.get("seed", -1)))) for m in runs]
+        if not at or at[0] is None or at != list(range(at[0], at[0] + len(at))):
+            return None
+        return at[0], at[-1]
 
 
 def label_rows(res: Result, points: Sequence[Labelled]) -> None:

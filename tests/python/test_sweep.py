@@ -486,6 +486,37 @@ def test_a_truncated_part_file_is_moved_aside_and_rerun(tmp_path, capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_chunks_that_arrive_out_of_order_are_put_in_order_without_sorting_rows(monkeypatch):
+    """Gather: results that are each consecutive points in order (a sweep's chunks)
+    and do not overlap are concatenated in the order of their first points, with no
+    row sort; overlapping ones (points 0, 2 and then 1, 3) are sorted row by row. Both
+    give the rows of the points in order."""
+    from vtlab.api import Result
+    from vtlab.sweeprows import Gather, chunk_result
+
+    sweep = Sweep(BASE, [AXES[1]], seeds=[1, 2])  # 4 points: (1 %, 1) (1 %, 2) (5 %, 1) ...
+    points = sweep.points()
+    raws = [_core.run(p.scenario.to_json(), p.seed, False) for p in points]
+    want = chunk_result(raws, [p.labels for p in points])
+    sorted_rows: list[int] = []
+    real = Result.reordered
+
+    def counted(self: Result, position) -> Result:
+        sorted_rows.append(len(self.flows))
+        return real(self, position)
+
+    monkeypatch.setattr(Result, "reordered", counted)
+    for cut, sorts in (([[2, 3], [0, 1]], 0), ([[0, 2], [1, 3]], 1)):
+        gather = Gather(points)
+        for idx in cut:
+            gather.add(chunk_result([raws[i] for i in idx], [points[i].labels for i in idx]))
+        got = gather.result()
+        assert len(sorted_rows) == sorts, cut
+        for name in ("flows", "links"):
+            pd.testing.assert_frame_equal(getattr(got, name), getattr(want, name))
+        assert got.meta["seeds"] == [p.seed for p in points]
+
+
 def test_results_gathered_in_batches_come_back_in_the_points_order(tmp_path, monkeypatch):
     """Results are concatenated every COMPACT_BATCH runs as they arrive (in any
     order, from threads or the store) and sorted back into the points' order: the
