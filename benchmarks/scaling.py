@@ -12,7 +12,8 @@ parallel efficiency (speed-up / jobs), with the CPU time of the sweep's own proc
 run. Each configuration is timed ``--repeat`` times (default once); the fastest counts.
 Each sweep forks its workers (cold), as a process's first sweep does; with ``--warm`` a
 small sweep before it has forked them, as for the later sweeps of a study
-(:mod:`vtlab.workers` keeps them for the process's lifetime).
+(:mod:`vtlab.workers` keeps them for the process's lifetime); with ``--threads`` another
+thread runs meanwhile, as in a notebook's kernel, so that the sweeps run in threads.
 
 Self-contained: it needs only an installed vtlab with :mod:`vtlab.workers`, e.g. on a
 16-core machine::
@@ -40,6 +41,7 @@ import resource
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -143,6 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--warm", action="store_true", help="workers forked by a sweep before (as in a study)"
     )
+    ap.add_argument(
+        "--threads",
+        action="store_true",
+        help="run another thread meanwhile (as a notebook's kernel does): the sweeps use threads",
+    )
     ap.add_argument("--json", dest="json_out", default=None, help="also write the rows here")
     args = ap.parse_args(argv)
     available = os.cpu_count() or 1
@@ -172,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     if max(cores) > available:
         print(f"warning: more jobs than the {available} cores of this machine")
     rows: list[Row] = []
+    if args.threads:  # forking is not safe now: vtlab.sweep runs the chunks in threads
+        threading.Thread(target=threading.Event().wait, daemon=True).start()
     with tempfile.TemporaryDirectory(prefix="vtlab-scaling-") as tmp:
         # This process's first sweep builds its first tables (about 0.2 s of imports
         # inside pandas, once per process): not in the first timed sweep's time.
