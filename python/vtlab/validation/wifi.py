@@ -337,7 +337,9 @@ def run_vtlab(run: Run) -> dict[str, Any]:
     body = {
         "goodput_bps": float(flows["goodput_bps"][0]),
         "tcp_retransmissions": float(flows["retransmissions"][0]),
-        "tcp_rto": float(flows["rto_count"][0]),
+        # wifi.cc counts entries into CA_LOSS (a timeout outside state Loss), not
+        # every expiry of the timer (rto_count counts backoff repeats too).
+        "tcp_rto": float(flows["slow_starts_after_loss"][0]),
         "mac_retries": float(sum(links["mac_retries"])),
         "mac_retry_drops": float(sum(links["mac_retry_drops"])),
         "mac_queue_drops": float(sum(links["drops_queue"])),
