@@ -153,6 +153,7 @@ def run_vtlab(spec: Mapping[str, Any], seeds: Sequence[int]) -> dict[str, Any]:
         "retransmissions": int(first["retransmissions"]),
         "fast_recoveries": int(first["fast_recoveries"]),
         "rto_count": int(first["rto_count"]),
+        "loss_episodes": int(first["slow_starts_after_loss"]),
         "lte_drops_down": drops("enb->hotspot"),
         "lte_drops_up": drops("hotspot->enb"),
         "seeds": list(seeds),
@@ -245,7 +246,8 @@ def _counters(ns: Mapping[str, Any], vt: Mapping[str, Any], variant: Variant) ->
         "ns3_recoveries": int(ns.get("recoveries") or 0),
         "vtlab_fast_recoveries": int(vt.get("fast_recoveries", 0)),
         "ns3_rtos": int(ns.get("loss_episodes") or 0),
-        "vtlab_rtos": int(vt.get("rto_count", 0)),
+        # As lte.cc counts ns-3's: entries into CA_LOSS (not every timer expiry).
+        "vtlab_rtos": int(vt.get("loss_episodes", 0)),
         "ns3_rlc_drops": int(ns.get("rlc_tx_drops") or 0),
         "vtlab_lte_drops": int(vt.get("lte_drops_down", 0)),
         "vtlab_uplink_drops": int(vt.get("lte_drops_up", 0)),
