@@ -142,6 +142,10 @@ def test_an_interrupted_worker_stops_the_sweep_and_it_resumes(tmp_path: Path, mo
     """Ctrl-C in a worker (here: its run raises KeyboardInterrupt for seed 3) stops the
     sweep with KeyboardInterrupt; no partial file is left, and a resumed sweep completes
     every run once."""
+    _interrupted_then_resumed(tmp_path, monkeypatch)
+
+
+def _interrupted_then_resumed(store: Path, monkeypatch) -> None:
     sw = Sweep(BASE, AXES, seeds=[1, 2, 3])
     reference = _sorted(sw.run(progress=False, jobs=1).flows)
     real_run = _core.run
@@ -153,13 +157,14 @@ def test_an_interrupted_worker_stops_the_sweep_and_it_resumes(tmp_path: Path, mo
 
     monkeypatch.setattr(_core, "run", interrupted_run)
     with pytest.raises(KeyboardInterrupt):
-        sw.run(tmp_path, jobs=2, progress=False)
-    assert _no_partial_part(tmp_path), "no partial part left"
+        sw.run(store, jobs=2, progress=False)
+    assert _no_partial_part(store), "no partial part left"
     # The runs of seeds 1 and 2 that finished before are kept (seed 3 never ran).
-    assert {k.split("-")[1] for k in _committed(tmp_path)} <= {"1", "2"}
+    assert {k.split("-")[1] for k in _committed(store)} <= {"1", "2"}
     monkeypatch.setattr(_core, "run", real_run)
-    resumed = sw.run(tmp_path, jobs=2, progress=False)
+    resumed = sw.run(store, jobs=2, progress=False)
     pd.testing.assert_frame_equal(_sorted(resumed.flows), reference)
+    assert len(_committed(store)) == 12, "every run stored once"
 
 
 def test_chunks_are_half_of_each_workers_share_and_at_most_64_runs():
@@ -587,24 +592,7 @@ def test_ctrl_c_in_a_thread_keeps_the_finished_runs_and_the_sweep_resumes(
     tmp_path: Path, other_thread, monkeypatch
 ):
     """As test_an_interrupted_worker_stops_the_sweep_and_it_resumes, in threads."""
-    sw = Sweep(BASE, AXES, seeds=[1, 2, 3])
-    reference = _sorted(sw.run(progress=False, jobs=1).flows)
-    real_run = _core.run
-
-    def interrupted_run(spec, seed, *args, **kwargs):
-        if seed == 3:
-            raise KeyboardInterrupt
-        return real_run(spec, seed, *args, **kwargs)
-
-    monkeypatch.setattr(_core, "run", interrupted_run)
-    with pytest.raises(KeyboardInterrupt):
-        sw.run(tmp_path, jobs=2, progress=False)
-    assert _no_partial_part(tmp_path), "no partial part left"
-    assert {k.split("-")[1] for k in _committed(tmp_path)} <= {"1", "2"}
-    monkeypatch.setattr(_core, "run", real_run)
-    resumed = sw.run(tmp_path, jobs=2, progress=False)
-    pd.testing.assert_frame_equal(_sorted(resumed.flows), reference)
-    assert len(_committed(tmp_path)) == 12, "every run stored once"
+    _interrupted_then_resumed(tmp_path, monkeypatch)
 
 
 def test_an_error_in_a_thread_ends_the_sweep_and_the_next_one_runs(
