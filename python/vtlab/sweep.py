@@ -675,10 +675,6 @@ def _execute_in_threads(
     """As :func:`_execute_in_processes`, in threads of this process: the engine runs
     without the interpreter lock, a chunk's tables are built once for its runs."""
 
-    def close(interrupted: bool) -> None:
-        if not interrupted:  # after an error their chunks are not wanted
-            _core.request_stop()
-
     try:
         with ThreadPoolExecutor(workers) as pool:
             _execute_chunks(
@@ -687,7 +683,9 @@ def _execute_in_threads(
                 todo,
                 (advance, gather, writer),
                 _core.request_stop,
-                close,
+                # After an error the running chunks finish, the others are cancelled:
+                # a stop would reach every simulation of this process, other sweeps'.
+                lambda _interrupted: None,
             )
     finally:
         _core.request_stop(clear=True)

@@ -610,5 +610,5 @@ def test_an_error_in_a_thread_ends_the_sweep_and_the_next_one_runs(
     with pytest.raises(RuntimeError, match="a run failed"):
         sw.run(tmp_path, jobs=2, progress=False)
     monkeypatch.setattr(_core, "run", real_run)
-    # The other threads were stopped, and the stop does not outlive the sweep.
+    # No stop outlives the sweep: the next one runs every run.
     assert len(sw.run(tmp_path, jobs=2, progress=False).flows) == 12
