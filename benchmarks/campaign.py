@@ -170,20 +170,25 @@ def check_store(store: Path, runs: int) -> list[str]:
     return problems
 
 
-def client_cost_s(duration: str, n: int = 200) -> float:
+def client_cost_s(duration: str, n: int = 400, task_runs: int = 100) -> float:
     """CPU seconds the sweep's own process spends per run on what it does for a
-    cluster's run: build the result from the core's columns, label it, store it."""
+    cluster's task of ``task_runs`` runs: build its tables from the core's columns,
+    label them, store them (a cluster's tasks of short runs are larger still: about a
+    second of runs each, at most :data:`vtlab.cluster.MAX_TASK_RUNS`)."""
     from vtlab import _core
     from vtlab.store import Store, StoreWriter
-    from vtlab.sweep import _finish_run
+    from vtlab.sweep import _finish_chunk
 
     points = sweep(n, duration).points()[:n]
     raws = [_core.run(p.scenario.to_json(), p.seed, False) for p in points]
+    _finish_chunk(points[:2], raws[:2], "counts")  # this process's first tables: imports
     with tempfile.TemporaryDirectory() as tmp:
         writer = StoreWriter(Store.open(tmp, create=True), messages="counts", traces=False)
         started = time.process_time()
-        for p, raw in zip(points, raws, strict=True):
-            writer.add([(p.key, p.scenario)], _finish_run(p, raw, "counts"))
+        for i in range(0, n, task_runs):
+            task = points[i : i + task_runs]
+            res = _finish_chunk(task, raws[i : i + task_runs], "counts")
+            writer.add([(p.key, p.scenario) for p in task], res)
         writer.flush()
         return (time.process_time() - started) / n
 

@@ -363,15 +363,16 @@ def run_points(
     client: Any,
     todo: Sequence[Any],
     trace: bool,
-    finish: Callable[[Any, dict[str, Any]], None],
+    finish: Callable[[Sequence[Any], Sequence[dict[str, Any]]], None],
     advance: Callable[[], None],
     *,
     task_runs: int | None = None,
     events: bool = False,
 ) -> None:
     """Run the points ``todo`` (:class:`vtlab.sweep.Point`) on ``client``'s cluster
-    (with traces and events as ``trace`` and ``events`` say); call ``finish(point,
-    raw)`` on this process for each run as its task returns."""
+    (with traces and events as ``trace`` and ``events`` say); call ``finish(points,
+    raws)`` on this process with each task's runs as it returns (consecutive points of
+    ``todo``, in order), then ``advance()`` once per run."""
     from distributed import as_completed
 
     if task_runs is not None and task_runs < 1:
@@ -416,8 +417,9 @@ def run_points(
         for future in pending:
             version, build, seconds, runs = future.result()
             _check_build((version, build), want)
-            for key, raw in runs:
-                finish(by_key[key], raw)
+            if runs:
+                finish([by_key[key] for key, _ in runs], [raw for _, raw in runs])
+            for _ in runs:
                 advance()
             if runs:
                 measured = seconds / len(runs)

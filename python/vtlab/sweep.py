@@ -44,7 +44,7 @@ from vtlab.runstore import MESSAGE_COUNT_COLUMNS, MESSAGE_FORMS, StoreError
 from vtlab.scenario import Scenario, ScenarioLike, set_path
 from vtlab.stats import SUMMARY_COLUMNS
 from vtlab.store import Store, StoreWriter
-from vtlab.sweeprows import Gather, add_labels, chunk_result, label_rows, strip_labels
+from vtlab.sweeprows import Gather, chunk_result, label_rows, strip_labels
 
 if TYPE_CHECKING:  # pandas is imported when runs are stored or loaded
     import pandas as pd
@@ -429,8 +429,8 @@ class Sweep:
     ) -> None:
         from vtlab import cluster as dask_cluster  # imports Dask only when connecting
 
-        def finish(p: Point, raw: Mapping[str, Any]) -> None:
-            _keep(gather, writer, [p], _finish_run(p, raw, self.messages))
+        def finish(points: Sequence[Point], raws: Sequence[Mapping[str, Any]]) -> None:
+            _keep(gather, writer, points, _finish_chunk(points, raws, self.messages))
 
         if connect_timeout is None:
             connect_timeout = dask_cluster.DEFAULT_CONNECT_TIMEOUT
@@ -515,19 +515,13 @@ def _counted(raw: Mapping[str, Any], messages: str) -> Mapping[str, Any]:
     return raw
 
 
-def _finish_run(p: Point, raw: Mapping[str, Any], messages: str) -> Result:
-    """A run's result from the core's raw columns, labelled."""
-    res = Result.from_core(_counted(raw, messages))
-    add_labels(res, p.labels)
-    return res
-
-
 def _finish_chunk(
     points: Sequence[Point], raws: Sequence[Mapping[str, Any]], messages: str
 ) -> Result:
     """The results of the runs ``points`` from the core's raw columns ``raws``,
-    labelled and concatenated: as ``Result.concat`` of their :func:`_finish_run`,
-    compacted, but each table built once for them all (:func:`chunk_result`)."""
+    labelled and concatenated: as ``Result.concat`` of each run's
+    ``Result.from_core`` labelled with its point's axis values, compacted, but each
+    table built once for them all (:func:`chunk_result`)."""
     counted = [_counted(raw, messages) for raw in raws]
     return chunk_result(counted, [p.labels for p in points])
 
