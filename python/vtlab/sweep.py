@@ -1,4 +1,4 @@
-"""Sweeps: a grid of scenarios × seeds, run in parallel, stored run by run.
+"""Sweeps: a grid of scenarios × seeds, run in parallel in chunks of runs, stored in parts.
 
 A :class:`Sweep` expands named axes (each a list of labelled settings) into the
 cartesian grid of scenario points and runs every point with every seed. Seed *k*
@@ -13,7 +13,7 @@ simulating, reading each part once. A stored part that is not what was written (
 flipped bit, another part's file) is moved aside and its runs simulated again. With several
 jobs (one per core by default) the runs execute in worker processes forked from this
 one and kept for its later sweeps (:mod:`vtlab.workers`), or in threads where this
-process runs other threads.
+process runs other threads; either way in chunks of runs whose tables are built at once.
 """
 
 from __future__ import annotations
