@@ -15,6 +15,14 @@ small sweep before it has forked them, as for the later sweeps of a study
 (:mod:`vtlab.workers` keeps them for the process's lifetime); with ``--threads`` another
 thread runs meanwhile, as in a notebook's kernel, so that the sweeps run in threads.
 
+With ``--engine`` it also measures what the machine's cores give the engine alone,
+the ceiling of any sweep's speed-up: N independent processes (no sweep, no tables, no
+store), started together once each has imported vtlab, each simulating the grid's
+runs in turn for ``--engine-seconds``; "engine alone" is their runs per second
+together over one such process's, and the sweep's share of that ceiling is printed
+beside it. A core that slows while all are busy (shared caches, memory bandwidth,
+the clock) lowers both alike. The processes must not outnumber the cores.
+
 Self-contained: it needs only an installed vtlab with :mod:`vtlab.workers`, e.g. on a
 16-core machine::
 
@@ -39,6 +47,7 @@ import os
 import platform
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -68,6 +77,8 @@ class Row:
     gather_s: float
     speedup: float = 1.0
     efficiency: float = 1.0
+    #: N independent processes' runs per second together / one process's (``--engine``).
+    engine_speedup: float | None = None
 
     @property
     def runs_per_s(self) -> float:
@@ -116,8 +127,9 @@ def time_sweep(size: str, seeds: int, jobs: int, store_root: Path, warm: bool = 
     axes = [Axis.values("tcp.cc", CCS), Axis.values("loss.mean_loss", LOSSES)]
     sweep = Sweep({"preset": "v2g", "bytes": size}, axes, seeds=range(1, seeds + 1))
     workers.close()
-    if warm and jobs > 1:  # a sweep before, which forks the workers
-        Sweep({"preset": "v2g", "bytes": "10kB"}, axes, seeds=[1]).run(jobs=jobs, progress=False)
+    if warm and jobs > 1:  # a sweep before of at least `jobs` runs, which forks them all
+        before = range(1, -(-jobs // (len(CCS) * len(LOSSES))) + 1)
+        Sweep({"preset": "v2g", "bytes": "10kB"}, axes, seeds=before).run(jobs=jobs, progress=False)
     store = store_root / f"store-{size}-{jobs}"
     shutil.rmtree(store, ignore_errors=True)
     (own0, kids0), pool0, t0 = _cpu_s(), _pool_cpu_s(), time.perf_counter()
@@ -131,6 +143,58 @@ def time_sweep(size: str, seeds: int, jobs: int, store_root: Path, warm: bool = 
     size_name = next(n for n, s in LENGTHS.items() if s == size)
     own = own1 - own0
     return Row(size_name, jobs, len(res.flows), wall, own + kids, own, _GATHER_S[-1])
+
+
+#: One process of the engine-alone measurement: it builds the grid's points,
+#: simulates one (imports and first allocations), says "ready", waits for "go" on
+#: stdin, then simulates the points in turn for ``seconds`` and prints its runs per
+#: second (over the runs it finished: all the processes are busy together throughout).
+ENGINE = """
+import itertools, json, sys, time
+from vtlab.sweep import Axis, Sweep, _simulate
+size, seconds, ccs, losses = sys.argv[1], float(sys.argv[2]), *map(json.loads, sys.argv[3:])
+axes = [Axis.values("tcp.cc", ccs), Axis.values("loss.mean_loss", losses)]
+points = Sweep({"preset": "v2g", "bytes": size}, axes, seeds=range(1, 9)).points()
+_simulate(points[0], (False, False))
+print("ready", flush=True)
+sys.stdin.readline()
+t0 = t = time.perf_counter()
+for n, p in enumerate(itertools.cycle(points), 1):
+    _simulate(p, (False, False))
+    t = time.perf_counter()
+    if t - t0 >= seconds:
+        break
+print(json.dumps({"runs_per_s": n / (t - t0)}), flush=True)
+"""
+
+
+def engine_rate(size: str, seconds: float, procs: int) -> float:
+    """Runs per second of ``procs`` independent processes together, started at once,
+    each simulating the grid's runs for ``seconds`` (the engine alone: no sweep, no
+    tables, no store)."""
+    kids = [
+        subprocess.Popen(
+            [sys.executable, "-c", ENGINE, size, str(seconds), json.dumps(CCS), json.dumps(LOSSES)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(procs)
+    ]
+    try:
+        pipes = [(k.stdin, k.stdout) for k in kids if k.stdin and k.stdout]
+        if any(out.readline().strip() != "ready" for _, out in pipes):
+            raise RuntimeError("an engine process failed to start")
+        for into, _ in pipes:
+            into.write("go\n")
+            into.flush()
+        rates = [json.loads(out.readline())["runs_per_s"] for _, out in pipes]
+    finally:  # on an error none is left behind
+        for k in kids:
+            if k.poll() is None and sys.exc_info()[0] is not None:
+                k.kill()
+            k.wait()
+    return sum(rates)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,6 +213,17 @@ def main(argv: list[str] | None = None) -> int:
         "--threads",
         action="store_true",
         help="run another thread meanwhile (as a notebook's kernel does): the sweeps use threads",
+    )
+    ap.add_argument(
+        "--engine",
+        action="store_true",
+        help="also measure the engine alone in independent processes (the ceiling)",
+    )
+    ap.add_argument(
+        "--engine-seconds",
+        type=float,
+        default=3.0,
+        help="seconds each engine-alone process runs (default 3)",
     )
     ap.add_argument("--json", dest="json_out", default=None, help="also write the rows here")
     args = ap.parse_args(argv)
@@ -186,43 +261,66 @@ def main(argv: list[str] | None = None) -> int:
         # inside pandas, once per process): not in the first timed sweep's time.
         time_sweep(LENGTHS["short"], 1, 1, Path(tmp))
         for length in lengths:
-            base: Row | None = None
-            for jobs in sorted(set(cores)):
-                row = min(
-                    (
-                        time_sweep(LENGTHS[length], seeds[length], jobs, Path(tmp), args.warm)
-                        for _ in range(repeat)
-                    ),
-                    key=lambda r: r.wall_s,
-                )
-                if base is None:
-                    base = row
-                row.speedup = base.wall_s / row.wall_s
-                row.efficiency = row.speedup / jobs
-                rows.append(row)
-                print(
-                    f"  {length:5s} {jobs:3d} jobs: {row.wall_s:7.2f} s wall, "
-                    f"{row.cpu_s:7.2f} s CPU ({row.parent_cpu_s:.2f} s in this process, "
-                    f"{row.gather_s:.2f} s final gathering), {row.speedup:5.2f}x",
-                    flush=True,
-                )
+            rows += measure_length(length, seeds[length], cores, repeat, Path(tmp), args)
+            if args.json_out:  # after each length: a run cut short keeps what it measured
+                write_json(Path(args.json_out), rows)
     print(f"load average {os.getloadavg()[0]:.1f} at end\n")
     print(
         f"{'length':7s} {'cores':>5s} {'runs':>5s} {'wall s':>8s} {'CPU s':>8s} "
         f"{'parent s':>8s} {'gather s':>8s} {'runs/s':>8s} {'speed-up':>9s} "
-        f"{'efficiency':>10s}"
+        f"{'efficiency':>10s}" + (f" {'engine alone':>12s} {'of it':>6s}" if args.engine else "")
     )
     for r in rows:
+        ceiling = (
+            f" {r.engine_speedup:11.2f}x {r.speedup / r.engine_speedup:6.0%}"
+            if r.engine_speedup
+            else ""
+        )
         print(
             f"{r.length:7s} {r.cores:5d} {r.runs:5d} {r.wall_s:8.2f} {r.cpu_s:8.2f} "
             f"{r.parent_cpu_s:8.2f} {r.gather_s:8.2f} {r.runs_per_s:8.1f} "
-            f"{r.speedup:8.2f}x {r.efficiency:9.0%}"
-        )
-    if args.json_out:
-        Path(args.json_out).write_text(
-            json.dumps([{**asdict(r), "runs_per_s": r.runs_per_s} for r in rows], indent=1)
+            f"{r.speedup:8.2f}x {r.efficiency:9.0%}" + ceiling
         )
     return 0
+
+
+def measure_length(
+    length: str, seeds: int, cores: list[int], repeat: int, tmp: Path, args: argparse.Namespace
+) -> list[Row]:
+    """One run length's rows: the grid swept with each core count (the fastest of
+    ``repeat``), and with ``--engine`` the engine alone on as many cores."""
+    rows: list[Row] = []
+    for jobs in sorted(set(cores)):
+        row = min(
+            (time_sweep(LENGTHS[length], seeds, jobs, tmp, args.warm) for _ in range(repeat)),
+            key=lambda r: r.wall_s,
+        )
+        row.speedup = rows[0].wall_s / row.wall_s if rows else 1.0
+        row.efficiency = row.speedup / jobs
+        rows.append(row)
+        print(
+            f"  {length:5s} {jobs:3d} jobs: {row.wall_s:7.2f} s wall, "
+            f"{row.cpu_s:7.2f} s CPU ({row.parent_cpu_s:.2f} s in this process, "
+            f"{row.gather_s:.2f} s final gathering), {row.speedup:5.2f}x",
+            flush=True,
+        )
+    if args.engine:
+        rates: dict[int, float] = {}
+        for row in rows:
+            rates[row.cores] = max(
+                engine_rate(LENGTHS[length], args.engine_seconds, row.cores) for _ in range(repeat)
+            )
+            row.engine_speedup = rates[row.cores] / rates[1]
+            print(
+                f"  {length:5s} {row.cores:3d} processes of the engine alone: "
+                f"{rates[row.cores]:8.1f} runs/s, {row.engine_speedup:5.2f}x",
+                flush=True,
+            )
+    return rows
+
+
+def write_json(path: Path, rows: list[Row]) -> None:
+    path.write_text(json.dumps([{**asdict(r), "runs_per_s": r.runs_per_s} for r in rows], indent=1))
 
 
 if __name__ == "__main__":
