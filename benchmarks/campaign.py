@@ -14,14 +14,18 @@ nothing pending, nothing quarantined; and it prints
 
 * peak memory: the largest resident set of any process of the tree
   (``resource.getrusage(RUSAGE_CHILDREN)``, which covers the sweep and its
-  workers) and the largest sum over the tree sampled every 0.2 s from /proc;
+  workers); sampled every 0.2 s from /proc, the sweep's process's, the largest
+  worker's, and the sums over the tree of the resident sets (pages the forked
+  workers share counted in each) and of the proportional sets (shared pages divided
+  among their sharers);
 * runs per hour of the two invocations together (start-up and the resume's store
-  check included), and per core used;
-* runs per hour extrapolated to 16 cores (this machine's rate per core × 16 × the
-  parallel efficiency measured here between 1 and ``--jobs`` jobs, an assumption
-  stated in the output) and to a Dask cluster of N workers, where the client stores
-  every run itself: min(N × rate per core × efficiency, 3600 s / the client's CPU
-  time per run, measured here on stored results).
+  check included), per core used, and of one job (``--efficiency-runs`` runs), so
+  the parallel efficiency of the campaign itself (its rate / (jobs × one job's));
+* runs per hour extrapolated to 16 cores (the campaign's rate per core × 16: it
+  assumes the efficiency measured here holds there; with ``--jobs 16`` it is the
+  measured rate) and to a Dask cluster of N workers, where the client stores every
+  run itself: min(N × rate per core, 3600 s / the client's CPU time per run,
+  measured here on stored results).
 
 Usage (self-contained: an installed vtlab, any checkout or wheel)::
 
@@ -96,20 +100,35 @@ def child(args: argparse.Namespace) -> None:
     )
 
 
-def _tree_rss_kb(root: int) -> int:
-    """The resident sets of ``root`` and its descendants, summed (from /proc)."""
-    total, todo = 0, [root]
+def _field_kb(path: Path, name: str) -> int:
+    """The value in kB of the line ``name:`` of a /proc file (0 if absent)."""
+    for line in path.read_text().splitlines():
+        if line.startswith(name + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def _tree_memory_kb(root: int) -> dict[str, int]:
+    """Memory of ``root`` (the sweep's process) and its descendants (its workers) now,
+    from /proc: its resident set, the largest of theirs, and the sums over the tree of
+    the resident sets (pages shared by the forked workers counted in each) and of the
+    proportional sets (each shared page divided among its sharers: the tree's own
+    memory)."""
+    out = dict.fromkeys(("sweep", "worker", "rss_sum", "pss_sum"), 0)
+    todo = [root]
     while todo:
         pid = todo.pop()
         try:
-            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
+            rss = _field_kb(Path(f"/proc/{pid}/status"), "VmRSS")
+            out["pss_sum"] += _field_kb(Path(f"/proc/{pid}/smaps_rollup"), "Pss")
             for task in Path(f"/proc/{pid}/task").iterdir():
                 todo += [int(c) for c in (task / "children").read_text().split()]
         except (OSError, ValueError):
             continue
-    return total
+        out["rss_sum"] += rss
+        key = "sweep" if pid == root else "worker"
+        out[key] = max(out[key], rss)
+    return out
 
 
 def _committed(store: Path, opened: list[Any]) -> int:
@@ -130,9 +149,11 @@ def invoke(args: argparse.Namespace, kill_after: int | None) -> dict[str, Any]:
     cmd += ["--part-runs", str(args.part_runs)] if args.part_runs else []
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, start_new_session=True)
-    peak_sum, killed_at, opened = 0, None, []
+    peak: dict[str, int] = {}
+    killed_at, opened = None, []
     while proc.poll() is None:
-        peak_sum = max(peak_sum, _tree_rss_kb(proc.pid))
+        for k, v in _tree_memory_kb(proc.pid).items():
+            peak[k] = max(peak.get(k, 0), v)
         if kill_after is not None and _committed(args.store, opened) >= kill_after:
             os.killpg(proc.pid, signal.SIGKILL)
             killed_at = _committed(args.store, [])
@@ -140,7 +161,7 @@ def invoke(args: argparse.Namespace, kill_after: int | None) -> dict[str, Any]:
         time.sleep(0.2)
     out, _ = proc.communicate()
     wall = time.perf_counter() - started
-    figures = {"wall_s": wall, "peak_tree_sum_kb": peak_sum, "killed_at": killed_at}
+    figures = {"wall_s": wall, "peak_kb": peak, "killed_at": killed_at}
     if killed_at is None:
         if proc.returncode != 0:
             raise SystemExit(f"error: the campaign failed (exit status {proc.returncode})")
@@ -193,17 +214,13 @@ def client_cost_s(duration: str, n: int = 400, task_runs: int = 100) -> float:
         return (time.process_time() - started) / n
 
 
-def efficiency(args: argparse.Namespace) -> float:
-    """Parallel efficiency between 1 and ``--jobs`` jobs on an
-    ``--efficiency-runs``-run campaign."""
-    runs = args.efficiency_runs
-    walls = {}
-    for jobs in sorted({1, args.jobs}):
-        with tempfile.TemporaryDirectory() as tmp:
-            started = time.perf_counter()
-            sweep(runs, args.duration).run(tmp, jobs=jobs, progress=False, collect=False)
-            walls[jobs] = time.perf_counter() - started
-    return walls[1] / (walls[args.jobs] * args.jobs)
+def one_job_rate(args: argparse.Namespace) -> float:
+    """Runs per hour of one job on an ``--efficiency-runs``-run campaign (a store,
+    ``collect=False``, as the campaign)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        sweep(args.efficiency_runs, args.duration).run(tmp, jobs=1, progress=False, collect=False)
+        return args.efficiency_runs / (time.perf_counter() - started) * 3600
 
 
 def main() -> None:
@@ -214,7 +231,7 @@ def main() -> None:
     ap.add_argument("--duration", default="2s", help="the charging loop of each session")
     ap.add_argument("--part-runs", type=int, default=0, help="runs per store part")
     ap.add_argument("--store", type=Path, default=None, help="default: a temporary folder")
-    ap.add_argument("--efficiency-runs", type=int, default=2000, help="runs per jobs count")
+    ap.add_argument("--efficiency-runs", type=int, default=2000, help="runs of the one-job rate")
     ap.add_argument("--workers", type=int, default=64, help="Dask workers to extrapolate to")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures here")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
@@ -245,9 +262,10 @@ def report(args: argparse.Namespace) -> None:
     wall = sum(p["wall_s"] for p in phases)
     rate = args.runs / wall * 3600
     per_core = rate / args.jobs
-    eff = efficiency(args) if args.jobs > 1 else 1.0
+    one = one_job_rate(args)
     cost = client_cost_s(args.duration)
-    dask = min(args.workers * per_core * eff, 3600 / cost)
+    dask = min(args.workers * per_core, 3600 / cost)
+    peak = {k: max(p["peak_kb"].get(k, 0) for p in phases) / 1024 for k in phases[0]["peak_kb"]}
     figures = {
         "runs": args.runs,
         "jobs": args.jobs,
@@ -255,11 +273,15 @@ def report(args: argparse.Namespace) -> None:
         "resumed_runs": args.runs - (phases[0]["killed_at"] or 0),
         "wall_s": round(wall, 1),
         "peak_rss_mb": round(maxrss_kb / 1024, 1),
-        "peak_tree_sum_mb": round(max(p["peak_tree_sum_kb"] for p in phases) / 1024, 1),
+        "peak_sweep_process_mb": round(peak["sweep"], 1),
+        "peak_worker_mb": round(peak["worker"], 1),
+        "peak_tree_rss_sum_mb": round(peak["rss_sum"], 1),
+        "peak_tree_pss_sum_mb": round(peak["pss_sum"], 1),
         "runs_per_hour": round(rate),
         "runs_per_hour_per_core": round(per_core),
-        "efficiency": round(eff, 3),
-        "runs_per_hour_16_cores": round(16 * per_core * eff),
+        "runs_per_hour_one_job": round(one),
+        "efficiency": round(rate / (args.jobs * one), 3),
+        "runs_per_hour_16_cores": round(16 * per_core),
         "client_cpu_ms_per_run": round(cost * 1e3, 3),
         "dask_workers": args.workers,
         "runs_per_hour_dask": round(dask),
