@@ -255,7 +255,7 @@ def test_a_sweep_stores_and_returns_the_per_run_tables(
         want = sweep.run(tmp_path / "ref", progress=False, jobs=1)
     want_store = stored(tmp_path / "ref", events)
     # Chunks of 4 runs (and the last of 2) for the workers, as a large sweep has.
-    monkeypatch.setattr(sweep_module, "chunks", lambda todo, _: _cut(todo, 4))
+    monkeypatch.setattr(sweep_module, "chunks", lambda todo, *_: _cut(todo, 4))
     for jobs in (1, 2):
         got = sweep.run(tmp_path / f"j{jobs}", progress=False, jobs=jobs)
         assert_same_result(got, want, f"{grid} -j {jobs}: ", timed=True)
@@ -277,7 +277,7 @@ def test_a_resumed_sweep_stores_the_per_run_tables(tmp_path: Path, monkeypatch: 
         Axis.values("session.processing", ["0s", "1.95s"]),
     ]
     sweep = Sweep(base, axes, seeds=[1, 2, 3], messages="counts")
-    monkeypatch.setattr(sweep_module, "chunks", lambda todo, _: _cut(todo, 3))
+    monkeypatch.setattr(sweep_module, "chunks", lambda todo, *_: _cut(todo, 3))
     with monkeypatch.context() as m:
         reference_chunks(m)
         want = sweep.run(tmp_path / "ref", progress=False, jobs=1)

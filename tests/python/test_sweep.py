@@ -189,6 +189,47 @@ def test_chunks_shrink_towards_the_end_and_keep_every_point_once_in_order():
     assert [len(c) for c in chunks(list(range(6400)), 2)] == [64] * 100  # type: ignore[arg-type]
 
 
+def test_tasks_grow_to_a_quarter_second_of_short_runs_within_their_bounds():
+    """Pace: 64 runs a task until runs come back; then as many runs as a quarter of a
+    second of one worker's time holds, or as give 60 000 rows, between 64 and 512."""
+    from types import SimpleNamespace
+
+    from vtlab.sweep import Pace
+
+    def after(workers: int, seconds: float, runs: int, rows: int) -> int:
+        now = [0.0]
+        pace = Pace(workers, clock=lambda: now[0])
+        assert pace() == 64, "nothing back yet"
+        empty = SimpleNamespace(flows=[], links=[], sessions=[], messages=[], traces=None)
+        pace.kept(runs, SimpleNamespace(**{**vars(empty), "flows": [0] * rows, "events": None}))
+        now[0] = seconds
+        return pace()
+
+    # By hand. 2 workers, 4 000 runs back after 1 s: 0.5 ms a run, 0.25 s holds 500;
+    # 5 rows a run: 12 000 for the rows; so 500.
+    assert after(2, 1.0, 4000, 20_000) == 500
+    # 16 workers, 100 000 runs in 2 s (0.32 ms a run): 781 by time, capped at 512.
+    assert after(16, 2.0, 100_000, 200_000) == 512
+    # Long runs (2 workers, 16 runs in 1 s: 0.125 s a run): 2 by time, at least 64.
+    assert after(2, 1.0, 16, 100) == 64
+    # 2 000 rows a run (traces): 60 000 / 2 000 = 30 by rows, at least 64.
+    assert after(2, 1.0, 4000, 8_000_000) == 64
+    # 200 rows a run: 300 by rows, below 500 by time.
+    assert after(2, 1.0, 4000, 800_000) == 300
+
+
+def test_chunks_follow_the_pace_asked_as_each_task_is_cut():
+    from vtlab.sweep import chunks
+
+    asked = iter([64, 64, 64])
+    sizes = [len(c) for c in chunks(list(range(6400)), 2, lambda: next(asked, 512))]  # type: ignore[arg-type]
+    # By hand: three tasks of 64 (the pace before any run is back), then (left) // 4
+    # capped at 512 while 2 048 or more are left (6 208 ... 2 112: nine of 512), then
+    # 1 600 // 4 = 400, 300, 225, 168, 126, 95, 71, then the floor 6 400 // 64 = 64
+    # (215, 151, 87 left), and the 23 left.
+    assert sizes == [64] * 3 + [512] * 9 + [400, 300, 225, 168, 126, 95, 71, 64, 64, 64, 23]
+
+
 def test_traces_are_stored_and_reloaded(tmp_path: Path):
     sw = Sweep(BASE, [AXES[1]], seeds=[1], trace=True)
     first = sw.run(tmp_path, progress=False)
