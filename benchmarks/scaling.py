@@ -26,15 +26,18 @@ the clock) lowers both alike. The processes must not outnumber the cores.
 Self-contained: it needs only an installed vtlab with :mod:`vtlab.workers`, e.g. on a
 16-core machine::
 
-    python benchmarks/scaling.py --cores 1,2,4,8,16 --quick     # about 3-4 min there
+    python benchmarks/scaling.py --cores 1,2,4,8,16 --lengths short --short-seeds 500 --engine
+    python benchmarks/scaling.py --cores 1,4,16 --lengths long --long-seeds 120 --engine
     python benchmarks/scaling.py --cores 1,2 --json scaling.json
 
-A sweep has a fixed cost (importing pandas, building its points, forking the workers,
-gathering the tables at the end: about 0.35 s on a 2-core machine) besides its runs,
-so the grids are sized to about a minute of one core's work per run length with
-``--quick`` (4 000 short runs, 1 200 mid, 800 long ones), twice that by default;
-``--short-seeds``, ``--mid-seeds`` and ``--long-seeds`` change them (seeds per grid
-point, 8 points). Issue 28's own grid is ``--lengths mid --mid-seeds 30``.
+(the first about half a minute there, the second, the issue's 960 runs of 100 MB, about 1.5-2
+minutes). A sweep has a fixed cost (importing pandas, building its points, forking the
+workers, gathering the tables at the end: about 0.35 s on a 2-core machine) besides
+its runs. With ``--quick`` the grids are 4 000 short runs, 1 200 mid and 800 long ones
+(on the 2-core machine of docs/cluster.md about 4 s, 9 s and 30 s of one core's
+work), twice that by default; ``--short-seeds``, ``--mid-seeds`` and ``--long-seeds``
+change them (seeds per grid point, 8 points). Issue 28's own grid on two cores is
+``--lengths mid --mid-seeds 30``; on 16, ``--lengths long --long-seeds 120``.
 Timings need a quiet machine: the load average is printed with the results.
 """
 
