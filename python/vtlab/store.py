@@ -518,19 +518,20 @@ def _write_part(
     for table, frame in frames.items():
         if frame is None or not len(frame):
             continue
-        ids = _identities(frame)
-        counts = ids.value_counts().to_dict()  # rows per run identity
+        contract = _contract(table, messages)
+        arrow = _arrow(_label_safe(frame, contract))
+        counts = _arrow_identities(arrow)  # rows per run identity
         if table != MANIFEST and not wanted.issuperset(counts):
             # Rows of runs another writer committed meanwhile: left out.
-            keep = ids.isin(wanted)
-            frame = frame[keep]
-            counts = {i: n for i, n in counts.items() if i in wanted}
+            frame = frame[_identities(frame).isin(wanted)]
             if not len(frame):
                 continue
+            arrow = _arrow(_label_safe(frame, contract))
+            counts = {i: n for i, n in counts.items() if i in wanted}
         path = folder / f"{table}.parquet"
         inside = {"part": part, "table": table}
         final = folder.parent.parent / table / f"part-{part}.parquet"  # named in errors
-        _write_parquet(_label_safe(frame, _contract(table, messages)), path, inside, final)
+        _write_parquet(arrow, path, inside, final)
         tables[table] = {
             "sha256": _sha256(path),
             "rows": [int(counts.get(i, 0)) for i in idents],
@@ -545,12 +546,18 @@ def _write_part(
     }
 
 
-def _write_parquet(frame: pd.DataFrame, path: Path, inside: Mapping[str, Any], name: Path) -> None:
+def _arrow(frame: pd.DataFrame) -> Any:
+    """``frame`` as the Arrow table a part's file holds."""
     import pyarrow as pa
+
+    return pa.Table.from_pandas(frame, preserve_index=False)
+
+
+def _write_parquet(table: Any, path: Path, inside: Mapping[str, Any], name: Path) -> None:
+    """Write the Arrow ``table`` to ``path`` (fsynced), ``inside`` in its metadata."""
     import pyarrow.parquet as pq
 
     try:
-        table = pa.Table.from_pandas(frame, preserve_index=False)
         meta = {**(table.schema.metadata or {}), PART_KEY: json.dumps(inside).encode()}
         pq.write_table(table.replace_schema_metadata(meta), path)
         fsync_file(path)
