@@ -108,11 +108,13 @@ def durable_replace(tmp: Path, path: Path) -> None:
 
 
 def write_json_durably(path: Path, value: Any) -> None:
-    """``value`` as JSON in ``path``: written to a temporary name, fsynced, renamed."""
+    """``value`` as JSON in ``path`` (one line: an indented one is encoded by the
+    json module's Python encoder: 2.2 ms for a 2 000-run commit record, not 0.6):
+    written to a temporary name, fsynced, renamed."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "w") as fh:
-            fh.write(json.dumps(value, indent=1) + "\n")
+            fh.write(json.dumps(value) + "\n")
             fh.flush()
             os.fsync(fh.fileno())
         durable_replace(tmp, path)

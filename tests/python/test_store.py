@@ -273,3 +273,39 @@ def test_a_writer_leaves_out_the_runs_another_committed_meanwhile(tmp_path):
     again = Store.open(tmp_path)
     frames, read = again.read(["flows", "links"], {p.key for p in points})
     assert read == {p.key for p in points} and len(frames["flows"]) == 2
+
+
+def test_rows_per_run_are_counted_whatever_the_columns_arrow_types(tmp_path):
+    """The rows per run identity of a part, counted by Arrow, for a hash column stored
+    as text or as a dictionary and a seed above 2^63 (seeds are unsigned 64-bit): by
+    hand, run a-1 has two rows, a-18446744073709551615 one, b-1 one."""
+    import pyarrow as pa
+
+    from vtlab.store import _arrow_identities
+
+    seeds = pa.array([1, 2**64 - 1, 1, 1], pa.uint64())
+    want = {"a-1": 2, "a-18446744073709551615": 1, "b-1": 1}
+    for hashes in (
+        pa.array(["a", "a", "b", "a"]),
+        pa.array(["a", "a", "b", "a"], pa.large_string()),
+        pa.array(["a", "a", "b", "a"]).dictionary_encode(),
+    ):
+        table = pa.table({"scenario_hash": hashes, "seed": seeds, "x": [0.5] * 4})
+        assert _arrow_identities(table) == want
+    assert _arrow_identities(pa.table({"scenario_hash": ["a"], "seed": [3]})) == {"a-3": 1}
+    assert _arrow_identities(pa.table({"scenario_hash": pa.array([], pa.string())})) == {}
+
+
+def test_a_parts_files_keep_statistics_but_for_the_runs_json_texts(tmp_path):
+    """Each page's least and greatest value stay in a part's files for the columns a
+    query filters on (seed, loss, ...), not for a run's spec and scenario (JSON texts
+    of kilobytes: their statistics were most of the part's writing time)."""
+    _, store, _ = _stored(tmp_path)
+    (runs,) = (store / "runs").glob("*.parquet")
+    (flows,) = (store / "flows").glob("*.parquet")
+    for path, without in ((runs, {"spec", "scenario"}), (flows, set())):
+        group = pq.ParquetFile(path).metadata.row_group(0)
+        for i in range(group.num_columns):
+            column = group.column(i)
+            has = column.is_stats_set and column.statistics.has_min_max
+            assert has == (column.path_in_schema not in without), (path.name, column)
