@@ -21,6 +21,9 @@ nothing pending, nothing quarantined; and it prints
 * runs per hour of the two invocations together (start-up and the resume's store
   check included), per core used, and of one job (``--efficiency-runs`` runs), so
   the parallel efficiency of the campaign itself (its rate / (jobs × one job's));
+* the sweep's own process's CPU per run it simulated in the last invocation (its
+  start included: imports, forking the workers), which bounds a campaign of short runs
+  on many cores (it hands out the tasks, takes their tables back, commits the store);
 * runs per hour extrapolated to 16 cores (the campaign's rate per core × 16: it
   assumes the efficiency measured here holds there; with ``--jobs 16`` it is the
   measured rate) and to a Dask cluster of N workers, where the client stores every
@@ -85,8 +88,9 @@ def child(args: argparse.Namespace) -> None:
     if args.part_runs:  # and no task larger than a part, so that parts commit as often
         store_module.MAX_PART_RUNS = args.part_runs
         sweep_module.MAX_CHUNK_RUNS = min(sweep_module.MAX_CHUNK_RUNS, args.part_runs)
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     sweep(args.runs, args.duration).run(args.store, jobs=args.jobs, progress=False, collect=False)
+    cpu = time.process_time() - cpu
     me, kids = (
         resource.getrusage(resource.RUSAGE_SELF),
         resource.getrusage(resource.RUSAGE_CHILDREN),
@@ -95,6 +99,7 @@ def child(args: argparse.Namespace) -> None:
         json.dumps(
             {
                 "wall_s": time.perf_counter() - started,
+                "sweep_cpu_s": cpu,
                 "self_cpu_s": me.ru_utime + me.ru_stime,
                 "workers_cpu_s": kids.ru_utime + kids.ru_stime,
             }
@@ -268,11 +273,12 @@ def report(args: argparse.Namespace) -> None:
     cost = client_cost_s(args.duration)
     dask = min(args.workers * per_core, 3600 / cost)
     peak = {k: max(p["peak_kb"].get(k, 0) for p in phases) / 1024 for k in phases[0]["peak_kb"]}
+    resumed = args.runs - (phases[0]["killed_at"] or 0)  # runs the last invocation simulated
     figures = {
         "runs": args.runs,
         "jobs": args.jobs,
         "killed_at": phases[0]["killed_at"] if args.kill_after is not None else None,
-        "resumed_runs": args.runs - (phases[0]["killed_at"] or 0),
+        "resumed_runs": resumed,
         "wall_s": round(wall, 1),
         "peak_rss_mb": round(maxrss_kb / 1024, 1),
         "peak_sweep_process_mb": round(peak["sweep"], 1),
@@ -285,6 +291,7 @@ def report(args: argparse.Namespace) -> None:
         "efficiency": round(rate / (args.jobs * one), 3),
         "runs_per_hour_16_cores": round(16 * per_core),
         "client_cpu_ms_per_run": round(cost * 1e3, 3),
+        "sweep_cpu_us_per_run": round(phases[-1]["sweep_cpu_s"] / resumed * 1e6, 1),
         "dask_workers": args.workers,
         "runs_per_hour_dask": round(dask),
         "load_average": os.getloadavg()[0],

@@ -32,3 +32,6 @@ def test_a_killed_campaign_resumes_with_every_run_once_in_bounded_memory(tmp_pat
     assert 300 <= got["killed_at"] < 1000
     assert got["resumed_runs"] == 1000 - got["killed_at"]
     assert 0 < got["peak_rss_mb"] < 1024
+    # One job: the sweep's process runs every run itself, so its CPU per run is at
+    # least the engine's (a 2 s session's charging loop: above 50 µs here).
+    assert got["sweep_cpu_us_per_run"] > 50
