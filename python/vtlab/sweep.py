@@ -80,11 +80,13 @@ def _raw_message_counts(columns: Mapping[str, Sequence[Any]]) -> dict[str, list[
         t = key[5]
         return (*key[:5], t is None, 0.0 if t is None else t, key[6])
 
+    ordered = sorted(counts, key=order)
     out: dict[str, list[Any]] = {k: [] for k in MESSAGE_COUNT_COLUMNS}
-    for key in sorted(counts, key=order):
-        for name, value in zip(keys, key, strict=True):
-            out[name].append(float("nan") if name == "response_time_s" and value is None else value)
-        out["count"].append(counts[key])
+    if ordered:
+        for name, column in zip(keys, zip(*ordered, strict=True), strict=True):
+            out[name] = list(column)
+    out["response_time_s"] = [float("nan") if t is None else t for t in out["response_time_s"]]
+    out["count"] = [counts[key] for key in ordered]
     return out
 
 

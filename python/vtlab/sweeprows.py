@@ -196,11 +196,6 @@ def _kind(values: Sequence[Any]) -> str | None:
 _NUMPY = {"int": "int64", "float": "float64", "bool": "bool"}
 
 
-def _label_kind(value: Any) -> str | None:
-    """:func:`_kind` of a column holding ``value`` in every row."""
-    return _kind([value])
-
-
 def chunk_result(raws: Sequence[Mapping[str, Any]], labels: Sequence[Any]) -> Result:
     """The rows of several runs, each run's raw result as the core returns it
     (``raws``) labelled with its point's axis values (``labels``, one sequence of
@@ -263,22 +258,27 @@ def _chunk_table(table: str, raws: Sequence[Mapping[str, Any]], labels: Sequence
     if not runs or not all(rows[i] for i in runs):
         return None
     order = _label_columns(table_order(columns[0], table), labels[runs[0]])
-    if any(_label_columns(table_order(columns[i], table), labels[i]) != order for i in runs):
-        return None
+    label_names = [n for n, _ in labels[runs[0]]]
+    for i in runs:
+        if tuple(columns[i]) == names and [n for n, _ in labels[i]] == label_names:
+            continue  # the first run's columns and label names: its order
+        if _label_columns(table_order(columns[i], table), labels[i]) != order:
+            return None
     data: dict[str, Any] = {}
     label_values = [dict(labels[i]) for i in runs]
     for name in order:
+        # One kind in every run's rows (each run has rows here): the kind of them all.
         if name in names:
-            parts = [columns[i][name] for i in runs]
-            kinds = {_kind(v) for v in parts}
-            values = list(itertools.chain.from_iterable(parts))
+            values = list(itertools.chain.from_iterable([columns[i][name] for i in runs]))
+            kind = _kind(values)
         else:
             at = [lab[name] for lab in label_values]
-            kinds = {_label_kind(v) for v in at}
-            values = [v for i, v in zip(runs, at, strict=True) for _ in range(rows[i])]
-        if len(kinds) != 1 or None in kinds:
+            kind = _kind(at)
+            values = []
+            for i, v in zip(runs, at, strict=True):
+                values += [v] * rows[i]
+        if kind is None:
             return None
-        (kind,) = kinds
         if kind == "str":
             data[name] = values  # pandas' own inference: its str dtype
             continue

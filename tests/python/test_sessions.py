@@ -323,3 +323,29 @@ def test_sweep_out_writes_and_checks_the_session_files(cli: Cli, tmp_path: Path)
     out.unlink()
     (tmp_path / "grid.links.parquet").unlink()
     assert_usage_error(cli(*args, "--out", str(out)), "--out", "grid.sessions.parquet")
+
+
+def test_a_runs_message_counts_are_pandas_groupby_of_its_rows() -> None:
+    """The counts a sweep keeps for each run (``_raw_message_counts``, built from the
+    core's columns without a frame) are the rows of pandas' own group-by of that run's
+    message rows (:func:`vtlab.sweep.message_counts`: sorted by the keys, NaN response
+    times last, as their own group), the same columns and values in the same order;
+    and nothing for a run without messages. At 20 % loss several exchanges of the
+    2 s sessions are never answered (a NaN response time), so both kinds of rows are
+    there."""
+    import numpy as np
+
+    from vtlab.sweep import Sweep, _raw_message_counts, message_counts
+
+    spec = {**DC_10S, "session": {"profile": "iso15118-2-dc", "duration": "2s"}}
+    spec["loss"] = {"model": "burst", "mean_loss": 0.2}
+    missed = 0
+    for p in Sweep(spec, seeds=range(1, 9)).points():
+        raw = _core.run(p.scenario.to_json(), p.seed, False)["messages"]
+        want = message_counts(pd.DataFrame(raw))
+        got = pd.DataFrame(_raw_message_counts(raw))
+        missed += int(np.isnan(want["response_time_s"]).sum())
+        pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    assert missed > 0
+    empty = _raw_message_counts({k: [] for k in raw})
+    assert all(v == [] for v in empty.values()) and "count" in empty
