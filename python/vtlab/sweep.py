@@ -28,66 +28,35 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from vtlab import _core
+from vtlab import _core, gcpause
 from vtlab import workers as worker_processes
 from vtlab.api import (
     FLOW_COLUMNS,
     LINK_COLUMNS,
     MAX_RUNS,
-    MESSAGE_COLUMNS,
     Result,
     check_seeds,
     core_build,
 )
 from vtlab.progress import run_progress
-from vtlab.runstore import MESSAGE_COUNT_COLUMNS, MESSAGE_FORMS, StoreError
+from vtlab.runstore import MESSAGE_COUNT_COLUMNS as MESSAGE_COUNT_COLUMNS  # a sweep's API
+from vtlab.runstore import MESSAGE_FORMS, StoreError
 from vtlab.scenario import Scenario, ScenarioLike, set_path
 from vtlab.stats import SUMMARY_COLUMNS
 from vtlab.store import Store, StoreWriter
-from vtlab.sweeprows import Gather, chunk_result, label_rows, strip_labels
+from vtlab.sweeprows import (
+    Gather,
+    chunk_result,
+    label_rows,
+    raw_message_counts,
+    strip_labels,
+)
+from vtlab.sweeprows import (
+    message_counts as message_counts,  # vtlab.sweep.message_counts, documented
+)
 
 if TYPE_CHECKING:  # pandas is imported when runs are stored or loaded
     import pandas as pd
-
-
-def message_counts(messages: pd.DataFrame) -> pd.DataFrame:
-    """The message rows of runs reduced to how many exchanges of each message of each
-    session had each response time (and miss flag): columns
-    :data:`MESSAGE_COUNT_COLUMNS`, with NaN for responses that never came.
-
-    Exact for every quantity that depends only on the response times (quantiles
-    pooled over runs, miss counts), and small: a loss-free exchange always takes the
-    same time, so a 30-minute DC session's 8 194 rows become a dozen or so.
-    """
-    keys = [c for c in MESSAGE_COUNT_COLUMNS if c != "count"]
-    extra = [c for c in messages.columns if c not in MESSAGE_COLUMNS]  # sweep labels
-    grouped = messages.groupby([*extra, *keys], sort=True, dropna=False)
-    return grouped.size().rename("count").reset_index()
-
-
-def _raw_message_counts(columns: Mapping[str, Sequence[Any]]) -> dict[str, list[Any]]:
-    """:func:`message_counts` of one run's raw message columns (as the core returns
-    them), without building the frame of every exchange; the same rows in the same
-    order."""
-    keys = [c for c in MESSAGE_COUNT_COLUMNS if c != "count"]
-    counts: dict[tuple[Any, ...], int] = {}
-    for row in zip(*(columns[k] for k in keys), strict=True):
-        t = row[5]
-        key = (*row[:5], None if t != t else t, row[6])  # NaN (never answered) as None
-        counts[key] = counts.get(key, 0) + 1
-
-    def order(key: tuple[Any, ...]) -> tuple[Any, ...]:  # NaN last, as pandas sorts it
-        t = key[5]
-        return (*key[:5], t is None, 0.0 if t is None else t, key[6])
-
-    ordered = sorted(counts, key=order)
-    out: dict[str, list[Any]] = {k: [] for k in MESSAGE_COUNT_COLUMNS}
-    if ordered:
-        for name, column in zip(keys, zip(*ordered, strict=True), strict=True):
-            out[name] = list(column)
-    out["response_time_s"] = [float("nan") if t is None else t for t in out["response_time_s"]]
-    out["count"] = [counts[key] for key in ordered]
-    return out
 
 
 class AxisError(ValueError):
@@ -513,7 +482,7 @@ def _simulate(p: Point, record: tuple[bool, bool]) -> Mapping[str, Any]:
 def _counted(raw: Mapping[str, Any], messages: str) -> Mapping[str, Any]:
     """A run's raw result with its message rows in the form ``messages``."""
     if messages == "counts" and any(len(v) for v in (raw.get("messages") or {}).values()):
-        return {**raw, "messages": _raw_message_counts(raw["messages"])}
+        return {**raw, "messages": raw_message_counts(raw["messages"])}
     return raw
 
 
@@ -561,16 +530,23 @@ def _execute_here(
     finished runs to the result and the store in batches (as many runs as a worker's
     task would hold, :class:`Pace`, or :data:`HERE_BATCH_S` seconds), as a worker
     hands back its chunk: one table per batch instead of one per run
-    (:func:`_finish_chunk`). On Ctrl-C the finished runs are kept."""
+    (:func:`_finish_chunk`). A batch's runs and tables are made with the garbage
+    collector paused (:mod:`vtlab.gcpause`). On Ctrl-C the finished runs are kept."""
     points: list[Point] = []
     raws: list[Mapping[str, Any]] = []
     since = time.monotonic()
     pace = Pace(1)
     most = pace()
+    held = [False]  # whether this batch holds the collector paused
 
     def hand_on() -> None:
-        if raws:
-            res = _finish_chunk(points, raws, messages)
+        try:
+            res = _finish_chunk(points, raws, messages) if raws else None
+        finally:
+            if held[0]:
+                held[0] = False
+                gcpause.release()
+        if res is not None:
             _keep(gather, writer, points, res)
             pace.kept(len(points), res)
         points.clear()
@@ -578,6 +554,9 @@ def _execute_here(
 
     try:
         for p in todo:
+            if not held[0]:
+                gcpause.hold()
+                held[0] = True
             raws.append(_simulate(p, record))
             points.append(p)
             advance()
@@ -601,16 +580,18 @@ def _chunk_runs(
     points: Sequence[Point], record: tuple[bool, bool], messages: str
 ) -> tuple[Result | None, int, bool]:
     """Run and label ``points``; their results as one (:func:`_finish_chunk`), how
-    many ran, and whether the chunk was interrupted (Ctrl-C) after those."""
+    many ran, and whether the chunk was interrupted (Ctrl-C) after those. The garbage
+    collector is paused meanwhile (:mod:`vtlab.gcpause`)."""
     raws: list[Mapping[str, Any]] = []
-    try:
-        for p in points:
-            raws.append(_simulate(p, record))
-    except KeyboardInterrupt:
-        if not raws:
-            raise
-        return _finish_chunk(points[: len(raws)], raws, messages), len(raws), True
-    return _finish_chunk(points, raws, messages), len(raws), False
+    with gcpause.paused():
+        try:
+            for p in points:
+                raws.append(_simulate(p, record))
+        except KeyboardInterrupt:
+            if not raws:
+                raise
+            return _finish_chunk(points[: len(raws)], raws, messages), len(raws), True
+        return _finish_chunk(points, raws, messages), len(raws), False
 
 
 #: Most runs in one worker task until the sweep knows its runs' pace (:class:`Pace`).

@@ -326,7 +326,7 @@ def test_sweep_out_writes_and_checks_the_session_files(cli: Cli, tmp_path: Path)
 
 
 def test_a_runs_message_counts_are_pandas_groupby_of_its_rows() -> None:
-    """The counts a sweep keeps for each run (``_raw_message_counts``, built from the
+    """The counts a sweep keeps for each run (``raw_message_counts``, built from the
     core's columns without a frame) are the rows of pandas' own group-by of that run's
     message rows (:func:`vtlab.sweep.message_counts`: sorted by the keys, NaN response
     times last, as their own group), the same columns and values in the same order;
@@ -335,7 +335,8 @@ def test_a_runs_message_counts_are_pandas_groupby_of_its_rows() -> None:
     there."""
     import numpy as np
 
-    from vtlab.sweep import Sweep, _raw_message_counts, message_counts
+    from vtlab.sweep import Sweep, message_counts
+    from vtlab.sweeprows import raw_message_counts
 
     spec = {**DC_10S, "session": {"profile": "iso15118-2-dc", "duration": "2s"}}
     spec["loss"] = {"model": "burst", "mean_loss": 0.2}
@@ -343,9 +344,9 @@ def test_a_runs_message_counts_are_pandas_groupby_of_its_rows() -> None:
     for p in Sweep(spec, seeds=range(1, 9)).points():
         raw = _core.run(p.scenario.to_json(), p.seed, False)["messages"]
         want = message_counts(pd.DataFrame(raw))
-        got = pd.DataFrame(_raw_message_counts(raw))
+        got = pd.DataFrame(raw_message_counts(raw))
         missed += int(np.isnan(want["response_time_s"]).sum())
         pd.testing.assert_frame_equal(got, want, check_dtype=False)
     assert missed > 0
-    empty = _raw_message_counts({k: [] for k in raw})
+    empty = raw_message_counts({k: [] for k in raw})
     assert all(v == [] for v in empty.values()) and "count" in empty
