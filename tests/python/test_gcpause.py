@@ -115,3 +115,25 @@ def test_the_one_job_path_simulates_paused_and_stores_with_it_running(monkeypatc
     )
     assert len(res.flows) == 3
     assert simulating == [False] * 3 and keeping == [True] * 3 and gc.isenabled()
+
+
+def test_batches_that_overlap_without_end_collect_every_max_pause(monkeypatch):
+    """Threads whose batches overlap keep the collector paused; a batch starting once
+    it has been paused MAX_PAUSE_S collects first (here 0 s: every batch that starts
+    while another holds), unless the process had it disabled."""
+    collected: list[int] = []
+    monkeypatch.setattr(gcpause, "MAX_PAUSE_S", 0.0)
+    monkeypatch.setattr(gc, "collect", lambda *a: collected.append(1) or 0)
+    gcpause.hold()  # the first: pauses, no collection
+    gcpause.hold()  # overlaps, paused for >= 0 s: collects
+    gcpause.release()
+    gcpause.hold()  # collects again
+    gcpause.release()
+    gcpause.release()
+    assert collected == [1, 1] and gc.isenabled()
+    gc.disable()
+    gcpause.hold()
+    gcpause.hold()  # the process disabled it: no collection
+    gcpause.release()
+    gcpause.release()
+    assert collected == [1, 1] and not gc.isenabled()
