@@ -210,3 +210,34 @@ def test_column_lists_and_docs_come_from_the_one_declaration():
     assert "bytes_in_flight" not in TRACE_COLUMNS
     docs = Path(__file__).parents[2] / "docs" / "metrics.md"
     assert docs.read_text() == schema.markdown(), "regenerate: python -m vtlab.schema"
+
+
+def test_a_threads_reused_plan_changes_no_run():
+    """The core keeps each thread's last plan for the next run of the same spec text:
+    A seed 1, then B, then A seeds 2 and 1 again (A's plan planned anew after B, then
+    reused) give for A exactly what fresh runs in fresh threads give, and a bad spec
+    between them is still refused."""
+    import threading
+
+    from vtlab import _core
+
+    a = Scenario({"preset": "v2g", "bytes": "300kB", "loss": {"mean_loss": "2%"}}).to_json()
+    b = Scenario({"preset": "v2g", "bytes": "200kB", "tcp": {"cc": "cubic"}}).to_json()
+
+    def flows(spec: str, seed: int) -> list:
+        return list(Result.from_core(_core.run(spec, seed, False)).flows.itertuples(index=False))
+
+    def fresh(spec: str, seed: int) -> list:
+        out: list = []
+        t = threading.Thread(target=lambda: out.append(flows(spec, seed)))
+        t.start()
+        t.join()
+        return out[0]
+
+    first = flows(a, 1)
+    assert flows(b, 1) == fresh(b, 1) != first
+    with pytest.raises(ScenarioError):
+        _core.run(a.replace('"300kB"', '"-1kB"'), 1, False)
+    second, again = flows(a, 2), flows(a, 1)
+    assert first == again == fresh(a, 1)
+    assert second == fresh(a, 2) != first
