@@ -553,8 +553,8 @@ def _write_part(
 def _arrow(frame: pd.DataFrame) -> Any:
     """``frame`` as the Arrow table a part's file holds, its columns converted in
     this thread: pyarrow's default for a frame of more than a hundred rows a column
-    starts a pool of one thread per core for each conversion, which cost a
-    2 000-run part's commit more than the conversions themselves (docs/cluster.md)."""
+    starts a pool of one thread per core for each conversion, which doubled its cost
+    (a 4 000-row table of 23 columns: 1.5 ms, 0.7 ms here; docs/cluster.md)."""
     import pyarrow as pa
 
     return pa.Table.from_pandas(frame, preserve_index=False, nthreads=1)
