@@ -405,15 +405,17 @@ class Store:
     def commit(
         self,
         runs: Sequence[tuple[str, Mapping[str, Any]]],
-        res: Result,
+        res: Result | StoredRows,
         messages: str,
         traces: bool,
         events: bool = False,
     ) -> int:
-        """Commit ``runs`` (key, scenario metadata), whose rows are ``res``, as one
-        part (with its traces and events tables as ``traces`` and ``events`` say);
-        runs already committed (by another writer) are left out. Returns the number
-        of runs committed."""
+        """Commit ``runs`` (key, scenario metadata), whose rows are ``res`` (or those
+        rows as :func:`stored_rows` made them), as one part (with its traces and events
+        tables as ``traces`` and ``events`` say); runs already committed (by another
+        writer) are left out. Returns the number of runs committed."""
+        if isinstance(res, Result):
+            res = stored_rows(res, messages, traces, events)
         with locked(self.root):
             self._recover_locked()
             done = {k for rec in self.records(self.quarantine).values() for k in rec["runs"]}
@@ -483,11 +485,70 @@ def _label_safe(frame: pd.DataFrame, contract: Collection[str]) -> pd.DataFrame:
     return frame.assign(**{c: frame[c].astype(str) for c in mixed})
 
 
+@dataclass(frozen=True)
+class StoredRows:
+    """Rows of runs as a store part holds them: each table that has rows (of those a
+    part stores) as an Arrow table, label columns of mixed kinds as text
+    (:func:`_label_safe`), with its rows per run identity. A sweep's worker makes them
+    for its task (:func:`stored_rows`), so that the sweep's process only joins them
+    and encodes Parquet (docs/cluster.md, "The tables of a task as Arrow")."""
+
+    tables: Mapping[str, Any]
+    counts: Mapping[str, Mapping[str, int]]
+
+    @property
+    def rows(self) -> int:
+        return sum(t.num_rows for t in self.tables.values())
+
+
+def stored_rows(res: Result, messages: str, traces: bool, events: bool) -> StoredRows:
+    """The rows of ``res`` as a part with its traces and events tables as ``traces``
+    and ``events`` say stores them."""
+    tables: dict[str, Any] = {}
+    counts: dict[str, Mapping[str, int]] = {}
+    for table in TABLES:
+        if (table == "traces" and not traces) or (table == "events" and not events):
+            continue
+        frame = getattr(res, table)
+        if frame is None or not len(frame):
+            continue
+        tables[table] = _arrow(_label_safe(frame, _contract(table, messages)))
+        counts[table] = _arrow_identities(tables[table])
+    return StoredRows(tables, counts)
+
+
+def joined(held: Sequence[StoredRows]) -> list[StoredRows]:
+    """``held`` as one, each table's parts concatenated in order, where every table
+    has one schema in all of them (as it has when one sweep's tasks made them: a
+    column's type follows from the core and the labels' kinds); else ``held`` as it
+    is, each to be a part of its own (a part's file has one schema)."""
+    import pyarrow as pa
+
+    names = [t for t in TABLES if any(t in h.tables for h in held)]
+    for t in names:
+        schemas = [h.tables[t].schema for h in held if t in h.tables]
+        if any(not x.equals(schemas[0], check_metadata=True) for x in schemas[1:]):
+            return list(held)
+    tables = {t: pa.concat_tables([h.tables[t] for h in held if t in h.tables]) for t in names}
+    counts = {t: {k: n for h in held for k, n in h.counts.get(t, {}).items()} for t in names}
+    return [StoredRows(tables, counts)]
+
+
+def _only(arrow: Any, wanted: Collection[str]) -> Any:
+    """The rows of ``arrow`` whose run identity is in ``wanted``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = [pc.cast(arrow[k], pa.string()) for k in ("scenario_hash", "seed")]
+    names = pc.binary_join_element_wise(*text, "-")
+    return arrow.filter(pc.is_in(names, value_set=pa.array(sorted(wanted), pa.string())))
+
+
 def _write_part(
     folder: Path,
     part: str,
     runs: Sequence[tuple[str, Mapping[str, Any]]],
-    res: Result,
+    rows: StoredRows,
     messages: str,
     optional: tuple[bool, bool],
 ) -> dict[str, Any]:
@@ -513,24 +574,18 @@ def _write_part(
             "scenario": [meta.get("scenario") for _, meta in runs],
         }
     )
-    frames: dict[str, pd.DataFrame | None] = {MANIFEST: manifest}
-    for table in TABLES:
-        if (table == "traces" and not traces) or (table == "events" and not events):
-            continue
-        frames[table] = getattr(res, table)
+    arrows = {MANIFEST: _arrow(_label_safe(manifest, _contract(MANIFEST, messages)))}
+    counts_of = {MANIFEST: dict.fromkeys(idents, 1)}  # one row per run, by making
+    arrows.update(rows.tables)
+    counts_of.update(rows.counts)
     tables: dict[str, Any] = {}
-    for table, frame in frames.items():
-        if frame is None or not len(frame):
-            continue
-        contract = _contract(table, messages)
-        arrow = _arrow(_label_safe(frame, contract))
-        counts = _arrow_identities(arrow)  # rows per run identity
-        if table != MANIFEST and not wanted.issuperset(counts):
+    for table, arrow in arrows.items():
+        counts = counts_of[table]
+        if not wanted.issuperset(counts):
             # Rows of runs another writer committed meanwhile: left out.
-            frame = frame[_identities(frame).isin(wanted)]
-            if not len(frame):
+            arrow = _only(arrow, wanted)
+            if not arrow.num_rows:
                 continue
-            arrow = _arrow(_label_safe(frame, contract))
             counts = {i: n for i, n in counts.items() if i in wanted}
         path = folder / f"{table}.parquet"
         inside = {"part": part, "table": table}
@@ -642,25 +697,34 @@ class StoreWriter:
         self.max_seconds = MAX_PART_SECONDS
         self._lock = threading.Lock()
         self._runs: list[tuple[str, Mapping[str, Any]]] = []
-        self._results: list[Result] = []
+        #: What each add brought: its runs and their rows (a Result or StoredRows).
+        self._results: list[tuple[list[tuple[str, Mapping[str, Any]]], Result | StoredRows]] = []
         self._rows = 0
         self._since = 0.0
         self._described: dict[str, Mapping[str, Any]] = {}  # scenario hash -> metadata
         self.committed = 0
 
-    def add(self, runs: Iterable[tuple[str, Scenario | Mapping[str, Any]]], res: Result) -> None:
+    def add(
+        self,
+        runs: Iterable[tuple[str, Scenario | Mapping[str, Any]]],
+        res: Result | StoredRows,
+    ) -> None:
         """Hold ``res``, the rows of ``runs`` (key, and scenario or the metadata
-        :func:`vtlab.api.scenario_metadata` gives for it), and commit the held runs
-        when a bound is reached."""
+        :func:`vtlab.api.scenario_metadata` gives for it), or those rows as
+        :func:`stored_rows` made them for this writer, and commit the held runs when
+        a bound is reached."""
         described = [(k, self._describe(k, sc)) for k, sc in runs]
-        rows = sum(len(f) for f in (res.flows, res.links, res.sessions, res.messages))
-        rows += len(res.traces) if self.traces and res.traces is not None else 0
-        rows += len(res.events) if self.events and res.events is not None else 0
+        if isinstance(res, StoredRows):
+            rows = res.rows
+        else:
+            rows = sum(len(f) for f in (res.flows, res.links, res.sessions, res.messages))
+            rows += len(res.traces) if self.traces and res.traces is not None else 0
+            rows += len(res.events) if self.events and res.events is not None else 0
         with self._lock:
             if not self._runs:
                 self._since = time.monotonic()
             self._runs.extend(described)
-            self._results.append(res)
+            self._results.append((described, res))
             self._rows += rows
             full = len(self._runs) >= self.max_runs or self._rows >= self.max_rows
             if full or time.monotonic() - self._since >= self.max_seconds:
@@ -682,7 +746,20 @@ class StoreWriter:
     def _flush_locked(self) -> None:
         if not self._runs:
             return
-        runs, results = self._runs, self._results
+        held = self._results
         self._runs, self._results, self._rows = [], [], 0
-        res = Result.concat(results).compacted() if len(results) > 1 else results[0]
-        self.committed += self.store.commit(runs, res, self.messages, self.traces, self.events)
+        frames = [(runs, r) for runs, r in held if isinstance(r, Result)]
+        made = [(runs, r) for runs, r in held if isinstance(r, StoredRows)]
+        parts: list[tuple[list[tuple[str, Mapping[str, Any]]], Result | StoredRows]] = []
+        if frames:  # one part, converted as a whole (the one-job and threads paths)
+            res = [r for _, r in frames]
+            joint = Result.concat(res).compacted() if len(res) > 1 else res[0]
+            parts.append(([k for runs, _ in frames for k in runs], joint))
+        if made:  # workers' tasks: joined, or each a part where their schemas differ
+            together = joined([r for _, r in made])
+            if len(together) == 1:
+                parts.append(([k for runs, _ in made for k in runs], together[0]))
+            else:
+                parts += made
+        for runs, rows in parts:
+            self.committed += self.store.commit(runs, rows, self.messages, self.traces, self.events)

@@ -43,11 +43,12 @@ from vtlab.runstore import MESSAGE_COUNT_COLUMNS as MESSAGE_COUNT_COLUMNS  # a s
 from vtlab.runstore import MESSAGE_FORMS, StoreError
 from vtlab.scenario import Scenario, ScenarioLike, set_path
 from vtlab.stats import SUMMARY_COLUMNS
-from vtlab.store import Store, StoreWriter
+from vtlab.store import Store, StoredRows, StoreWriter, stored_rows
 from vtlab.sweeprows import (
     Gather,
     chunk_result,
     label_rows,
+    labels_of_one_kind,
     raw_message_counts,
     strip_labels,
 )
@@ -465,7 +466,9 @@ def _stored_result(frames: Mapping[str, pd.DataFrame | None], points: Sequence[P
     return stored
 
 
-def _keep(gather: Gather, writer: StoreWriter | None, points: Sequence[Point], res: Result) -> None:
+def _keep(
+    gather: Gather, writer: StoreWriter | None, points: Sequence[Point], res: Result | StoredRows
+) -> None:
     """Hand the finished runs ``points`` (rows ``res``) to the result and the store."""
     gather.add(res)
     if writer is not None:
@@ -569,11 +572,19 @@ def _execute_here(
 
 
 def _run_chunk(
-    points: Sequence[Point], record: tuple[bool, bool], messages: str
-) -> tuple[Result | None, int, bool]:
-    """In a worker process: :func:`_chunk_runs`, Ctrl-C stopping its simulation."""
+    points: Sequence[Point],
+    record: tuple[bool, bool],
+    messages: str,
+    stored: tuple[bool, bool] | None = None,
+) -> tuple[Result | StoredRows | None, int, bool]:
+    """In a worker process: :func:`_chunk_runs`, Ctrl-C stopping its simulation; with
+    ``stored`` (the store's traces and events flags), the rows as the store will hold
+    them (:func:`vtlab.store.stored_rows`), for a sweep that only stores them."""
     with worker_processes.running():
-        return _chunk_runs(points, record, messages)
+        res, n, interrupted = _chunk_runs(points, record, messages)
+    if stored is not None and res is not None:
+        return stored_rows(res, messages, *stored), n, interrupted
+    return res, n, interrupted
 
 
 def _chunk_runs(
@@ -621,9 +632,12 @@ class Pace:
         self.started = clock()
         self.runs = self.rows = 0
 
-    def kept(self, runs: int, res: Result) -> None:
+    def kept(self, runs: int, res: Result | StoredRows) -> None:
         """Count ``runs`` back, with ``res`` their tables."""
         self.runs += runs
+        if isinstance(res, StoredRows):
+            self.rows += res.rows
+            return
         frames = (res.flows, res.links, res.sessions, res.messages, res.traces, res.events)
         self.rows += sum(len(f) for f in frames if f is not None)
 
@@ -674,8 +688,13 @@ def _execute_in_processes(
         # After an error the workers' chunks are not wanted: they are killed.
         worker_processes.close(kill=not interrupted)
 
+    # Rows only stored: each worker makes them as the store holds them (Arrow), so
+    # that this process only joins them, where each label is of one kind in every
+    # task (a part's columns then have one type; see vtlab.store.joined).
+    only_stored = writer is not None and not gather.keep and labels_of_one_kind(todo)
+    stored = (writer.traces, writer.events) if only_stored and writer is not None else None
     _execute_chunks(
-        lambda chunk: pool.submit(_run_chunk, chunk, *args),
+        lambda chunk: pool.submit(_run_chunk, chunk, *args, stored),
         workers,
         todo,
         (advance, gather, writer),
@@ -712,7 +731,7 @@ def _execute_in_threads(
 
 
 def _execute_chunks(
-    submit: Callable[[Sequence[Point]], Future[tuple[Result | None, int, bool]]],
+    submit: Callable[[Sequence[Point]], Future[tuple[Result | StoredRows | None, int, bool]]],
     workers: int,
     todo: list[Point],
     sinks: tuple[Any, Gather, StoreWriter | None],
@@ -727,7 +746,7 @@ def _execute_chunks(
     advance, gather, writer = sinks
     pace = Pace(workers)
     tasks = iter(chunks(todo, workers, pace))
-    pending: dict[Future[tuple[Result | None, int, bool]], Sequence[Point]] = {}
+    pending: dict[Future[tuple[Result | StoredRows | None, int, bool]], Sequence[Point]] = {}
     try:
         for chunk in itertools.islice(tasks, workers * 2):
             pending[submit(chunk)] = chunk
@@ -761,7 +780,7 @@ def _execute_chunks(
 
 
 def _keep_finished(
-    pending: Mapping[Future[tuple[Result | None, int, bool]], Sequence[Point]],
+    pending: Mapping[Future[tuple[Result | StoredRows | None, int, bool]], Sequence[Point]],
     gather: Gather,
     writer: StoreWriter | None,
 ) -> None:

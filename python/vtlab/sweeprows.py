@@ -32,6 +32,7 @@ __all__ = [
     "add_labels",
     "chunk_result",
     "label_rows",
+    "labels_of_one_kind",
     "message_counts",
     "raw_message_counts",
     "strip_labels",
@@ -152,6 +153,16 @@ def raw_message_counts(columns: Mapping[str, Sequence[Any]]) -> dict[str, list[A
     out["response_time_s"] = [float("nan") if t is None else t for t in out["response_time_s"]]
     out["count"] = [counts[key] for key in ordered]
     return out
+
+
+def labels_of_one_kind(points: Sequence[Labelled]) -> bool:
+    """Whether each label of ``points`` is of one kind (int, float, bool or text) in
+    all of them: then a label column has one type in every task's rows."""
+    kinds: dict[str, set[type]] = {}
+    for p in points:
+        for name, value in p.labels:
+            kinds.setdefault(name, set()).add(type(value))
+    return all(len(k) == 1 and k <= {int, float, bool, str} for k in kinds.values())
 
 
 def label_rows(res: Result, points: Sequence[Labelled]) -> None:

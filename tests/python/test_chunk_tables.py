@@ -266,6 +266,38 @@ def test_a_sweep_stores_and_returns_the_per_run_tables(
     assert len(want.flows) >= len(sweep.points())
 
 
+@pytest.mark.parametrize("grid", list(GRIDS))
+def test_a_sweep_that_only_stores_stores_the_per_run_tables(
+    grid: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """``collect=False`` with two jobs: where each label is of one kind in every run
+    (all grids but v2g, whose loss axis mixes a text and a number), the workers hand
+    back their tasks' rows as the store holds them (Arrow) and the writer gets those;
+    either way the store's every table is that of the per-run path."""
+    from vtlab.store import StoreWriter
+
+    base, axes, events = GRIDS[grid]
+    sweep = Sweep(base, axes, seeds=range(1, 6 if axes else 11), events=events)
+    with monkeypatch.context() as m:
+        reference_chunks(m)
+        sweep.run(tmp_path / "ref", progress=False, jobs=1)
+    want_store = stored(tmp_path / "ref", events)
+    monkeypatch.setattr(sweep_module, "chunks", lambda todo, *_: _cut(todo, 4))
+    kinds: list[str] = []
+    real_add = StoreWriter.add
+
+    def add(self: StoreWriter, runs: Any, res: Any) -> None:
+        kinds.append(type(res).__name__)
+        real_add(self, runs, res)
+
+    monkeypatch.setattr(StoreWriter, "add", add)
+    assert sweep.run(tmp_path / "new", progress=False, jobs=2, collect=False) is None
+    got_store = stored(tmp_path / "new", events)
+    for table, frame in want_store.items():
+        assert_same_frame(got_store[table], frame, f"{grid} store {table}")
+    assert set(kinds) == {"Result" if grid == "v2g" else "StoredRows"}
+
+
 def test_a_resumed_sweep_stores_the_per_run_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A sweep interrupted after 5 of its 12 runs, then resumed with two jobs, stores
     and returns what the per-run path does in one go. The first axis is also a

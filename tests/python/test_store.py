@@ -309,3 +309,76 @@ def test_a_parts_files_keep_statistics_but_for_the_runs_json_texts(tmp_path):
             column = group.column(i)
             has = column.is_stats_set and column.statistics.has_min_max
             assert has == (column.path_in_schema not in without), (path.name, column)
+
+
+def _rows_of(points: list, label: object) -> object:
+    """The runs ``points`` (20 kB each) labelled ``loss=label``, as a worker hands
+    them to a store writer."""
+    from vtlab import _core
+    from vtlab.api import Result
+    from vtlab.store import stored_rows
+    from vtlab.sweeprows import add_labels
+
+    res = Result.concat(
+        [Result.from_core(_core.run(p.scenario.to_json(), p.seed, False)) for p in points]
+    ).compacted()
+    add_labels(res, [("loss", label)])
+    return stored_rows(res, "rows", False, False)
+
+
+def test_workers_rows_of_two_schemas_are_committed_as_two_parts(tmp_path):
+    """Two tasks whose label column has two types (a number, a text) cannot share a
+    part's file: each is committed as a part of its own, every run once, each part
+    holding its own type."""
+    from vtlab.store import StoreWriter
+
+    points = Sweep({"preset": "v2g", "bytes": "20kB"}, [], seeds=[1, 2, 3]).points()
+    store = Store.open(tmp_path, create=True)
+    writer = StoreWriter(store, messages="rows", traces=False)
+    writer.add([(p.key, p.scenario) for p in points[:2]], _rows_of(points[:2], 0.01))
+    writer.add([(points[2].key, points[2].scenario)], _rows_of(points[2:], "1%"))
+    writer.flush()
+    assert writer.committed == 3
+    index = store.index()
+    assert len({e.part for e in index.values()}) == 2 and set(index) == {p.key for p in points}
+    files = (tmp_path / "flows").glob("*.parquet")
+    types = sorted(str(pq.read_schema(f).field("loss").type) for f in files)
+    assert types in (["double", "large_string"], ["double", "string"])
+
+
+def test_workers_rows_leave_out_the_runs_another_writer_committed_meanwhile(tmp_path):
+    """As with a sweep's own rows: writer 1 holds runs 1 and 2 as a worker made them;
+    writer 2 commits run 1 meanwhile; writer 1's part then holds run 2 alone (its one
+    flow and four link directions, by hand: one v2g flow, two links both ways)."""
+    from vtlab.store import StoreWriter
+
+    points = Sweep({"preset": "v2g", "bytes": "20kB"}, [], seeds=[1, 2]).points()
+    store = Store.open(tmp_path, create=True)
+    first, second = (StoreWriter(store, messages="rows", traces=False) for _ in range(2))
+    first.add([(p.key, p.scenario) for p in points], _rows_of(points, 0.01))
+    second.add([(points[0].key, points[0].scenario)], _rows_of(points[:1], 0.01))
+    second.flush()
+    first.flush()
+    assert (first.committed, second.committed) == (1, 1)
+    part = store.index()[points[1].key].part
+    flows = pd.read_parquet(tmp_path / "flows" / f"part-{part}.parquet")
+    links = pd.read_parquet(tmp_path / "links" / f"part-{part}.parquet")
+    assert list(flows["seed"]) == [2] and list(links["seed"]) == [2] * 4
+    frames, read = Store.open(tmp_path).read(["flows", "links"])
+    assert read == {p.key for p in points} and sorted(frames["flows"]["seed"]) == [1, 2]
+
+
+def test_labels_of_one_kind_by_hand():
+    from types import SimpleNamespace
+
+    from vtlab.sweeprows import labels_of_one_kind
+
+    def points(*labels: list) -> list:
+        return [SimpleNamespace(labels=lab) for lab in labels]
+
+    assert labels_of_one_kind(points([("a", 1.0)], [("a", 0.5)]))
+    assert labels_of_one_kind(points([], []))  # no axes
+    assert not labels_of_one_kind(points([("a", 1.0)], [("a", "5%")]))  # float, str
+    assert not labels_of_one_kind(points([("a", 1)], [("a", 1.0)]))  # int, float
+    assert not labels_of_one_kind(points([("a", None)], [("a", None)]))  # not a kind
+    assert labels_of_one_kind(points([("a", True), ("b", "x")], [("a", False), ("b", "y")]))
