@@ -691,8 +691,9 @@ def _execute_in_processes(
     # Rows only stored: each worker makes them as the store holds them (Arrow), so
     # that this process only joins them, where each label is of one kind in every
     # task (a part's columns then have one type; see vtlab.store.joined).
-    only_stored = writer is not None and not gather.keep and labels_of_one_kind(todo)
-    stored = (writer.traces, writer.events) if only_stored and writer is not None else None
+    stored = None
+    if writer is not None and not gather.keep and labels_of_one_kind(todo):
+        stored = (writer.traces, writer.events)
     _execute_chunks(
         lambda chunk: pool.submit(_run_chunk, chunk, *args, stored),
         workers,
