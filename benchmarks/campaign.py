@@ -277,7 +277,9 @@ def report(args: argparse.Namespace) -> None:
     dask = min(args.workers * per_core, 3600 / cost)
     peak = {k: max(p["peak_kb"].get(k, 0) for p in phases) / 1024 for k in phases[0]["peak_kb"]}
     resumed = args.runs - (phases[0]["killed_at"] or 0)  # runs the last invocation simulated
-    sweep_cpu = phases[-1]["sweep_cpu_s"] / resumed  # the sweep's process, s a run
+    # The sweep's process, s a run (none when the kill came after the last commit).
+    sweep_cpu = phases[-1]["sweep_cpu_s"] / resumed if resumed else None
+    bound = 16 * per_core if sweep_cpu is None else min(16 * per_core, 3600 / sweep_cpu)
     figures = {
         "runs": args.runs,
         "jobs": args.jobs,
@@ -293,9 +295,9 @@ def report(args: argparse.Namespace) -> None:
         "runs_per_hour_per_core": round(per_core),
         "runs_per_hour_one_job": round(one),
         "efficiency": round(rate / (args.jobs * one), 3),
-        "runs_per_hour_16_cores": round(min(16 * per_core, 3600 / sweep_cpu)),
+        "runs_per_hour_16_cores": round(bound),
         "client_cpu_ms_per_run": round(cost * 1e3, 3),
-        "sweep_cpu_us_per_run": round(sweep_cpu * 1e6, 1),
+        "sweep_cpu_us_per_run": None if sweep_cpu is None else round(sweep_cpu * 1e6, 1),
         "dask_workers": args.workers,
         "runs_per_hour_dask": round(dask),
         "load_average": os.getloadavg()[0],
