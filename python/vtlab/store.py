@@ -696,7 +696,7 @@ class StoreWriter:
         self.max_runs, self.max_rows = MAX_PART_RUNS, MAX_PART_ROWS
         self.max_seconds = MAX_PART_SECONDS
         self._lock = threading.Lock()
-        self._runs: list[tuple[str, Mapping[str, Any]]] = []
+        self._held = 0  # runs held
         #: What each add brought: its runs and their rows (a Result or StoredRows).
         self._results: list[tuple[list[tuple[str, Mapping[str, Any]]], Result | StoredRows]] = []
         self._rows = 0
@@ -721,12 +721,12 @@ class StoreWriter:
             rows += len(res.traces) if self.traces and res.traces is not None else 0
             rows += len(res.events) if self.events and res.events is not None else 0
         with self._lock:
-            if not self._runs:
+            if not self._held:
                 self._since = time.monotonic()
-            self._runs.extend(described)
+            self._held += len(described)
             self._results.append((described, res))
             self._rows += rows
-            full = len(self._runs) >= self.max_runs or self._rows >= self.max_rows
+            full = self._held >= self.max_runs or self._rows >= self.max_rows
             if full or time.monotonic() - self._since >= self.max_seconds:
                 self._flush_locked()
 
@@ -744,10 +744,10 @@ class StoreWriter:
             self._flush_locked()
 
     def _flush_locked(self) -> None:
-        if not self._runs:
+        if not self._held:
             return
         held = self._results
-        self._runs, self._results, self._rows = [], [], 0
+        self._held, self._results, self._rows = 0, [], 0
         frames = [(runs, r) for runs, r in held if isinstance(r, Result)]
         made = [(runs, r) for runs, r in held if isinstance(r, StoredRows)]
         parts: list[tuple[list[tuple[str, Mapping[str, Any]]], Result | StoredRows]] = []
