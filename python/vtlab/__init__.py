@@ -12,14 +12,31 @@ from __future__ import annotations
 
 from vtlab import _core
 from vtlab._core import ScenarioError
-from vtlab.advice import advise
 from vtlab.api import Result, run, run_many
-from vtlab.emulation import Emulation, emulate
 from vtlab.results import load
 from vtlab.scenario import Scenario
 from vtlab.stats import jain_index, summarize
 
 __version__: str = _core.version()
+
+#: Attributes imported when first used: a command line that needs neither (``vtlab
+#: run``) does not pay for their modules' imports (docs/cli.md, "Start-up").
+_LAZY = {"advise": "vtlab.advice", "Emulation": "vtlab.emulation", "emulate": "vtlab.emulation"}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'vtlab' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 def presets() -> list[str]:
