@@ -17,7 +17,8 @@
     emulate.py    ``vtlab emulate``
 
 Adding a command group: a module here with a ``register(app)`` that adds its
-commands, and one ``register`` line in ``app.py``. Each command function is decorated
+commands, and in ``app.py`` the function that imports and registers it and its line
+in ``GROUPS``. Each command function is decorated
 with :func:`vtlab.errors.cli_errors`, so that bad input prints ``error: <field>:
 <problem>`` and exits with status 2; it raises :class:`vtlab.errors.CliError`
 ``(field, problem)`` for bad input. Options come from :mod:`vtlab.cli.options` where
@@ -28,8 +29,9 @@ before anything runs.
 Start-up time matters (every ``vtlab`` invocation pays it): no module of the command
 line imports pandas, numpy, pyarrow, scipy, matplotlib or Dask at import time;
 commands import what they need inside their function. Importing this package
-imports none of the commands (``main`` builds the command line), so a module can use
-:mod:`vtlab.cli.options` without building the whole command line.
+imports none of the commands, so a module can use :mod:`vtlab.cli.options` without
+building the whole command line; ``main`` builds only the named command's group where
+the command line names one (:func:`vtlab.cli.app.command_line`).
 """
 
 __all__ = ["main"]

@@ -1,34 +1,25 @@
 """The ``vtlab`` command group: its parser errors as one ``error:`` line, ``--version``,
-and every command, registered in the order ``vtlab --help`` lists them."""
+and every command, registered in the order ``vtlab --help`` lists them.
 
+A command line that names a command (``vtlab run ...``) gets a group of that
+command's group only (:data:`ALONE`): its module is the only one of the command line
+imported, which takes about 45 ms off every such call (``vtlab run v2g --bytes 1MB
+--json``: 114 → 69 ms; docs/cli.md, "Start-up"). Its help, options and errors are the
+whole command line's (a test compares them). ``app`` is the whole command line, built
+when first used (``vtlab --help``)."""
+
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
 
-import vtlab.cli.advise as advise
-import vtlab.cli.bench as bench
-import vtlab.cli.cc as cc
-import vtlab.cli.emulate as emulate
-import vtlab.cli.expand as expand
-import vtlab.cli.listings as listings
-import vtlab.cli.load as load
-import vtlab.cli.lte_trace as lte_trace
-import vtlab.cli.plot as plot
-import vtlab.cli.reproduce as reproduce
-import vtlab.cli.run as run
-import vtlab.cli.sweep as sweep
-import vtlab.cli.validate as validate
-import vtlab.cli.validate_iso15118 as validate_iso15118
-import vtlab.cli.validate_kernel as validate_kernel
-import vtlab.cli.validate_lte as validate_lte
-import vtlab.cli.validate_wifi as validate_wifi
-import vtlab.cli.validate_wifi_aodv as validate_wifi_aodv
+from vtlab.cli import listings
 from vtlab.errors import EXIT_USAGE, fail, one_line, usage_error_line
 
-__all__ = ["VtlabGroup", "app", "main"]
+__all__ = ["ALONE", "VtlabGroup", "build", "command_line", "main", "new_group"]  # and `app`
 
 
 try:  # typer ≥ 0.26 vendors click and names its exception base TyperException
@@ -73,17 +64,21 @@ class VtlabGroup(TyperGroup):
         sys.exit(rv if isinstance(rv, int) else 0)
 
 
-app = typer.Typer(
-    name="vtlab",
-    help="vtlab: packet-level TCP congestion-control simulator for vehicle links.",
-    no_args_is_help=True,
-    add_completion=True,
-    pretty_exceptions_show_locals=False,
-    cls=VtlabGroup,
-    # Plain help text: typer's rich help panels cost ~70 ms of start-up (rich and
-    # markdown-it imported for every --help).
-    rich_markup_mode=None,
-)
+def new_group() -> typer.Typer:
+    """The ``vtlab`` group without its commands."""
+    group = typer.Typer(
+        name="vtlab",
+        help="vtlab: packet-level TCP congestion-control simulator for vehicle links.",
+        no_args_is_help=True,
+        add_completion=True,
+        pretty_exceptions_show_locals=False,
+        cls=VtlabGroup,
+        # Plain help text: typer's rich help panels cost ~70 ms of start-up (rich and
+        # markdown-it imported for every --help).
+        rich_markup_mode=None,
+    )
+    group.callback()(_root)
+    return group
 
 
 def _show_version(value: bool) -> None:
@@ -92,7 +87,6 @@ def _show_version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def _root(
     version: Annotated[
         bool,
@@ -107,27 +101,161 @@ def _root(
     """vtlab: packet-level TCP congestion-control simulator for vehicle links."""
 
 
-run.register(app)
-sweep.register(app)
-bench.register(app, run_vs_ns3=validate.bench_vs_ns3_command)
-expand.register(app)
-load.register(app)
-lte_trace.register(app)
-listings.register(app)
-plot.register(app)
-validate_group = validate.register(app)
-validate_lte.register_lte(validate_group, app)
-validate_wifi.register_wifi(validate_group, app)
-validate_wifi_aodv.register_wifi_aodv(validate_group)
-validate_iso15118.register_iso15118(validate_group, app)
-validate_kernel.register_kernel(validate_group, app)
-reproduce.register(app)
-reproduce.register(app, "study")
-emulate.register(app)
-cc.register(app)
-advise.register(app)
+def _run(app: typer.Typer) -> None:
+    from vtlab.cli import run
+
+    run.register(app)
+
+
+def _sweep(app: typer.Typer) -> None:
+    from vtlab.cli import sweep
+
+    sweep.register(app)
+
+
+def _bench(app: typer.Typer) -> None:
+    from vtlab.cli import bench, validate
+
+    bench.register(app, run_vs_ns3=validate.bench_vs_ns3_command)
+
+
+def _expand(app: typer.Typer) -> None:
+    from vtlab.cli import expand
+
+    expand.register(app)
+
+
+def _load(app: typer.Typer) -> None:
+    from vtlab.cli import load
+
+    load.register(app)
+
+
+def _lte_trace(app: typer.Typer) -> None:
+    from vtlab.cli import lte_trace
+
+    lte_trace.register(app)
+
+
+def _listings(app: typer.Typer) -> None:
+    listings.register(app)
+
+
+def _plot(app: typer.Typer) -> None:
+    from vtlab.cli import plot
+
+    plot.register(app)
+
+
+def _validate(app: typer.Typer) -> None:
+    """``vtlab validate`` and its families, some also top-level (``validate-lte``)."""
+    from vtlab.cli import (
+        validate,
+        validate_iso15118,
+        validate_kernel,
+        validate_lte,
+        validate_wifi,
+        validate_wifi_aodv,
+    )
+
+    group = validate.register(app)
+    validate_lte.register_lte(group, app)
+    validate_wifi.register_wifi(group, app)
+    validate_wifi_aodv.register_wifi_aodv(group)
+    validate_iso15118.register_iso15118(group, app)
+    validate_kernel.register_kernel(group, app)
+
+
+def _reproduce(app: typer.Typer) -> None:
+    from vtlab.cli import reproduce
+
+    reproduce.register(app)
+
+
+def _study(app: typer.Typer) -> None:
+    from vtlab.cli import reproduce
+
+    reproduce.register(app, "study")
+
+
+def _emulate(app: typer.Typer) -> None:
+    from vtlab.cli import emulate
+
+    emulate.register(app)
+
+
+def _cc(app: typer.Typer) -> None:
+    from vtlab.cli import cc
+
+    cc.register(app)
+
+
+def _advise(app: typer.Typer) -> None:
+    from vtlab.cli import advise
+
+    advise.register(app)
+
+
+#: Every command group, in the order ``vtlab --help`` lists them: the top-level
+#: commands its registration adds, and the registration. Adding a group is one line
+#: here and the function that imports and registers its module.
+GROUPS: tuple[tuple[tuple[str, ...], Callable[[typer.Typer], None]], ...] = (
+    (("run",), _run),
+    (("sweep",), _sweep),
+    (("bench",), _bench),
+    (("expand",), _expand),
+    (("load",), _load),
+    (("lte-trace",), _lte_trace),
+    (("presets", "version"), _listings),
+    (("plot",), _plot),
+    (("validate", "validate-lte", "validate-wifi", "validate-iso15118"), _validate),
+    (("reproduce",), _reproduce),
+    (("study",), _study),
+    (("emulate",), _emulate),
+    (("cc",), _cc),
+    (("advise",), _advise),
+)
+
+#: The registration that adds each top-level command.
+ALONE: dict[str, Callable[[typer.Typer], None]] = {
+    name: register for names, register in GROUPS for name in names
+}
+
+
+def build(command: str | None = None) -> typer.Typer:
+    """The command line: every command, or with ``command`` (a key of
+    :data:`ALONE`) that command alone (with those its group's registration adds)."""
+    group = new_group()
+    registrations = [ALONE[command]] if command is not None else [r for _, r in GROUPS]
+    for register in registrations:
+        register(group)
+    return group
+
+
+_WHOLE: list[typer.Typer] = []
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the whole command line, built once, when first used
+        if not _WHOLE:
+            _WHOLE.append(build())
+        return _WHOLE[0]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def command_line(argv: Sequence[str]) -> typer.Typer:
+    """The group that runs ``argv`` (the arguments after ``vtlab``): the named
+    command's group of commands alone, none for ``--version`` alone, else the whole
+    command line (for ``--help``, a mistyped command, and shell completion)."""
+    if "_VTLAB_COMPLETE" in os.environ:
+        return __getattr__("app")
+    if list(argv) == ["--version"]:
+        return new_group()
+    if argv and argv[0] in ALONE:
+        return build(argv[0])
+    return __getattr__("app")
 
 
 def main() -> None:
     """Run the ``vtlab`` command line on ``sys.argv``."""
-    app(prog_name="vtlab")
+    command_line(sys.argv[1:])(prog_name="vtlab")
