@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import itertools
 import json
-import operator
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from vtlab import _core
 from vtlab.progress import run_progress
+from vtlab.rawtables import alike_without_rows, joined_table
 from vtlab.resultfiles import (
     MAX_CARRIED_SCENARIO_BYTES,
     META_KEY,
@@ -23,6 +23,7 @@ from vtlab.resultfiles import (
     write_parquet,
 )
 from vtlab.scenario import Scenario, ScenarioLike
+from vtlab.seeds import MAX_RUNS, MAX_SEED, check_seed, check_seeds
 from vtlab.stats import DEFAULT_METRICS
 
 if TYPE_CHECKING:  # pandas is imported only when a DataFrame is first needed
@@ -50,15 +51,6 @@ __all__ = [
     "scenario_metadata",
     "sibling_paths",
 ]
-
-#: Largest accepted seed (seeds are unsigned 64-bit integers).
-MAX_SEED = 2**64 - 1
-
-#: Most runs one call makes: seeds of :func:`run_many`, runs of a sweep
-#: (:class:`vtlab.sweep.Sweep`: grid points × seeds), ``--runs`` of the command line.
-#: A run held in memory costs about 20 kB (a small scenario's rows and metadata), so
-#: the largest call holds a few gigabytes at most.
-MAX_RUNS = 100_000
 
 #: The declared columns of every result table, from the core's one declaration
 #: (``vtlab._core.schema()``): table -> list of {name, kind, unit, doc}.
@@ -127,48 +119,6 @@ def core_build() -> str:
     return digest.hexdigest()[:16]
 
 
-def check_seed(seed: Any) -> int:
-    """Return ``seed`` as an ``int`` if it is a valid unsigned 64-bit seed.
-
-    Raises ``ValueError`` for a negative or too large seed and ``TypeError`` for a
-    non-integer (``bool`` and ``float`` are rejected too).
-    """
-    if isinstance(seed, bool):
-        raise TypeError(f"seed must be an integer, got {seed!r}")
-    try:
-        value = operator.index(seed)
-    except TypeError:
-        raise TypeError(f"seed must be an integer, got {seed!r}") from None
-    if value < 0:
-        raise ValueError(f"seed must be non-negative (0 to 2**64-1), got {value}")
-    if value > MAX_SEED:
-        raise ValueError(f"seed must fit in 64 bits (at most {MAX_SEED}), got {value}")
-    return value
-
-
-def check_seeds(seeds: Iterable[Any], what: str = "seeds") -> list[int]:
-    """The seeds of one call as a list, each checked (:func:`check_seed`).
-
-    Refuses no seed, a seed given twice (its run would count twice in every mean
-    and confidence interval) and more than :data:`MAX_RUNS` seeds (read no further
-    than one past the limit, so an endless iterator is refused too). ``what`` names
-    the argument in the messages.
-    """
-    seed_list = [check_seed(s) for s in itertools.islice(seeds, MAX_RUNS + 1)]
-    if len(seed_list) > MAX_RUNS:
-        raise ValueError(f"{what}: more than {MAX_RUNS} seeds (the most runs of one call)")
-    if not seed_list:
-        raise ValueError(f"{what}: needs at least one seed")
-    seen: set[int] = set()
-    for seed in seed_list:
-        if seed in seen:
-            raise ValueError(
-                f"{what}: seed {seed} is given more than once (its run would count twice)"
-            )
-        seen.add(seed)
-    return seed_list
-
-
 #: The tables that are always present (empty when a run has none of their rows), in
 #: :meth:`Result.to_parquet`'s order, and their contract columns.
 _ORDER: dict[str, tuple[str, ...]] = {
@@ -228,6 +178,28 @@ def concat_rows(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
 _LAZY: Any = object()
 
 
+def _raw_parts_table(parts: Sequence[Result], name: str) -> Any:
+    """The table ``name`` of ``parts`` concatenated, built at once from their raw
+    columns where every part still has them and has not built (or been given) that
+    table (:func:`vtlab.rawtables.joined_table`: the frame concatenating the parts'
+    own would give); else ``_LAZY``, to build it part by part."""
+    raws = [p._raw for p in parts]
+    if any(raw is None for raw in raws) or any(getattr(p, f"_{name}") is not _LAZY for p in parts):
+        return _LAZY
+    columns = [raw.get(name) for raw in raws if raw is not None]
+    if all(c is None for c in columns):
+        return None
+    labels = [()] * len(columns)
+    frame = joined_table(name, columns, labels, lambda c: table_order(c, name))
+    if frame is not None:
+        return frame
+    if alike_without_rows(columns, labels):  # no rows in any: the first part's frame
+        first = columns[0]
+        assert first is not None
+        return _frame(first, _ORDER[name])
+    return _LAZY
+
+
 class Result:
     """The outcome of one or more simulation runs.
 
@@ -285,11 +257,13 @@ class Result:
             value = None if columns is None else _frame(columns, _ORDER[name])
         else:
             assert self._parts is not None
-            frames = [getattr(r, name) for r in self._parts]
-            frames = [f for f in frames if f is not None]
-            if name in ("sessions", "messages") and any(len(f) for f in frames):
-                frames = [f for f in frames if len(f)]  # runs without sessions add none
-            value = concat_rows(frames) if frames else None
+            value = _raw_parts_table(self._parts, name)
+            if value is _LAZY:  # built part by part
+                frames = [getattr(r, name) for r in self._parts]
+                frames = [f for f in frames if f is not None]
+                if name in ("sessions", "messages") and any(len(f) for f in frames):
+                    frames = [f for f in frames if len(f)]  # runs without sessions add none
+                value = concat_rows(frames) if frames else None
         setattr(self, f"_{name}", value)
         return value
 

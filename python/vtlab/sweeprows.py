@@ -20,6 +20,7 @@ from vtlab.api import (
     Result,
     table_order,
 )
+from vtlab.rawtables import alike_without_rows, joined_table
 from vtlab.runstore import MESSAGE_COUNT_COLUMNS
 
 if TYPE_CHECKING:
@@ -210,51 +211,13 @@ def _label_frame(frame: pd.DataFrame | None, labels: Sequence[tuple[str, Any]]) 
             at += 1
 
 
-def _label_columns(columns: Sequence[str], labels: Sequence[tuple[str, Any]]) -> list[str]:
-    """The columns of a table ``columns`` once :func:`_label_frame` has put ``labels``
-    into it: the labels not already a column, first, in axis order."""
-    new = [name for name, _ in labels if name not in columns]
-    return [*new, *columns]
-
-
-# -- a chunk's tables at once ---------------------------------------------------------
-#
-# Building each run's tables (a DataFrame per table per run, then its labels, then one
-# concatenation per chunk) was more than half of a short run's CPU time. A chunk's
-# tables are therefore built at once from the runs' raw columns, concatenated as lists:
-# one DataFrame per table per chunk, its number columns handed to pandas as arrays of
-# the dtype it would infer (its inference, column by column, was a quarter of a
-# small chunk's cost). pandas infers a column's dtype from its values,
-# and the per-run frames' dtypes then meet in the concatenation (an all-None column of
-# one run and a float column of another, say), so a column is concatenated as lists
-# only where every run's values (or label) are of one of the kinds below, the same in
-# every run: then each run's frame would have that one dtype, and so has the
-# concatenated list. Any other table (a column of another kind, of mixed kinds, runs
-# with other columns, a run without rows) is built run by run, as it always was.
-
-
-def _kind(values: Sequence[Any]) -> str | None:
-    """Which of the kinds above the non-empty list ``values`` is: only ints, only
-    floats, only bools, or only strings; else ``None``. (Ints must also be within
-    the 64-bit signed range, where pandas gives int64: :func:`_chunk_table` checks
-    that as it makes the concatenated column an int64 array.)"""
-    types = set(map(type, values))
-    if len(types) != 1:
-        return None
-    (kind,) = types
-    return kind.__name__ if kind in (int, float, bool, str) else None
-
-
-#: The numpy dtype of a column of each kind but text.
-_NUMPY = {"int": "int64", "float": "float64", "bool": "bool"}
-
-
 def chunk_result(raws: Sequence[Mapping[str, Any]], labels: Sequence[Any]) -> Result:
     """The rows of several runs, each run's raw result as the core returns it
     (``raws``) labelled with its point's axis values (``labels``, one sequence of
     (name, value) per run): the same tables, dtypes, columns and rows as
     ``Result.concat`` of each run's :meth:`Result.from_core` labelled with
-    :func:`add_labels`, then :meth:`Result.compacted`; built a table at a time."""
+    :func:`add_labels`, then :meth:`Result.compacted`; built a table at a time
+    (:mod:`vtlab.rawtables`)."""
     parts = [Result.from_core(raw) for raw in raws]
     if len(parts) == 1:
         add_labels(parts[0], labels[0])
@@ -264,7 +227,7 @@ def chunk_result(raws: Sequence[Mapping[str, Any]], labels: Sequence[Any]) -> Re
         frame = _chunk_table(table, raws, labels)
         if frame is not None:
             setattr(res, table, frame)
-        elif _alike_without_rows(table, raws, labels):
+        elif alike_without_rows([raw.get(table) for raw in raws], labels):
             # Every run's frame would be this one (no rows, the same columns), and
             # so is their concatenation (each column's dtype met only itself): built
             # once.
@@ -277,70 +240,11 @@ def chunk_result(raws: Sequence[Mapping[str, Any]], labels: Sequence[Any]) -> Re
     return res.compacted()
 
 
-def _alike_without_rows(
-    table: str, raws: Sequence[Mapping[str, Any]], labels: Sequence[Any]
-) -> bool:
-    """Whether no run has rows in ``table`` and every run's raw columns (or their
-    absence) and label names are those of the first run."""
-    first, names = raws[0].get(table), [n for n, _ in labels[0]]
-    for raw, lab in zip(raws, labels, strict=True):
-        columns = raw.get(table)
-        if (columns is None) != (first is None) or [n for n, _ in lab] != names:
-            return False
-        if columns is not None and (
-            tuple(columns) != tuple(first) or any(len(v) for v in columns.values())
-        ):
-            return False
-    return True
-
-
 def _chunk_table(table: str, raws: Sequence[Mapping[str, Any]], labels: Sequence[Any]) -> Any:
     """The table ``table`` of the runs ``raws`` labelled with ``labels``, or ``None``
-    where it must be built run by run (see above)."""
-    import numpy as np
-    import pandas as pd
-
+    where it must be built run by run (:func:`vtlab.rawtables.joined_table`)."""
     columns = [raw.get(table) for raw in raws]
-    if any(c is None for c in columns):
-        return None
-    names = tuple(columns[0])
-    rows = [len(c[names[0]]) if names else 0 for c in columns]
-    runs = range(len(raws))
-    if table in ("sessions", "messages"):  # runs without sessions add no rows
-        runs = [i for i in runs if rows[i]]
-    if not runs or not all(rows[i] for i in runs):
-        return None
-    order = _label_columns(table_order(columns[0], table), labels[runs[0]])
-    label_names = [n for n, _ in labels[runs[0]]]
-    for i in runs:
-        if tuple(columns[i]) == names and [n for n, _ in labels[i]] == label_names:
-            continue  # the first run's columns and label names: its order
-        if _label_columns(table_order(columns[i], table), labels[i]) != order:
-            return None
-    data: dict[str, Any] = {}
-    label_values = [dict(labels[i]) for i in runs]
-    for name in order:
-        # One kind in every run's rows (each run has rows here): the kind of them all.
-        if name in names:
-            values = list(itertools.chain.from_iterable([columns[i][name] for i in runs]))
-            kind = _kind(values)
-        else:
-            at = [lab[name] for lab in label_values]
-            kind = _kind(at)
-            values = []
-            for i, v in zip(runs, at, strict=True):
-                values += [v] * rows[i]
-        if kind is None:
-            return None
-        if kind == "str":
-            data[name] = values  # pandas' own inference: its str dtype
-            continue
-        try:
-            # The dtype pandas infers from a list of one kind, without its inference.
-            data[name] = np.array(values, dtype=_NUMPY[kind])
-        except OverflowError:  # ints beyond 64 bits signed: pandas would not give int64
-            return None
-    return pd.DataFrame(data)
+    return joined_table(table, columns, labels, lambda c: table_order(c, table))
 
 
 def strip_labels(res: Result) -> None:
