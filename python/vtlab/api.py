@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vtlab import _core
+from vtlab import _core, gcpause
 from vtlab.progress import run_progress
 from vtlab.rawtables import alike_without_rows, joined_table
 from vtlab.resultfiles import (
@@ -710,13 +710,17 @@ def run_many(
 
     results: list[Result] = []
     try:
-        with run_progress(len(seed_list), progress, "simulating") as advance:
+        with (
+            run_progress(len(seed_list), progress, "simulating") as advance,
+            gcpause.Batches() as batches,
+        ):
 
             def done(res: Result) -> None:
                 if on_result is not None:
                     on_result(res)
                 results.append(res)
                 advance()
+                batches.next()
 
             if jobs == 1:
                 for s in seed_list:

@@ -137,3 +137,64 @@ def test_batches_that_overlap_without_end_collect_every_max_pause(monkeypatch):
     gcpause.release()
     gcpause.release()
     assert collected == [1, 1] and not gc.isenabled()
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _collections(record: list[int]) -> Any:
+    def cb(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            record.append(info["generation"])
+
+    return cb
+
+
+def test_batches_pause_it_and_collect_the_young_generations_between_batches():
+    clock, seen = _Clock(), []
+    gc.callbacks.append(_collections(seen))
+    try:
+        with gcpause.Batches(0.5, clock) as batches:
+            assert not gc.isenabled()
+            junk = [[i] for i in range(5_000)]  # past gen 0's threshold of 700
+            batches.next()  # 0 s into the batch: the same batch
+            assert seen == [] and not gc.isenabled()
+            clock.now += 0.5
+            batches.next()  # a new batch: the young generations collected once
+            assert seen == [1] and not gc.isenabled()
+            del junk
+        assert gc.isenabled()
+    finally:
+        gc.callbacks.pop()
+
+
+def test_batches_inside_another_batch_leave_collecting_to_that_one():
+    clock, seen = _Clock(), []
+    gc.callbacks.append(_collections(seen))
+    try:
+        with gcpause.paused(), gcpause.Batches(0.5, clock) as batches:
+            clock.now += 1.0
+            batches.next()
+            assert seen == [] and not gc.isenabled()
+        assert gc.isenabled()
+    finally:
+        gc.callbacks.pop()
+
+
+def test_run_many_simulates_with_the_collector_paused():
+    import vtlab
+
+    during: list[bool] = []
+    vtlab.run_many(
+        {"preset": "v2g", "bytes": "10kB"},
+        range(1, 4),
+        progress=False,
+        on_result=lambda _: during.append(gc.isenabled()),
+    )
+    assert during == [False, False, False]
+    assert gc.isenabled()
