@@ -213,12 +213,30 @@ def test_a_tcp_download_runs_at_the_cables_rate(tmp_path):
     assert 0.70 * bound < rate < 1.01 * bound, (rate, bound)
 
 
+def _written(path: Path) -> bool:
+    """Whether ``path`` exists and holds a line (a command wrote its PID there)."""
+    try:
+        return path.read_text().endswith("\n")
+    except FileNotFoundError:
+        return False
+
+
 def _started(proc: subprocess.Popen[str], tmp_path: Path) -> tuple[int, int]:
-    """Wait until ``proc``'s commands run; their PIDs (far, near)."""
+    """Wait until ``proc``'s commands run (each has written its PID, in whichever
+    order they start); their PIDs (far, near). If they do not, ``proc`` is stopped
+    (its namespaces removed) before the test fails."""
     ns = {f"vtlab-{proc.pid}-near", f"vtlab-{proc.pid}-far"}
-    assert _wait_for(lambda: ns <= _namespaces() and (tmp_path / "near.pid").exists())
-    assert _wait_for(lambda: (tmp_path / "far.pid").read_text().strip() != "")
-    assert _wait_for(lambda: (tmp_path / "near.pid").read_text().strip() != "")
+    ok = _wait_for(
+        lambda: (
+            ns <= _namespaces()
+            and _written(tmp_path / "far.pid")
+            and _written(tmp_path / "near.pid")
+        )
+    )
+    if not ok:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert ok, (tmp_path / "stderr").read_text()
     far = int((tmp_path / "far.pid").read_text())
     near = int((tmp_path / "near.pid").read_text())
     return far, near
