@@ -54,6 +54,7 @@ from vtlab.api import (
     concat_rows,
     scenario_metadata,
 )
+from vtlab.arrowrows import identities, only_runs, to_arrow
 from vtlab.errors import with_filename
 from vtlab.runstore import MESSAGE_COUNT_COLUMNS, MESSAGE_FORMS, StoredRunError, StoreError
 from vtlab.storefiles import (
@@ -450,22 +451,6 @@ def _check_not_old(root: Path) -> None:
         )
 
 
-def _arrow_identities(arrow: Any) -> dict[str, int]:
-    """Rows per run identity (``<scenario hash>-<seed>``) of an Arrow table, counted
-    and named by Arrow (no per-row or per-run Python work but the dictionary's)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if arrow.num_rows == 0:
-        return {}
-    keys = ["scenario_hash", "seed"]
-    # In this thread: a table of a part is small, Arrow's thread pool only adds cost.
-    g = arrow.select(keys).group_by(keys, use_threads=False).aggregate([([], "count_all")])
-    text = [pc.cast(g[k], pa.string()) for k in keys]
-    names = pc.binary_join_element_wise(*text, "-")
-    return dict(zip(names.to_pylist(), g["count_all"].to_pylist(), strict=True))
-
-
 def _identities(frame: pd.DataFrame) -> pd.Series:
     return frame["scenario_hash"].astype(str) + "-" + frame["seed"].astype("uint64").astype(str)
 
@@ -495,25 +480,38 @@ class StoredRows:
 
     tables: Mapping[str, Any]
     counts: Mapping[str, Mapping[str, int]]
+    #: For a sweep that also returns its rows: the result's metadata, and the frames
+    #: of its tables without rows (empty, or ``None`` where not recorded), which a
+    #: part does not hold (:func:`vtlab.sweeprows.rows_result` rebuilds the result).
+    meta: Mapping[str, Any] | None = None
+    frames: Mapping[str, Any] | None = None
 
     @property
     def rows(self) -> int:
         return sum(t.num_rows for t in self.tables.values())
 
 
-def stored_rows(res: Result, messages: str, traces: bool, events: bool) -> StoredRows:
+def stored_rows(
+    res: Result, messages: str, traces: bool, events: bool, keep: bool = False
+) -> StoredRows:
     """The rows of ``res`` as a part with its traces and events tables as ``traces``
-    and ``events`` say stores them."""
+    and ``events`` say stores them; with ``keep``, also what rebuilds ``res`` from
+    them (its metadata, its tables without rows)."""
     tables: dict[str, Any] = {}
     counts: dict[str, Mapping[str, int]] = {}
+    frames: dict[str, Any] = {}
     for table in TABLES:
-        if (table == "traces" and not traces) or (table == "events" and not events):
-            continue
         frame = getattr(res, table)
-        if frame is None or not len(frame):
+        if (table == "traces" and not traces) or (table == "events" and not events):
+            frames[table] = frame
             continue
-        tables[table] = _arrow(_label_safe(frame, _contract(table, messages)))
-        counts[table] = _arrow_identities(tables[table])
+        if frame is None or not len(frame):
+            frames[table] = frame
+            continue
+        tables[table] = to_arrow(_label_safe(frame, _contract(table, messages)))
+        counts[table] = identities(tables[table])
+    if keep:
+        return StoredRows(tables, counts, res.meta, frames)
     return StoredRows(tables, counts)
 
 
@@ -532,16 +530,6 @@ def joined(held: Sequence[StoredRows]) -> list[StoredRows]:
     tables = {t: pa.concat_tables([h.tables[t] for h in held if t in h.tables]) for t in names}
     counts = {t: {k: n for h in held for k, n in h.counts.get(t, {}).items()} for t in names}
     return [StoredRows(tables, counts)]
-
-
-def _only(arrow: Any, wanted: Collection[str]) -> Any:
-    """The rows of ``arrow`` whose run identity is in ``wanted``."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    text = [pc.cast(arrow[k], pa.string()) for k in ("scenario_hash", "seed")]
-    names = pc.binary_join_element_wise(*text, "-")
-    return arrow.filter(pc.is_in(names, value_set=pa.array(sorted(wanted), pa.string())))
 
 
 def _write_part(
@@ -574,7 +562,7 @@ def _write_part(
             "scenario": [meta.get("scenario") for _, meta in runs],
         }
     )
-    arrows = {MANIFEST: _arrow(_label_safe(manifest, _contract(MANIFEST, messages)))}
+    arrows = {MANIFEST: to_arrow(_label_safe(manifest, _contract(MANIFEST, messages)))}
     counts_of = {MANIFEST: dict.fromkeys(idents, 1)}  # one row per run, by making
     arrows.update(rows.tables)
     counts_of.update(rows.counts)
@@ -583,7 +571,7 @@ def _write_part(
         counts = counts_of[table]
         if not wanted.issuperset(counts):
             # Rows of runs another writer committed meanwhile: left out.
-            arrow = _only(arrow, wanted)
+            arrow = only_runs(arrow, wanted)
             if not arrow.num_rows:
                 continue
             counts = {i: n for i, n in counts.items() if i in wanted}
@@ -603,16 +591,6 @@ def _write_part(
         "events": events,
         "tables": tables,
     }
-
-
-def _arrow(frame: pd.DataFrame) -> Any:
-    """``frame`` as the Arrow table a part's file holds, its columns converted in
-    this thread: pyarrow's default for a frame of more than a hundred rows a column
-    starts a pool of one thread per core for each conversion, which doubled its cost
-    (a 4 000-row table of 23 columns: 1.5 ms, 0.7 ms here; docs/cluster.md)."""
-    import pyarrow as pa
-
-    return pa.Table.from_pandas(frame, preserve_index=False, nthreads=1)
 
 
 def _write_parquet(table: Any, path: Path, inside: Mapping[str, Any], name: Path) -> None:
@@ -663,7 +641,7 @@ def _verified(
         frame = arrow.to_pandas()
     except Exception as e:  # noqa: BLE001 - e.g. pandas metadata of the wrong shape
         raise StoredRunError(f"unreadable ({type(e).__name__}: {e})") from None
-    counts = _arrow_identities(arrow)
+    counts = identities(arrow)
     want = {
         f"{h}-{s}": n
         for (h, s), n in zip(map(_ident, rec["runs"]), entry["rows"], strict=True)

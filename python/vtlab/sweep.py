@@ -575,11 +575,12 @@ def _run_chunk(
     points: Sequence[Point],
     record: tuple[bool, bool],
     messages: str,
-    stored: tuple[bool, bool] | None = None,
+    stored: tuple[bool, bool, bool] | None = None,
 ) -> tuple[Result | StoredRows | None, int, bool]:
     """In a worker process: :func:`_chunk_runs`, Ctrl-C stopping its simulation; with
-    ``stored`` (the store's traces and events flags), the rows as the store will hold
-    them (:func:`vtlab.store.stored_rows`), for a sweep that only stores them."""
+    ``stored`` (the store's traces and events flags, and whether the sweep returns
+    its rows too), the rows as the store will hold them
+    (:func:`vtlab.store.stored_rows`)."""
     with worker_processes.running():
         res, n, interrupted = _chunk_runs(points, record, messages)
     if stored is not None and res is not None:
@@ -688,12 +689,13 @@ def _execute_in_processes(
         # After an error the workers' chunks are not wanted: they are killed.
         worker_processes.close(kill=not interrupted)
 
-    # Rows only stored: each worker makes them as the store holds them (Arrow), so
-    # that this process only joins them, where each label is of one kind in every
-    # task (a part's columns then have one type; see vtlab.store.joined).
+    # Rows stored: each worker makes them as the store holds them (Arrow), so that
+    # this process only joins them (and, for the rows it returns, converts them once
+    # at the end: vtlab.sweeprows.rows_result), where each label is of one kind in
+    # every task (a part's columns then have one type; see vtlab.store.joined).
     stored = None
-    if writer is not None and not gather.keep and labels_of_one_kind(todo):
-        stored = (writer.traces, writer.events)
+    if writer is not None and labels_of_one_kind(todo):
+        stored = (writer.traces, writer.events, gather.keep)
     _execute_chunks(
         lambda chunk: pool.submit(_run_chunk, chunk, *args, stored),
         workers,

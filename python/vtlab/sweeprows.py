@@ -22,6 +22,7 @@ from vtlab.api import (
 )
 from vtlab.rawtables import alike_without_rows, joined_table
 from vtlab.runstore import MESSAGE_COUNT_COLUMNS
+from vtlab.store import StoredRows
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,6 +37,7 @@ __all__ = [
     "labels_of_one_kind",
     "message_counts",
     "raw_message_counts",
+    "rows_result",
     "strip_labels",
 ]
 
@@ -77,14 +79,20 @@ class Gather:
         self.lock = threading.Lock()
         self.pending: list[Result] = []
         self.chunks: list[Result] = []
+        #: Workers' tasks as the store holds their rows (Arrow), held as they are and
+        #: made one result at the end (:func:`rows_result`).
+        self.rows: list[StoredRows] = []
         self.ordered = True
 
-    def add(self, res: Result, *, ordered: bool = True) -> None:
+    def add(self, res: Result | StoredRows, *, ordered: bool = True) -> None:
         """Hold ``res``; ``ordered=False`` for rows of several runs in no set order."""
         if not self.keep:
             return
         with self.lock:
             self.ordered = self.ordered and ordered
+            if isinstance(res, StoredRows):
+                self.rows.append(res)
+                return
             self.pending.append(res)
             if len(self.pending) >= COMPACT_BATCH:
                 self.chunks.append(Result.concat(self.pending).compacted())
@@ -94,6 +102,8 @@ class Gather:
         if not self.keep:
             return None
         parts = [*self.chunks, *self.pending]
+        if self.rows:
+            parts.append(rows_result(self.rows, self.position))
         if len(parts) == 1 and self.ordered:
             return parts[0]
         spans = [s for s in map(self._span, parts) if s is not None] if self.ordered else []
@@ -114,6 +124,45 @@ class Gather:
         if not at or at[0] is None or at != list(range(at[0], at[0] + len(at))):
             return None
         return at[0], at[-1]
+
+
+def rows_result(rows: Sequence[StoredRows], position: Mapping[tuple[str, int], int]) -> Result:
+    """The result the tasks' rows ``rows`` rebuild (each with its metadata and its
+    frames without rows, :func:`vtlab.store.stored_rows` with ``keep``), the tasks
+    in the order of their first run's ``position``: what ``Result.concat`` of the
+    tasks' own results gives. A table that has rows in every task, of one schema, is
+    converted once from the tasks' Arrow tables joined; any other is converted task
+    by task and joined as ``Result.concat`` joins frames (with the tasks' frames
+    without rows, whose dtypes take part in the join)."""
+    import pyarrow as pa
+
+    def first(r: StoredRows) -> int:
+        assert r.meta is not None
+        m = r.meta.get("runs", [r.meta])[0]
+        return position.get((m.get("scenario_hash"), int(m.get("seed", -1))), -1)
+
+    ordered = sorted(rows, key=first)
+    whole: dict[str, Any] = {}
+    for name in LABELLED:
+        tables = [r.tables.get(name) for r in ordered]
+        if all(t is not None for t in tables) and all(
+            t.schema.equals(tables[0].schema, check_metadata=True) for t in tables
+        ):
+            whole[name] = pa.concat_tables(tables).to_pandas()
+    parts = []
+    for r in ordered:
+        assert r.meta is not None and r.frames is not None
+        frames = {
+            name: None
+            if name in whole
+            else (r.tables[name].to_pandas() if name in r.tables else r.frames[name])
+            for name in LABELLED
+        }
+        parts.append(Result(meta=dict(r.meta), **frames))
+    res = Result.concat(parts)
+    for name, frame in whole.items():
+        setattr(res, name, frame)
+    return res
 
 
 def message_counts(messages: pd.DataFrame) -> pd.DataFrame:

@@ -247,7 +247,9 @@ def test_a_sweep_stores_and_returns_the_per_run_tables(
     grid: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     """Each grid with one job and with two: the store's every table and the rows
-    ``Sweep.run`` returns are those of the per-run path."""
+    ``Sweep.run`` returns are those of the per-run path. With two jobs, where each
+    label is of one kind (all grids but v2g), the workers hand back their tasks' rows
+    as Arrow, rebuilt into the result at the end (vtlab.sweeprows.rows_result)."""
     base, axes, events = GRIDS[grid]
     sweep = Sweep(base, axes, seeds=range(1, 6 if axes else 11), events=events)
     with monkeypatch.context() as m:
@@ -256,12 +258,23 @@ def test_a_sweep_stores_and_returns_the_per_run_tables(
     want_store = stored(tmp_path / "ref", events)
     # Chunks of 4 runs (and the last of 2) for the workers, as a large sweep has.
     monkeypatch.setattr(sweep_module, "chunks", lambda todo, *_: _cut(todo, 4))
+    kinds: list[str] = []
+    real_add = sweeprows.Gather.add
+
+    def add(self: sweeprows.Gather, res: Any, **kw: Any) -> None:
+        kinds.append(type(res).__name__)
+        real_add(self, res, **kw)
+
+    monkeypatch.setattr(sweeprows.Gather, "add", add)
     for jobs in (1, 2):
+        kinds.clear()
         got = sweep.run(tmp_path / f"j{jobs}", progress=False, jobs=jobs)
         assert_same_result(got, want, f"{grid} -j {jobs}: ", timed=True)
         got_store = stored(tmp_path / f"j{jobs}", events)
         for table, frame in want_store.items():
             assert_same_frame(got_store[table], frame, f"{grid} -j {jobs} store {table}")
+        arrow = jobs == 2 and grid != "v2g"
+        assert set(kinds) == {"StoredRows" if arrow else "Result"}, (jobs, kinds)
     # (hand-derived) each run has 1 bulk flow (v2g, lte-cabin, vanet-chain) or more.
     assert len(want.flows) >= len(sweep.points())
 

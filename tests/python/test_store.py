@@ -281,7 +281,7 @@ def test_rows_per_run_are_counted_whatever_the_columns_arrow_types(tmp_path):
     hand, run a-1 has two rows, a-18446744073709551615 one, b-1 one."""
     import pyarrow as pa
 
-    from vtlab.store import _arrow_identities
+    from vtlab.arrowrows import identities as _arrow_identities
 
     seeds = pa.array([1, 2**64 - 1, 1, 1], pa.uint64())
     want = {"a-1": 2, "a-18446744073709551615": 1, "b-1": 1}
@@ -382,3 +382,42 @@ def test_labels_of_one_kind_by_hand():
     assert not labels_of_one_kind(points([("a", 1)], [("a", 1.0)]))  # int, float
     assert not labels_of_one_kind(points([("a", None)], [("a", None)]))  # not a kind
     assert labels_of_one_kind(points([("a", True), ("b", "x")], [("a", False), ("b", "y")]))
+
+
+def test_to_arrow_with_a_known_schema_gives_what_from_pandas_gives():
+    """A frame whose columns and dtypes were converted before reuses that schema and
+    converts only its columns: the table (values, nulls, types, pandas metadata) is
+    from_pandas's, for frames of other values under the same key (NaN, missing
+    text, other lengths); a frame with an object column is not cached."""
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+
+    from vtlab import arrowrows
+
+    def frame(n: int, r: np.random.Generator) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "scenario_hash": [f"h{i % 3}" for i in range(n)],
+                "seed": np.arange(n, dtype="int64"),
+                "big": np.full(n, 2**63 + 5, dtype="uint64"),
+                "x": r.choice([0.5, np.nan, -2.0], n),
+                "ok": r.choice([True, False], n),
+                "cc": pd.array(r.choice(["cubic", "bbr"], n).tolist(), dtype="str"),
+                "why": pd.array([None if i % 2 else "rto" for i in range(n)], dtype="str"),
+            }
+        )
+
+    r = np.random.default_rng(5)
+    arrowrows._SCHEMAS.clear()
+    for n in (3, 1, 7, 40):
+        f = frame(n, r)
+        got = arrowrows.to_arrow(f)
+        want = pa.Table.from_pandas(f, preserve_index=False)
+        assert got.equals(want, check_metadata=True), n
+        assert got.to_pandas().equals(want.to_pandas())
+    assert len(arrowrows._SCHEMAS) == 1  # one key: the later frames took the fast path
+    with_object = pd.DataFrame({"scenario_hash": ["a"], "seed": [1], "o": [None]})
+    got = arrowrows.to_arrow(with_object)
+    assert got.equals(pa.Table.from_pandas(with_object, preserve_index=False), check_metadata=True)
+    assert len(arrowrows._SCHEMAS) == 1
