@@ -5,6 +5,7 @@ Used by :mod:`vtlab.sweep`; knows points only by their ``key`` and ``labels``.""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import threading
 from collections.abc import Mapping, Sequence
@@ -82,6 +83,7 @@ class Gather:
         #: Workers' tasks as the store holds their rows (Arrow), held as they are and
         #: made one result at the end (:func:`rows_result`).
         self.rows: list[StoredRows] = []
+        self.empty: dict[Any, Any] = {}  # the tasks' frames without rows, one of each
         self.ordered = True
 
     def add(self, res: Result | StoredRows, *, ordered: bool = True) -> None:
@@ -91,7 +93,7 @@ class Gather:
         with self.lock:
             self.ordered = self.ordered and ordered
             if isinstance(res, StoredRows):
-                self.rows.append(res)
+                self.rows.append(self._shared(res))
                 return
             self.pending.append(res)
             if len(self.pending) >= COMPACT_BATCH:
@@ -115,6 +117,20 @@ class Gather:
                 # order already, without sorting every row.
                 return Result.concat([parts[i] for i in order]).compacted()
         return Result.concat(parts).compacted().reordered(self.position)
+
+    def _shared(self, rows: StoredRows) -> StoredRows:
+        """``rows`` with each of its frames without rows replaced by an equal one
+        (the same columns and dtypes) held already: an empty DataFrame costs tens of
+        kilobytes, and every task of a sweep without sessions brings two."""
+        if not rows.frames:
+            return rows
+        frames = {}
+        for name, frame in rows.frames.items():
+            if frame is not None and not len(frame):
+                key = (name, tuple(frame.columns), tuple(frame.dtypes))
+                frame = self.empty.setdefault(key, frame)
+            frames[name] = frame
+        return dataclasses.replace(rows, frames=frames)
 
     def _span(self, res: Result) -> tuple[int, int] | None:
         """The positions of the first and last run of ``res`` where its runs are

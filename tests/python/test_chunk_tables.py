@@ -421,3 +421,25 @@ def test_a_table_given_or_built_before_the_concatenation_is_the_one_joined():
     joined = Result.concat(runs)
     assert list(joined.flows["goodput_bps"])[0] == 0.0
     assert list(joined.flows["goodput_bps"])[1] > 0
+
+
+def test_the_gather_holds_one_of_each_empty_frame_of_the_tasks():
+    """Tasks without sessions each bring an empty sessions and messages frame; the
+    gather keeps one of each (equal columns and dtypes), not one per task, and the
+    rows it rebuilds are the tasks' own."""
+    import pickle
+
+    from vtlab.store import stored_rows
+
+    base, axes, _ = GRIDS["lte-cabin"]
+    sweep = Sweep(base, [Axis.values("tcp.cc", ["cubic", "bbr"])], seeds=range(1, 4))
+    points = sweep.points()
+    gather = sweeprows.Gather(points)
+    want = []
+    for p in points:  # one task per run, each through a pickle as from a worker
+        res = sweep_module._finish_chunk([p], [sweep_module._simulate(p, (False, False))], "rows")
+        want.append(res)
+        gather.add(pickle.loads(pickle.dumps(stored_rows(res, "rows", False, False, keep=True))))
+    held = {id(r.frames["sessions"]) for r in gather.rows}
+    assert len(held) == 1 and len(gather.rows) == len(points)
+    assert_same_result(gather.result(), Result.concat(want).compacted())
