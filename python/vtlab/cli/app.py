@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from vtlab.cli import listings
+import vtlab.cli.listings as listings
 from vtlab.errors import EXIT_USAGE, fail, one_line, usage_error_line
 
 __all__ = ["ALONE", "VtlabGroup", "build", "command_line", "main", "new_group"]  # and `app`
@@ -102,37 +102,38 @@ def _root(
 
 
 def _run(app: typer.Typer) -> None:
-    from vtlab.cli import run
+    import vtlab.cli.run as run
 
     run.register(app)
 
 
 def _sweep(app: typer.Typer) -> None:
-    from vtlab.cli import sweep
+    import vtlab.cli.sweep as sweep
 
     sweep.register(app)
 
 
 def _bench(app: typer.Typer) -> None:
-    from vtlab.cli import bench, validate
+    import vtlab.cli.bench as bench
+    import vtlab.cli.validate as validate
 
     bench.register(app, run_vs_ns3=validate.bench_vs_ns3_command)
 
 
 def _expand(app: typer.Typer) -> None:
-    from vtlab.cli import expand
+    import vtlab.cli.expand as expand
 
     expand.register(app)
 
 
 def _load(app: typer.Typer) -> None:
-    from vtlab.cli import load
+    import vtlab.cli.load as load
 
     load.register(app)
 
 
 def _lte_trace(app: typer.Typer) -> None:
-    from vtlab.cli import lte_trace
+    import vtlab.cli.lte_trace as lte_trace
 
     lte_trace.register(app)
 
@@ -142,21 +143,19 @@ def _listings(app: typer.Typer) -> None:
 
 
 def _plot(app: typer.Typer) -> None:
-    from vtlab.cli import plot
+    import vtlab.cli.plot as plot
 
     plot.register(app)
 
 
 def _validate(app: typer.Typer) -> None:
     """``vtlab validate`` and its families, some also top-level (``validate-lte``)."""
-    from vtlab.cli import (
-        validate,
-        validate_iso15118,
-        validate_kernel,
-        validate_lte,
-        validate_wifi,
-        validate_wifi_aodv,
-    )
+    import vtlab.cli.validate as validate
+    import vtlab.cli.validate_iso15118 as validate_iso15118
+    import vtlab.cli.validate_kernel as validate_kernel
+    import vtlab.cli.validate_lte as validate_lte
+    import vtlab.cli.validate_wifi as validate_wifi
+    import vtlab.cli.validate_wifi_aodv as validate_wifi_aodv
 
     group = validate.register(app)
     validate_lte.register_lte(group, app)
@@ -167,31 +166,31 @@ def _validate(app: typer.Typer) -> None:
 
 
 def _reproduce(app: typer.Typer) -> None:
-    from vtlab.cli import reproduce
+    import vtlab.cli.reproduce as reproduce
 
     reproduce.register(app)
 
 
 def _study(app: typer.Typer) -> None:
-    from vtlab.cli import reproduce
+    import vtlab.cli.reproduce as reproduce
 
     reproduce.register(app, "study")
 
 
 def _emulate(app: typer.Typer) -> None:
-    from vtlab.cli import emulate
+    import vtlab.cli.emulate as emulate
 
     emulate.register(app)
 
 
 def _cc(app: typer.Typer) -> None:
-    from vtlab.cli import cc
+    import vtlab.cli.cc as cc
 
     cc.register(app)
 
 
 def _advise(app: typer.Typer) -> None:
-    from vtlab.cli import advise
+    import vtlab.cli.advise as advise
 
     advise.register(app)
 
