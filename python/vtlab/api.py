@@ -363,6 +363,18 @@ class Result:
         assert self._parts is not None
         return [row for r in self._parts for row in r.session_records()]
 
+    def column(self, table: str, name: str) -> list[Any]:
+        """The values of column ``name`` of ``table`` (``"flows"``, ...) in row order,
+        as :meth:`flow_records` has them (no pandas while the table has not been
+        built); ``[]`` where the table or the column is missing."""
+        value = getattr(self, f"_{table}")
+        if value is not _LAZY:
+            return [] if value is None or name not in value else value[name].tolist()
+        if self._raw is not None:
+            return list((self._raw.get(table) or {}).get(name, []))
+        assert self._parts is not None
+        return [v for r in self._parts for v in r.column(table, name)]
+
     # -- construction -------------------------------------------------------------------
 
     @classmethod

@@ -11,7 +11,7 @@ import pytest
 import vtlab
 from conftest import SMALL, V2G_IDEAL_GOODPUT, V2G_NS3_FRAGMENTED_GOODPUT
 from vtlab import Result, Scenario, ScenarioError
-from vtlab.api import FLOW_COLUMNS, LINK_COLUMNS, MAX_SEED, TRACE_COLUMNS
+from vtlab.api import _LAZY, FLOW_COLUMNS, LINK_COLUMNS, MAX_SEED, TRACE_COLUMNS
 
 LOSSY = {"preset": "v2g", "bytes": SMALL, "loss": {"mean_loss": "5%"}}
 
@@ -241,3 +241,21 @@ def test_a_threads_reused_plan_changes_no_run():
     second, again = flows(a, 2), flows(a, 1)
     assert first == again == fresh(a, 1)
     assert second == fresh(a, 2) != first
+
+
+def test_a_column_without_building_the_table_is_the_records_column():
+    """Result.column gives what the records (or the built frame) give, from the
+    core's columns of one run, of run_many's parts, and of a built table; [] for a
+    missing column or a table a run does not have."""
+    spec = {"preset": "v2g", "bytes": "20kB"}
+    spec["session"] = {"profile": "iso15118-2-dc", "duration": "2s"}
+    for res in (vtlab.run(spec, seed=3), vtlab.run_many(spec, [1, 2, 5], progress=False)):
+        want_flows = [r["goodput_bps"] for r in res.flow_records()]
+        want_sessions = [r["abort_reason"] for r in res.session_records()]
+        assert res.column("flows", "goodput_bps") == want_flows and len(want_flows) > 0
+        assert res.column("sessions", "abort_reason") == want_sessions and want_sessions
+        assert res.column("flows", "no_such_column") == []
+        assert res.column("traces", "cwnd") == []  # not recorded
+        assert res._flows is _LAZY  # read without building the table
+        built = res.flows["goodput_bps"].tolist()
+        assert res.column("flows", "goodput_bps") == built == want_flows

@@ -337,3 +337,19 @@ def test_subprocess_entry_point(tmp_path: Path) -> None:
     )
     assert ok.returncode == 0, ok.stderr
     assert set(json.loads(ok.stdout.splitlines()[0])) >= JSON_KEYS
+
+
+@pytest.mark.parametrize(("budget", "field"), [("--set max_events=2000", "max_events"), ("", None)])
+def test_run_says_which_budget_ended_a_run_early(cli: Cli, budget: str, field: str | None) -> None:
+    """A run cut short by its event budget (a 1 MB transfer needs far more than 2 000
+    events: 686 segments alone, each an arrival, a departure and an ACK) carries
+    abort_reason = event_budget, and `vtlab run` names the field on stderr; a run
+    within its budget gets no warning."""
+    res = cli("run", "v2g", "--bytes", "1MB", "-n", "2", "--json", *budget.split())
+    assert res.exit_code == 0, res.stderr
+    reasons = [json.loads(line)["abort_reason"] for line in res.stdout.splitlines()]
+    if field is None:
+        assert reasons == ["", ""] and "warning" not in res.stderr
+    else:
+        assert reasons == ["event_budget", "event_budget"]
+        assert f"warning: {field}: a run reached its budget" in res.stderr

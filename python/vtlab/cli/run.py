@@ -268,7 +268,7 @@ BUDGETS = (
 def _report_budgets(res: "Result") -> None:
     """Say on stderr, naming the field, which budget ended a run before its flows or
     sessions were done (their rows carry the reason)."""
-    reasons = {r["abort_reason"] for r in [*res.flow_records(), *res.session_records()]}
+    reasons = {*res.column("flows", "abort_reason"), *res.column("sessions", "abort_reason")}
     for reason, field, bounds in BUDGETS:
         if reason in reasons:
             print(
