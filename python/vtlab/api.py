@@ -157,6 +157,25 @@ def _records(columns: Mapping[str, Sequence[Any]], order: Sequence[str]) -> list
     ]
 
 
+def concat_meta(metas: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The metadata of results of several runs together (:meth:`Result.concat`), from
+    each result's :attr:`Result.meta` (of one run, or of several with ``runs``)."""
+    runs: list[Any] = []
+    for m in metas:
+        runs.extend(m.get("runs", [m]))
+    hashes = sorted({m.get("scenario_hash") for m in runs}, key=str)
+    return {
+        "scenario_hash": hashes[0] if len(hashes) == 1 else hashes,
+        "version": runs[0].get("version"),
+        "seeds": [m.get("seed") for m in runs],
+        "events": sum(int(m.get("events", 0)) for m in runs),
+        "packets": sum(int(m.get("packets", 0)) for m in runs),
+        "wall_s": sum(float(m.get("wall_s", 0.0)) for m in runs),
+        "sim_time_s": sum(float(m.get("sim_time_s", 0.0)) for m in runs),
+        "runs": runs,
+    }
+
+
 def concat_rows(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
     """The rows of ``frames``, one after the other. A seed column is int64 where every
     seed is below 2^63 and uint64 where one is not (seeds are unsigned 64-bit), and
@@ -399,25 +418,11 @@ class Result:
             raise ValueError("Result.concat needs at least one result")
         if len(results) == 1:
             return results[0]
-        runs: list[dict[str, Any]] = []
-        for r in results:
-            runs.extend(r.meta.get("runs", [r.meta]))
-        hashes = sorted({m.get("scenario_hash") for m in runs}, key=str)
-        meta: dict[str, Any] = {
-            "scenario_hash": hashes[0] if len(hashes) == 1 else hashes,
-            "version": runs[0].get("version"),
-            "seeds": [m.get("seed") for m in runs],
-            "events": sum(int(m.get("events", 0)) for m in runs),
-            "packets": sum(int(m.get("packets", 0)) for m in runs),
-            "wall_s": sum(float(m.get("wall_s", 0.0)) for m in runs),
-            "sim_time_s": sum(float(m.get("sim_time_s", 0.0)) for m in runs),
-            "runs": runs,
-        }
         res = cls(
             flows=_LAZY,
             links=_LAZY,
             traces=_LAZY,
-            meta=meta,
+            meta=concat_meta([r.meta for r in results]),
             events=_LAZY,
             sessions=_LAZY,
             messages=_LAZY,

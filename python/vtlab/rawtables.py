@@ -25,12 +25,20 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["alike_without_rows", "joined_table", "label_columns"]
+__all__ = [
+    "Joined",
+    "alike_without_rows",
+    "joined_columns",
+    "joined_table",
+    "label_columns",
+    "plain_columns",
+]
 
 #: A run's raw columns of one table: column name → values.
 Columns = Mapping[str, Sequence[Any]]
@@ -84,9 +92,30 @@ def joined_table(
     ``order_of`` gives a run's (before the labels), built at once; ``None`` where it
     must be built run by run (see the module). Runs without rows of ``sessions`` and
     ``messages`` add none (they had no session)."""
-    import numpy as np
     import pandas as pd
 
+    joined = joined_columns(table, columns, labels, order_of)
+    return None if joined is None else pd.DataFrame(joined.data)
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A table's columns concatenated over its runs (:func:`joined_columns`): each
+    column's values (a numpy array of the dtype pandas infers for its kind, or a list
+    of strings), in the table's order, and each column's kind."""
+
+    data: Mapping[str, Any]
+    kinds: tuple[str, ...]
+
+
+def joined_columns(
+    table: str,
+    columns: Sequence[Columns | None],
+    labels: Sequence[Sequence[tuple[str, Any]]],
+    order_of: Callable[[Columns], list[str]],
+) -> Joined | None:
+    """The columns :func:`joined_table` makes its frame of, or ``None`` where it gives
+    ``None``."""
     if any(c is None for c in columns):
         return None
     cols: list[Columns] = [c for c in columns if c is not None]
@@ -105,6 +134,7 @@ def joined_table(
         if label_columns(order_of(cols[i]), labels[i]) != order:
             return None
     data: dict[str, Any] = {}
+    kinds: list[str] = []
     label_values = [dict(labels[i]) for i in runs]
     for name in order:
         # One kind in every run's rows (each run has rows here): the kind of them all.
@@ -117,14 +147,39 @@ def joined_table(
             values = []
             for i, v in zip(runs, at, strict=True):
                 values += [v] * rows[i]
-        if kind is None:
+        typed = _typed(values, kind)
+        if typed is None:
             return None
-        if kind == "str":
-            data[name] = values  # pandas' own inference: its str dtype
-            continue
-        try:
-            # The dtype pandas infers from a list of one kind, without its inference.
-            data[name] = np.array(values, dtype=_NUMPY[kind])
-        except OverflowError:  # ints beyond 64 bits signed: pandas would not give int64
+        data[name] = typed
+        kinds.append(str(kind))
+    return Joined(data, tuple(kinds))
+
+
+def plain_columns(columns: Mapping[str, list[Any]]) -> Joined | None:
+    """Columns given as lists (one table's) as :func:`joined_columns` gives a table's
+    columns, where each is of one kind (see the module); else ``None``."""
+    data: dict[str, Any] = {}
+    kinds: list[str] = []
+    for name, values in columns.items():
+        kind = _kind(values) if values else None
+        typed = _typed(values, kind)
+        if typed is None:
             return None
-    return pd.DataFrame(data)
+        data[name] = typed
+        kinds.append(str(kind))
+    return Joined(data, tuple(kinds))
+
+
+def _typed(values: list[Any], kind: str | None) -> Any:
+    """A column of one ``kind``'s ``values`` as pandas gets it: the list of strings
+    (pandas' own inference: its str dtype) or an array of the dtype pandas infers
+    from a list of one kind, without its inference; ``None`` for no kind, or ints
+    beyond 64 bits signed (pandas would not give int64)."""
+    import numpy as np
+
+    if kind is None or kind == "str":
+        return None if kind is None else values
+    try:
+        return np.array(values, dtype=_NUMPY[kind])
+    except OverflowError:
+        return None

@@ -43,10 +43,11 @@ from vtlab.runstore import MESSAGE_COUNT_COLUMNS as MESSAGE_COUNT_COLUMNS  # a s
 from vtlab.runstore import MESSAGE_FORMS, StoreError
 from vtlab.scenario import Scenario, ScenarioLike, set_path
 from vtlab.stats import SUMMARY_COLUMNS
-from vtlab.store import Store, StoredRows, StoreWriter, stored_rows
+from vtlab.store import Store, StoredRows, StoreWriter
 from vtlab.sweeprows import (
     Gather,
     chunk_result,
+    chunk_rows,
     label_rows,
     labels_of_one_kind,
     raw_message_counts,
@@ -426,14 +427,22 @@ class Sweep:
         workers = min(len(todo), most)
         pool = worker_processes.pool(workers, most) if workers > 1 else None
         record = (self.trace, self.events)
-        args = (record, self.messages)
+        # Rows stored: each chunk makes them as the store holds them (Arrow), so that
+        # this process only joins them (and, for the rows it returns, converts them
+        # once at the end: vtlab.sweeprows.rows_result), where each label is of one
+        # kind in every chunk (a part's columns then have one type; see
+        # vtlab.store.joined).
+        stored = None
+        if writer is not None and labels_of_one_kind(todo):
+            stored = (writer.traces, writer.events, gather.keep)
+        args = (record, self.messages, stored)
         with run_progress(len(todo), progress) as advance:
             if pool is not None:
                 _execute_in_processes(pool, workers, todo, args, advance, gather, writer)
             elif workers > 1:
                 _execute_in_threads(todo, workers, args, advance, gather, writer)
             else:
-                _execute_here(todo, record, self.messages, advance, gather, writer)
+                _execute_here(todo, args, advance, gather, writer)
 
 
 def _stored_result(frames: Mapping[str, pd.DataFrame | None], points: Sequence[Point]) -> Result:
@@ -489,32 +498,40 @@ def _counted(raw: Mapping[str, Any], messages: str) -> Mapping[str, Any]:
     return raw
 
 
+#: What a local sweep's chunks hand on (:func:`_finish_chunk`): ``None`` for their
+#: result, or for the rows a store holds the store's traces and events flags and
+#: whether the sweep returns its rows too.
+Stored = tuple[bool, bool, bool] | None
+
+
 def _finish_chunk(
-    points: Sequence[Point], raws: Sequence[Mapping[str, Any]], messages: str
-) -> Result:
+    points: Sequence[Point],
+    raws: Sequence[Mapping[str, Any]],
+    messages: str,
+    stored: Stored = None,
+) -> Result | StoredRows:
     """The results of the runs ``points`` from the core's raw columns ``raws``,
     labelled and concatenated: as ``Result.concat`` of each run's
     ``Result.from_core`` labelled with its point's axis values, compacted, but each
-    table built once for them all (:func:`chunk_result`)."""
+    table built once for them all (:func:`chunk_result`); with ``stored``, their rows
+    as the store will hold them (:func:`vtlab.sweeprows.chunk_rows`)."""
     counted = [_counted(raw, messages) for raw in raws]
-    return chunk_result(counted, [p.labels for p in points])
+    labels = [p.labels for p in points]
+    if stored is None:
+        return chunk_result(counted, labels)
+    return chunk_rows(counted, labels, messages, *stored)
 
 
 # -- parallel runs -------------------------------------------------------------------
 #
-# Threads of one process share the interpreter lock: the engine releases it, but the
-# rest of a run (its tables, its labels, its files in the store) holds it, which is
-# most of a short run's time, so threads stopped scaling at about 1.1x on two cores.
-# A sweep with several jobs therefore runs its points in worker processes forked from
-# it, in chunks of runs whose tables each worker builds once for the whole chunk
-# (_finish_chunk), so this process only gathers a few tables per chunk.
-# The workers outlive the sweep and serve this process's later sweeps
-# (vtlab.workers). Forking them is safe only while this process runs no other thread
-# (a lock held by one at the fork would stay held in the child): otherwise (a
-# notebook's kernel, an application's threads) the runs go to threads, unless an
-# earlier sweep's workers are still there to take them. The threads take the same
-# chunks and build each chunk's tables at once too (_chunk_runs), so the lock is held
-# for about a millisecond per chunk rather than for most of every run.
+# Threads of one process share the interpreter lock, which the engine releases but a
+# run's tables and store files hold: threads stopped scaling at about 1.1x on two
+# cores. So a sweep with several jobs runs its chunks of runs in worker processes
+# forked from it (each chunk's tables made once, _finish_chunk), which outlive it
+# and serve this process's later sweeps (vtlab.workers). Forking is safe only while
+# this process runs no other thread (a lock held by one at the fork would stay held
+# in the child): otherwise (a notebook's kernel, an application's threads) the chunks
+# go to threads, unless an earlier sweep's workers are still there to take them.
 
 
 #: Seconds of runs the one-job path holds before handing them on together.
@@ -523,8 +540,7 @@ HERE_BATCH_S = 0.5
 
 def _execute_here(
     todo: Sequence[Point],
-    record: tuple[bool, bool],
-    messages: str,
+    args: tuple[tuple[bool, bool], str, Stored],
     advance: Any,
     gather: Gather,
     writer: StoreWriter | None,
@@ -535,6 +551,7 @@ def _execute_here(
     hands back its chunk: one table per batch instead of one per run
     (:func:`_finish_chunk`). A batch's runs and tables are made with the garbage
     collector paused (:mod:`vtlab.gcpause`). On Ctrl-C the finished runs are kept."""
+    record, messages, stored = args
     points: list[Point] = []
     raws: list[Mapping[str, Any]] = []
     since = time.monotonic()
@@ -544,7 +561,7 @@ def _execute_here(
 
     def hand_on() -> None:
         try:
-            res = _finish_chunk(points, raws, messages) if raws else None
+            res = _finish_chunk(points, raws, messages, stored) if raws else None
         finally:
             if held[0]:
                 held[0] = False
@@ -572,28 +589,22 @@ def _execute_here(
 
 
 def _run_chunk(
-    points: Sequence[Point],
-    record: tuple[bool, bool],
-    messages: str,
-    stored: tuple[bool, bool, bool] | None = None,
+    points: Sequence[Point], record: tuple[bool, bool], messages: str, stored: Stored = None
 ) -> tuple[Result | StoredRows | None, int, bool]:
-    """In a worker process: :func:`_chunk_runs`, Ctrl-C stopping its simulation; with
-    ``stored`` (the store's traces and events flags, and whether the sweep returns
-    its rows too), the rows as the store will hold them
-    (:func:`vtlab.store.stored_rows`)."""
+    """In a worker process: :func:`_chunk_runs`, Ctrl-C stopping its simulation."""
     with worker_processes.running():
-        res, n, interrupted = _chunk_runs(points, record, messages)
-    if stored is not None and res is not None:
-        return stored_rows(res, messages, *stored), n, interrupted
-    return res, n, interrupted
+        return _chunk_runs(points, record, messages, stored)
 
 
 def _chunk_runs(
-    points: Sequence[Point], record: tuple[bool, bool], messages: str
-) -> tuple[Result | None, int, bool]:
-    """Run and label ``points``; their results as one (:func:`_finish_chunk`), how
-    many ran, and whether the chunk was interrupted (Ctrl-C) after those. The garbage
-    collector is paused meanwhile (:mod:`vtlab.gcpause`)."""
+    points: Sequence[Point],
+    record: tuple[bool, bool],
+    messages: str,
+    stored: Stored = None,
+) -> tuple[Result | StoredRows | None, int, bool]:
+    """Run and label ``points``; their results as one (:func:`_finish_chunk`, with
+    ``stored``), how many ran, and whether the chunk was interrupted (Ctrl-C) after
+    those. The garbage collector is paused meanwhile (:mod:`vtlab.gcpause`)."""
     raws: list[Mapping[str, Any]] = []
     with gcpause.paused():
         try:
@@ -602,8 +613,9 @@ def _chunk_runs(
         except KeyboardInterrupt:
             if not raws:
                 raise
-            return _finish_chunk(points[: len(raws)], raws, messages), len(raws), True
-        return _finish_chunk(points, raws, messages), len(raws), False
+            done = points[: len(raws)]
+            return _finish_chunk(done, raws, messages, stored), len(raws), True
+        return _finish_chunk(points, raws, messages, stored), len(raws), False
 
 
 #: Most runs in one worker task until the sweep knows its runs' pace (:class:`Pace`).
@@ -680,43 +692,32 @@ def _execute_in_processes(
     pool: Any,
     workers: int,
     todo: list[Point],
-    args: tuple[tuple[bool, bool], str],
+    args: tuple[tuple[bool, bool], str, Stored],
     advance: Any,
     gather: Gather,
     writer: StoreWriter | None,
 ) -> None:
-    def close(interrupted: bool) -> None:
-        # After an error the workers' chunks are not wanted: they are killed.
-        worker_processes.close(kill=not interrupted)
-
-    # Rows stored: each worker makes them as the store holds them (Arrow), so that
-    # this process only joins them (and, for the rows it returns, converts them once
-    # at the end: vtlab.sweeprows.rows_result), where each label is of one kind in
-    # every task (a part's columns then have one type; see vtlab.store.joined).
-    stored = None
-    if writer is not None and labels_of_one_kind(todo):
-        stored = (writer.traces, writer.events, gather.keep)
     _execute_chunks(
-        lambda chunk: pool.submit(_run_chunk, chunk, *args, stored),
+        lambda chunk: pool.submit(_run_chunk, chunk, *args),
         workers,
         todo,
         (advance, gather, writer),
         lambda: worker_processes.interrupt(pool),
-        close,
+        # After an error the workers' chunks are not wanted: they are killed.
+        lambda interrupted: worker_processes.close(kill=not interrupted),
     )
 
 
 def _execute_in_threads(
     todo: list[Point],
     workers: int,
-    args: tuple[tuple[bool, bool], str],
+    args: tuple[tuple[bool, bool], str, Stored],
     advance: Any,
     gather: Gather,
     writer: StoreWriter | None,
 ) -> None:
     """As :func:`_execute_in_processes`, in threads of this process: the engine runs
     without the interpreter lock, a chunk's tables are built once for its runs."""
-
     try:
         with ThreadPoolExecutor(workers) as pool:
             _execute_chunks(

@@ -19,11 +19,14 @@ from vtlab.api import (
     SESSION_COLUMNS,
     TRACE_COLUMNS,
     Result,
+    concat_meta,
     table_order,
 )
-from vtlab.rawtables import alike_without_rows, joined_table
+from vtlab.arrowrows import from_columns, identities, remember
+from vtlab.rawtables import alike_without_rows, joined_columns, joined_table
 from vtlab.runstore import MESSAGE_COUNT_COLUMNS
-from vtlab.store import StoredRows
+from vtlab.store import StoredRows, stored_rows
+from vtlab.storefiles import TABLES
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -34,7 +37,9 @@ __all__ = [
     "Gather",
     "add_labels",
     "chunk_result",
+    "chunk_rows",
     "label_rows",
+    "label_frame",
     "labels_of_one_kind",
     "message_counts",
     "raw_message_counts",
@@ -262,10 +267,10 @@ def label_rows(res: Result, points: Sequence[Labelled]) -> None:
 
 def add_labels(res: Result, labels: Sequence[tuple[str, Any]]) -> None:
     for table in LABELLED:
-        _label_frame(getattr(res, table), labels)
+        label_frame(getattr(res, table), labels)
 
 
-def _label_frame(frame: pd.DataFrame | None, labels: Sequence[tuple[str, Any]]) -> None:
+def label_frame(frame: pd.DataFrame | None, labels: Sequence[tuple[str, Any]]) -> None:
     """Put the axis values ``labels`` of one run into its table ``frame``, in place."""
     if frame is None:
         return
@@ -297,11 +302,11 @@ def chunk_result(raws: Sequence[Mapping[str, Any]], labels: Sequence[Any]) -> Re
             # so is their concatenation (each column's dtype met only itself): built
             # once.
             frame = getattr(parts[0], table)
-            _label_frame(frame, labels[0])
+            label_frame(frame, labels[0])
             setattr(res, table, frame)
         else:
             for part, lab in zip(parts, labels, strict=True):  # run by run
-                _label_frame(getattr(part, table), lab)
+                label_frame(getattr(part, table), lab)
     return res.compacted()
 
 
@@ -310,6 +315,79 @@ def _chunk_table(table: str, raws: Sequence[Mapping[str, Any]], labels: Sequence
     where it must be built run by run (:func:`vtlab.rawtables.joined_table`)."""
     columns = [raw.get(table) for raw in raws]
     return joined_table(table, columns, labels, lambda c: table_order(c, table))
+
+
+#: Labelled frames without rows (:func:`chunk_rows`) by table, columns and labels.
+_EMPTY: dict[Any, Any] = {}
+
+
+def chunk_rows(
+    raws: Sequence[Mapping[str, Any]],
+    labels: Sequence[Any],
+    messages: str,
+    traces: bool,
+    events: bool,
+    keep: bool,
+) -> StoredRows:
+    """The rows of several runs as a store part holds them:
+    :func:`vtlab.store.stored_rows` of :func:`chunk_result` (its arguments but the
+    result's: the runs' raw results and labels). Where every table with rows can be
+    built at once (:func:`vtlab.rawtables.joined_columns`) and is stored, and there
+    are several runs, each is made as Arrow straight from the runs' columns
+    concatenated, with the schema pandas and Arrow gave the first table of its
+    columns and kinds in this process, without a DataFrame: building the frames was
+    three quarters of a worker task's own cost besides its simulations
+    (docs/cluster.md). Labels must be of one kind each (:func:`labels_of_one_kind`)."""
+    rows = _arrow_rows(raws, labels, traces, events, keep) if len(raws) > 1 else None
+    if rows is None:
+        rows = stored_rows(chunk_result(raws, labels), messages, traces, events, keep)
+    return rows
+
+
+def _arrow_rows(
+    raws: Sequence[Mapping[str, Any]], labels: Sequence[Any], traces: bool, events: bool, keep: bool
+) -> StoredRows | None:
+    tables: dict[str, Any] = {}
+    counts: dict[str, Mapping[str, int]] = {}
+    frames: dict[str, Any] = {}
+    for table in TABLES:
+        columns = [raw.get(table) for raw in raws]
+        if all(c is None for c in columns):
+            frames[table] = None
+        elif (table == "traces" and not traces) or (table == "events" and not events):
+            return None
+        elif alike_without_rows(columns, labels):
+            frames[table] = _empty_frame(table, raws[0], labels[0]) if keep else None
+        else:
+            arrow = _chunk_arrow(table, columns, labels)
+            if arrow is None:
+                return None
+            tables[table], counts[table] = arrow, identities(arrow)
+    if not keep:
+        return StoredRows(tables, counts)
+    return StoredRows(tables, counts, concat_meta([dict(raw["meta"]) for raw in raws]), frames)
+
+
+def _chunk_arrow(table: str, columns: Sequence[Any], labels: Sequence[Any]) -> Any:
+    """The table ``table`` of the runs ``columns`` as :func:`chunk_rows` makes it."""
+    joined = joined_columns(table, columns, labels, lambda c: table_order(c, table))
+    if joined is None:
+        return None
+    return from_columns((table, tuple(joined.data), joined.kinds), joined.data)
+
+
+def _empty_frame(table: str, raw: Mapping[str, Any], labels: Sequence[tuple[str, Any]]) -> Any:
+    """The table ``table`` of the run ``raw`` (which has no rows in it) labelled with
+    ``labels``, as :func:`chunk_result` makes it: a copy of the one frame made for
+    its columns and label names (its columns' dtypes follow from them alone; making
+    it costs ten times the copy)."""
+    key = (table, tuple(raw[table]), tuple(name for name, _ in labels))
+    frame = _EMPTY.get(key)
+    if frame is None:
+        frame = getattr(Result.from_core(raw), table)
+        label_frame(frame, labels)
+        remember(_EMPTY, key, frame)
+    return frame.copy()
 
 
 def strip_labels(res: Result) -> None:

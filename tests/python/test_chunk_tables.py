@@ -20,8 +20,9 @@ import pytest
 from vtlab import sweep as sweep_module
 from vtlab import sweeprows
 from vtlab.api import Result
+from vtlab.store import stored_rows
 from vtlab.sweep import Axis, Sweep
-from vtlab.sweeprows import LABELLED, add_labels, chunk_result
+from vtlab.sweeprows import LABELLED, add_labels, chunk_result, chunk_rows
 
 
 def per_run(raws: Sequence[Mapping[str, Any]], labels: Sequence[Any]) -> Result:
@@ -148,19 +149,102 @@ def test_a_chunk_of_synthetic_runs_has_the_per_run_tables():
     assert at_once > 600 * len(LABELLED) // 10, at_once  # one table in ten at least
 
 
+def storable_chunk(r: random.Random) -> tuple[list[dict[str, Any]], list[Any], bool, bool]:
+    """A chunk of 1-6 runs as a sweep's task has (each run's scenario hash text and
+    its seed an int, each label of one kind in the chunk; the traces and events
+    tables stored or not), whose other columns are each of one plain kind (floats
+    with NaN) but now and then of another kind or another kind in one run; tables
+    with rows in every run, in some (sessions), in none, or not recorded."""
+    runs = r.randint(1, 6)
+    kinds = {t: {c: r.choice(PLAIN) for c in ("session", "x", "y")} for t in LABELLED}
+    for t in LABELLED:
+        if r.random() < 0.1:
+            kinds[t]["x"] = r.choice(list(VALUES))  # one table in ten: any kind
+    seeds = [2**64 - 1 - run if r.random() < 0.03 else run for run in range(runs)]
+    label_kinds = [r.choice(PLAIN) for _ in range(2)]
+    names = r.choice([("loss", "cc"), ("loss", "session")])  # "session" collides
+    without = {t for t in LABELLED if r.random() < 0.15}  # no rows in any run
+    absent = {t for t in ("traces", "events") if r.random() < 0.3}  # not recorded
+    raws: list[dict[str, Any]] = []
+    labels: list[Any] = []
+    for run in range(runs):
+        raw: dict[str, Any] = {"meta": {"scenario_hash": f"h{run}", "seed": seeds[run]}}
+        for t in LABELLED:
+            if t in absent:
+                raw[t] = None
+                continue
+            rows = 0 if t in without else r.choice([1, 2, 3])
+            if t in ("sessions", "messages") and r.random() < 0.3:
+                rows = 0  # a run without a session
+            cols = {c: VALUES[k](r, rows) for c, k in kinds[t].items()}
+            if rows and r.random() < 0.03:
+                cols["y"] = VALUES[r.choice(list(VALUES))](r, rows)  # another kind here
+            raw[t] = {"scenario_hash": [f"h{run}"] * rows, "seed": [seeds[run]] * rows, **cols}
+        raws.append(raw)
+        labels.append(
+            tuple((n, VALUES[k](r, 1)[0]) for n, k in zip(names, label_kinds, strict=True))
+        )
+    return raws, labels, r.random() < 0.85, r.random() < 0.85
+
+
+def test_a_chunks_stored_rows_are_those_of_its_per_run_tables():
+    """chunk_rows (a task's rows as a store part holds them, as Arrow straight from
+    the runs' columns where it can) against the reference: the per-run tables'
+    concatenation converted by vtlab.store.stored_rows. 600 seeded chunks, each made
+    twice (the second time with the schema this process kept for its tables), with
+    and without what rebuilds the result (its metadata, its frames without rows);
+    tables equal with their schemas' metadata, and at least one chunk in ten made as
+    Arrow straight (else this would test the fallback only)."""
+    import pyarrow as pa
+
+    r = random.Random(20261128)
+    straight = compared = 0
+    for case in range(600):
+        raws, labels, traces, events = storable_chunk(r)
+        keep = case % 2 == 0
+        try:
+            want = stored_rows(per_run(raws, labels), "rows", traces, events, keep)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as e:
+            # A column mixing numbers and text, or of ints beyond 64 bits (the core's
+            # columns never are): Arrow
+            # cannot hold it, either way.
+            with pytest.raises(type(e)):
+                chunk_rows(raws, labels, "rows", traces, events, keep)
+            continue
+        compared += 1
+        made = sweeprows._arrow_rows(raws, labels, traces, events, keep) if len(raws) > 1 else None
+        straight += made is not None
+        for _ in range(2):
+            got = chunk_rows(raws, labels, "rows", traces, events, keep)
+            what = f"case {case}: "
+            assert sorted(got.tables) == sorted(want.tables), what
+            for name, table in want.tables.items():
+                assert got.tables[name].equals(table, check_metadata=True), what + name
+            assert got.counts == want.counts, what
+            assert got.meta == want.meta, what
+            if keep:
+                assert sorted(got.frames) == sorted(want.frames), what
+                for name, frame in want.frames.items():
+                    assert_same_frame(got.frames[name], frame, what + name)
+                    if frame is not None:  # a frame of its own, whatever is done to it
+                        again = chunk_rows(raws, labels, "rows", traces, events, keep)
+                        assert again.frames[name] is not got.frames[name], what + name
+    assert straight > 60 and compared > 300, (straight, compared)
+
+
 def test_a_chunk_of_uniform_runs_is_built_at_once(monkeypatch: pytest.MonkeyPatch):
     """Runs whose columns are each of one kind (ints, floats with NaN, bools,
     strings) are built as one frame per table, not run by run (this is the speed-up;
     the tests above and below hold whichever way a table is built)."""
     built: list[str] = []
-    real = sweeprows._label_frame
+    real = sweeprows.label_frame
 
     def counted(frame: Any, labels: Any) -> None:
         if frame is not None:
             built.append("run")
         real(frame, labels)
 
-    monkeypatch.setattr(sweeprows, "_label_frame", counted)
+    monkeypatch.setattr(sweeprows, "label_frame", counted)
     r = random.Random(7)
     raws = []
     for seed in range(4):
@@ -185,9 +269,10 @@ def test_a_chunk_of_uniform_runs_is_built_at_once(monkeypatch: pytest.MonkeyPatc
 def reference_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make this process's sweeps build their chunks run by run (the reference)."""
 
-    def finish(points: Any, raws: Any, messages: str) -> Result:
+    def finish(points: Any, raws: Any, messages: str, stored: Any = None) -> Any:
         counted = [sweep_module._counted(raw, messages) for raw in raws]
-        return per_run(counted, [p.labels for p in points])
+        res = per_run(counted, [p.labels for p in points])
+        return res if stored is None else stored_rows(res, messages, *stored)
 
     monkeypatch.setattr(sweep_module, "_finish_chunk", finish)
 
@@ -247,9 +332,10 @@ def test_a_sweep_stores_and_returns_the_per_run_tables(
     grid: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     """Each grid with one job and with two: the store's every table and the rows
-    ``Sweep.run`` returns are those of the per-run path. With two jobs, where each
-    label is of one kind (all grids but v2g), the workers hand back their tasks' rows
-    as Arrow, rebuilt into the result at the end (vtlab.sweeprows.rows_result)."""
+    ``Sweep.run`` returns are those of the per-run path. Where each label is of one
+    kind (all grids but v2g), the chunks (the workers' tasks, the one job's batches)
+    hand on their rows as Arrow, rebuilt into the result at the end
+    (vtlab.sweeprows.rows_result)."""
     base, axes, events = GRIDS[grid]
     sweep = Sweep(base, axes, seeds=range(1, 6 if axes else 11), events=events)
     with monkeypatch.context() as m:
@@ -273,7 +359,7 @@ def test_a_sweep_stores_and_returns_the_per_run_tables(
         got_store = stored(tmp_path / f"j{jobs}", events)
         for table, frame in want_store.items():
             assert_same_frame(got_store[table], frame, f"{grid} -j {jobs} store {table}")
-        arrow = jobs == 2 and grid != "v2g"
+        arrow = grid != "v2g"
         assert set(kinds) == {"StoredRows" if arrow else "Result"}, (jobs, kinds)
     # (hand-derived) each run has 1 bulk flow (v2g, lte-cabin, vanet-chain) or more.
     assert len(want.flows) >= len(sweep.points())

@@ -6,6 +6,7 @@ lost or twice; two writers at once commit each run once."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -296,6 +297,73 @@ def test_rows_per_run_are_counted_whatever_the_columns_arrow_types(tmp_path):
     assert _arrow_identities(pa.table({"scenario_hash": pa.array([], pa.string())})) == {}
 
 
+def test_stored_rows_cross_to_the_sweeps_process_unchanged():
+    """A worker's task rows (pickled as each table's Arrow IPC stream) come back as
+    they were: every table with its schema's metadata (the pandas metadata the store
+    writes), a table of two record batches, the counts, the metadata and the frames
+    without rows; and without the last two."""
+    import pickle
+
+    import pyarrow as pa
+
+    import vtlab
+    from vtlab.store import stored_rows
+
+    res = vtlab.run_many({"preset": "v2g", "bytes": "200kB"}, seeds=[1, 2, 3])
+    rows = stored_rows(res, "rows", False, False, keep=True)
+    flows = rows.tables["flows"]
+    two = pa.concat_tables([flows.slice(0, 1), flows.slice(1)])  # two batches
+    for sent in (rows, dataclasses.replace(rows, tables={**rows.tables, "flows": two}),
+                 stored_rows(res, "rows", False, False)):  # fmt: skip
+        back = pickle.loads(pickle.dumps(sent))
+        assert sorted(back.tables) == sorted(sent.tables) == ["flows", "links"]
+        for name, table in sent.tables.items():
+            assert back.tables[name].equals(table, check_metadata=True), name
+            assert back.tables[name].schema.metadata[b"pandas"]
+        assert back.counts == sent.counts and back.meta == sent.meta
+        if sent.frames is None:
+            assert back.frames is None
+            continue
+        for name, frame in sent.frames.items():
+            if frame is None:
+                assert back.frames[name] is None
+            else:
+                pd.testing.assert_frame_equal(back.frames[name], frame)
+
+
+def test_rows_per_run_agree_with_counting_the_rows_one_by_one():
+    """identities cuts a table where its keys change; the expected counts here come
+    from counting every row's (hash, seed) pair in Python: 300 seeded tables whose
+    runs come in one stretch, in several (a run's rows interleaved with another's)
+    or a row at a time, of one to two thousand rows, in one or several chunks."""
+    import random
+    from collections import Counter
+
+    import pyarrow as pa
+
+    from vtlab.arrowrows import identities as _arrow_identities
+
+    rng = random.Random(20261127)
+    for case in range(300):
+        runs = [(rng.choice("abc") * rng.randint(1, 3), rng.choice([0, 1, 7, 2**64 - 1]))]
+        runs += [(rng.choice("abc"), rng.randint(0, 3)) for _ in range(rng.randint(0, 8))]
+        rows: list[tuple[str, int]] = []
+        for _ in range(rng.randint(1, 30)):
+            rows += [rng.choice(runs)] * rng.randint(1, 80)
+        if case % 3 == 0:
+            rng.shuffle(rows)
+        want = {f"{h}-{s}": n for (h, s), n in Counter(rows).items()}
+        hashes = pa.array([h for h, _ in rows])
+        seeds = pa.array([s for _, s in rows], pa.uint64())
+        if case % 4 == 1:
+            hashes = hashes.dictionary_encode()
+        table = pa.table({"scenario_hash": hashes, "seed": seeds})
+        if case % 5 == 2:  # several record batches: chunked columns
+            cut = rng.randint(1, len(rows))
+            table = pa.concat_tables([table.slice(0, cut), table.slice(cut)])
+        assert _arrow_identities(table) == want, case
+
+
 def test_a_parts_files_keep_statistics_but_for_the_runs_json_texts(tmp_path):
     """Each page's least and greatest value stay in a part's files for the columns a
     query filters on (seed, loss, ...), not for a run's spec and scenario (JSON texts
@@ -382,6 +450,58 @@ def test_labels_of_one_kind_by_hand():
     assert not labels_of_one_kind(points([("a", 1)], [("a", 1.0)]))  # int, float
     assert not labels_of_one_kind(points([("a", None)], [("a", None)]))  # not a kind
     assert labels_of_one_kind(points([("a", True), ("b", "x")], [("a", False), ("b", "y")]))
+
+
+def test_a_table_made_straight_from_columns_is_from_pandas_of_their_frame():
+    """from_columns (plain_columns' typed columns to Arrow, the schema of the first
+    table of each key reused) against the reference, pa.Table.from_pandas of the
+    frame of the same lists (values, nulls, types, pandas metadata): 200 seeded
+    column sets of ints, floats with NaN, bools and texts (a manifest's kinds), each
+    made twice; lists plain_columns refuses (a None among texts, ints beyond 64 bits,
+    a column mixing kinds, an empty one) are those the store converts from a frame."""
+    import random
+
+    import pandas as pd
+    import pyarrow as pa
+
+    from vtlab import arrowrows
+    from vtlab.rawtables import plain_columns
+
+    makers = {
+        "int": lambda r, n: [r.randint(-(2**40), 2**40) for _ in range(n)],
+        "float": lambda r, n: [r.choice([0.5, float("nan"), -2.0]) for _ in range(n)],
+        "bool": lambda r, n: [r.random() < 0.5 for _ in range(n)],
+        "str": lambda r, n: [r.choice(["", "h1", '{"preset": "v2g"}']) for _ in range(n)],
+    }
+    refused = {
+        "text or None": lambda r, n: ["x"] * (n - 1) + [None],
+        "ints beyond 64 bits": lambda r, n: [2**64 - 1] * n,
+        "ints and floats": lambda r, n: [1] * (n - 1) + [2.5],
+    }
+    r = random.Random(11)
+    arrowrows._COLUMN_SCHEMAS.clear()
+    straight = 0
+    for case in range(200):
+        n = r.randint(1, 12)
+        kinds = [r.choice(list(makers)) for _ in range(r.randint(1, 6))]
+        lists = {f"c{i}": makers[k](r, n) for i, k in enumerate(kinds)}
+        plain = plain_columns(lists)
+        assert plain is not None and plain.kinds == tuple(kinds), case
+        key = ("test", tuple(lists), plain.kinds)
+        straight += key in arrowrows._COLUMN_SCHEMAS
+        want = pa.Table.from_pandas(pd.DataFrame(lists), preserve_index=False)
+        for _ in range(2):
+            got = arrowrows.from_columns(key, plain.data)
+            assert got.equals(want, check_metadata=True), case
+    assert straight > 50, straight  # keys met again: made from the schema kept
+    for name, make in refused.items():
+        assert plain_columns({"a": [1, 2], "b": make(r, 2)}) is None, name
+    assert plain_columns({"a": []}) is None
+    # A process meeting ever new keys keeps the latest 256 (by hand: keys 44..299).
+    cache: dict[int, int] = {}
+    for k in range(300):
+        arrowrows.remember(cache, k, -k)
+    assert list(cache) == list(range(44, 300)) and cache[299] == -299
 
 
 def test_to_arrow_with_a_known_schema_gives_what_from_pandas_gives():

@@ -612,9 +612,9 @@ def test_threads_run_chunks_with_the_rows_of_one_job(tmp_path: Path, other_threa
     built: list[str] = []
     finish = sweep_module._finish_chunk
 
-    def counted(points, raws, messages):
+    def counted(points, raws, messages, stored=None):
         built.append(threading.current_thread().name)
-        return finish(points, raws, messages)
+        return finish(points, raws, messages, stored)
 
     monkeypatch.setattr(sweep_module, "_finish_chunk", counted)
     got = sw.run(tmp_path / "two", progress=False, jobs=2)
