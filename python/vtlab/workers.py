@@ -60,8 +60,11 @@ def pool(workers: int, most: int) -> Any:
     from concurrent.futures import ProcessPoolExecutor
 
     # What every worker needs for its first run (about 0.4 s of imports), loaded once
-    # here and shared with the forked workers; this process needs it at the end too.
+    # here and shared with the forked workers; this process needs it at the end too
+    # (pandas_compat, which pyarrow loads on a first conversion, cost each worker's
+    # first task 4-5 ms; this process's rows need it to become frames).
     import pandas  # noqa: F401
+    import pyarrow.pandas_compat  # noqa: F401
     import pyarrow.parquet  # noqa: F401
 
     made = ProcessPoolExecutor(
