@@ -20,6 +20,31 @@ def test_bench_api_repeats_with_identical_event_counts():
     assert res.peak_rss_mib > 0
 
 
+def test_bench_times_the_queue_discs_and_drop_tail_in_alternation(monkeypatch):
+    """Each repetition runs the default configuration, then its drop-tail twin (so
+    that the machine's drift meets both alike); the cost ratio is the median of the
+    repetitions' ratios. By hand: engine times of 3, 2, 6 ms with queue discs and 1,
+    2, 2 ms without give ratios 3, 1, 3, median 3.0 (the ratio of the medians would
+    be 3 / 2 = 1.5)."""
+    from vtlab import bench as bench_module
+
+    order: list[str] = []
+    walls = {"fq": iter([9.0, 3e-3, 2e-3, 6e-3]), "none": iter([9.0, 1e-3, 2e-3, 2e-3])}
+    real = bench_module._core.run
+
+    def timed_run(spec: str, seed: int, trace: bool) -> dict:
+        kind = "none" if json.loads(spec).get("qdisc") == "none" else "fq"
+        order.append(kind)
+        raw = real(spec, seed, trace)
+        return {**raw, "meta": {**raw["meta"], "wall_s": next(walls[kind])}}
+
+    monkeypatch.setattr(bench_module._core, "run", timed_run)
+    res = bench({"preset": "v2g", "bytes": "200kB"}, repeat=3, warmup=1)
+    assert order == ["fq", "none"] * 4  # the warm-up pair, then three timed pairs
+    assert res.wall_s == [3e-3, 2e-3, 6e-3] and res.droptail_wall_s == [1e-3, 2e-3, 2e-3]
+    assert res.droptail_ratio == pytest.approx(3.0)
+
+
 def test_bench_rejects_bad_repeat():
     with pytest.raises(ValueError, match="repeat must be at least 1"):
         bench({"preset": "v2g", "bytes": "1MB"}, repeat=0)
