@@ -172,7 +172,10 @@ def parts(size: str, seeds: int, tmp: Path) -> dict[str, float]:
         Axis.values("loss.mean_loss", ["1%", "5%"]),
     ]
     points = Sweep({"preset": "v2g", "bytes": size}, axes, seeds=range(1, seeds + 1)).points()
-    _finish_chunk(points[:2], [_simulate(p, (False, False)) for p in points[:2]], "rows")
+    # As a sweep into a store that returns its rows: each chunk's rows as the store
+    # holds them (Arrow), pickled as they cross from a worker.
+    stored = (False, False, True)
+    _finish_chunk(points[:2], [_simulate(p, (False, False)) for p in points[:2]], "rows", stored)
     t = dict.fromkeys(("engine", "tables", "pickle", "store", "gather"), 0.0)
     writer = StoreWriter(
         Store.open(tmp / f"parts-{size}", create=True), messages="rows", traces=False
@@ -183,7 +186,7 @@ def parts(size: str, seeds: int, tmp: Path) -> dict[str, float]:
         c0 = time.process_time()
         raws = [_simulate(p, (False, False)) for p in chunk]
         c1 = time.process_time()
-        res = _finish_chunk(chunk, raws, "rows")
+        res = _finish_chunk(chunk, raws, "rows", stored)
         c2 = time.process_time()
         res = pickle.loads(pickle.dumps(res, pickle.HIGHEST_PROTOCOL))
         c3 = time.process_time()
