@@ -5,7 +5,7 @@ Used by :mod:`vtlab.store`."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -62,9 +62,17 @@ def to_arrow(frame: pd.DataFrame) -> Any:
         table = pa.Table.from_pandas(frame, preserve_index=False, nthreads=1)
         remember(_SCHEMAS, key, table.schema)
         return table
+    return _with_schema(columns(), schema)
+
+
+def _with_schema(columns: Iterable[Any], schema: Any) -> Any:
+    """The table of ``schema`` whose columns are ``columns`` (in its order), each
+    converted as ``from_pandas`` converts a column (NaN as null)."""
+    import pyarrow as pa
+
     arrays = [
         pa.array(values, type=field.type, from_pandas=True)
-        for values, field in zip(columns(), schema, strict=True)
+        for values, field in zip(columns, schema, strict=True)
     ]
     return pa.Table.from_arrays(arrays, schema=schema)
 
@@ -80,7 +88,6 @@ def from_columns(key: Any, data: Mapping[str, Any]) -> Any:
     none of its columns is object) then makes the tables of that key straight from
     the columns, without a DataFrame (what making one and converting it costs, three
     quarters of a sweep task's own work besides its runs: docs/cluster.md)."""
-    import pyarrow as pa
 
     schema = _COLUMN_SCHEMAS.get(key)
     if schema is None:
@@ -91,11 +98,7 @@ def from_columns(key: Any, data: Mapping[str, Any]) -> Any:
         if not any(str(d) == "object" for d in frame.dtypes):  # else: types by values
             remember(_COLUMN_SCHEMAS, key, arrow.schema)
         return arrow
-    arrays = [
-        pa.array(values, type=field.type, from_pandas=True)
-        for values, field in zip(data.values(), schema, strict=True)
-    ]
-    return pa.Table.from_arrays(arrays, schema=schema)
+    return _with_schema(data.values(), schema)
 
 
 def identities(arrow: Any) -> dict[str, int]:

@@ -24,7 +24,7 @@ built run by run (:func:`joined_table` gives ``None``).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -133,53 +133,48 @@ def joined_columns(
             continue  # the first run's columns and label names: its order
         if label_columns(order_of(cols[i]), labels[i]) != order:
             return None
-    data: dict[str, Any] = {}
-    kinds: list[str] = []
     label_values = [dict(labels[i]) for i in runs]
-    for name in order:
-        # One kind in every run's rows (each run has rows here): the kind of them all.
-        if name in names:
-            values = list(itertools.chain.from_iterable([cols[i][name] for i in runs]))
-            kind = _kind(values)
-        else:
+
+    def concatenated() -> Iterator[tuple[str, list[Any], str | None]]:
+        for name in order:
+            # One kind in every run's rows (each run has rows here): the kind of all.
+            if name in names:
+                values = list(itertools.chain.from_iterable([cols[i][name] for i in runs]))
+                yield name, values, _kind(values)
+                continue
             at = [lab[name] for lab in label_values]
-            kind = _kind(at)
             values = []
             for i, v in zip(runs, at, strict=True):
                 values += [v] * rows[i]
-        typed = _typed(values, kind)
-        if typed is None:
-            return None
-        data[name] = typed
-        kinds.append(str(kind))
-    return Joined(data, tuple(kinds))
+            yield name, values, _kind(at)
+
+    return _typed_columns(concatenated())
 
 
 def plain_columns(columns: Mapping[str, list[Any]]) -> Joined | None:
     """Columns given as lists (one table's) as :func:`joined_columns` gives a table's
     columns, where each is of one kind (see the module); else ``None``."""
-    data: dict[str, Any] = {}
-    kinds: list[str] = []
-    for name, values in columns.items():
-        kind = _kind(values) if values else None
-        typed = _typed(values, kind)
-        if typed is None:
-            return None
-        data[name] = typed
-        kinds.append(str(kind))
-    return Joined(data, tuple(kinds))
+    return _typed_columns((n, v, _kind(v) if v else None) for n, v in columns.items())
 
 
-def _typed(values: list[Any], kind: str | None) -> Any:
-    """A column of one ``kind``'s ``values`` as pandas gets it: the list of strings
+def _typed_columns(columns: Iterable[tuple[str, list[Any], str | None]]) -> Joined | None:
+    """The columns (name, values, their kind) as pandas gets them: a list of strings
     (pandas' own inference: its str dtype) or an array of the dtype pandas infers
-    from a list of one kind, without its inference; ``None`` for no kind, or ints
-    beyond 64 bits signed (pandas would not give int64)."""
+    from a list of one kind, without its inference; ``None`` at the first column of
+    no kind, or of ints beyond 64 bits signed (pandas would not give int64)."""
     import numpy as np
 
-    if kind is None or kind == "str":
-        return None if kind is None else values
-    try:
-        return np.array(values, dtype=_NUMPY[kind])
-    except OverflowError:
-        return None
+    data: dict[str, Any] = {}
+    kinds: list[str] = []
+    for name, values, kind in columns:
+        if kind is None:
+            return None
+        if kind == "str":
+            data[name] = values
+        else:
+            try:
+                data[name] = np.array(values, dtype=_NUMPY[kind])
+            except OverflowError:
+                return None
+        kinds.append(kind)
+    return Joined(data, tuple(kinds))
