@@ -529,3 +529,28 @@ def test_the_gather_holds_one_of_each_empty_frame_of_the_tasks():
     held = {id(r.frames["sessions"]) for r in gather.rows}
     assert len(held) == 1 and len(gather.rows) == len(points)
     assert_same_result(gather.result(), Result.concat(want).compacted())
+
+
+def test_rows_per_run_come_from_each_runs_own_columns():
+    """run_counts: a task's rows per run identity, as vtlab.arrowrows.identities
+    counts them in its joined table, from each run's columns; None where a run's
+    rows are not all of one identity (then the table is counted)."""
+    from vtlab.arrowrows import identities
+    from vtlab.sweeprows import run_counts
+
+    def run(h: Any, s: Any, rows: int) -> dict[str, list[Any]]:
+        return {"scenario_hash": [h] * rows, "seed": [s] * rows, "x": list(range(rows))}
+
+    # By hand: 3 rows of a-1, none of b-2 (no entry), 2 of c-7.
+    columns = [run("a", 1, 3), run("b", 2, 0), run("c", 7, 2)]
+    assert run_counts(columns) == {"a-1": 3, "c-7": 2}
+    import pyarrow as pa
+
+    joined = pa.table({k: sum((c[k] for c in columns), []) for k in ("scenario_hash", "seed")})
+    assert identities(joined) == {"a-1": 3, "c-7": 2}
+    mixed = run("a", 1, 2)
+    mixed["seed"][1] = 2  # one run's rows of two seeds
+    assert run_counts([mixed]) is None
+    assert run_counts([run("a", 1.0, 2)]) is None, "a seed that is not an int"
+    assert run_counts([run(None, 1, 2)]) is None, "no hash"
+    assert run_counts([{"x": [1]}]) is None, "no identity columns"
