@@ -83,12 +83,12 @@ def sweep(runs: int, duration: str) -> Any:
 
 def child(args: argparse.Namespace) -> None:
     """The campaign itself (a child process): run the sweep into the store."""
+    from vtlab import schedule
     from vtlab import store as store_module
-    from vtlab import sweep as sweep_module
 
     if args.part_runs:  # and no task larger than a part, so that parts commit as often
         store_module.MAX_PART_RUNS = args.part_runs
-        sweep_module.MAX_CHUNK_RUNS = min(sweep_module.MAX_CHUNK_RUNS, args.part_runs)
+        schedule.MAX_CHUNK_RUNS = min(schedule.MAX_CHUNK_RUNS, args.part_runs)
     started, cpu = time.perf_counter(), time.process_time()
     sweep(args.runs, args.duration).run(args.store, jobs=args.jobs, progress=False, collect=False)
     cpu = time.process_time() - cpu

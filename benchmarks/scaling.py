@@ -10,10 +10,13 @@ campaign does: every run is stored and checksummed), and prints wall time, CPU t
 parallel efficiency (speed-up / jobs), with the CPU time of the sweep's own process
 (gathering the workers' results) and the seconds its final gathering took after the last
 run. Each configuration is timed ``--repeat`` times (default once); the fastest counts.
-Each sweep forks its workers (cold), as a process's first sweep does; with ``--warm`` a
-small sweep before it has forked them, as for the later sweeps of a study
-(:mod:`vtlab.workers` keeps them for the process's lifetime); with ``--threads`` another
-thread runs meanwhile, as in a notebook's kernel, so that the sweeps run in threads.
+Each sweep starts without workers (cold), as a process's first sweep does: with two
+jobs it starts in threads and forks workers for the runs left only where its threads
+need the interpreter lock too much (:mod:`vtlab.schedule`), with more it forks them;
+with ``--warm`` a small sweep before it has forked them, as for the later sweeps of a
+study (:mod:`vtlab.workers` keeps them for the process's lifetime); with ``--threads``
+another thread runs meanwhile, as in a notebook's kernel, so that the sweeps run in
+threads.
 
 With ``--engine`` it also measures what the machine's cores give the engine alone,
 the ceiling of any sweep's speed-up: N independent processes (no sweep, no tables, no
@@ -59,7 +62,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import vtlab
-from vtlab import sweeprows, workers
+from vtlab import schedule, sweeprows, workers
 from vtlab.sweep import Axis, Sweep
 
 #: Run lengths: name → transfer size ("mid": issue 28's own grid, 240 runs of 20 MB
@@ -124,15 +127,21 @@ def _pool_cpu_s() -> float:
 
 def time_sweep(size: str, seeds: int, jobs: int, store_root: Path, warm: bool = False) -> Row:
     """Wall, CPU (all, and this process's) and final gathering seconds of one sweep of
-    the grid into a fresh store. Cold (default): the sweep forks its workers, as the
-    first sweep of a process does; ``warm``: they were forked by a sweep before, as for
-    a study's later sweeps (:mod:`vtlab.workers`)."""
+    the grid into a fresh store. Cold (default): the sweep starts without workers, as
+    the first sweep of a process does; ``warm``: a sweep before forked them, as for a
+    study's later sweeps (:mod:`vtlab.workers`)."""
     axes = [Axis.values("tcp.cc", CCS), Axis.values("loss.mean_loss", LOSSES)]
     sweep = Sweep({"preset": "v2g", "bytes": size}, axes, seeds=range(1, seeds + 1))
     workers.close()
     if warm and jobs > 1:  # a sweep before of at least `jobs` runs, which forks them all
         before = range(1, -(-jobs // (len(CCS) * len(LOSSES))) + 1)
-        Sweep({"preset": "v2g", "bytes": "10kB"}, axes, seeds=before).run(jobs=jobs, progress=False)
+        threads_first, schedule.THREADS_FIRST = schedule.THREADS_FIRST, 0  # to workers
+        try:
+            Sweep({"preset": "v2g", "bytes": "10kB"}, axes, seeds=before).run(
+                jobs=jobs, progress=False
+            )
+        finally:
+            schedule.THREADS_FIRST = threads_first
     store = store_root / f"store-{size}-{jobs}"
     shutil.rmtree(store, ignore_errors=True)
     (own0, kids0), pool0, t0 = _cpu_s(), _pool_cpu_s(), time.perf_counter()

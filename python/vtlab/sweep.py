@@ -12,8 +12,10 @@ resumes without repeating or losing runs, and a finished one reloads without
 simulating, reading each part once. A stored part that is not what was written (a
 flipped bit, another part's file) is moved aside and its runs simulated again. With several
 jobs (one per core by default) the runs execute in worker processes forked from this
-one and kept for its later sweeps (:mod:`vtlab.workers`), or in threads where this
-process runs other threads; either way in chunks of runs whose tables are built at once.
+one and kept for its later sweeps (:mod:`vtlab.workers`), or in threads (where this
+process runs other threads, or where two threads' runs leave the interpreter lock free
+enough: :mod:`vtlab.schedule`); either way in chunks of runs whose tables are built at
+once.
 """
 
 from __future__ import annotations
@@ -23,12 +25,12 @@ import itertools
 import math
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from vtlab import _core, gcpause
+from vtlab import _core, gcpause, schedule
 from vtlab import workers as worker_processes
 from vtlab.api import (
     FLOW_COLUMNS,
@@ -42,6 +44,7 @@ from vtlab.progress import run_progress
 from vtlab.runstore import MESSAGE_COUNT_COLUMNS as MESSAGE_COUNT_COLUMNS  # a sweep's API
 from vtlab.runstore import MESSAGE_FORMS, StoreError
 from vtlab.scenario import Scenario, ScenarioLike, set_path
+from vtlab.schedule import LockShare, Pace, chunks
 from vtlab.stats import SUMMARY_COLUMNS
 from vtlab.store import Store, StoredRows, StoreWriter
 from vtlab.sweeprows import (
@@ -297,10 +300,13 @@ class Sweep:
             store: campaign directory (created if missing; :mod:`vtlab.store`), or
                 an opened :class:`vtlab.store.Store`; ``None`` keeps results in memory
                 only.
-            jobs: parallel runs (default: one per core): in worker processes forked
-                from this one and kept for its later sweeps (:mod:`vtlab.workers`),
-                in chunks of runs (see :func:`chunks`), or in threads of this
-                process where it runs other threads.
+            jobs: parallel runs (default: one per core), in chunks of runs (see
+                :func:`vtlab.schedule.chunks`): in worker processes forked from this
+                one and kept for its later sweeps (:mod:`vtlab.workers`), or in
+                threads of this process where it runs other threads; a sweep of two
+                jobs without live workers starts in threads and forks workers for the
+                runs left only where its threads need the interpreter lock too much
+                (:class:`vtlab.schedule.LockShare`).
             progress: show a progress bar with ETA on stderr (when it is a terminal).
             scheduler: run on a Dask cluster instead: the address of its scheduler
                 (``"tcp://scheduler-host:8786"``) or a ``distributed.Client``. Needs the
@@ -425,7 +431,6 @@ class Sweep:
     ) -> None:
         most = max(1, jobs or os.cpu_count() or 1)
         workers = min(len(todo), most)
-        pool = worker_processes.pool(workers, most) if workers > 1 else None
         record = (self.trace, self.events)
         # Rows stored: each chunk makes them as the store holds them (Arrow), so that
         # this process only joins them (and, for the rows it returns, converts them
@@ -437,12 +442,25 @@ class Sweep:
             stored = (writer.traces, writer.events, gather.keep)
         args = (record, self.messages, stored)
         with run_progress(len(todo), progress) as advance:
+            sinks = (advance, gather, writer)
+            if workers == 1:
+                _execute_here(todo, args, *sinks)
+                return
+            if (
+                worker_processes.live(workers, most) is None
+                and workers <= schedule.THREADS_FIRST
+                and worker_processes.can_fork()
+            ):
+                # Threads first; the runs left go to workers if they need the lock.
+                worker_processes.preload()
+                todo = _execute_in_threads(todo, workers, args, sinks, LockShare(workers))
+                if not todo:
+                    return
+            pool = worker_processes.pool(workers, most)
             if pool is not None:
-                _execute_in_processes(pool, workers, todo, args, advance, gather, writer)
-            elif workers > 1:
-                _execute_in_threads(todo, workers, args, advance, gather, writer)
+                _execute_in_processes(pool, workers, todo, args, sinks)
             else:
-                _execute_here(todo, args, advance, gather, writer)
+                _execute_in_threads(todo, workers, args, sinks)
 
 
 def _stored_result(frames: Mapping[str, pd.DataFrame | None], points: Sequence[Point]) -> Result:
@@ -525,13 +543,15 @@ def _finish_chunk(
 # -- parallel runs -------------------------------------------------------------------
 #
 # Threads of one process share the interpreter lock, which the engine releases but a
-# run's tables and store files hold: threads stopped scaling at about 1.1x on two
-# cores. So a sweep with several jobs runs its chunks of runs in worker processes
-# forked from it (each chunk's tables made once, _finish_chunk), which outlive it
-# and serve this process's later sweeps (vtlab.workers). Forking is safe only while
-# this process runs no other thread (a lock held by one at the fork would stay held
-# in the child): otherwise (a notebook's kernel, an application's threads) the chunks
-# go to threads, unless an earlier sweep's workers are still there to take them.
+# run's plan and tables hold: where runs are short, threads do not scale. So a sweep
+# with several jobs runs its chunks of runs in worker processes forked from it (each
+# chunk's tables made once, _finish_chunk), which outlive it and serve this process's
+# later sweeps (vtlab.workers). Forking is safe only while this process runs no other
+# thread (a lock held by one at the fork would stay held in the child): otherwise (a
+# notebook's kernel, an application's threads) the chunks go to threads, unless an
+# earlier sweep's workers are still there to take them. A sweep of two jobs without
+# live workers starts in threads, which cost no fork, and forks workers for the runs
+# left only where its threads' runs need the lock too much (vtlab.schedule).
 
 
 #: Seconds of runs the one-job path holds before handing them on together.
@@ -547,7 +567,7 @@ def _execute_here(
 ) -> None:
     """Run ``todo`` in this process, one by one (progress after each), handing the
     finished runs to the result and the store in batches (as many runs as a worker's
-    task would hold, :class:`Pace`, or :data:`HERE_BATCH_S` seconds), as a worker
+    task would hold, :class:`vtlab.schedule.Pace`, or :data:`HERE_BATCH_S` seconds), as a worker
     hands back its chunk: one table per batch instead of one per run
     (:func:`_finish_chunk`). A batch's runs and tables are made with the garbage
     collector paused (:mod:`vtlab.gcpause`). On Ctrl-C the finished runs are kept."""
@@ -601,15 +621,19 @@ def _chunk_runs(
     record: tuple[bool, bool],
     messages: str,
     stored: Stored = None,
+    engine: list[float] | None = None,
 ) -> tuple[Result | StoredRows | None, int, bool]:
     """Run and label ``points``; their results as one (:func:`_finish_chunk`, with
     ``stored``), how many ran, and whether the chunk was interrupted (Ctrl-C) after
-    those. The garbage collector is paused meanwhile (:mod:`vtlab.gcpause`)."""
+    those; each run's seconds in the engine appended to ``engine``, if given. The
+    garbage collector is paused meanwhile (:mod:`vtlab.gcpause`)."""
     raws: list[Mapping[str, Any]] = []
     with gcpause.paused():
         try:
             for p in points:
                 raws.append(_simulate(p, record))
+                if engine is not None:
+                    engine.append(raws[-1].get("meta", {}).get("wall_s", 0.0))
         except KeyboardInterrupt:
             if not raws:
                 raise
@@ -618,90 +642,18 @@ def _chunk_runs(
         return _finish_chunk(points, raws, messages, stored), len(raws), False
 
 
-#: Most runs in one worker task until the sweep knows its runs' pace (:class:`Pace`).
-MAX_CHUNK = 64
-#: Most runs in one task (or one-job batch) of short runs, once their pace is known.
-MAX_CHUNK_RUNS = 512
-#: Seconds of one worker's time a task of short runs may hold (:class:`Pace`).
-CHUNK_SECONDS = 0.25
-#: Rows a task's tables may hold (a quarter of a store part's, :data:`MAX_PART_ROWS`).
-CHUNK_ROWS = 60_000
-
-
-class Pace:
-    """How many runs the next task may hold: :data:`MAX_CHUNK` until runs have come
-    back, then as many as take about :data:`CHUNK_SECONDS` of a worker's time and
-    give :data:`CHUNK_ROWS` rows, between :data:`MAX_CHUNK` and
-    :data:`MAX_CHUNK_RUNS`. Each task costs this process and a worker a fixed time
-    (a round trip, its tables built, concatenated and stored: about a millisecond
-    each), which bounds a sweep of sub-millisecond runs on many cores: 20 000 short
-    ISO 15118 sessions on two workers cost this process 0.072 ms per run in tasks of
-    64 runs and 0.044 ms in tasks of 256 (docs/cluster.md). A run's time is taken as
-    ``workers`` x the seconds since the start / the runs back, an overestimate until
-    every worker has returned a task (so tasks grow only then)."""
-
-    def __init__(self, workers: int, clock: Callable[[], float] = time.monotonic) -> None:
-        self.workers, self.clock = workers, clock
-        self.started = clock()
-        self.runs = self.rows = 0
-
-    def kept(self, runs: int, res: Result | StoredRows) -> None:
-        """Count ``runs`` back, with ``res`` their tables."""
-        self.runs += runs
-        if isinstance(res, StoredRows):
-            self.rows += res.rows
-            return
-        frames = (res.flows, res.links, res.sessions, res.messages, res.traces, res.events)
-        self.rows += sum(len(f) for f in frames if f is not None)
-
-    def __call__(self) -> int:
-        if not self.runs:
-            return MAX_CHUNK
-        elapsed = max(self.clock() - self.started, 1e-6)
-        by_time = CHUNK_SECONDS * self.runs / (self.workers * elapsed)
-        by_rows = CHUNK_ROWS * self.runs / max(self.rows, 1)
-        return max(MAX_CHUNK, int(min(MAX_CHUNK_RUNS, by_time, by_rows)))
-
-
-def chunk_size(runs: int, workers: int, most: int = MAX_CHUNK) -> int:
-    """Points in the next worker task while ``runs`` are left: half of each worker's
-    share of them, at most ``most`` runs (factoring: Hummel, Schonberg and Flynn,
-    1992). The tasks shrink as the sweep goes on (see :func:`chunks`), so that the
-    workers finish together: with equal chunks the last ones leave cores idle while a
-    few workers finish theirs. A quarter of the share gave as many tasks again, each
-    with its fixed cost (a round trip, a chunk's tables built): see docs/cluster.md."""
-    return max(1, min(most, runs // (workers * 2)))
-
-
-def chunks(
-    todo: Sequence[Point], workers: int, most: Callable[[], int] = lambda: MAX_CHUNK
-) -> Iterator[Sequence[Point]]:
-    """``todo`` cut into worker tasks in order, each :func:`chunk_size` of what is
-    left (at most ``most()`` runs, asked as each task is cut) but at least 1/32 of a
-    worker's share of the whole (so that a large sweep does not end in hundreds of
-    one-run tasks, each a round trip to this process)."""
-    smallest = max(1, min(MAX_CHUNK, len(todo) // (workers * 32)))
-    start = 0
-    while start < len(todo):
-        size = max(smallest, chunk_size(len(todo) - start, workers, most()))
-        yield todo[start : start + size]
-        start += size
-
-
 def _execute_in_processes(
     pool: Any,
     workers: int,
     todo: list[Point],
     args: tuple[tuple[bool, bool], str, Stored],
-    advance: Any,
-    gather: Gather,
-    writer: StoreWriter | None,
+    sinks: tuple[Any, Gather, StoreWriter | None],
 ) -> None:
     _execute_chunks(
         lambda chunk: pool.submit(_run_chunk, chunk, *args),
         workers,
         todo,
-        (advance, gather, writer),
+        sinks,
         lambda: worker_processes.interrupt(pool),
         # After an error the workers' chunks are not wanted: they are killed.
         lambda interrupted: worker_processes.close(kill=not interrupted),
@@ -712,26 +664,47 @@ def _execute_in_threads(
     todo: list[Point],
     workers: int,
     args: tuple[tuple[bool, bool], str, Stored],
-    advance: Any,
-    gather: Gather,
-    writer: StoreWriter | None,
-) -> None:
+    sinks: tuple[Any, Gather, StoreWriter | None],
+    meter: LockShare | None = None,
+) -> list[Point]:
     """As :func:`_execute_in_processes`, in threads of this process: the engine runs
-    without the interpreter lock, a chunk's tables are built once for its runs."""
+    without the interpreter lock, a chunk's tables are built once for its runs. With
+    ``meter``, each task's time and its runs' time in the engine are counted there,
+    and once it says the runs left need the lock too much (:meth:`LockShare.bound`)
+    no more tasks start: the points not run are returned, for worker processes."""
     try:
         with ThreadPoolExecutor(workers) as pool:
-            _execute_chunks(
-                lambda chunk: pool.submit(_chunk_runs, chunk, *args),
+
+            def submit(chunk: Sequence[Point]) -> Future[Any]:
+                if meter is None:
+                    return pool.submit(_chunk_runs, chunk, *args)
+                return pool.submit(_metered_chunk, meter, chunk, args)
+
+            return _execute_chunks(
+                submit,
                 workers,
                 todo,
-                (advance, gather, writer),
+                sinks,
                 _core.request_stop,
                 # After an error the running chunks finish, the others are cancelled:
                 # a stop would reach every simulation of this process, other sweeps'.
                 lambda _interrupted: None,
+                meter.bound if meter is not None else None,
             )
     finally:
         _core.request_stop(clear=True)
+
+
+def _metered_chunk(
+    meter: LockShare, points: Sequence[Point], args: tuple[tuple[bool, bool], str, Stored]
+) -> tuple[Result | StoredRows | None, int, bool]:
+    """:func:`_chunk_runs` in a thread, its time and its runs' time in the engine
+    counted in ``meter``."""
+    start = time.perf_counter()
+    engine: list[float] = []
+    out = _chunk_runs(points, *args, engine=engine)
+    meter.add(out[1], time.perf_counter() - start, math.fsum(engine))
+    return out
 
 
 def _execute_chunks(
@@ -741,16 +714,22 @@ def _execute_chunks(
     sinks: tuple[Any, Gather, StoreWriter | None],
     stop: Callable[[], None],
     close: Callable[[bool], None],
-) -> None:
+    until: Callable[[int], bool] | None = None,
+) -> list[Point]:
     """Run ``todo`` in chunks (:func:`chunks`) that ``submit`` hands to ``workers``
     workers, at most two each ahead, keeping each finished chunk's runs (``sinks``:
     the progress, the result, the store). On Ctrl-C ``stop`` stops the running
     simulations and the runs the chunks had finished are kept; on any exception
-    ``close(interrupted)`` ends the workers before it propagates."""
+    ``close(interrupted)`` ends the workers before it propagates. Once ``until``
+    (asked with the runs not yet back as each task returns) says so, no task is
+    handed out and those not started are taken back: the running ones finish and
+    are kept, and the points not run are returned (else there are none)."""
     advance, gather, writer = sinks
     pace = Pace(workers)
     tasks = iter(chunks(todo, workers, pace))
     pending: dict[Future[tuple[Result | StoredRows | None, int, bool]], Sequence[Point]] = {}
+    left = len(todo)
+    rest: list[Point] = []
     try:
         for chunk in itertools.islice(tasks, workers * 2):
             pending[submit(chunk)] = chunk
@@ -764,8 +743,13 @@ def _execute_chunks(
                     pace.kept(n, res)
                 for _ in range(n):
                     advance()
+                left -= n
                 if interrupted:  # the runs it finished are kept; stop the sweep
                     raise KeyboardInterrupt
+            if until is not None and until(left):
+                until = None
+                rest = [p for f in list(pending) if f.cancel() for p in pending.pop(f)]
+                rest += [p for chunk in tasks for p in chunk]
             for chunk in itertools.islice(tasks, len(finished)):
                 pending[submit(chunk)] = chunk
     except BaseException as e:
@@ -781,6 +765,7 @@ def _execute_chunks(
         finally:
             close(interrupted)
         raise
+    return rest
 
 
 def _keep_finished(

@@ -39,47 +39,78 @@ from typing import Any
 
 from vtlab import _core
 
-__all__ = ["close", "die_with", "interrupt", "pids", "pool", "running"]
+__all__ = [
+    "can_fork",
+    "close",
+    "die_with",
+    "interrupt",
+    "live",
+    "pids",
+    "pool",
+    "preload",
+    "running",
+]
 
 _POOL: list[tuple[Any, int]] = []  # the live pool and its number of workers, if any
 
 
-def pool(workers: int, most: int) -> Any:
-    """A pool of between ``workers`` and ``most`` idle worker processes: the live one
-    when its size fits, else one of ``workers`` processes forked now (the live one
-    closed first), or ``None`` where forking is not safe (this process runs other
-    threads: a lock held by one at the fork would stay held in the child) or not
-    available on this system."""
+def live(workers: int, most: int) -> Any:
+    """The live pool when its size is between ``workers`` and ``most`` and its
+    workers are all there, else ``None``."""
     if _POOL and workers <= _POOL[0][1] <= most and _healthy(_POOL[0][0]):
         return _POOL[0][0]
-    close()
+    return None
+
+
+def can_fork() -> bool:
+    """Whether forking workers is safe now: this process runs no other thread (a lock
+    held by one at the fork would stay held in the child), and the system forks."""
     import multiprocessing
 
-    if threading.active_count() != 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return None
-    from concurrent.futures import ProcessPoolExecutor
+    return threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods()
 
-    # What every worker needs for its first run (about 0.4 s of imports), loaded once
-    # here and shared with the forked workers; this process needs it at the end too
-    # (pandas_compat, which pyarrow loads on a first conversion, cost each worker's
-    # first task 4-5 ms; this process's rows need it to become frames).
+
+def preload() -> None:
+    """Import what every worker needs for its first run (about 0.4 s of imports):
+    forked workers share it, and a sweep's threads do not time it as their runs'.
+    This process needs it at the end too (pandas_compat, which pyarrow loads on a
+    first conversion, cost each worker's first task 4-5 ms; this process's rows
+    need it to become frames)."""
     import pandas  # noqa: F401
     import pyarrow.pandas_compat  # noqa: F401
     import pyarrow.parquet  # noqa: F401
 
+
+def pool(workers: int, most: int) -> Any:
+    """A pool of between ``workers`` and ``most`` idle worker processes: the live one
+    when its size fits (:func:`live`), else one of ``workers`` processes forked now
+    (the live one closed first), or ``None`` where forking is not safe
+    (:func:`can_fork`)."""
+    made = live(workers, most)
+    if made is not None:
+        return made
+    close()
+    if not can_fork():
+        return None
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    preload()
     made = ProcessPoolExecutor(
         workers,
         mp_context=multiprocessing.get_context("fork"),
         initializer=_worker_init,
         initargs=(os.getpid(),),
     )
-    # With "fork" the pool forks every worker at the first submission: now, while
-    # no other thread runs. The objects alive now move out of the collector's reach
-    # first: a worker's collections would otherwise touch (and so copy) every page
-    # of this process's heap it shares.
+    # With "fork" the pool forks every worker within the first submission, before
+    # it starts its thread that feeds them: now, while no other thread runs. (Its
+    # result is not waited for: the workers are there when it returns, and a round
+    # trip to one of them cost the sweep's start a millisecond.) The objects alive
+    # now move out of the collector's reach first: a worker's collections would
+    # otherwise touch (and so copy) every page of this process's heap it shares.
     gc.freeze()
     try:
-        made.submit(os.getpid).result()
+        made.submit(os.getpid)
     except BaseException:
         _shutdown(made, kill=True)
         raise

@@ -120,7 +120,11 @@ def test_store_resumes_without_repeating_or_losing_runs(tmp_path: Path, monkeypa
 
 def test_several_jobs_run_in_worker_processes_with_the_same_rows(tmp_path: Path, monkeypatch):
     """With jobs=2 the runs go to forked worker processes (each records its pid here),
-    not to this process, and the rows are those of one job."""
+    not to this process, and the rows are those of one job. (From the start: runs
+    as few and short as these would otherwise stay in threads, test_schedule.py.)"""
+    from vtlab import schedule
+
+    monkeypatch.setattr(schedule, "THREADS_FIRST", 0)
     reference = Sweep(BASE, AXES, seeds=[1, 2]).run(progress=False, jobs=1)
     real_run = _core.run
     pids = tmp_path / "pids"
@@ -168,14 +172,14 @@ def _interrupted_then_resumed(store: Path, monkeypatch) -> None:
 
 
 def test_chunks_are_half_of_each_workers_share_and_at_most_64_runs():
-    from vtlab.sweep import chunk_size
+    from vtlab.schedule import chunk_size
 
     # 240 runs on 2 workers: 240 // (2 * 2) = 60 per chunk; 5 runs: 1; 100 000: capped.
     assert (chunk_size(240, 2), chunk_size(5, 2), chunk_size(100_000, 16)) == (60, 1, 64)
 
 
 def test_chunks_shrink_towards_the_end_and_keep_every_point_once_in_order():
-    from vtlab.sweep import chunks
+    from vtlab.schedule import chunks
 
     todo = list(range(100))
     sizes = [len(c) for c in chunks(todo, 2)]  # type: ignore[arg-type]
@@ -194,7 +198,7 @@ def test_tasks_grow_to_a_quarter_second_of_short_runs_within_their_bounds():
     second of one worker's time holds, or as give 60 000 rows, between 64 and 512."""
     from types import SimpleNamespace
 
-    from vtlab.sweep import Pace
+    from vtlab.schedule import Pace
 
     def after(workers: int, seconds: float, runs: int, rows: int) -> int:
         now = [0.0]
@@ -219,7 +223,7 @@ def test_tasks_grow_to_a_quarter_second_of_short_runs_within_their_bounds():
 
 
 def test_chunks_follow_the_pace_asked_as_each_task_is_cut():
-    from vtlab.sweep import chunks
+    from vtlab.schedule import chunks
 
     asked = iter([64, 64, 64])
     sizes = [len(c) for c in chunks(list(range(6400)), 2, lambda: next(asked, 512))]  # type: ignore[arg-type]

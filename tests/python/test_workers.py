@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from vtlab import _core, workers
+from vtlab import _core, schedule, workers
 from vtlab.sweep import Axis, Sweep
 
 BASE = {"preset": "v2g", "bytes": "1MB"}
@@ -23,6 +23,14 @@ AXES = [Axis.values("loss.mean_loss", ["1%", "5%"], name="loss")]
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG and /proc are Linux's"
 )
+
+
+@pytest.fixture(autouse=True)
+def processes_from_the_start(monkeypatch):
+    """These sweeps go to worker processes from their start: without live workers, a
+    sweep of two jobs would start in threads (vtlab.schedule.THREADS_FIRST) and keep
+    to them for runs as few and short as these (docs/cluster.md)."""
+    monkeypatch.setattr(schedule, "THREADS_FIRST", 0)
 
 
 def _live_pids() -> list[int]:
@@ -129,7 +137,8 @@ def test_a_dead_worker_ends_the_sweep_and_the_next_one_forks_anew(monkeypatch):
 CHILD = textwrap.dedent(
     """
     import sys, time
-    from vtlab import workers
+    from vtlab import schedule, workers
+    schedule.THREADS_FIRST = 0  # to worker processes from the start
     from vtlab.sweep import Axis, Sweep
     Sweep({"preset": "v2g", "bytes": "200kB"},
           [Axis.values("loss.mean_loss", ["1%", "5%"], name="loss")],

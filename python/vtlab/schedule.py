@@ -1,0 +1,169 @@
+"""How a sweep's runs are cut into tasks for its workers (:func:`chunks`, sized by
+:class:`Pace`), and whether its threads' runs need the interpreter lock too much for
+threads to share it (:class:`LockShare`), so that the rest go to worker processes.
+Used by :mod:`vtlab.sweep`."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, TypeVar
+
+from vtlab.store import StoredRows
+
+if TYPE_CHECKING:
+    from vtlab.api import Result
+
+T = TypeVar("T")
+
+__all__ = [
+    "CHUNK_ROWS",
+    "CHUNK_SECONDS",
+    "FORK_WORTH_S",
+    "LOCK_BUDGET",
+    "MAX_CHUNK",
+    "MAX_CHUNK_RUNS",
+    "THREADS_FIRST",
+    "LockShare",
+    "Pace",
+    "chunk_size",
+    "chunks",
+]
+
+
+#: Most runs in one worker task until the sweep knows its runs' pace (:class:`Pace`).
+MAX_CHUNK = 64
+#: Most runs in one task (or one-job batch) of short runs, once their pace is known.
+MAX_CHUNK_RUNS = 512
+#: Seconds of one worker's time a task of short runs may hold (:class:`Pace`).
+CHUNK_SECONDS = 0.25
+#: Rows a task's tables may hold (a quarter of a store part's, :data:`MAX_PART_ROWS`).
+CHUNK_ROWS = 60_000
+
+
+class Pace:
+    """How many runs the next task may hold: :data:`MAX_CHUNK` until runs have come
+    back, then as many as take about :data:`CHUNK_SECONDS` of a worker's time and
+    give :data:`CHUNK_ROWS` rows, between :data:`MAX_CHUNK` and
+    :data:`MAX_CHUNK_RUNS`. Each task costs this process and a worker a fixed time
+    (a round trip, its tables built, concatenated and stored: about a millisecond
+    each), which bounds a sweep of sub-millisecond runs on many cores: 20 000 short
+    ISO 15118 sessions on two workers cost this process 0.072 ms per run in tasks of
+    64 runs and 0.044 ms in tasks of 256 (docs/cluster.md). A run's time is taken as
+    ``workers`` x the seconds since the start / the runs back, an overestimate until
+    every worker has returned a task (so tasks grow only then)."""
+
+    def __init__(self, workers: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.workers, self.clock = workers, clock
+        self.started = clock()
+        self.runs = self.rows = 0
+
+    def kept(self, runs: int, res: Result | StoredRows) -> None:
+        """Count ``runs`` back, with ``res`` their tables."""
+        self.runs += runs
+        if isinstance(res, StoredRows):
+            self.rows += res.rows
+            return
+        frames = (res.flows, res.links, res.sessions, res.messages, res.traces, res.events)
+        self.rows += sum(len(f) for f in frames if f is not None)
+
+    def __call__(self) -> int:
+        if not self.runs:
+            return MAX_CHUNK
+        elapsed = max(self.clock() - self.started, 1e-6)
+        by_time = CHUNK_SECONDS * self.runs / (self.workers * elapsed)
+        by_rows = CHUNK_ROWS * self.runs / max(self.rows, 1)
+        return max(MAX_CHUNK, int(min(MAX_CHUNK_RUNS, by_time, by_rows)))
+
+
+def chunk_size(runs: int, workers: int, most: int = MAX_CHUNK) -> int:
+    """Points in the next worker task while ``runs`` are left: half of each worker's
+    share of them, at most ``most`` runs (factoring: Hummel, Schonberg and Flynn,
+    1992). The tasks shrink as the sweep goes on (see :func:`chunks`), so that the
+    workers finish together: with equal chunks the last ones leave cores idle while a
+    few workers finish theirs. A quarter of the share gave as many tasks again, each
+    with its fixed cost (a round trip, a chunk's tables built): see docs/cluster.md."""
+    return max(1, min(most, runs // (workers * 2)))
+
+
+def chunks(
+    todo: Sequence[T], workers: int, most: Callable[[], int] = lambda: MAX_CHUNK
+) -> Iterator[Sequence[T]]:
+    """``todo`` cut into worker tasks in order, each :func:`chunk_size` of what is
+    left (at most ``most()`` runs, asked as each task is cut) but at least 1/32 of a
+    worker's share of the whole (so that a large sweep does not end in hundreds of
+    one-run tasks, each a round trip to this process)."""
+    smallest = max(1, min(MAX_CHUNK, len(todo) // (workers * 32)))
+    start = 0
+    while start < len(todo):
+        size = max(smallest, chunk_size(len(todo) - start, workers, most()))
+        yield todo[start : start + size]
+        start += size
+
+
+# -- threads or processes ---------------------------------------------------------
+#
+# Threads need no fork, no copy of this process's pages and no pickled rows: on two
+# cores a sweep of 240 runs of 20 MB took 0.85-0.87 s in two threads and 0.91 s in
+# two freshly forked workers (1.69 s with one job; docs/cluster.md). But a run's
+# Python part (its plan, its rows) holds the interpreter lock, which one thread at a
+# time holds: where runs are short (an ISO 15118 session: 0.02 ms in the engine, 0.3
+# ms in all) two threads were 1.16x one job and two workers 1.6x. So a sweep without
+# live workers starts in threads, measures which share of its tasks' time was not
+# the engine's, and hands the rest to worker processes when the threads together
+# need more of the lock than LOCK_BUDGET.
+
+#: Most workers a sweep without live workers starts in threads (measured on two
+#: cores; more threads, unmeasured, could each need only LOCK_BUDGET / workers of
+#: the lock, and the tasks they hold before the first comes back would be more).
+THREADS_FIRST = 2
+#: Most of the interpreter lock the threads may need together (each thread's share
+#: of its tasks' time outside the engine, summed) for the sweep to stay in threads:
+#: two threads needed 0.05 of it for runs of 100 MB, 0.07-0.13 for 20 MB (their
+#: first task included), 0.34 for 2 MB and 1.9 for ISO 15118 sessions.
+LOCK_BUDGET = 0.25
+#: Least time (seconds of each worker's, at the threads' pace) the runs left must
+#: hold for the sweep to fork workers for them: forking two and their first tasks
+#: cost 15-25 ms (docs/cluster.md).
+FORK_WORTH_S = 0.1
+
+
+class LockShare:
+    """The threads' tasks so far (runs, seconds in all, seconds in the engine: the
+    core's own wall time, spent without the interpreter lock), and whether the runs
+    left should go to worker processes (:meth:`bound`)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.runs = 0
+        self.task_s = self.engine_s = 0.0
+        self._lock = threading.Lock()
+
+    def add(self, runs: int, task_s: float, engine_s: float) -> None:
+        """Count a task of ``runs`` runs that took ``task_s`` seconds, ``engine_s`` of
+        them in the engine."""
+        with self._lock:
+            self.runs += runs
+            self.task_s += task_s
+            self.engine_s += engine_s
+
+    def share(self) -> float:
+        """The share of the tasks' time outside the engine (0 to 1; 1 before any)."""
+        with self._lock:
+            if self.task_s <= 0:
+                return 1.0
+            return min(1.0, max(0.0, 1.0 - self.engine_s / self.task_s))
+
+    def bound(self, left: int) -> bool:
+        """Whether the ``left`` runs not yet back should go to worker processes: the
+        threads together need more than :data:`LOCK_BUDGET` of the lock, and those
+        runs hold more than :data:`FORK_WORTH_S` of each worker's time at the pace
+        of the threads' runs so far."""
+        if not self.runs:
+            return False
+        per_run = self.task_s / self.runs
+        return (
+            self.workers * self.share() > LOCK_BUDGET
+            and left * per_run / self.workers > FORK_WORTH_S
+        )

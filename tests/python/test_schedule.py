@@ -1,0 +1,125 @@
+"""Where a sweep's runs go (vtlab.schedule): a sweep without live workers starts in
+threads and hands the runs left to worker processes when its threads need the
+interpreter lock too much (docs/cluster.md, "Threads first")."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from vtlab import _core, schedule, workers
+from vtlab.schedule import LockShare
+from vtlab.sweep import Axis, Sweep
+
+BASE = {"preset": "v2g", "bytes": "1MB"}
+AXES = [Axis.values("loss.mean_loss", ["1%", "5%"], name="loss")]
+
+
+def test_the_lock_share_is_the_tasks_time_outside_the_engine():
+    meter = LockShare(2)
+    assert meter.share() == 1.0 and not meter.bound(1000), "nothing measured yet"
+    # By hand: 10 runs in 1.0 s, 0.9 s of it in the engine: a share of 0.1; two
+    # threads need 2 x 0.1 = 0.2 of the lock, within the budget of 0.25.
+    meter.add(10, 1.0, 0.9)
+    assert meter.share() == pytest.approx(0.1)
+    assert not meter.bound(1000)
+    # 10 more runs in 1.0 s, 0.7 s in the engine: (2.0 - 1.6) / 2.0 = 0.2 each, 0.4
+    # for two threads, beyond the budget. A run took 2.0 / 20 = 0.1 s: one run left
+    # holds 0.1 / 2 = 0.05 s of each worker (not worth a fork, at most 0.1 s), three
+    # hold 0.15 s.
+    meter.add(10, 1.0, 0.7)
+    assert meter.share() == pytest.approx(0.2)
+    assert not meter.bound(1) and not meter.bound(2)
+    assert meter.bound(3)
+
+
+def _slow_run(ran_in: Path, engine_share: float, sleep_s: float):
+    """The real run, after ``sleep_s`` without the interpreter lock (as the engine
+    spends it), of which ``engine_share`` is reported as the engine's; each process
+    that runs one leaves its pid in ``ran_in``, each thread its name."""
+    real_run = _core.run
+
+    def run(*args, **kwargs):
+        (ran_in / f"{os.getpid()}-{threading.current_thread().name}").touch()
+        time.sleep(sleep_s)
+        raw = real_run(*args, **kwargs)
+        raw["meta"]["wall_s"] = raw["meta"]["wall_s"] + engine_share * sleep_s
+        return raw
+
+    return run
+
+
+def _processes(ran_in: Path) -> set[int]:
+    return {int(p.name.split("-")[0]) for p in ran_in.iterdir()}
+
+
+@pytest.fixture
+def no_workers():
+    workers.close()
+    yield
+    workers.close()
+
+
+def test_runs_that_spend_their_time_in_the_engine_stay_in_threads(
+    tmp_path: Path, monkeypatch, no_workers
+):
+    """16 runs of 50 ms in the 'engine' (a sleep, reported as its): the threads need
+    a few per cent of the lock each, so no worker is forked and every run ran in a
+    thread of this process; the rows are those of one job, the store holds each run
+    once."""
+    sweep = Sweep(BASE, AXES, seeds=range(1, 9))
+    reference = sweep.run(progress=False, jobs=1)
+    ran_in = tmp_path / "ran"
+    ran_in.mkdir()
+    monkeypatch.setattr(_core, "run", _slow_run(ran_in, 1.0, 0.05))
+    res = sweep.run(tmp_path / "store", progress=False, jobs=2)
+    assert not workers._POOL, "no worker forked"
+    assert _processes(ran_in) == {os.getpid()}
+    threads = {p.name.split("-", 1)[1] for p in ran_in.iterdir()}
+    assert threading.main_thread().name not in threads and len(threads) == 2
+    for name in ("flows", "links"):
+        pd.testing.assert_frame_equal(getattr(res, name), getattr(reference, name))
+    monkeypatch.undo()
+    again = sweep.run(tmp_path / "store", progress=False, jobs=2)  # reloaded: no run
+    pd.testing.assert_frame_equal(again.flows, reference.flows)
+
+
+def test_runs_that_need_the_lock_go_on_in_worker_processes(tmp_path: Path, monkeypatch, no_workers):
+    """80 runs of 5 ms reported as all outside the engine (share 1: two threads would
+    need twice the lock): after the first task the runs left (about 60, 0.15 s of
+    each worker's) go to forked workers. Every run is kept once, in threads or in
+    the workers, with the rows of one job."""
+    sweep = Sweep(BASE, AXES, seeds=range(1, 41))
+    reference = sweep.run(progress=False, jobs=1)
+    ran_in = tmp_path / "ran"
+    ran_in.mkdir()
+    monkeypatch.setattr(_core, "run", _slow_run(ran_in, 0.0, 0.005))
+    res = sweep.run(tmp_path / "store", progress=False, jobs=2)
+    assert workers._POOL, "the runs left went to workers"
+    pids = set(workers.pids(workers._POOL[0][0]))
+    assert os.getpid() in _processes(ran_in), "the first tasks ran in threads"
+    assert _processes(ran_in) & pids, "the rest in the workers"
+    for name in ("flows", "links"):
+        pd.testing.assert_frame_equal(getattr(res, name), getattr(reference, name))
+    monkeypatch.undo()
+    again = sweep.run(tmp_path / "store", progress=False, jobs=1)  # reloaded: each once
+    pd.testing.assert_frame_equal(again.flows, reference.flows)
+    assert len(again.flows) == len(reference.flows)
+
+
+def test_a_sweep_with_live_workers_runs_in_them(tmp_path: Path, monkeypatch, no_workers):
+    """Workers kept from an earlier sweep take a later sweep's runs from its start."""
+    monkeypatch.setattr(schedule, "THREADS_FIRST", 0)
+    Sweep(BASE, AXES, seeds=[1]).run(progress=False, jobs=2)
+    monkeypatch.undo()
+    pids = set(workers.pids(workers._POOL[0][0]))
+    ran_in = tmp_path / "ran"
+    ran_in.mkdir()
+    monkeypatch.setattr(_core, "run", _slow_run(ran_in, 1.0, 0.0))
+    Sweep(BASE, AXES, seeds=[2, 3]).run(progress=False, jobs=2)
+    assert _processes(ran_in) <= pids
