@@ -720,10 +720,12 @@ def _execute_chunks(
     workers, at most two each ahead, keeping each finished chunk's runs (``sinks``:
     the progress, the result, the store). On Ctrl-C ``stop`` stops the running
     simulations and the runs the chunks had finished are kept; on any exception
-    ``close(interrupted)`` ends the workers before it propagates. Once ``until``
-    (asked with the runs not yet back as each task returns) says so, no task is
-    handed out and those not started are taken back: the running ones finish and
-    are kept, and the points not run are returned (else there are none)."""
+    ``close(interrupted)`` ends the workers before it propagates. With ``until``, one
+    task each ahead (a thread that finishes a task would start the next before this
+    one could take it back), and once it says so (asked with the runs not yet back
+    as each task returns) no task is handed out and those not started are taken
+    back: the running ones finish and are kept, and the points not run are returned
+    (else there are none)."""
     advance, gather, writer = sinks
     pace = Pace(workers)
     tasks = iter(chunks(todo, workers, pace))
@@ -731,7 +733,7 @@ def _execute_chunks(
     left = len(todo)
     rest: list[Point] = []
     try:
-        for chunk in itertools.islice(tasks, workers * 2):
+        for chunk in itertools.islice(tasks, workers * (1 if until else 2)):
             pending[submit(chunk)] = chunk
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
