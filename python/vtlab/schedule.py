@@ -120,8 +120,8 @@ def chunks(
 THREADS_FIRST = 2
 #: Most of the interpreter lock the threads may need together (each thread's share
 #: of its tasks' time outside the engine, summed) for the sweep to stay in threads:
-#: two threads needed 0.05 of it for runs of 100 MB, 0.07-0.13 for 20 MB (their
-#: first task included), 0.34 for 2 MB and 1.9 for ISO 15118 sessions.
+#: at their first task back two threads needed 0.03-0.05 of it for runs of 100 MB,
+#: 0.09 for 20 MB, 0.41-0.45 for 2 MB and 1.9 for ISO 15118 sessions.
 LOCK_BUDGET = 0.25
 #: Least time (seconds of each worker's, at the threads' pace) the runs left must
 #: hold for the sweep to fork workers for them: forking two and their first tasks
@@ -151,19 +151,19 @@ class LockShare:
     def share(self) -> float:
         """The share of the tasks' time outside the engine (0 to 1; 1 before any)."""
         with self._lock:
-            if self.task_s <= 0:
-                return 1.0
-            return min(1.0, max(0.0, 1.0 - self.engine_s / self.task_s))
+            task_s, engine_s = self.task_s, self.engine_s
+        return min(1.0, max(0.0, 1.0 - engine_s / task_s)) if task_s > 0 else 1.0
 
     def bound(self, left: int) -> bool:
         """Whether the ``left`` runs not yet back should go to worker processes: the
         threads together need more than :data:`LOCK_BUDGET` of the lock, and those
         runs hold more than :data:`FORK_WORTH_S` of each worker's time at the pace
         of the threads' runs so far."""
-        if not self.runs:
+        with self._lock:
+            runs, task_s = self.runs, self.task_s
+        if not runs:
             return False
-        per_run = self.task_s / self.runs
         return (
             self.workers * self.share() > LOCK_BUDGET
-            and left * per_run / self.workers > FORK_WORTH_S
+            and left * task_s / runs / self.workers > FORK_WORTH_S
         )

@@ -65,51 +65,50 @@ def no_workers():
     workers.close()
 
 
-def test_runs_that_spend_their_time_in_the_engine_stay_in_threads(
-    tmp_path: Path, monkeypatch, no_workers
-):
-    """16 runs of 50 ms in the 'engine' (a sleep, reported as its): the threads need
-    a few per cent of the lock each, so no worker is forked and every run ran in a
-    thread of this process; the rows are those of one job, the store holds each run
-    once."""
-    sweep = Sweep(BASE, AXES, seeds=range(1, 9))
+def _swept(
+    tmp_path: Path, monkeypatch, seeds: int, engine_share: float, sleep_s: float
+) -> tuple[Path, set[int]]:
+    """A sweep of ``seeds`` seeds x 2 losses with two jobs into a store, its runs as
+    :func:`_slow_run` makes them; checks that its rows, and those reloaded from the
+    store, are those of one job (every run once). The runs' marks, and the live
+    workers' pids."""
+    sweep = Sweep(BASE, AXES, seeds=range(1, seeds + 1))
     reference = sweep.run(progress=False, jobs=1)
     ran_in = tmp_path / "ran"
     ran_in.mkdir()
-    monkeypatch.setattr(_core, "run", _slow_run(ran_in, 1.0, 0.05))
-    res = sweep.run(tmp_path / "store", progress=False, jobs=2)
-    assert not workers._POOL, "no worker forked"
+    with monkeypatch.context() as m:
+        m.setattr(_core, "run", _slow_run(ran_in, engine_share, sleep_s))
+        res = sweep.run(tmp_path / "store", progress=False, jobs=2)
+    pids = set(workers.pids(workers._POOL[0][0])) if workers._POOL else set()
+    for name in ("flows", "links"):
+        pd.testing.assert_frame_equal(getattr(res, name), getattr(reference, name))
+    again = sweep.run(tmp_path / "store", progress=False, jobs=1)  # reloaded: no run
+    pd.testing.assert_frame_equal(again.flows, reference.flows)
+    return ran_in, pids
+
+
+def test_runs_that_spend_their_time_in_the_engine_stay_in_threads(
+    tmp_path: Path, monkeypatch, no_workers
+):
+    """16 runs of 0.1 s in the 'engine' (a sleep, reported as its): the threads need
+    a few per cent of the lock each, so no worker is forked and every run ran in one
+    of two threads of this process."""
+    ran_in, pids = _swept(tmp_path, monkeypatch, 8, 1.0, 0.1)
+    assert not pids, "no worker forked"
     assert _processes(ran_in) == {os.getpid()}
     threads = {p.name.split("-", 1)[1] for p in ran_in.iterdir()}
     assert threading.main_thread().name not in threads and len(threads) == 2
-    for name in ("flows", "links"):
-        pd.testing.assert_frame_equal(getattr(res, name), getattr(reference, name))
-    monkeypatch.undo()
-    again = sweep.run(tmp_path / "store", progress=False, jobs=2)  # reloaded: no run
-    pd.testing.assert_frame_equal(again.flows, reference.flows)
 
 
 def test_runs_that_need_the_lock_go_on_in_worker_processes(tmp_path: Path, monkeypatch, no_workers):
     """80 runs of 5 ms reported as all outside the engine (share 1: two threads would
     need twice the lock): after the first task the runs left (about 60, 0.15 s of
-    each worker's) go to forked workers. Every run is kept once, in threads or in
-    the workers, with the rows of one job."""
-    sweep = Sweep(BASE, AXES, seeds=range(1, 41))
-    reference = sweep.run(progress=False, jobs=1)
-    ran_in = tmp_path / "ran"
-    ran_in.mkdir()
-    monkeypatch.setattr(_core, "run", _slow_run(ran_in, 0.0, 0.005))
-    res = sweep.run(tmp_path / "store", progress=False, jobs=2)
-    assert workers._POOL, "the runs left went to workers"
-    pids = set(workers.pids(workers._POOL[0][0]))
+    each worker's) go to forked workers; every run is kept once, in threads or in
+    the workers."""
+    ran_in, pids = _swept(tmp_path, monkeypatch, 40, 0.0, 0.005)
+    assert pids, "the runs left went to workers"
     assert os.getpid() in _processes(ran_in), "the first tasks ran in threads"
     assert _processes(ran_in) & pids, "the rest in the workers"
-    for name in ("flows", "links"):
-        pd.testing.assert_frame_equal(getattr(res, name), getattr(reference, name))
-    monkeypatch.undo()
-    again = sweep.run(tmp_path / "store", progress=False, jobs=1)  # reloaded: each once
-    pd.testing.assert_frame_equal(again.flows, reference.flows)
-    assert len(again.flows) == len(reference.flows)
 
 
 def test_a_sweep_with_live_workers_runs_in_them(tmp_path: Path, monkeypatch, no_workers):
