@@ -431,6 +431,17 @@ class Sweep:
     ) -> None:
         most = max(1, jobs or os.cpu_count() or 1)
         workers = min(len(todo), most)
+        # Threads first where no workers are live and forking them later would be
+        # safe (the threads and the progress bar's are paused then); else the workers
+        # now, before the progress bar's thread starts.
+        threads_first = (
+            1 < workers <= schedule.THREADS_FIRST
+            and worker_processes.live(workers, most) is None
+            and worker_processes.can_fork()
+        )
+        pool = None
+        if workers > 1 and not threads_first:
+            pool = worker_processes.pool(workers, most)
         record = (self.trace, self.events)
         # Rows stored: each chunk makes them as the store holds them (Arrow), so that
         # this process only joins them (and, for the rows it returns, converts them
@@ -446,17 +457,13 @@ class Sweep:
             if workers == 1:
                 _execute_here(todo, args, *sinks)
                 return
-            if (
-                worker_processes.live(workers, most) is None
-                and workers <= schedule.THREADS_FIRST
-                and worker_processes.can_fork()
-            ):
-                # Threads first; the runs left go to workers if they need the lock.
+            if threads_first:  # the runs left go to workers if they need the lock
                 worker_processes.preload()
                 todo = _execute_in_threads(todo, workers, args, sinks, LockShare(workers))
                 if not todo:
                     return
-            pool = worker_processes.pool(workers, most)
+                with advance.paused():
+                    pool = worker_processes.pool(workers, most)
             if pool is not None:
                 _execute_in_processes(pool, workers, todo, args, sinks)
             else:

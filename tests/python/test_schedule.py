@@ -66,7 +66,12 @@ def no_workers():
 
 
 def _swept(
-    tmp_path: Path, monkeypatch, seeds: int, engine_share: float, sleep_s: float
+    tmp_path: Path,
+    monkeypatch,
+    seeds: int,
+    engine_share: float,
+    sleep_s: float,
+    progress: bool = False,
 ) -> tuple[Path, set[int]]:
     """A sweep of ``seeds`` seeds x 2 losses with two jobs into a store, its runs as
     :func:`_slow_run` makes them; checks that its rows, and those reloaded from the
@@ -78,7 +83,7 @@ def _swept(
     ran_in.mkdir()
     with monkeypatch.context() as m:
         m.setattr(_core, "run", _slow_run(ran_in, engine_share, sleep_s))
-        res = sweep.run(tmp_path / "store", progress=False, jobs=2)
+        res = sweep.run(tmp_path / "store", progress=progress, jobs=2)
     pids = set(workers.pids(workers._POOL[0][0])) if workers._POOL else set()
     for name in ("flows", "links"):
         pd.testing.assert_frame_equal(getattr(res, name), getattr(reference, name))
@@ -122,3 +127,35 @@ def test_a_sweep_with_live_workers_runs_in_them(tmp_path: Path, monkeypatch, no_
     monkeypatch.setattr(_core, "run", _slow_run(ran_in, 1.0, 0.0))
     Sweep(BASE, AXES, seeds=[2, 3]).run(progress=False, jobs=2)
     assert _processes(ran_in) <= pids
+
+
+def _drawing() -> bool:
+    return any(t.name == "vtlab-progress" for t in threading.enumerate())
+
+
+def test_the_progress_bar_pauses_its_thread_for_a_fork(monkeypatch):
+    """The bar (drawn: a terminal, as rich's TTY_COMPATIBLE=1 says) redraws from a
+    thread of its own, which Advance.paused stops and ends, and starts again after."""
+    from vtlab.progress import run_progress
+
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    with run_progress(3) as advance:
+        assert _drawing()
+        with advance.paused():
+            assert not _drawing()
+        assert _drawing()
+        advance()
+    assert not _drawing()
+
+
+@pytest.mark.parametrize("threads_first", [0, 2])
+def test_a_sweep_with_its_progress_bar_drawn_forks_its_workers(
+    tmp_path: Path, monkeypatch, no_workers, threads_first: int
+):
+    """With the progress bar drawn (its thread running), a sweep of runs that need
+    the lock still forks workers: from the start (THREADS_FIRST = 0, before the bar)
+    or after its first tasks in threads (the bar's thread paused for the fork)."""
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    monkeypatch.setattr(schedule, "THREADS_FIRST", threads_first)
+    ran_in, pids = _swept(tmp_path, monkeypatch, 40, 0.0, 0.005, progress=True)
+    assert pids and _processes(ran_in) & pids, "runs went to workers"
