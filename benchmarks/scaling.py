@@ -16,7 +16,9 @@ need the interpreter lock too much (:mod:`vtlab.schedule`), with more it forks t
 with ``--warm`` a small sweep before it has forked them, as for the later sweeps of a
 study (:mod:`vtlab.workers` keeps them for the process's lifetime); with ``--threads``
 another thread runs meanwhile, as in a notebook's kernel, so that the sweeps run in
-threads.
+threads; ``--threads-first N`` lets sweeps of up to N jobs start in threads
+(``vtlab.schedule.THREADS_FIRST``, 2 by default; 0: workers from the start). The last
+column says where the runs ran.
 
 With ``--engine`` it also measures what the machine's cores give the engine alone,
 the ceiling of any sweep's speed-up: N independent processes (no sweep, no tables, no
@@ -85,6 +87,8 @@ class Row:
     efficiency: float = 1.0
     #: N independent processes' runs per second together / one process's (``--engine``).
     engine_speedup: float | None = None
+    #: Where the runs ran: here (one job), threads, workers, or threads then workers.
+    ran_in: str = ""
 
     @property
     def runs_per_s(self) -> float:
@@ -144,9 +148,14 @@ def time_sweep(size: str, seeds: int, jobs: int, store_root: Path, warm: bool = 
             schedule.THREADS_FIRST = threads_first
     store = store_root / f"store-{size}-{jobs}"
     shutil.rmtree(store, ignore_errors=True)
+    threads_first = 1 < jobs <= schedule.THREADS_FIRST and not workers._POOL
+    threads_first = threads_first and threading.active_count() == 1
     (own0, kids0), pool0, t0 = _cpu_s(), _pool_cpu_s(), time.perf_counter()
     res = sweep.run(store, jobs=jobs, progress=False)
     wall, own1, pool1 = time.perf_counter() - t0, _cpu_s()[0], _pool_cpu_s()
+    ran_in = "here" if jobs == 1 else ("workers" if workers._POOL else "threads")
+    if threads_first and workers._POOL:
+        ran_in = "threads, workers"
     workers.close()  # reaped: their CPU time is in RUSAGE_CHILDREN now
     kids1 = _cpu_s()[1]
     # The workers' CPU: cold, all of theirs; warm, what they used during this sweep.
@@ -154,7 +163,9 @@ def time_sweep(size: str, seeds: int, jobs: int, store_root: Path, warm: bool = 
     shutil.rmtree(store, ignore_errors=True)
     size_name = next(n for n, s in LENGTHS.items() if s == size)
     own = own1 - own0
-    return Row(size_name, jobs, len(res.flows), wall, own + kids, own, _GATHER_S[-1])
+    row = Row(size_name, jobs, len(res.flows), wall, own + kids, own, _GATHER_S[-1])
+    row.ran_in = ran_in
+    return row
 
 
 #: One process of the engine-alone measurement: it builds the grid's points,
@@ -227,6 +238,13 @@ def main(argv: list[str] | None = None) -> int:
         help="run another thread meanwhile (as a notebook's kernel does): the sweeps use threads",
     )
     ap.add_argument(
+        "--threads-first",
+        type=int,
+        default=None,
+        help="the most jobs a sweep without workers starts in threads "
+        f"(vtlab.schedule.THREADS_FIRST, default {schedule.THREADS_FIRST})",
+    )
+    ap.add_argument(
         "--engine",
         action="store_true",
         help="also measure the engine alone in independent processes (the ceiling)",
@@ -259,6 +277,11 @@ def main(argv: list[str] | None = None) -> int:
     if repeat < 1 or min(seeds.values()) < 1:
         print("error: --repeat, --short-seeds, --long-seeds: at least 1", file=sys.stderr)
         return 2
+    if args.threads_first is not None:
+        if args.threads_first < 0:
+            print("error: --threads-first: 0 or more jobs", file=sys.stderr)
+            return 2
+        schedule.THREADS_FIRST = args.threads_first
     print(
         f"vtlab {vtlab.__version__} · Python {platform.python_version()} · "
         f"{available} cores · load average {os.getloadavg()[0]:.1f} at start"
@@ -280,7 +303,9 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{'length':7s} {'cores':>5s} {'runs':>5s} {'wall s':>8s} {'CPU s':>8s} "
         f"{'parent s':>8s} {'gather s':>8s} {'runs/s':>8s} {'speed-up':>9s} "
-        f"{'efficiency':>10s}" + (f" {'engine alone':>12s} {'of it':>6s}" if args.engine else "")
+        f"{'efficiency':>10s}"
+        + (f" {'engine alone':>12s} {'of it':>6s}" if args.engine else "")
+        + "  ran in"
     )
     for r in rows:
         ceiling = (
@@ -291,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"{r.length:7s} {r.cores:5d} {r.runs:5d} {r.wall_s:8.2f} {r.cpu_s:8.2f} "
             f"{r.parent_cpu_s:8.2f} {r.gather_s:8.2f} {r.runs_per_s:8.1f} "
-            f"{r.speedup:8.2f}x {r.efficiency:9.0%}" + ceiling
+            f"{r.speedup:8.2f}x {r.efficiency:9.0%}" + ceiling + f"  {r.ran_in}"
         )
     return 0
 
@@ -313,7 +338,7 @@ def measure_length(
         print(
             f"  {length:5s} {jobs:3d} jobs: {row.wall_s:7.2f} s wall, "
             f"{row.cpu_s:7.2f} s CPU ({row.parent_cpu_s:.2f} s in this process, "
-            f"{row.gather_s:.2f} s final gathering), {row.speedup:5.2f}x",
+            f"{row.gather_s:.2f} s final gathering), {row.speedup:5.2f}x, in {row.ran_in}",
             flush=True,
         )
     if args.engine:

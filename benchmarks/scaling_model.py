@@ -26,8 +26,9 @@ measured with two workers (for 2 MB and for 100 MB runs); the 16-core measuremen
 docs/cluster.md give γ where more cores are busy. The script prints how well each γ
 reproduces those measurements and the predicted speed-ups for the issue's grids, also
 with γ fitted to the user time alone (as if kept workers removed the growth of system
-time), and with each grid's work scaled to the per-run CPU measured here now and γ
-measured here for its run length::
+time), with each grid's work scaled to the per-run CPU measured here now and γ
+measured here for its run length, and in 16 threads instead of workers, from two
+threads' share of the interpreter lock measured here (:func:`speedup_threads`)::
 
     python benchmarks/scaling_model.py            # about 2 minutes on a 2-core machine
     python benchmarks/scaling_model.py --quick    # fewer runs, about 30 s
@@ -339,6 +340,65 @@ def two_worker_growth(tmp: Path, size: str, seeds: int) -> float:
     return gamma
 
 
+def lock_share(size: str, seeds: int, tmp: Path) -> float:
+    """The share of two threads' task time outside the engine (:class:`vtlab.schedule.
+    LockShare`) for the grid of ``size``, kept in threads throughout (no budget)."""
+    from vtlab import schedule, sweep, workers
+
+    made: list[schedule.LockShare] = []
+
+    class Kept(schedule.LockShare):
+        def __init__(self, workers: int) -> None:
+            super().__init__(workers)
+            made.append(self)
+
+    axes = [
+        sweep.Axis.values("tcp.cc", ["newreno", "cubic", "bbr", "westwood"]),
+        sweep.Axis.values("loss.mean_loss", ["1%", "5%"]),
+    ]
+    budget, lock_share_class = schedule.LOCK_BUDGET, sweep.LockShare
+    schedule.LOCK_BUDGET, sweep.LockShare = float("inf"), Kept
+    try:
+        workers.close()
+        grid = sweep.Sweep({"preset": "v2g", "bytes": size}, axes, seeds=range(1, seeds + 1))
+        grid.run(tmp / f"lock-{size}", jobs=2, progress=False)
+    finally:
+        schedule.LOCK_BUDGET, sweep.LockShare = budget, lock_share_class
+    return made[-1].share() if made else float("nan")
+
+
+def speedup_threads(work: float, cores: int, fixed: float, gamma: float, share: float) -> float:
+    """The model's speed-up with ``cores`` threads: no fork; each thread needs the lock
+    ``share`` of its time, and waits for it as at a single server busy ``cores *
+    share`` of the time (M/M/1: the locked part takes 1 / (1 - that) as long). A crude
+    stand-in for CPython's lock (a 5 ms switch interval); 0 where the lock would be
+    busy all the time."""
+    busy = cores * share
+    if busy >= 1:
+        return 0.0
+    stretch = 1 + share * (1 / (1 - busy) - 1)
+    one = fixed + work
+    return one / (fixed + growth(cores, gamma) * stretch * work / cores)
+
+
+def predict_threads(shares: dict[str, float], gamma: float) -> None:
+    """The recorded grids on 16 cores in threads (``speedup_threads``), with each run
+    length's lock share measured here with two threads, against the first sweep in
+    workers (as :func:`predict`)."""
+    print(
+        f"\nPredicted on 16 cores in 16 threads (no fork), γ = {gamma:.3f}, F = "
+        f"{RECORDED_FIXED_S} s, each length's lock share measured here with two threads:"
+    )
+    grids = {"4000 x 2 MB": ("2MB", 43.30), "960 x 100 MB (issue)": ("100MB", 134.9)}
+    print(f"{'grid':22s} {'share':>6s} {'lock busy':>9s} {'threads':>8s} {'workers, first':>15s}")
+    for name, (size, one) in grids.items():
+        work, share = one - RECORDED_FIXED_S, shares[size]
+        threads = speedup_threads(work, 16, RECORDED_FIXED_S, gamma, share)
+        first = speedup(work, 16, RECORDED_FIXED_S, RECORDED_FORK_S, gamma)
+        shown = f"{threads:7.2f}x" if threads else "lock-bound"
+        print(f"{name:22s} {share:6.3f} {16 * share:9.2f} {shown:>8s} {first:14.2f}x")
+
+
 def predict_now(per_run: dict[str, float], gammas: dict[str, float], gamma16: float) -> None:
     """The recorded grids on 16 cores with the per-run CPU measured here now: each
     grid's one-job work scaled by this machine's per-run CPU now over its per-run CPU
@@ -420,11 +480,17 @@ def main(argv: list[str] | None = None) -> int:
             size: two_worker_growth(root, size, n)
             for size, n in (("2MB", short), ("100MB", max(1, long // 2)))
         }
+        shares = {size: lock_share(size, n, root) for size, n in (("2MB", short), ("100MB", long))}
+        print(
+            "lock share of two threads' tasks: "
+            + ", ".join(f"{size} {share:.3f}" for size, share in shares.items())
+        )
     gamma2 = gammas["100MB"]
     gamma16 = calibrate(gamma2)
     predict(gamma2)
     predict(gamma16)
     predict_now(per_run, gammas, gamma16)
+    predict_threads(shares, gamma16)
     user = [(g[16][0] - g[1][0]) / sum(g[1]) / 15 for g in RECORDED_VM.values()]
     print(
         "\nγ without the growth of system time (page faults), from the user time of the "
