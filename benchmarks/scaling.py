@@ -62,9 +62,11 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import vtlab
 from vtlab import schedule, sweeprows, workers
+from vtlab import sweep as sweep_module
 from vtlab.sweep import Axis, Sweep
 
 #: Run lengths: name → transfer size ("mid": issue 28's own grid, 240 runs of 20 MB
@@ -117,6 +119,19 @@ def _timed_gather_result(self: sweeprows.Gather) -> vtlab.Result:
 
 sweeprows.Gather.result = _timed_gather_result  # type: ignore[method-assign]
 
+#: Whether the timed sweep ran chunks in threads of this process (as it says, not
+#: as this script would guess from vtlab.schedule's rules).
+_IN_THREADS: list[bool] = []
+_execute_in_threads = sweep_module._execute_in_threads
+
+
+def _counted_execute_in_threads(*args: Any, **kwargs: Any) -> Any:
+    _IN_THREADS.append(True)
+    return _execute_in_threads(*args, **kwargs)
+
+
+sweep_module._execute_in_threads = _counted_execute_in_threads
+
 
 def _pool_cpu_s() -> float:
     """User + system CPU seconds of the live sweep workers so far (Linux's /proc)."""
@@ -148,14 +163,12 @@ def time_sweep(size: str, seeds: int, jobs: int, store_root: Path, warm: bool = 
             schedule.THREADS_FIRST = threads_first
     store = store_root / f"store-{size}-{jobs}"
     shutil.rmtree(store, ignore_errors=True)
-    threads_first = 1 < jobs <= schedule.THREADS_FIRST and not workers._POOL
-    threads_first = threads_first and threading.active_count() == 1
+    _IN_THREADS.clear()
     (own0, kids0), pool0, t0 = _cpu_s(), _pool_cpu_s(), time.perf_counter()
     res = sweep.run(store, jobs=jobs, progress=False)
     wall, own1, pool1 = time.perf_counter() - t0, _cpu_s()[0], _pool_cpu_s()
-    ran_in = "here" if jobs == 1 else ("workers" if workers._POOL else "threads")
-    if threads_first and workers._POOL:
-        ran_in = "threads, workers"
+    where = ["threads"] * bool(_IN_THREADS) + ["workers"] * bool(workers._POOL)
+    ran_in = ", ".join(where) if jobs > 1 else "here"
     workers.close()  # reaped: their CPU time is in RUSAGE_CHILDREN now
     kids1 = _cpu_s()[1]
     # The workers' CPU: cold, all of theirs; warm, what they used during this sweep.
