@@ -150,20 +150,22 @@ class LockShare:
 
     def share(self) -> float:
         """The share of the tasks' time outside the engine (0 to 1; 1 before any)."""
+        return self._sums()[1]
+
+    def _sums(self) -> tuple[int, float, float]:
+        """Runs, the share (as :meth:`share`) and seconds a run, read at once."""
         with self._lock:
-            task_s, engine_s = self.task_s, self.engine_s
-        return min(1.0, max(0.0, 1.0 - engine_s / task_s)) if task_s > 0 else 1.0
+            runs, task_s, engine_s = self.runs, self.task_s, self.engine_s
+        if task_s <= 0:
+            return runs, 1.0, 0.0
+        return runs, min(1.0, max(0.0, 1.0 - engine_s / task_s)), task_s / max(runs, 1)
 
     def bound(self, left: int) -> bool:
         """Whether the ``left`` runs not yet back should go to worker processes: the
         threads together need more than :data:`LOCK_BUDGET` of the lock, and those
         runs hold more than :data:`FORK_WORTH_S` of each worker's time at the pace
         of the threads' runs so far."""
-        with self._lock:
-            runs, task_s = self.runs, self.task_s
+        runs, share, per_run = self._sums()
         if not runs:
             return False
-        return (
-            self.workers * self.share() > LOCK_BUDGET
-            and left * task_s / runs / self.workers > FORK_WORTH_S
-        )
+        return self.workers * share > LOCK_BUDGET and left * per_run / self.workers > FORK_WORTH_S
