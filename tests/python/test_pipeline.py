@@ -178,6 +178,37 @@ def test_a_rerender_draws_only_the_figures_whose_inputs_changed(study, tmp_path,
     assert drawn == ["fig1", "fig1", "fig1"]
 
 
+def test_figures_drawn_side_by_side_are_the_files_drawn_one_by_one(study, tmp_path):
+    """With two jobs a study's figures are drawn in forked children (vtlab.forkmap),
+    each the same bytes as drawn in this process one after another."""
+    import dataclasses
+
+    pids = tmp_path / "pids"
+
+    def figure(stem: str, height: float) -> FigureSpec:
+        def draw(ctx: Context):
+            with open(pids, "a") as fh:
+                fh.write(f"{stem} {os.getpid()}\n")
+            fig, ax = common.figure(height=height)
+            ax.plot([0, 1, 2], [0, float(ctx.s["goodput"]["mean"].iloc[0]), height])
+            return fig
+
+        return FigureSpec(stem, draw)
+
+    three = dataclasses.replace(
+        study, figures=tuple(figure(f"fig{i}", 2.0 + i) for i in range(1, 4))
+    )
+    for jobs in (1, 2):
+        pipeline.run(three, Config(out=tmp_path / f"jobs{jobs}", progress=False, jobs=jobs))
+        drew = [line.split() for line in pids.read_text().splitlines()]
+        pids.unlink()
+        assert sorted(stem for stem, _ in drew) == ["fig1", "fig2", "fig3"]
+        here = {int(pid) == os.getpid() for _, pid in drew}
+        assert here == ({True} if jobs == 1 else {False})
+    for name in (f"fig{i}.{ext}" for i in range(1, 4) for ext in ("png", "svg")):
+        assert (tmp_path / "jobs1" / name).read_bytes() == (tmp_path / "jobs2" / name).read_bytes()
+
+
 def test_a_claim_without_data_is_kept_and_marked(study, tmp_path):
     ctx = Context(study, Config(out=tmp_path), None, {}, {}, PaperValues([]), runs=1)
     claims = [

@@ -33,10 +33,10 @@ from vtlab import experiments
 from vtlab.cli.options import (
     ClusterOpt,
     ConnectTimeoutOpt,
-    JobsOpt,
     SchedulerOpt,
     TaskRunsOpt,
     check_cluster_options,
+    jobs_option,
     out_option,
     quiet_option,
     runs_option,
@@ -102,6 +102,10 @@ SeedsOpt = Annotated[
     ),
 ]
 QuietOpt = Annotated[bool, quiet_option("No progress bar or status lines.")]
+StudyJobsOpt = Annotated[
+    int | None,
+    jobs_option("Parallel runs, and figures drawn at once (default: one per core)."),
+]
 RealOpt = Annotated[
     bool,
     typer.Option(
@@ -130,7 +134,7 @@ def reproduce_command(
     list_: ListOpt = False,
     quick: QuickOpt = False,
     out: FolderOpt = None,
-    jobs: JobsOpt = None,
+    jobs: StudyJobsOpt = None,
     profile: ProfileOpt = "ns3",
     runs: RunsOpt = None,
     quiet: QuietOpt = False,
@@ -151,7 +155,7 @@ def study_command(
     list_: StudyListOpt = False,
     quick: QuickOpt = False,
     out: FolderOpt = None,
-    jobs: JobsOpt = None,
+    jobs: StudyJobsOpt = None,
     seeds: SeedsOpt = None,
     quiet: QuietOpt = False,
     scheduler: SchedulerOpt = None,

@@ -97,7 +97,8 @@ class Config:
         quick: the reduced CI version.
         runs: override of the number of runs per grid point (``None``: the
             experiment's own, e.g. the paper's 6).
-        jobs: parallel runs (``None``: one per core).
+        jobs: parallel runs, and figures drawn at once (in forked processes,
+            :mod:`vtlab.forkmap`) (``None``: one per core).
         scheduler: run on a Dask cluster: a connected ``distributed.Client`` or a
             scheduler address (``None``: threads of this process); see docs/cluster.md.
         task_runs: runs per cluster task (``None``: sized automatically).

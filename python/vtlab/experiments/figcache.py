@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from vtlab.api import core_build
+from vtlab.forkmap import fork_map
 
 __all__ = ["CACHE_FILE", "FigureCache", "inputs_key"]
 
@@ -104,14 +105,26 @@ class FigureCache:
         os.replace(tmp, self.path)
 
 
-def draw_cached(cache: FigureCache, stem: str, draw: Callable[[], list[Path] | None]) -> list[Path]:
-    """Figure ``stem``'s files: from the cache when fresh, else ``draw()`` (which
-    saves it and returns its files, or ``None`` when there is nothing to draw)."""
-    paths = cache.fresh(stem)
-    if paths is not None:
-        return paths
-    drawn = draw()
-    if not drawn:
-        return []
-    cache.drawn(stem, drawn)
-    return drawn
+def draw_cached(
+    cache: FigureCache, draws: Mapping[str, Callable[[], list[Path] | None]], jobs: int = 1
+) -> list[Path]:
+    """The files of every figure of ``draws`` (stem: a function that draws and saves
+    it and returns its files, or ``None`` when there is nothing to draw), in order:
+    from the cache where fresh, else drawn, up to ``jobs`` at a time in forked
+    processes (:func:`vtlab.forkmap.fork_map`), and recorded in the cache."""
+    fresh = {stem: cache.fresh(stem) for stem in draws}
+    stale = [stem for stem, paths in fresh.items() if paths is None]
+    if len(stale) > 1 and jobs > 1:
+        # Imported once here rather than in each child at its first figure.
+        import matplotlib.backends.backend_agg  # noqa: F401
+        import matplotlib.backends.backend_svg  # noqa: F401
+    drawn = fork_map([draws[stem] for stem in stale], jobs)
+    files: list[Path] = []
+    for stem, paths in fresh.items():
+        if paths is None:
+            paths = drawn[stale.index(stem)]
+            if not paths:
+                continue
+            cache.drawn(stem, paths)
+        files += paths
+    return files

@@ -24,6 +24,7 @@ The sections every report shares are built here from what is the study's own
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -493,14 +494,17 @@ def write_outputs(ctx: Context, out: Path) -> list[Path]:
     cache = figcache.FigureCache(
         out, figcache.inputs_key(Path(ctx.config.out), {**config, "profile": ctx.config.profile})
     )
-    with common.style():
-        for f in ctx.study.figures:
 
-            def draw(f: FigureSpec = f) -> list[Path] | None:
+    def draw(f: FigureSpec) -> Callable[[], list[Path] | None]:
+        def drawn() -> list[Path] | None:
+            with common.style():
                 fig = f.draw(ctx)
                 return None if fig is None else common.save_figure(fig, out, f.stem)
 
-            files += figcache.draw_cached(cache, f.stem, draw)
+        return drawn
+
+    draws = {f.stem: draw(f) for f in ctx.study.figures}
+    files += figcache.draw_cached(cache, draws, ctx.config.jobs or os.cpu_count() or 1)
     cache.save()
     return files
 

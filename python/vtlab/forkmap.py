@@ -1,0 +1,87 @@
+"""Calls run side by side in processes forked for them, each child a copy of this
+process: what a call uses (a study's runs and summaries, its drawing functions) is
+inherited, not pickled; only what it returns comes back (pickled).
+
+Used for a study's figures (:mod:`vtlab.experiments.pipeline`): a reproduction draws
+its figures after its runs, one at a time, 0.1-1 s each, which on two cores took as
+long as the quick reproductions' runs (docs/cluster.md, "Figures drawn side by
+side"). :func:`fork_map` calls them in ``jobs`` forked children, or here one by one
+where forking is not safe (another thread runs: the kept sweep workers' feeder is
+closed first, see :func:`vtlab.workers.close`) or would not help.
+
+Cleanup: the children die with this process (``PR_SET_PDEATHSIG``), ignore Ctrl-C
+(this process stops them: on any exception here every child is killed and reaped
+before the exception leaves :func:`fork_map`), and are reaped before it returns.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import signal
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from vtlab import workers
+
+__all__ = ["fork_map"]
+
+T = TypeVar("T")
+
+#: The calls of the running :func:`fork_map`, which its children inherit.
+_CALLS: list[Callable[[], Any]] = []
+
+
+def fork_map(calls: Sequence[Callable[[], T]], jobs: int) -> list[T]:
+    """``[c() for c in calls]``, the calls spread over up to ``jobs`` forked children
+    (each takes the next call not yet taken), in this process where ``jobs`` or the
+    calls are fewer than two or a fork is not safe. An exception raised by a call is
+    raised here (the first in the calls' order), once every child is gone."""
+    n = min(jobs, len(calls))
+    if n < 2 or _CALLS:
+        return [c() for c in calls]
+    workers.close()  # the kept sweep workers' feeder thread would make a fork unsafe
+    if not workers.can_fork():
+        return [c() for c in calls]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    _CALLS[:] = calls
+    pool = ProcessPoolExecutor(
+        n,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_child_init,
+        initargs=(os.getpid(),),
+    )
+    try:
+        # The children are forked in the first submission; the objects alive now
+        # move out of the collector's reach first, so that the children's
+        # collections do not touch (and so copy) the pages they share with this one.
+        gc.freeze()
+        try:
+            futures = [pool.submit(_call, 0)]
+        finally:
+            gc.unfreeze()
+        futures += [pool.submit(_call, i) for i in range(1, len(calls))]
+        out = [f.result() for f in futures]
+    except BaseException:
+        for pid in list(getattr(pool, "_processes", None) or {}):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        _CALLS.clear()
+    return out
+
+
+def _child_init(parent: int) -> None:
+    """In a child: die with this process; Ctrl-C is this process's to handle."""
+    if not workers.die_with(parent, signal.SIGKILL):
+        os._exit(1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _call(i: int) -> Any:
+    return _CALLS[i]()

@@ -1,0 +1,135 @@
+"""Calls run side by side in forked children (:func:`vtlab.forkmap.fork_map`): results
+in order, the calls' state inherited (not pickled), here where a fork is unsafe or
+useless, an error raised here with every child gone, and no child outliving its
+parent, whether it is killed or interrupted."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from vtlab import workers
+from vtlab.forkmap import fork_map
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="fork, PR_SET_PDEATHSIG and /proc are Linux's"
+)
+
+
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (zombies too: a child not reaped is left)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def test_calls_run_in_forked_children_with_what_they_use_inherited():
+    workers.close()
+    lock = threading.Lock()  # a lock cannot be pickled: the calls are not sent
+    calls = [lambda i=i: (os.getpid(), i * i, lock.locked()) for i in range(5)]
+    out = fork_map(calls, 2)
+    assert [(square, held) for _, square, held in out] == [(i * i, False) for i in range(5)]
+    pids = {pid for pid, _, _ in out}
+    assert os.getpid() not in pids and 1 <= len(pids) <= 2
+    assert not _children(os.getpid()), "every child reaped"
+
+
+@pytest.mark.parametrize("jobs, n", [(1, 3), (4, 1), (2, 0)])
+def test_one_job_or_fewer_than_two_calls_run_here(jobs, n):
+    assert fork_map([os.getpid] * n, jobs) == [os.getpid()] * n
+
+
+def test_with_another_thread_running_the_calls_run_here():
+    """A fork while another thread runs could copy a lock that thread holds."""
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert fork_map([os.getpid] * 3, 2) == [os.getpid()] * 3
+    finally:
+        stop.set()
+        other.join()
+
+
+def test_the_first_error_is_raised_here_once_every_child_is_gone():
+    def fails(i: int) -> int:
+        if i in (1, 3):
+            raise ValueError(f"figure {i} could not be drawn")
+        time.sleep(0.2)
+        return i
+
+    with pytest.raises(ValueError, match="figure 1 could not be drawn"):
+        fork_map([lambda i=i: fails(i) for i in range(5)], 2)
+    assert not _children(os.getpid())
+    assert fork_map([lambda: 7, lambda: 8], 2) == [7, 8]  # usable again
+
+
+PARENT = textwrap.dedent(
+    """
+    import os, sys, time
+    from vtlab.forkmap import fork_map
+
+    def call(i):
+        with open(os.path.join(sys.argv[1], f"child{i}"), "w") as fh:
+            fh.write(str(os.getpid()))
+        time.sleep(600)
+
+    fork_map([lambda i=i: call(i) for i in range(2)], 2)
+    """
+)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["killed", "interrupted"])
+def test_no_child_outlives_its_parent_killed_or_interrupted(tmp_path, sig):
+    """Killed (SIGKILL), the parent cannot clean up: the kernel ends its children
+    (PR_SET_PDEATHSIG). Interrupted (Ctrl-C reaches the whole process group), the
+    children ignore it and the parent kills and reaps them as it stops."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, str(tmp_path)],
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.glob("child*"))) < 2:
+            assert parent.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        pids = [int(p.read_text()) for p in tmp_path.glob("child*")]
+        if sig == signal.SIGINT:
+            os.killpg(parent.pid, sig)  # as a terminal's Ctrl-C reaches the group
+        else:
+            os.kill(parent.pid, sig)
+        _, err = parent.communicate(timeout=60)
+        if sig == signal.SIGINT:
+            assert b"KeyboardInterrupt" in err
+        deadline = time.monotonic() + 60
+        while any(_running(p) for p in pids):
+            assert time.monotonic() < deadline, "a child outlived its parent"
+            time.sleep(0.05)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
