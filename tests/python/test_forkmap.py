@@ -12,38 +12,16 @@ import sys
 import textwrap
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
+from procs import children, running
 from vtlab import workers
 from vtlab.forkmap import fork_map
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="fork, PR_SET_PDEATHSIG and /proc are Linux's"
 )
-
-
-def _children(pid: int) -> list[int]:
-    """Processes whose parent is ``pid`` (zombies too: a child not reaped is left)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
-def _running(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 def test_calls_run_in_forked_children_with_what_they_use_inherited():
@@ -54,7 +32,7 @@ def test_calls_run_in_forked_children_with_what_they_use_inherited():
     assert [(square, held) for _, square, held in out] == [(i * i, False) for i in range(5)]
     pids = {pid for pid, _, _ in out}
     assert os.getpid() not in pids and 1 <= len(pids) <= 2
-    assert not _children(os.getpid()), "every child reaped"
+    assert not children(os.getpid()), "every child reaped"
 
 
 @pytest.mark.parametrize("jobs, n", [(1, 3), (4, 1), (2, 0)])
@@ -83,7 +61,7 @@ def test_the_first_error_is_raised_here_once_every_child_is_gone():
 
     with pytest.raises(ValueError, match="figure 1 could not be drawn"):
         fork_map([lambda i=i: fails(i) for i in range(5)], 2)
-    assert not _children(os.getpid())
+    assert not children(os.getpid())
     assert fork_map([lambda: 7, lambda: 8], 2) == [7, 8]  # usable again
 
 
@@ -126,7 +104,7 @@ def test_no_child_outlives_its_parent_killed_or_interrupted(tmp_path, sig):
         if sig == signal.SIGINT:
             assert b"KeyboardInterrupt" in err
         deadline = time.monotonic() + 60
-        while any(_running(p) for p in pids):
+        while any(running(p) for p in pids):
             assert time.monotonic() < deadline, "a child outlived its parent"
             time.sleep(0.05)
     finally:

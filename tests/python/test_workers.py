@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from procs import running
 from vtlab import _core, schedule, workers
 from vtlab.sweep import Axis, Sweep
 
@@ -37,20 +38,11 @@ def _live_pids() -> list[int]:
     return workers.pids(workers._POOL[0][0]) if workers._POOL else []
 
 
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is a process that has not ended (a zombie has ended)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-
-
 def _all_end(pids: list[int], within: float = 60.0) -> bool:
     """Whether every process of ``pids`` ends within ``within`` seconds (a generous
     bound: they end at once, but CI machines are shared)."""
     deadline = time.monotonic() + within
-    while any(_running(p) for p in pids):
+    while any(running(p) for p in pids):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.05)
@@ -85,7 +77,7 @@ def test_an_idle_worker_ignores_ctrl_c_and_serves_the_next_sweep(tmp_path: Path)
     for pid in pids:
         os.kill(pid, signal.SIGINT)
     time.sleep(0.2)  # let the signals arrive (an early run would also show a stale stop)
-    assert all(_running(p) for p in pids)
+    assert all(running(p) for p in pids)
     try:
         res = sweep.run(tmp_path, progress=False, jobs=2)
     except KeyboardInterrupt:
@@ -110,7 +102,7 @@ def test_an_error_in_a_sweep_kills_and_reaps_the_workers(tmp_path: Path, monkeyp
     assert workers._POOL == [], "the pool is closed"
     pids = [int(p.name) for p in tmp_path.iterdir()]
     assert pids and os.getpid() not in pids
-    assert not any(_running(p) for p in pids), "every worker reaped before the error left"
+    assert not any(running(p) for p in pids), "every worker reaped before the error left"
 
 
 def test_a_dead_worker_ends_the_sweep_and_the_next_one_forks_anew(monkeypatch):
@@ -179,7 +171,7 @@ def test_the_workers_die_with_a_killed_process(sig: signal.Signals):
     """SIGKILL (and SIGTERM's default action) end the process without any cleanup of
     its own: the kernel kills the workers (PR_SET_PDEATHSIG)."""
     proc, pids = _child("wait")
-    assert all(_running(p) for p in pids)
+    assert all(running(p) for p in pids)
     proc.send_signal(sig)
     assert proc.wait(timeout=120) == -sig
     assert _all_end(pids), "no orphaned worker"
