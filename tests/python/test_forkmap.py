@@ -35,6 +35,21 @@ def test_calls_run_in_forked_children_with_what_they_use_inherited():
     assert not children(os.getpid()), "every child reaped"
 
 
+def test_the_kept_sweep_workers_are_closed_for_the_fork(tmp_path, monkeypatch):
+    """As in a study: its sweeps leave their workers (and their pool's feeder thread)
+    running, and its figures are drawn after them."""
+    from vtlab import schedule
+    from vtlab.sweep import Sweep
+
+    monkeypatch.setattr(schedule, "THREADS_FIRST", 0)  # workers from the sweep's start
+    Sweep({"preset": "v2g", "bytes": "100kB"}, seeds=[1, 2, 3, 4]).run(jobs=2, progress=False)
+    kept = set(workers.pids(workers._POOL[0][0])) if workers._POOL else set()
+    assert kept and threading.active_count() > 1
+    pids = set(fork_map([os.getpid] * 4, 2))
+    assert not workers._POOL and not (pids & kept) and os.getpid() not in pids
+    assert not children(os.getpid())
+
+
 @pytest.mark.parametrize("jobs, n", [(1, 3), (4, 1), (2, 0)])
 def test_one_job_or_fewer_than_two_calls_run_here(jobs, n):
     assert fork_map([os.getpid] * n, jobs) == [os.getpid()] * n
