@@ -16,8 +16,7 @@ before the exception leaves :func:`fork_map`), and are reaped before it returns.
 
 from __future__ import annotations
 
-import contextlib
-import gc
+import functools
 import os
 import signal
 from collections.abc import Callable, Sequence
@@ -44,34 +43,17 @@ def fork_map(calls: Sequence[Callable[[], T]], jobs: int) -> list[T]:
     workers.close()  # the kept sweep workers' feeder thread would make a fork unsafe
     if not workers.can_fork():
         return [c() for c in calls]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     _CALLS[:] = calls
-    pool = ProcessPoolExecutor(
-        n,
-        mp_context=multiprocessing.get_context("fork"),
-        initializer=_child_init,
-        initargs=(os.getpid(),),
-    )
     try:
-        # The children are forked in the first submission; the objects alive now
-        # move out of the collector's reach first, so that the children's
-        # collections do not touch (and so copy) the pages they share with this one.
-        gc.freeze()
+        pool, first = workers.forked(n, _child_init, functools.partial(_call, 0))
+        done = False
         try:
-            futures = [pool.submit(_call, 0)]
-        finally:
-            gc.unfreeze()
-        futures += [pool.submit(_call, i) for i in range(1, len(calls))]
-        out = [f.result() for f in futures]
-    except BaseException:
-        for pid in list(getattr(pool, "_processes", None) or {}):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        raise
+            futures = [first, *(pool.submit(_call, i) for i in range(1, len(calls)))]
+            out = [f.result() for f in futures]
+            done = True
+        finally:  # on any exception the children still drawing are killed
+            workers.end(pool, kill=not done)
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
         _CALLS.clear()
     return out
 

@@ -658,11 +658,8 @@ def _verified(
         raise StoredRunError(f"without the column(s) {', '.join(missing)}")
     try:
         frame = arrow.to_pandas()
-    except Exception as e:  # noqa: BLE001 - e.g. pandas metadata of the wrong shape
-        raise StoredRunError(f"unreadable ({type(e).__name__}: {e})") from None
-    try:
         counts = identities(arrow)
-    except Exception as e:  # noqa: BLE001 - key columns of a type no run has
+    except Exception as e:  # noqa: BLE001 - pandas metadata of the wrong shape, key columns of a type no run has
         raise StoredRunError(f"unreadable ({type(e).__name__}: {e})") from None
     want = {
         f"{h}-{s}": n

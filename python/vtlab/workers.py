@@ -34,8 +34,8 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from vtlab import _core
 
@@ -43,6 +43,8 @@ __all__ = [
     "can_fork",
     "close",
     "die_with",
+    "end",
+    "forked",
     "interrupt",
     "live",
     "pids",
@@ -50,6 +52,8 @@ __all__ = [
     "preload",
     "running",
 ]
+
+T = TypeVar("T")
 
 _POOL: list[tuple[Any, int]] = []  # the live pool and its number of workers, if any
 
@@ -92,32 +96,39 @@ def pool(workers: int, most: int) -> Any:
     close()
     if not can_fork():
         return None
+    preload()
+    # (The first task's result is not waited for: the workers are there when it is
+    # submitted, and a round trip to one of them cost the sweep's start a millisecond.)
+    made, _ = forked(workers, _worker_init, os.getpid)
+    _POOL.append((made, workers))
+    return made
+
+
+def forked(n: int, initializer: Callable[[int], None], first: Callable[[], T]) -> tuple[Any, Any]:
+    """A pool of ``n`` processes forked now (fork is safe: :func:`can_fork`), each
+    running ``initializer(this process's id)`` first, and the future of ``first``,
+    its first task. With "fork" the pool forks every worker within the first
+    submission, before it starts its thread that feeds them: now, while no other
+    thread runs. The objects alive now move out of the collector's reach first: a
+    child's collections would otherwise touch (and so copy) every page of this
+    process's heap it shares. On a failure the pool is killed (:func:`end`)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    preload()
     made = ProcessPoolExecutor(
-        workers,
+        n,
         mp_context=multiprocessing.get_context("fork"),
-        initializer=_worker_init,
+        initializer=initializer,
         initargs=(os.getpid(),),
     )
-    # With "fork" the pool forks every worker within the first submission, before
-    # it starts its thread that feeds them: now, while no other thread runs. (Its
-    # result is not waited for: the workers are there when it returns, and a round
-    # trip to one of them cost the sweep's start a millisecond.) The objects alive
-    # now move out of the collector's reach first: a worker's collections would
-    # otherwise touch (and so copy) every page of this process's heap it shares.
     gc.freeze()
     try:
-        made.submit(os.getpid)
+        return made, made.submit(first)
     except BaseException:
-        _shutdown(made, kill=True)
+        end(made, kill=True)
         raise
     finally:
         gc.unfreeze()
-    _POOL.append((made, workers))
-    return made
 
 
 def _healthy(p: Any) -> bool:
@@ -148,10 +159,12 @@ def close(kill: bool = False) -> None:
     ones are killed too (their chunks are lost) rather than waited for. Every worker
     is reaped before this returns."""
     if _POOL:
-        _shutdown(_POOL.pop()[0], kill)
+        end(_POOL.pop()[0], kill)
 
 
-def _shutdown(p: Any, kill: bool) -> None:
+def end(p: Any, kill: bool) -> None:
+    """End the pool ``p``: its idle processes exit; with ``kill`` the running ones are
+    killed too rather than waited for. Every one is reaped before this returns."""
     if kill:
         for pid in pids(p):
             with contextlib.suppress(ProcessLookupError):
