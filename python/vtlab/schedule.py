@@ -121,8 +121,11 @@ THREADS_FIRST = 2
 #: Most of the interpreter lock the threads may need together (each thread's share
 #: of its tasks' time outside the engine, summed) for the sweep to stay in threads:
 #: at their first task back two threads needed 0.03-0.05 of it for runs of 100 MB,
-#: 0.09 for 20 MB, 0.41-0.45 for 2 MB and 1.9 for ISO 15118 sessions.
-LOCK_BUDGET = 0.25
+#: 0.07-0.09 for 10 and 20 MB, 0.14-0.20 for 5 MB (threads and workers equally
+#: fast there), 0.24-0.41 for 2 MB (workers 5 % faster), 0.35-0.57 for 1 MB and 1.9
+#: for ISO 15118 sessions (docs/cluster.md). At 0.25, 2 MB sweeps whose first task
+#: measured 0.24 stayed in threads.
+LOCK_BUDGET = 0.2
 #: Least time (seconds of each worker's, at the threads' pace) the runs left must
 #: hold for the sweep to fork workers for them: forking two and their first tasks
 #: cost 15-25 ms (docs/cluster.md).
