@@ -640,7 +640,7 @@ def test_validate_runs_the_vtlab_side_on_the_cluster(shared: LoopbackCluster, tm
     tasks = [t for t in validate.plan(grid, vt_hash, _fake_binary(tmp_path)) if t.side == "vtlab"]
     assert sorted(vt) == sorted(t.key for t in tasks)
     for task in tasks:
-        here = validate.execute(task)  # the local path: a child process per run
+        here = validate.execute(task)  # the local path: this process, no Dask
         there = vt[task.key]
         assert {k: v for k, v in here.items() if k != "wall_s"} == {
             k: v for k, v in there.items() if k != "wall_s"

@@ -8,8 +8,11 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import stat
 import sys
+import threading
+import time
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -381,6 +384,29 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path):
     v2g.validate(GRID, tmp_path, runner=rest, binary=binary, progress=False)
     assert len(rest.calls) == 16 - 5
     assert len(RunCache(tmp_path / "runs.jsonl", v2g.record_key).records) == 16
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_ctrl_c_stops_the_vtlab_runs_running_in_this_process(tmp_path, jobs):
+    """vtlab's runs go to the core in this process (v2g.execute), here or in ``jobs``
+    threads: Ctrl-C stops the running ones at once, records none, and leaves the core
+    able to run again. Each run is 20 GB on a clean cable, about 6 s on the 2-core
+    machine of docs/cluster.md (1 GB took 0.3 s), so the four take 12 s or more with
+    two jobs unless stopped; the signal comes after 0.5 s."""
+    grid = Grid(["newreno", "cubic"], [0.0], [1, 2], 20_000_000_000, only="vtlab")
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            v2g.validate(grid, tmp_path, jobs=jobs, progress=False, stored=[])
+    finally:
+        timer.cancel()
+    assert time.monotonic() - started < 3.0
+    cache = tmp_path / "runs.jsonl"
+    assert not cache.exists() or cache.read_text().strip() == ""
+    out = _core.run(json.dumps(v2g.vtlab_spec("newreno", 0.0, 100_000)), 1, False)
+    assert out["flows"]["completed"] == [True]
 
 
 def test_cache_key_includes_the_source_hashes(tmp_path):

@@ -1,9 +1,12 @@
 """Running a validation's cases: the ones not yet in the run cache, each appended to it
 as it finishes.
 
-Every run is its own child process (ns-3's program, or vtlab's lean child), so a
-thread pool of ``jobs`` threads only waits; on an interruption the queued runs are
-cancelled and the running children killed (:func:`vtlab.ns3.process.kill_children`).
+A thread pool of ``jobs`` threads runs them: ns-3's runs and the other programs are
+child processes the threads wait for, vtlab's runs go to the compiled core, which runs
+without the interpreter lock. On an interruption the queued runs are cancelled, the
+running children killed (:func:`vtlab.ns3.process.kill_children`) and, after Ctrl-C,
+the simulations running in this process stopped (``vtlab._core.request_stop``: each
+raises, so none leaves a record).
 With a Dask client the vtlab runs go to its cluster (:func:`vtlab.cluster.run_calls`)
 while the ns-3 runs stay on this machine, and only this process writes the cache.
 """
@@ -15,6 +18,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Protocol
 
+from vtlab import _core
 from vtlab.ns3.process import allow_children, kill_children
 from vtlab.validation.cache import RunCache
 
@@ -122,17 +126,25 @@ def _run_threads(todo: Sequence[Case], jobs: int, runner: Runner, finished: Fini
             for fut in finished_now:
                 exc = fut.exception()
                 finished(futures[fut], None if exc else fut.result(), exc)
-    except BaseException:
-        _stop(pool)
+    except BaseException as e:
+        _stop(pool, isinstance(e, KeyboardInterrupt))
         raise
     pool.shutdown(wait=True)
 
 
-def _stop(pool: ThreadPoolExecutor) -> None:
-    """Cancel the queued runs and kill the running children."""
+def _stop(pool: ThreadPoolExecutor, interrupted: bool) -> None:
+    """Cancel the queued runs and kill the running children; after Ctrl-C
+    (``interrupted``) stop this process's running simulations too (every one of this
+    process's, as a sweep's Ctrl-C does; after another error they finish)."""
     pool.shutdown(wait=False, cancel_futures=True)
     kill_children()
-    pool.shutdown(wait=True)
+    if interrupted:
+        _core.request_stop()
+    try:
+        pool.shutdown(wait=True)
+    finally:
+        if interrupted:
+            _core.request_stop(clear=True)
 
 
 def _run_split(
@@ -171,7 +183,7 @@ def _run_split(
             lambda c, rec: locked(c, rec, None),
             failed=lambda c, exc: locked(c, None, exc),
         )
-    except BaseException:
-        _stop(pool)
+    except BaseException as e:
+        _stop(pool, isinstance(e, KeyboardInterrupt))
         raise
     pool.shutdown(wait=True)

@@ -33,7 +33,7 @@ from typing import Any
 
 from vtlab.api import core_build
 from vtlab.ns3.cc import ns3_ccs, ns3_type_id
-from vtlab.ns3.process import core_dir, parse_flow_lines, run_child, vtlab_child_command
+from vtlab.ns3.process import parse_flow_lines, run_child
 from vtlab.ns3.program import (
     PINNED_NS3_VERSION,
     V2G_PROGRAM,
@@ -255,7 +255,6 @@ class Task:
     nbytes: int
     source_hash: str
     spec_json: str = ""  #: vtlab side
-    core_dir: str | None = None  #: vtlab side: directory of the compiled core
     binary: str = ""  #: ns-3 side
     args: list[str] = field(default_factory=list)  #: ns-3 side
     topology: str = "1"  #: vehicles
@@ -332,27 +331,24 @@ def flow_row(side: str, flows: Sequence[Mapping[str, Any]], topology: str) -> di
 
 
 def execute(task: Task) -> dict[str, Any]:
-    """Run one task in its own child process and return its cache record.
-
-    vtlab runs in a lean Python child that imports only the compiled core
-    (:data:`vtlab.ns3.process.VTLAB_CHILD`), ns-3 runs the compiled reference
-    program, so ``--jobs`` runs go in parallel on both sides."""
-    started = time.perf_counter()
+    """Run one task and return its cache record: ns-3's in its own child process (the
+    compiled reference program), vtlab's in this process (:func:`execute_in_process`;
+    the core runs without the interpreter lock, so ``--jobs`` threads run both sides
+    in parallel). A lean child process per vtlab run cost 17 ms of start-up each, as
+    much as a third of a 100 MB run's 45 ms (docs/validation.md)."""
     if task.side == VTLAB:
-        out = run_child(vtlab_child_command(task.spec_json, task.seed, task.core_dir))
-        d = json.loads(out.strip().splitlines()[-1])
-        flows = d.get("flows") or [d["flow"]]
-    else:
-        flows = parse_flow_lines(run_child([task.binary, *task.args]))
-        for fl in flows:  # ns-3's flows start at 0.1 s + i x stagger
-            fl.setdefault("start_s", 0.1)
+        return execute_in_process(task)
+    started = time.perf_counter()
+    flows = parse_flow_lines(run_child([task.binary, *task.args]))
+    for fl in flows:  # ns-3's flows start at 0.1 s + i x stagger
+        fl.setdefault("start_s", 0.1)
     row = flow_row(task.side, flows, task.topology)
     return record(task, row, time.perf_counter() - started)
 
 
 def execute_in_process(task: Task) -> dict[str, Any]:
-    """Run one vtlab task in this process (on a Dask worker for ``--scheduler`` /
-    ``--cluster``) and return its cache record, the same as :func:`execute` gives."""
+    """Run one vtlab task in this process (here, or on a Dask worker for
+    ``--scheduler`` / ``--cluster``) and return its cache record."""
     from vtlab import _core
 
     if task.side != VTLAB:
@@ -397,7 +393,6 @@ def plan(grid: Grid, vtlab_hash: str, ns3_hash: str, binary: str = "") -> list[T
     when a run needs it."""
     ns_tasks: list[Task] = []
     vt_tasks: list[Task] = []
-    core = core_dir()
     for topology in grid.topologies:
         for cc in grid.ccs:
             for loss in grid.losses:
@@ -416,7 +411,6 @@ def plan(grid: Grid, vtlab_hash: str, ns3_hash: str, binary: str = "") -> list[T
                             grid.nbytes,
                             vtlab_hash,
                             spec_json=spec_json,
-                            core_dir=core,
                             profile=grid.profile,
                             **common,
                         )

@@ -29,7 +29,6 @@ from typing import Any
 from vtlab import _core
 from vtlab.api import core_build
 from vtlab.experiments.park2019.plan import VARIANTS
-from vtlab.ns3.process import core_dir
 from vtlab.ns3.program import ensure_binary
 from vtlab.ns3.v2g import ns3_args
 from vtlab.packagedata import validation_dir
@@ -58,7 +57,7 @@ def load_runs(path: Path) -> list[dict[str, Any]]:
 
 def _tasks(seeds: Sequence[int], nbytes: int) -> list[Task]:
     binary = ensure_binary()
-    core, vt_hash = core_dir(), core_build()
+    vt_hash = core_build()
     tasks = []
     for cc in [*CELLS.values(), "westwood"]:
         spec = vtlab_spec(cc, LOSS, nbytes, qdisc=QDISC)
@@ -66,7 +65,7 @@ def _tasks(seeds: Sequence[int], nbytes: int) -> list[Task]:
         expanded = json.loads(_core.expand(json.dumps(spec)))
         for seed in seeds:
             tasks.append(
-                Task(VTLAB, cc, LOSS, seed, nbytes, vt_hash, json.dumps(spec), core, qdisc=QDISC)
+                Task(VTLAB, cc, LOSS, seed, nbytes, vt_hash, json.dumps(spec), qdisc=QDISC)
             )
             if cc != "westwood":
                 path, args = str(binary.path), ns3_args(expanded, seed)
