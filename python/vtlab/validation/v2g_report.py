@@ -75,7 +75,8 @@ def _report_header(table: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) 
     run_time = meta.get("run_time_s")
     if run_time:
         lines.append(
-            "* Run time summed over the grid's runs (each run is its own process): "
+            "* Run time summed over the grid's runs (ns-3's each its own process, "
+            "vtlab's in this one): "
             + ", ".join(f"{side} {float(t):,.1f} s" for side, t in run_time.items())
         )
     topologies: list[str] = []
