@@ -23,7 +23,7 @@ from vtlab.resultfiles import (
     write_parquet,
 )
 from vtlab.scenario import Scenario, ScenarioLike
-from vtlab.seeds import MAX_RUNS, MAX_SEED, check_seed, check_seeds
+from vtlab.seeds import MAX_RUNS, MAX_SEED, MAX_SWEEP_RUNS, check_seed, check_seeds
 from vtlab.stats import DEFAULT_METRICS
 
 if TYPE_CHECKING:  # pandas is imported only when a DataFrame is first needed
@@ -38,6 +38,7 @@ __all__ = [
     "MAX_RUNS",
     "MAX_CARRIED_SCENARIO_BYTES",
     "MAX_SEED",
+    "MAX_SWEEP_RUNS",
     "MESSAGE_COLUMNS",
     "SESSION_COLUMNS",
     "TRACE_COLUMNS",

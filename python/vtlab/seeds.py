@@ -1,5 +1,6 @@
 """The seeds of a call: each an unsigned 64-bit integer, none repeated, at most
-:data:`MAX_RUNS` of them (:func:`check_seeds`). Re-exported by :mod:`vtlab.api`."""
+:data:`MAX_RUNS` of them (:func:`check_seeds`), and the most runs of a sweep
+(:data:`MAX_SWEEP_RUNS`). Re-exported by :mod:`vtlab.api`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import operator
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["MAX_RUNS", "MAX_SEED", "check_seed", "check_seeds"]
+__all__ = ["MAX_RUNS", "MAX_SEED", "MAX_SWEEP_RUNS", "check_seed", "check_seeds"]
 
 #: Largest accepted seed (seeds are unsigned 64-bit integers).
 MAX_SEED = 2**64 - 1
@@ -18,6 +19,14 @@ MAX_SEED = 2**64 - 1
 #: A run held in memory costs about 20 kB (a small scenario's rows and metadata), so
 #: the largest call holds a few gigabytes at most.
 MAX_RUNS = 100_000
+
+#: Most runs of one sweep (:class:`vtlab.sweep.Sweep`: grid points × seeds, each
+#: axis at most this many values). A sweep's points cost about 200 B each (the
+#: 115 200 of ``vtlab study iso15118``: 23 MB; the points of one grid point share its
+#: scenario), so a million take about 200 MB before any run; into a store with
+#: ``collect=False`` it then holds no more than a store part. A collected sweep holds
+#: its rows: 4.3 kB a run of a 30-minute ISO 15118 session with message counts.
+MAX_SWEEP_RUNS = 1_000_000
 
 
 def check_seed(seed: Any) -> int:

@@ -35,7 +35,7 @@ from vtlab import workers as worker_processes
 from vtlab.api import (
     FLOW_COLUMNS,
     LINK_COLUMNS,
-    MAX_RUNS,
+    MAX_SWEEP_RUNS,
     Result,
     check_seeds,
     core_build,
@@ -126,12 +126,12 @@ class Axis:
         """An axis setting one spec field: ``Axis.values("loss.mean_loss", ["1%", "5%"])``.
 
         The column name defaults to the path with dots replaced by underscores. At
-        most :data:`vtlab.api.MAX_RUNS` values (an endless iterator is refused).
+        most :data:`vtlab.api.MAX_SWEEP_RUNS` values (an endless iterator is refused).
         """
         name = name or path.replace(".", "_")
-        taken = list(itertools.islice(values, MAX_RUNS + 1))
-        if len(taken) > MAX_RUNS:
-            raise AxisError(name, f"more than {MAX_RUNS} values (the most runs of a sweep)")
+        taken = list(itertools.islice(values, MAX_SWEEP_RUNS + 1))
+        if len(taken) > MAX_SWEEP_RUNS:
+            raise AxisError(name, f"more than {MAX_SWEEP_RUNS} values (the most runs of a sweep)")
         return cls(
             name=name, levels=tuple((v, ((path, v),)) for v in taken), spellings=tuple(spellings)
         )
@@ -198,7 +198,7 @@ class Sweep:
         axes: the grid dimensions (:class:`Axis`), expanded as a cartesian product in
             the order given.
         seeds: seeds run at every point: at least one, none twice; the grid
-            (points × seeds) at most :data:`vtlab.api.MAX_RUNS` runs.
+            (points × seeds) at most :data:`vtlab.api.MAX_SWEEP_RUNS` runs.
         trace: also record sampled traces (stored in the store's ``traces`` table).
         events: also record typed events (:data:`vtlab.api.EVENT_COLUMNS`; stored in
             the store's ``events`` table). A run stored without traces or events makes
@@ -231,11 +231,11 @@ class Sweep:
         self.messages = messages
         _check_names(self.axes)
         runs = math.prod(len(a.levels) for a in self.axes) * len(self.seeds)
-        if runs > MAX_RUNS:
+        if runs > MAX_SWEEP_RUNS:
             sizes = " × ".join(f"{len(a.levels)} values of {a.name}" for a in self.axes)
             raise ValueError(
                 f"the grid is {runs} runs ({sizes} × {len(self.seeds)} seeds), more than "
-                f"the {MAX_RUNS} a sweep may run"
+                f"the {MAX_SWEEP_RUNS} a sweep may run"
             )
 
     def points(self) -> list[Point]:

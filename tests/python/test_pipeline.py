@@ -292,6 +292,27 @@ def test_every_registered_study_is_a_package_with_paper_values():
         assert (pkg / pipeline.PAPER_FILE).is_file()
 
 
+@pytest.mark.parametrize(
+    ("kind", "name"),
+    [(kind, name) for kind in experiments.KINDS for name in experiments.names(kind)],
+)
+@pytest.mark.parametrize("quick", [False, True], ids=["full", "quick"])
+def test_every_grid_of_every_study_is_a_sweep_it_may_run(kind, name, quick, tmp_path):
+    """Each grid builds its sweep and its points as a campaign does, before any run.
+    The full `vtlab study iso15118` was refused at its start: 8 losses × 3 bursts × 3
+    stacks × 4 algorithms × 400 seeds = 115 200 runs, above a sweep's limit then
+    (100 000; vtlab.api.MAX_SWEEP_RUNS is 1 000 000 now)."""
+    study = experiments.load_study(name, kind)
+    config = Config(out=tmp_path, quick=quick)
+    plan = study.plan_for(config)
+    runs = study.default_runs(plan)
+    grids = study.grids(plan, config.profile, runs)
+    assert grids
+    for grid in grids.values():
+        sweep = grid.sweep(runs, config.profile)
+        assert len(sweep.points()) >= 1
+
+
 def test_reproduce_command_imports_no_study_and_no_matplotlib():
     code = textwrap.dedent(
         """

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from vtlab import ScenarioError, _core
-from vtlab.api import MAX_RUNS
+from vtlab.api import MAX_RUNS, MAX_SWEEP_RUNS
 from vtlab.store import Store
 from vtlab.sweep import Axis, AxisError, Sweep
 
@@ -322,10 +322,12 @@ def test_repeated_seeds_are_refused_naming_the_seed(monkeypatch):
 
 
 def test_a_grid_above_the_run_limit_is_refused_before_expanding():
-    # 1000 values × 101 seeds = 101 000 runs > MAX_RUNS (100 000).
+    # 1000 values × 1001 seeds = 1 001 000 runs > MAX_SWEEP_RUNS (1 000 000).
     axis = Axis.values("loss.mean_loss", [i / 10**6 for i in range(1000)], name="loss")
-    with pytest.raises(ValueError, match=r"the grid is 101000 runs \(1000 values of loss × 101"):
-        Sweep(BASE, [axis], seeds=range(1, 102))
+    with pytest.raises(ValueError, match=r"the grid is 1001000 runs \(1000 values of loss × 1001"):
+        Sweep(BASE, [axis], seeds=range(1, 1002))
+    # 1000 × 1000 = 1 000 000 is allowed: the sweep is built (its points are not).
+    assert len(Sweep(BASE, [axis], seeds=range(1, 1001)).seeds) == 1000
 
 
 def test_endless_seed_and_value_iterators_are_refused(tmp_path: Path):
@@ -360,7 +362,7 @@ def test_endless_seed_and_value_iterators_are_refused(tmp_path: Path):
     assert proc.stdout.splitlines() == [
         f"seeds: more than {MAX_RUNS} seeds (the most runs of one call)",
         f"seeds: more than {MAX_RUNS} seeds (the most runs of one call)",
-        f"axis 'tcp_cc': more than {MAX_RUNS} values (the most runs of a sweep)",
+        f"axis 'tcp_cc': more than {MAX_SWEEP_RUNS} values (the most runs of a sweep)",
     ]
 
 
