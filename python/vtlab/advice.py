@@ -11,9 +11,11 @@ when the same question is asked again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from vtlab import survival as sv
 from vtlab.api import core_build
 from vtlab.errors import CliError as AdviceError
 from vtlab.errors import os_problem
+from vtlab.forkmap import fork_map
 
 #: The session fields the options set, for errors.
 SESSION_OPTIONS = {
@@ -190,6 +193,36 @@ def estimate_setting(
     return est, os.fspath(path)
 
 
+#: One setting's estimate to make: (name, spec, burst sizes, runs per k, stop rule).
+Question = tuple[str, dict[str, Any], tuple[int, int], int, Any]
+
+
+def estimate_settings(
+    questions: Sequence[Question],
+    out: Path | None,
+    jobs: int | None = None,
+    log: Callable[[str], None] | None = None,
+) -> list[tuple[sv.Estimate, str]]:
+    """:func:`estimate_setting` for each question, in order, up to ``jobs`` at once
+    (``None``: one per core) in processes forked for them (:func:`vtlab.forkmap.
+    fork_map`: a setting's estimate is sessions run one after another, and the
+    settings are independent; each stores its own file in ``out``, so an interrupted
+    call keeps the estimates finished). ``log`` gets a line as each one is done."""
+    calls = [
+        functools.partial(estimate_setting, spec, burst, runs, stop, out)
+        for _, spec, burst, runs, stop in questions
+    ]
+
+    def done(i: int, result: tuple[sv.Estimate, str]) -> None:
+        count[0] += 1
+        if log is not None:
+            name, est = questions[i][0], result[0]
+            log(f"{count[0]}/{len(calls)} {name}: {est.runs} sessions, k up to {est.k_max}")
+
+    count = [0]
+    return fork_map(calls, jobs or os.cpu_count() or 1, done)
+
+
 def advise(
     link: Any = "v2g",
     *,
@@ -204,8 +237,12 @@ def advise(
     runs: int = 200,
     stacks: tuple[str, ...] = tuple(sv.STACKS),
     out: str | os.PathLike[str] | None = "out/advise",
+    jobs: int | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> Advice:
     """Every setting's survival of the session over the cable, best lower bound first.
+    The settings are estimated up to ``jobs`` at once (``None``: one per core;
+    :func:`estimate_settings`, ``log`` a line as each is done).
 
     Raises:
         AdviceError: bad input, naming the option (``--target``, ``--session``, ...).
@@ -214,6 +251,8 @@ def advise(
         raise AdviceError("--target", f"{target} is outside (0, 1)")
     if not 1 <= runs <= 100_000:
         raise AdviceError("--runs", f"{runs} is outside [1, 100000]")
+    if jobs is not None and jobs < 1:
+        raise AdviceError("--jobs", f"must be at least 1, got {jobs}")
     unknown = [s for s in stacks if s not in sv.STACKS]
     if unknown or not stacks:
         name = unknown[0] if unknown else ""
@@ -230,10 +269,14 @@ def advise(
             raise AdviceError("--loss", f"{mean_loss} is outside [0, 1)")
     spec = session_spec(link, session, duration, processing, period)
     store = None if out is None else Path(out)
+    stop = sv.enough_at(mean_loss, target)
+    questions = [
+        (name, sv.apply(spec, overrides), sizes, runs, stop)
+        for name, overrides in sv.settings(stacks).items()
+    ]
     verdicts = []
-    for name, overrides in sv.settings(stacks).items():
-        one = sv.apply(spec, overrides)
-        est, where = estimate_setting(one, sizes, runs, sv.enough_at(mean_loss, target), store)
+    estimates = estimate_settings(questions, store, jobs, log)
+    for (name, *_), (est, where) in zip(questions, estimates, strict=True):
         point, lower, upper = est.at(mean_loss)
         per_k = [(p.k, p.runs, p.survived) for p in est.per_k]
         verdicts.append(Verdict(name, point, lower, upper, est.runs, est.k_max, per_k, where))

@@ -5,7 +5,9 @@ inherited, not pickled; only what it returns comes back (pickled).
 Used for a study's figures (:mod:`vtlab.experiments.pipeline`): a reproduction draws
 its figures after its runs, one at a time, 0.1-1 s each, which on two cores took as
 long as the quick reproductions' runs (docs/cluster.md, "Figures drawn side by
-side"). :func:`fork_map` calls them in ``jobs`` forked children, or here one by one
+side"); and for the rare-event estimates of several settings (:mod:`vtlab.advice`:
+``vtlab advise``, the ISO 15118 study's rare-event table), each many sessions in
+turn. :func:`fork_map` calls them in ``jobs`` forked children, or here one by one
 where forking is not safe (another thread runs: the kept sweep workers' feeder is
 closed first, see :func:`vtlab.workers.close`) or would not help.
 
@@ -20,6 +22,7 @@ import functools
 import os
 import signal
 from collections.abc import Callable, Sequence
+from concurrent.futures import as_completed
 from typing import Any, TypeVar
 
 from vtlab import workers
@@ -32,29 +35,51 @@ T = TypeVar("T")
 _CALLS: list[Callable[[], Any]] = []
 
 
-def fork_map(calls: Sequence[Callable[[], T]], jobs: int) -> list[T]:
+def fork_map(
+    calls: Sequence[Callable[[], T]],
+    jobs: int,
+    done: Callable[[int, T], None] | None = None,
+) -> list[T]:
     """``[c() for c in calls]``, the calls spread over up to ``jobs`` forked children
     (each takes the next call not yet taken), in this process where ``jobs`` or the
-    calls are fewer than two or a fork is not safe. An exception raised by a call is
-    raised here (the first in the calls' order), once every child is gone."""
+    calls are fewer than two or a fork is not safe. ``done(i, result)`` is called
+    here as each call returns (in the order they return; it shows progress). An
+    exception raised by a call is raised here (the first in the calls' order), once
+    every child is gone."""
     n = min(jobs, len(calls))
     if n < 2 or _CALLS:
-        return [c() for c in calls]
+        return _here(calls, done)
     workers.close()  # the kept sweep workers' feeder thread would make a fork unsafe
     if not workers.can_fork():
-        return [c() for c in calls]
+        return _here(calls, done)
     _CALLS[:] = calls
     try:
         pool, first = workers.forked(n, _child_init, functools.partial(_call, 0))
-        done = False
+        finished = False
         try:
             futures = [first, *(pool.submit(_call, i) for i in range(1, len(calls)))]
+            if done is not None:
+                index = {f: i for i, f in enumerate(futures)}
+                for f in as_completed(futures):
+                    if f.exception() is not None:
+                        break  # raised below, after the calls before it
+                    done(index[f], f.result())
             out = [f.result() for f in futures]
-            done = True
+            finished = True
         finally:  # on any exception the children still drawing are killed
-            workers.end(pool, kill=not done)
+            workers.end(pool, kill=not finished)
     finally:
         _CALLS.clear()
+    return out
+
+
+def _here(calls: Sequence[Callable[[], T]], done: Callable[[int, T], None] | None) -> list[T]:
+    """The calls one by one in this process, ``done`` after each."""
+    out = []
+    for i, call in enumerate(calls):
+        out.append(call())
+        if done is not None:
+            done(i, out[-1])
     return out
 
 

@@ -6,6 +6,7 @@ so that the file runs in well under a minute."""
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -134,6 +135,7 @@ def test_a_cable_no_setting_can_save(tmp_path):
         (("--stack", "bsd"), "--stack"),
         (("--duration", "2d"), "--duration"),
         (("--processing", "-5ms"), "--processing"),
+        (("--jobs", "0"), "--jobs"),
         (("station",), "LINK"),  # 21 vehicles on plc1 … plc7: not the one cable
         (("no-such-dir/cable.toml",), "LINK"),
     ],
@@ -198,3 +200,50 @@ def test_advice_on_a_cable_only_a_low_rto_floor_saves():
     keeping = {v.setting for v in advice.keeping}
     assert "linux, rto_min=5ms" in keeping
     assert "linux, rto_min=200ms" not in keeping
+
+
+def test_settings_estimated_side_by_side_are_those_estimated_one_by_one(tmp_path, monkeypatch):
+    """With two jobs each setting's estimate is made in a forked child (its pid
+    recorded by a wrapper the children inherit), one line logged per setting; the
+    verdicts and the stored runs are the same, byte for byte, as with one job."""
+    from vtlab import advice as adv
+
+    estimate = adv.estimate_setting
+    pids = tmp_path / "pids"
+
+    def recorded(*args, **kwargs):
+        with pids.open("a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return estimate(*args, **kwargs)
+
+    monkeypatch.setattr(adv, "estimate_setting", recorded)
+    # The cable of the test above, 10 sessions per k.
+    ask = {"loss": 3e-5, "burst": "1", "processing": "60ms", "duration": "60s", "runs": 10}
+    answers, lines = {}, {}
+    for jobs in (1, 2):
+        pids.unlink(missing_ok=True)
+        lines[jobs] = []
+        answers[jobs] = vtlab.advise(
+            "v2g",
+            stacks=("linux",),
+            out=tmp_path / f"j{jobs}",
+            jobs=jobs,
+            log=lines[jobs].append,
+            **ask,
+        )
+        ran_in = set(pids.read_text().split())
+        assert (str(os.getpid()) in ran_in) == (jobs == 1), ran_in
+    n = len(sv.settings(("linux",)))
+    assert len(answers[1].verdicts) == n and n >= 4
+    for jobs in (1, 2):
+        assert sorted(line.split(" ", 1)[0] for line in lines[jobs]) == sorted(
+            f"{i}/{n}" for i in range(1, n + 1)
+        )
+    strip = [
+        [(v.setting, v.survival, v.lower, v.upper, v.per_k) for v in a.verdicts]
+        for a in answers.values()
+    ]
+    assert strip[0] == strip[1]
+    files = {jobs: sorted((tmp_path / f"j{jobs}").iterdir()) for jobs in (1, 2)}
+    assert [f.name for f in files[1]] == [f.name for f in files[2]] and len(files[1]) == n
+    assert all(a.read_bytes() == b.read_bytes() for a, b in zip(files[1], files[2], strict=True))

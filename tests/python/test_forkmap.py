@@ -80,6 +80,39 @@ def test_the_first_error_is_raised_here_once_every_child_is_gone():
     assert fork_map([lambda: 7, lambda: 8], 2) == [7, 8]  # usable again
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_done_hears_of_each_call_here_as_it_returns(jobs):
+    """``done(i, result)`` runs in this process once per call: call 0 sleeps, so with
+    two children calls 1-3 come back before it; with one job, in order."""
+
+    def call(i: int) -> tuple[int, int]:
+        time.sleep(0.4 if i == 0 else 0.02)
+        return i, os.getpid()
+
+    heard: list[tuple[int, int, int]] = []
+    out = fork_map(
+        [lambda i=i: call(i) for i in range(4)],
+        jobs,
+        lambda i, res: heard.append((i, res[0], os.getpid())),
+    )
+    assert [i for i, _ in out] == [0, 1, 2, 3]
+    assert sorted(heard) == [(i, i, os.getpid()) for i in range(4)]
+    assert [i for i, _, _ in heard] == ([1, 2, 3, 0] if jobs == 2 else [0, 1, 2, 3])
+
+
+def test_done_is_not_told_of_a_failed_call_and_the_error_is_raised():
+    def call(i: int) -> int:
+        if i == 1:
+            raise ValueError("estimate 1 failed")
+        time.sleep(0.3 if i == 0 else 0.0)
+        return i
+
+    heard: list[int] = []
+    with pytest.raises(ValueError, match="estimate 1 failed"):
+        fork_map([lambda i=i: call(i) for i in range(3)], 2, lambda i, _: heard.append(i))
+    assert 1 not in heard and not children(os.getpid())
+
+
 PARENT = textwrap.dedent(
     """
     import os, sys, time

@@ -2,10 +2,12 @@
 the estimated survival and its interval each, and where the runs behind them are
 stored (docs/cli.md#vtlab-advise)."""
 
+import sys
 from typing import Annotated
 
 import typer
 
+from vtlab.cli.options import jobs_option, quiet_option
 from vtlab.errors import cli_errors, fail
 
 __all__ = ["advise_command", "register"]
@@ -23,6 +25,11 @@ def _fraction(text: str, field: str) -> float:
         return float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
     except ValueError:
         fail(f"{field}: '{text}' is not a number or a percentage")
+
+
+def _progress(line: str) -> None:
+    """A line on stderr (a terminal's) as each setting's estimate is done."""
+    typer.echo(f"estimated {line}", err=True)
 
 
 @cli_errors
@@ -51,6 +58,12 @@ def advise_command(
     out: Annotated[
         str, typer.Option("--out", "-o", help="Where the runs are stored.")
     ] = "out/advise",
+    jobs: Annotated[
+        int | None, jobs_option("Settings estimated at once (default: one per core).")
+    ] = None,
+    quiet: Annotated[
+        bool, quiet_option("No line on a terminal's stderr as each setting is estimated.")
+    ] = False,
 ) -> None:
     """Print the settings that keep a charging session's survival at or above --target."""
     from vtlab import survival
@@ -72,6 +85,8 @@ def advise_command(
         runs=runs,
         stacks=stacks,
         out=out,
+        jobs=jobs,
+        log=None if quiet or not sys.stderr.isatty() else _progress,
     )
     keeping = advice.keeping
     if not keeping:

@@ -240,10 +240,18 @@ def cells_markdown(frame: pd.DataFrame) -> str:
 
 
 def rare_frame(ctx: Context) -> pd.DataFrame:
-    """The rare-event table (:func:`rare.table`), computed once per context; its
-    conditional runs are stored in ``OUT/rare``."""
+    """The rare-event table (:func:`rare.table`), computed once per context (its
+    settings' estimates ``--jobs`` at once); its conditional runs are stored in
+    ``OUT/rare``."""
     if "rare" not in ctx.s:
-        ctx.s["rare"] = pd.DataFrame(rare.table(ctx.plan, Path(ctx.config.out) / "rare"))
+        log = ctx.config.log
+        rows = rare.table(
+            ctx.plan,
+            Path(ctx.config.out) / "rare",
+            ctx.config.jobs,
+            None if log is None else lambda line: log(f"rare-event estimate {line}"),
+        )
+        ctx.s["rare"] = pd.DataFrame(rows)
     return ctx.s["rare"]
 
 

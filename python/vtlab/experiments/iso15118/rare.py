@@ -14,11 +14,12 @@ down to one-in-a-million losses with the conditional estimator of
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from vtlab import survival as sv
-from vtlab.advice import estimate_setting
+from vtlab.advice import estimate_settings
 from vtlab.experiments.iso15118.plan import BURSTS, SURVIVAL_TARGET, Z95, Plan, vehicle_base
 
 #: Changes tried on one stack: (base setting, name, spec paths).
@@ -51,34 +52,45 @@ def study_settings() -> dict[str, dict[str, Any]]:
     return out
 
 
-def table(plan: Plan, out: Path | None) -> list[dict[str, Any]]:
-    """One row per setting and burst size (see the module's docstring)."""
+def table(
+    plan: Plan,
+    out: Path | None,
+    jobs: int | None = None,
+    log: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per setting and burst size (see the module's docstring); the settings'
+    estimates made up to ``jobs`` at once (:func:`vtlab.advice.estimate_settings`,
+    ``log`` a line as each is done)."""
     every = study_settings()
     names = list(every) if plan.rare_settings is None else list(plan.rare_settings)
+    stop = sv.enough_for_threshold(SURVIVAL_TARGET)
+    cells = [(burst, name) for burst in plan.rare_bursts for name in names]
+    base = vehicle_base(plan)
+    questions = [
+        (f"{name}, burst {b}", sv.apply(base, every[name]), BURSTS[b], plan.rare_runs, stop)
+        for b, name in cells
+    ]
     rows = []
-    for burst in plan.rare_bursts:
-        for name in names:
-            spec = sv.apply(vehicle_base(plan), every[name])
-            stop = sv.enough_for_threshold(SURVIVAL_TARGET)
-            est, where = estimate_setting(spec, BURSTS[burst], plan.rare_runs, stop, out)
-            row: dict[str, Any] = {
-                "setting": name,
-                "burst": burst,
-                "tolerable_loss": est.threshold(SURVIVAL_TARGET),
-                # Every simulated session survived: the bound is the runs' limit, the
-                # setting may tolerate more.
-                "limited_by_runs": all(p.survived == p.runs for p in est.per_k[1:]),
-            }
-            for loss in SHOWN_LOSSES:
-                point, lo, hi = est.at(loss)
-                row |= {f"survival@{loss:g}": point, f"lower@{loss:g}": lo, f"upper@{loss:g}": hi}
-            row |= {
-                "survived_per_k": " ".join(f"{p.survived}/{p.runs}" for p in est.per_k[1:]),
-                "runs": est.runs,
-                "overruns": sum(p.overruns for p in est.per_k),
-                "evidence": Path(where).name,
-            }
-            rows.append(row)
+    estimates = estimate_settings(questions, out, jobs, log)
+    for (burst, name), (est, where) in zip(cells, estimates, strict=True):
+        row: dict[str, Any] = {
+            "setting": name,
+            "burst": burst,
+            "tolerable_loss": est.threshold(SURVIVAL_TARGET),
+            # Every simulated session survived: the bound is the runs' limit, the
+            # setting may tolerate more.
+            "limited_by_runs": all(p.survived == p.runs for p in est.per_k[1:]),
+        }
+        for loss in SHOWN_LOSSES:
+            point, lo, hi = est.at(loss)
+            row |= {f"survival@{loss:g}": point, f"lower@{loss:g}": lo, f"upper@{loss:g}": hi}
+        row |= {
+            "survived_per_k": " ".join(f"{p.survived}/{p.runs}" for p in est.per_k[1:]),
+            "runs": est.runs,
+            "overruns": sum(p.overruns for p in est.per_k),
+            "evidence": Path(where).name,
+        }
+        rows.append(row)
     return rows
 
 
