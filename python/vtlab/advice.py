@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -204,22 +205,23 @@ def estimate_settings(
     log: Callable[[str], None] | None = None,
 ) -> list[tuple[sv.Estimate, str]]:
     """:func:`estimate_setting` for each question, in order, up to ``jobs`` at once
-    (``None``: one per core) in processes forked for them (:func:`vtlab.forkmap.
-    fork_map`: a setting's estimate is sessions run one after another, and the
-    settings are independent; each stores its own file in ``out``, so an interrupted
-    call keeps the estimates finished). ``log`` gets a line as each one is done."""
+    (``None``: one per core) in processes forked for them
+    (:func:`vtlab.forkmap.fork_map`): a setting's estimate is sessions run one after
+    another, and the settings are independent; each stores its own file in ``out``,
+    so an interrupted call keeps the estimates finished. ``log`` gets a line as each
+    one is done."""
     calls = [
         functools.partial(estimate_setting, spec, burst, runs, stop, out)
         for _, spec, burst, runs, stop in questions
     ]
+    finished = itertools.count(1)
 
     def done(i: int, result: tuple[sv.Estimate, str]) -> None:
-        count[0] += 1
+        n, est = next(finished), result[0]
         if log is not None:
-            name, est = questions[i][0], result[0]
-            log(f"{count[0]}/{len(calls)} {name}: {est.runs} sessions, k up to {est.k_max}")
+            name = questions[i][0]
+            log(f"{n}/{len(calls)} {name}: {est.runs} sessions, k up to {est.k_max}")
 
-    count = [0]
     return fork_map(calls, jobs or os.cpu_count() or 1, done)
 
 
