@@ -178,20 +178,38 @@ def estimate_setting(
     """The conditional estimate for one setting's spec, from ``out`` when stored."""
     key = _key(spec, burst, runs, seed)
     path = out / f"{key}.json" if out is not None else None
-    stored = None
-    if path is not None and path.exists():
-        data = json.loads(path.read_text())
-        stored = sv.Estimate(tuple(data["positions"]), burst, [sv.PerK(**p) for p in data["per_k"]])
-        if stop(stored) or stored.per_k[-1].survived == 0 or stored.k_max >= sv.MAX_BURSTS:
-            return stored, os.fspath(path)
+    stored = _stored(path, burst) if path is not None else None
+    finished = stored is not None and (
+        stop(stored) or stored.per_k[-1].survived == 0 or stored.k_max >= sv.MAX_BURSTS
+    )
+    if finished and stored is not None and path is not None:
+        return stored, os.fspath(path)
     est = sv.estimate(sv.session_runner(spec), burst, runs, stop, seed=seed, resume=stored)
     if path is None:
         return est, "not stored"
     path.parent.mkdir(parents=True, exist_ok=True)
     record = {"spec": spec, "burst": list(burst), "runs_per_k": runs, "seed": seed}
     record |= {"positions": list(est.positions), "per_k": [asdict(p) for p in est.per_k]}
-    path.write_text(json.dumps(record, indent=1, default=str))
+    # Whole or not at all: a child killed mid-write (Ctrl-C of estimate_settings)
+    # leaves a temporary file, never a cut one under the estimate's name.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(record, indent=1, default=str))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
     return est, os.fspath(path)
+
+
+def _stored(path: Path, burst: tuple[int, int]) -> sv.Estimate | None:
+    """The estimate stored in ``path``; ``None`` when there is none or it does not
+    parse (cut short by an earlier version's interrupted write): it is made again."""
+    try:
+        data = json.loads(path.read_text())
+        per_k = [sv.PerK(**p) for p in data["per_k"]]
+        return sv.Estimate(tuple(data["positions"]), burst, per_k) if per_k else None
+    except (FileNotFoundError, ValueError, KeyError, TypeError):
+        return None
 
 
 #: One setting's estimate to make: (name, spec, burst sizes, runs per k, stop rule).

@@ -247,3 +247,18 @@ def test_settings_estimated_side_by_side_are_those_estimated_one_by_one(tmp_path
     files = {jobs: sorted((tmp_path / f"j{jobs}").iterdir()) for jobs in (1, 2)}
     assert [f.name for f in files[1]] == [f.name for f in files[2]] and len(files[1]) == n
     assert all(a.read_bytes() == b.read_bytes() for a, b in zip(files[1], files[2], strict=True))
+
+
+def test_an_estimate_file_cut_short_is_made_again(tmp_path):
+    """A child killed mid-write once left a cut JSON file under the estimate's name,
+    and the next question failed on it; now the file is written whole or not at all,
+    and one that does not parse is estimated again (the same runs: the same file)."""
+    ask = {"loss": 3e-5, "burst": "1", "processing": "60ms", "duration": "60s", "runs": 10}
+    first = vtlab.advise("v2g", stacks=("linux",), out=tmp_path, jobs=1, **ask)
+    files = sorted(tmp_path.iterdir())
+    whole = files[0].read_bytes()
+    files[0].write_bytes(whole[: len(whole) // 2])
+    again = vtlab.advise("v2g", stacks=("linux",), out=tmp_path, jobs=1, **ask)
+    assert files[0].read_bytes() == whole
+    assert [v.lower for v in again.verdicts] == [v.lower for v in first.verdicts]
+    assert sorted(tmp_path.iterdir()) == files  # no temporary file left
