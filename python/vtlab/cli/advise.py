@@ -3,12 +3,15 @@ the estimated survival and its interval each, and where the runs behind them are
 stored (docs/cli.md#vtlab-advise)."""
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from vtlab.cli.options import jobs_option, quiet_option
 from vtlab.errors import cli_errors, fail
+
+if TYPE_CHECKING:  # the advice module is imported when the command runs
+    from vtlab.advice import Advice
 
 __all__ = ["advise_command", "register"]
 
@@ -88,6 +91,12 @@ def advise_command(
         jobs=jobs,
         log=None if quiet or not sys.stderr.isatty() else _progress,
     )
+    _print(advice, session, duration, goal)
+
+
+def _print(advice: "Advice", session: str, duration: str, goal: float) -> None:
+    """The settings that reach ``goal``, best first, and the runs behind each; none:
+    one line naming the best setting found, exit 2."""
     keeping = advice.keeping
     if not keeping:
         b = advice.best
