@@ -104,7 +104,10 @@ SeedsOpt = Annotated[
 QuietOpt = Annotated[bool, quiet_option("No progress bar or status lines.")]
 StudyJobsOpt = Annotated[
     int | None,
-    jobs_option("Parallel runs, and figures drawn at once (default: one per core)."),
+    jobs_option(
+        "Parallel runs, and figures (and rare-event estimates) made at once "
+        "(default: one per core)."
+    ),
 ]
 RealOpt = Annotated[
     bool,

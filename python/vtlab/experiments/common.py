@@ -98,7 +98,8 @@ class Config:
         runs: override of the number of runs per grid point (``None``: the
             experiment's own, e.g. the paper's 6).
         jobs: parallel runs, and figures drawn at once (in forked processes,
-            :mod:`vtlab.forkmap`) (``None``: one per core).
+            :mod:`vtlab.forkmap`), as are the ISO 15118 study's rare-event
+            estimates (``None``: one per core).
         scheduler: run on a Dask cluster: a connected ``distributed.Client`` or a
             scheduler address (``None``: threads of this process); see docs/cluster.md.
         task_runs: runs per cluster task (``None``: sized automatically).
