@@ -26,6 +26,7 @@ from vtlab.api import core_build
 from vtlab.errors import CliError as AdviceError
 from vtlab.errors import os_problem
 from vtlab.forkmap import fork_map
+from vtlab.storefiles import write_json_durably
 
 #: The session fields the options set, for errors.
 SESSION_OPTIONS = {
@@ -191,13 +192,8 @@ def estimate_setting(
     record = {"spec": spec, "burst": list(burst), "runs_per_k": runs, "seed": seed}
     record |= {"positions": list(est.positions), "per_k": [asdict(p) for p in est.per_k]}
     # Whole or not at all: a child killed mid-write (Ctrl-C of estimate_settings)
-    # leaves a temporary file, never a cut one under the estimate's name.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(record, indent=1, default=str))
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    # leaves no cut file under the estimate's name.
+    write_json_durably(path, record, indent=1, default=str)
     return est, os.fspath(path)
 
 

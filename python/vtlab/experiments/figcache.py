@@ -118,11 +118,11 @@ def draw_cached(
         # Imported once here rather than in each child at its first figure.
         import matplotlib.backends.backend_agg  # noqa: F401
         import matplotlib.backends.backend_svg  # noqa: F401
-    drawn = fork_map([draws[stem] for stem in stale], jobs)
+    drawn = dict(zip(stale, fork_map([draws[stem] for stem in stale], jobs), strict=True))
     files: list[Path] = []
     for stem, paths in fresh.items():
         if paths is None:
-            paths = drawn[stale.index(stem)]
+            paths = drawn[stem]
             if not paths:
                 continue
             cache.drawn(stem, paths)
