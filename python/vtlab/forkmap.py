@@ -18,16 +18,17 @@ before the exception leaves :func:`fork_map`), and are reaped before it returns.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import as_completed
 from typing import Any, TypeVar
 
 from vtlab import workers
 
-__all__ = ["fork_map"]
+__all__ = ["fork_map", "started"]
 
 T = TypeVar("T")
 
@@ -46,31 +47,56 @@ def fork_map(
     here as each call returns (in the order they return; it shows progress). An
     exception raised by a call is raised here (the first in the calls' order), once
     every child is gone."""
+    with started(calls, jobs, done) as results:
+        return results()
+
+
+@contextlib.contextmanager
+def started(
+    calls: Sequence[Callable[[], T]],
+    jobs: int,
+    done: Callable[[int, T], None] | None = None,
+) -> Iterator[Callable[[], list[T]]]:
+    """:func:`fork_map`'s calls started now, for this process to do other work while
+    the children make them: gives a function that waits for them and returns their
+    results (as :func:`fork_map`; ``done`` is called from it). Where they run here
+    (one job, one call, a fork not safe) they are made now, before the block. The
+    block leaving by an exception kills the children still running; leaving without
+    asking for the results waits for them. While the block runs, another
+    :func:`fork_map` makes its calls here, one by one (this process runs the pool's
+    thread then, so a fork is not safe)."""
     n = min(jobs, len(calls))
-    if n < 2 or _CALLS:
-        return _here(calls, done)
-    workers.close()  # the kept sweep workers' feeder thread would make a fork unsafe
-    if not workers.can_fork():
-        return _here(calls, done)
+    if n >= 2 and not _CALLS:
+        workers.close()  # the kept sweep workers' feeder thread would make a fork unsafe
+    if n < 2 or _CALLS or not workers.can_fork():
+        out = _here(calls, done)
+        yield lambda: out
+        return
     _CALLS[:] = calls
     try:
         pool, first = workers.forked(n, _child_init, functools.partial(_call, 0))
-        finished = False
+        finished = left = False
         try:
             futures = [first, *(pool.submit(_call, i) for i in range(1, len(calls)))]
-            if done is not None:
-                index = {f: i for i, f in enumerate(futures)}
-                for f in as_completed(futures):
-                    if f.exception() is not None:
-                        break  # raised below, after the calls before it
-                    done(index[f], f.result())
-            out = [f.result() for f in futures]
-            finished = True
-        finally:  # on any exception the children still drawing are killed
-            workers.end(pool, kill=not finished)
+
+            def results() -> list[T]:
+                nonlocal finished
+                if done is not None:
+                    index = {f: i for i, f in enumerate(futures)}
+                    for f in as_completed(futures):
+                        if f.exception() is not None:
+                            break  # raised below, after the calls before it
+                        done(index[f], f.result())
+                out = [f.result() for f in futures]
+                finished = True
+                return out
+
+            yield results
+            left = True
+        finally:  # on any exception the children still running are killed
+            workers.end(pool, kill=not (finished or left))
     finally:
         _CALLS.clear()
-    return out
 
 
 def _here(calls: Sequence[Callable[[], T]], done: Callable[[int, T], None] | None) -> list[T]:

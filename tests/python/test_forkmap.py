@@ -17,7 +17,7 @@ import pytest
 
 from procs import children, running
 from vtlab import workers
-from vtlab.forkmap import fork_map
+from vtlab.forkmap import fork_map, started
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="fork, PR_SET_PDEATHSIG and /proc are Linux's"
@@ -111,6 +111,73 @@ def test_done_is_not_told_of_a_failed_call_and_the_error_is_raised():
     with pytest.raises(ValueError, match="estimate 1 failed"):
         fork_map([lambda i=i: call(i) for i in range(3)], 2, lambda i, _: heard.append(i))
     assert 1 not in heard and not children(os.getpid())
+
+
+def _wait_for(path, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{path} never came")
+        time.sleep(0.01)
+
+
+def test_started_calls_run_in_children_while_the_block_runs(tmp_path):
+    """Each call waits for a file the block writes: made before the block (or in it
+    after its results were asked for), they would wait in vain and raise."""
+    go = tmp_path / "go"
+    calls = [lambda i=i: (_wait_for(go), i, os.getpid())[1:] for i in range(3)]
+    with started(calls, 2) as results:
+        go.write_text("")
+        out = results()
+    assert [i for i, _ in out] == [0, 1, 2]
+    assert os.getpid() not in {pid for _, pid in out} and not children(os.getpid())
+
+
+def test_started_with_one_job_makes_the_calls_here_before_the_block():
+    order: list[str] = []
+    calls = [lambda i=i: order.append(f"call {i}") or i for i in range(2)]
+    with started(calls, 1) as results:
+        order.append("block")
+        assert results() == [0, 1]
+    assert order == ["call 0", "call 1", "block"]
+
+
+def test_started_leaving_the_block_without_results_waits_for_the_calls(tmp_path):
+    def call(i: int) -> None:
+        time.sleep(0.2)
+        (tmp_path / f"done{i}").write_text("")
+
+    with started([lambda i=i: call(i) for i in range(2)], 2):
+        pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["done0", "done1"]
+    assert not children(os.getpid())
+
+
+def test_an_error_in_the_started_block_kills_the_children(tmp_path):
+    """The block fails while both children are in calls that would take ten
+    minutes: they are killed and reaped before the error leaves the block."""
+
+    def call(i: int) -> None:
+        (tmp_path / f"child{i}").write_text(str(os.getpid()))
+        time.sleep(600)
+
+    with (
+        pytest.raises(ValueError, match="claims could not be checked"),
+        started([lambda i=i: call(i) for i in range(2)], 2),
+    ):
+        for i in range(2):
+            _wait_for(tmp_path / f"child{i}")
+        raise ValueError("claims could not be checked")
+    pids = [int((tmp_path / f"child{i}").read_text()) for i in range(2)]
+    assert not any(running(p) for p in pids) and not children(os.getpid())
+
+
+def test_a_fork_map_inside_a_started_block_runs_here():
+    """The block's process runs the pool's thread: a fork there would not be safe."""
+    with started([lambda: time.sleep(0.2)] * 2, 2) as results:
+        assert fork_map([os.getpid] * 3, 2) == [os.getpid()] * 3
+        results()
+    assert fork_map([os.getpid] * 4, 2) != [os.getpid()] * 4  # forked again after it
 
 
 PARENT = textwrap.dedent(

@@ -11,17 +11,18 @@ whose files are there with those digests is not drawn again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from vtlab.api import core_build
-from vtlab.forkmap import fork_map
+from vtlab.forkmap import started
 
-__all__ = ["CACHE_FILE", "FigureCache", "inputs_key"]
+__all__ = ["CACHE_FILE", "FigureCache", "drawing", "inputs_key"]
 
 #: The record of the figures drawn, in the output folder.
 CACHE_FILE = ".figures.json"
@@ -105,26 +106,35 @@ class FigureCache:
         os.replace(tmp, self.path)
 
 
-def draw_cached(
+@contextlib.contextmanager
+def drawing(
     cache: FigureCache, draws: Mapping[str, Callable[[], list[Path] | None]], jobs: int = 1
-) -> list[Path]:
-    """The files of every figure of ``draws`` (stem: a function that draws and saves
-    it and returns its files, or ``None`` when there is nothing to draw), in order:
-    from the cache where fresh, else drawn, up to ``jobs`` at a time in forked
-    processes (:func:`vtlab.forkmap.fork_map`), and recorded in the cache."""
+) -> Iterator[Callable[[], list[Path]]]:
+    """Every figure of ``draws`` (stem: a function that draws and saves it and returns
+    its files, or ``None`` when there is nothing to draw) that is not fresh in the
+    cache, drawn up to ``jobs`` at a time in forked processes while the block runs
+    (:func:`vtlab.forkmap.started`; with one job, here before it): gives a function
+    that waits for them, records them in the cache and returns every figure's files
+    in order (the fresh ones from the cache)."""
     fresh = {stem: cache.fresh(stem) for stem in draws}
     stale = [stem for stem, paths in fresh.items() if paths is None]
     if len(stale) > 1 and jobs > 1:
         # Imported once here rather than in each child at its first figure.
         import matplotlib.backends.backend_agg  # noqa: F401
         import matplotlib.backends.backend_svg  # noqa: F401
-    drawn = dict(zip(stale, fork_map([draws[stem] for stem in stale], jobs), strict=True))
-    files: list[Path] = []
-    for stem, paths in fresh.items():
-        if paths is None:
-            paths = drawn[stem]
-            if not paths:
-                continue
-            cache.drawn(stem, paths)
-        files += paths
-    return files
+
+    with started([draws[stem] for stem in stale], jobs) as results:
+
+        def files() -> list[Path]:
+            drawn = dict(zip(stale, results(), strict=True))
+            out: list[Path] = []
+            for stem, paths in fresh.items():
+                if paths is None:
+                    paths = drawn[stem]
+                    if not paths:
+                        continue
+                    cache.drawn(stem, paths)
+                out += paths
+            return out
+
+        yield files

@@ -23,6 +23,7 @@ The sections every report shares are built here from what is the study's own
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -481,15 +482,23 @@ def run_grids(study: Study, config: Config) -> tuple[Any, dict[str, Any], Campai
     return plan, data, campaign
 
 
-def write_outputs(ctx: Context, out: Path) -> list[Path]:
-    """Every table and figure of the study."""
+def write_tables(ctx: Context, out: Path) -> list[Path]:
+    """Every table of the study."""
     files: list[Path] = []
     for t in ctx.study.tables:
         frame = t.build(ctx)
         md = t.markdown(ctx, frame) if t.markdown is not None else None
         files += common.write_table(frame, out, t.stem, md)
-    # A figure is drawn again only when its inputs changed (figcache): re-rendering
-    # a finished campaign then redraws nothing.
+    return files
+
+
+@contextlib.contextmanager
+def drawing_figures(ctx: Context, out: Path) -> Iterator[Callable[[], list[Path]]]:
+    """Every figure of the study, drawn while the block runs, ``--jobs`` at a time in
+    forked processes (with one job, here before it; :func:`figcache.drawing`): gives
+    a function that waits for them, records them in ``OUT/.figures.json`` and returns
+    their files. A figure is drawn again only when its inputs changed: re-rendering a
+    finished campaign then redraws nothing."""
     config = {"study": ctx.study.name, "quick": ctx.config.quick, "runs": ctx.runs}
     cache = figcache.FigureCache(
         out, figcache.inputs_key(Path(ctx.config.out), {**config, "profile": ctx.config.profile})
@@ -504,8 +513,27 @@ def write_outputs(ctx: Context, out: Path) -> list[Path]:
         return drawn
 
     draws = {f.stem: draw(f) for f in ctx.study.figures}
-    files += figcache.draw_cached(cache, draws, ctx.config.jobs or os.cpu_count() or 1)
-    cache.save()
+    with figcache.drawing(cache, draws, ctx.config.jobs or os.cpu_count() or 1) as drawn:
+
+        def files() -> list[Path]:
+            paths = drawn()
+            cache.save()
+            return paths
+
+        yield files
+
+
+def check(ctx: Context, out: Path) -> list[Path]:
+    """The paper's numbers compared and the study's claims checked (into ``ctx``),
+    and their tables."""
+    study = ctx.study
+    ctx.comparisons = study.compare(ctx)
+    ctx.findings = evaluate_claims(study.claims(ctx), ctx)
+    files: list[Path] = []
+    if study.has_paper:
+        files += common.write_table(common.comparison_frame(ctx.comparisons), out, "comparison")
+    if study.findings_table is not None:
+        files += common.write_table(study.findings_table(ctx.findings), out, "findings")
     return files
 
 
@@ -531,13 +559,13 @@ def run(study: Study, config: Config) -> Outcome:
         simulated=campaign.simulated,
         loaded=campaign.loaded,
     )
-    files = write_outputs(ctx, out)
-    ctx.comparisons = study.compare(ctx)
-    ctx.findings = evaluate_claims(study.claims(ctx), ctx)
-    if study.has_paper:
-        files += common.write_table(common.comparison_frame(ctx.comparisons), out, "comparison")
-    if study.findings_table is not None:
-        files += common.write_table(study.findings_table(ctx.findings), out, "findings")
+    files = write_tables(ctx, out)
+    # The figures are drawn while this process compares and checks the claims: each
+    # needs only the summaries, which neither changes.
+    with drawing_figures(ctx, out) as figures:
+        checked = check(ctx, out)
+        files += figures()
+    files += checked
     ctx.wall_s = time.perf_counter() - started
     (out / "report.md").write_text(render_report(ctx))
     files += [out / "report.md", out / common.CAMPAIGN_LOG]
