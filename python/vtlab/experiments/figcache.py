@@ -119,9 +119,11 @@ def drawing(
     fresh = {stem: cache.fresh(stem) for stem in draws}
     stale = [stem for stem, paths in fresh.items() if paths is None]
     if len(stale) > 1 and jobs > 1:
-        # Imported once here rather than in each child at its first figure.
+        # Imported once here rather than in each child at its first figure (the
+        # backends, and the figure with its axes: 0.25-0.35 s in each child).
         import matplotlib.backends.backend_agg  # noqa: F401
         import matplotlib.backends.backend_svg  # noqa: F401
+        import matplotlib.figure  # noqa: F401
 
     with started([draws[stem] for stem in stale], jobs) as results:
 
