@@ -9,11 +9,14 @@ side"); and for the rare-event estimates of several settings (:mod:`vtlab.advice
 ``vtlab advise``, the ISO 15118 study's rare-event table), each many sessions in
 turn. :func:`fork_map` calls them in ``jobs`` forked children, or here one by one
 where forking is not safe (another thread runs: the kept sweep workers' feeder is
-closed first, see :func:`vtlab.workers.close`) or would not help.
+closed first, see :func:`vtlab.workers.close`) or would not help. :func:`started`
+starts them and lets this process do other work meanwhile (a study checks its claims
+while its figures are drawn).
 
 Cleanup: the children die with this process (``PR_SET_PDEATHSIG``), ignore Ctrl-C
 (this process stops them: on any exception here every child is killed and reaped
-before the exception leaves :func:`fork_map`), and are reaped before it returns.
+before the exception leaves :func:`fork_map`, or :func:`started`'s block), and are
+reaped before it returns.
 """
 
 from __future__ import annotations
