@@ -114,8 +114,8 @@ def drawing(
     its files, or ``None`` when there is nothing to draw) that is not fresh in the
     cache, drawn up to ``jobs`` at a time in forked processes while the block runs
     (:func:`vtlab.forkmap.started`; with one job, here before it): gives a function
-    that waits for them, records them in the cache and returns every figure's files
-    in order (the fresh ones from the cache)."""
+    that waits for them, records them in the cache (saved) and returns every figure's
+    files in order (the fresh ones from the cache)."""
     fresh = {stem: cache.fresh(stem) for stem in draws}
     stale = [stem for stem, paths in fresh.items() if paths is None]
     if len(stale) > 1 and jobs > 1:
@@ -137,6 +137,7 @@ def drawing(
                         continue
                     cache.drawn(stem, paths)
                 out += paths
+            cache.save()
             return out
 
         yield files

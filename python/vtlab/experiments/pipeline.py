@@ -492,8 +492,9 @@ def write_tables(ctx: Context, out: Path) -> list[Path]:
     return files
 
 
-@contextlib.contextmanager
-def drawing_figures(ctx: Context, out: Path) -> Iterator[Callable[[], list[Path]]]:
+def drawing_figures(
+    ctx: Context, out: Path
+) -> contextlib.AbstractContextManager[Callable[[], list[Path]]]:
     """Every figure of the study, drawn while the block runs, ``--jobs`` at a time in
     forked processes (with one job, here before it; :func:`figcache.drawing`): gives
     a function that waits for them, records them in ``OUT/.figures.json`` and returns
@@ -513,14 +514,7 @@ def drawing_figures(ctx: Context, out: Path) -> Iterator[Callable[[], list[Path]
         return drawn
 
     draws = {f.stem: draw(f) for f in ctx.study.figures}
-    with figcache.drawing(cache, draws, ctx.config.jobs or os.cpu_count() or 1) as drawn:
-
-        def files() -> list[Path]:
-            paths = drawn()
-            cache.save()
-            return paths
-
-        yield files
+    return figcache.drawing(cache, draws, ctx.config.jobs or os.cpu_count() or 1)
 
 
 def check(ctx: Context, out: Path) -> list[Path]:

@@ -21,7 +21,6 @@ __all__ = [
     "VTLAB_CHILD",
     "ProcResult",
     "allow_children",
-    "core_dir",
     "kill_children",
     "num",
     "parse_flow_lines",
@@ -219,22 +218,17 @@ print(json.dumps({"meta": out["meta"], "flow": rows[0], "flows": rows, "call_wal
 """
 
 
-def core_dir() -> str:
-    """The directory of the compiled ``vtlab._core`` (argv[1] of :data:`VTLAB_CHILD`)."""
+def vtlab_child_command(spec_json: str, seed: int) -> list[str]:
+    """The command that runs one vtlab simulation in a lean child process."""
     from vtlab import _core
 
-    return str(Path(_core.__file__).resolve().parent)
-
-
-def vtlab_child_command(spec_json: str, seed: int, directory: str | None = None) -> list[str]:
-    """The command that runs one vtlab simulation in a lean child process."""
     return [
         sys.executable,
         "-S",  # no site: the child needs only the standard library and the core
         "-I",
         "-c",
         VTLAB_CHILD,
-        directory if directory is not None else core_dir(),
+        str(Path(_core.__file__).resolve().parent),  # the compiled core's directory
         spec_json,
         str(int(seed)),
     ]
