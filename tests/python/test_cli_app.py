@@ -51,8 +51,31 @@ def test_a_command_alone_has_the_whole_lines_help_and_errors(name: str) -> None:
     assert _outcome(whole, [name, "--no-such-option"])[0] == 2  # the check sees errors
 
 
+@pytest.mark.parametrize("columns", ["40", "80", "200"])
+@pytest.mark.parametrize("args", [[], ["--help"]])
+def test_the_listing_prints_the_whole_lines_help(args: list[str], columns: str) -> None:
+    # The help of `vtlab` and `vtlab --help` comes from LISTED's placeholders; it must
+    # be the whole command line's, word for word, at every width (click shortens each
+    # command's first paragraph to the width left of the names).
+    env = {"COLUMNS": columns}
+    got = RUNNER.invoke(cli_app.listing(), args, env=env)  # type: ignore[arg-type]
+    want = RUNNER.invoke(cli_app.app, args, env=env)  # type: ignore[arg-type]
+    assert (got.exit_code, got.stdout, got.stderr) == (want.exit_code, want.stdout, want.stderr)
+    shown = want.stdout + want.stderr  # no arguments: the help on stderr, and status 2
+    assert "lte-trace" in shown and "validate-lte" not in shown
+    assert want.exit_code == (2 if args == [] else 0)
+
+
+def test_the_listing_names_the_commands_the_whole_line_shows() -> None:
+    whole = get_command(cli_app.app)
+    shown = [n for n in whole.list_commands(None) if not whole.get_command(None, n).hidden]  # type: ignore[arg-type,union-attr]
+    assert [name for name, _ in cli_app.LISTED] == shown
+    assert list(_commands(cli_app.listing())) == shown
+
+
 def test_the_group_a_command_line_gets() -> None:
-    assert cli_app.command_line(["--help"]) is cli_app.app
+    assert set(_commands(cli_app.command_line(["--help"]))) == {n for n, _ in cli_app.LISTED}
+    assert cli_app.command_line(["--help", "run"]) is cli_app.app
     assert cli_app.command_line(["rn"]) is cli_app.app  # a typo: the whole line's hint
     validate = _commands(cli_app.command_line(["validate", "lte"]))["validate"]
     assert "lte" in validate.commands  # type: ignore[attr-defined]
@@ -96,8 +119,16 @@ def test_vtlab_run_imports_no_other_command() -> None:
         or m in ("vtlab.advice", "vtlab.emulation", "vtlab.cli.reproduce")
     ]
     assert others == []
-    # Control: the whole command line (its help) does import them.
-    assert "vtlab.cli.validate" in _modules_after("--help")
+    # Control: a command that needs them does import them.
+    assert "vtlab.cli.validate" in _modules_after("validate", "--help")
+
+
+def test_vtlab_help_imports_no_command() -> None:
+    mods = _modules_after("--help")
+    assert [m for m in mods if m.startswith("vtlab.cli.")] == [
+        "vtlab.cli.app",
+        "vtlab.cli.listings",
+    ]
 
 
 def test_the_packages_lazy_attributes() -> None:

@@ -5,8 +5,10 @@ A command line that names a command (``vtlab run ...``) gets a group of that
 command's group only (:data:`ALONE`): its module is the only one of the command line
 imported, which takes about 45 ms off every such call (``vtlab run v2g --bytes 1MB
 --json``: 114 → 69 ms; docs/cli.md, "Start-up"). Its help, options and errors are the
-whole command line's (a test compares them). ``app`` is the whole command line, built
-when first used (``vtlab --help``)."""
+whole command line's (a test compares them). ``vtlab`` and ``vtlab --help`` alone print
+the whole command line's help from :data:`LISTED` (:func:`listing`), importing no
+command. ``app`` is the whole command line, built when first used (a mistyped command,
+shell completion)."""
 
 import os
 import sys
@@ -215,6 +217,69 @@ GROUPS: tuple[tuple[tuple[str, ...], Callable[[typer.Typer], None]], ...] = (
     (("advise",), _advise),
 )
 
+#: What ``vtlab --help`` lists, in its order: each command it shows and the first
+#: paragraph of that command's help. ``vtlab --help`` alone is printed from these, so
+#: that it imports no command's module (about 100 ms of its start-up; docs/cli.md,
+#: "Start-up"); ``tests/python/test_cli_app.py`` checks it is the whole command line's
+#: help, word for word, at several terminal widths.
+LISTED: tuple[tuple[str, str], ...] = (
+    (
+        "run",
+        "Run a scenario RUNS times and report mean ± 95 % confidence interval per flow\n"
+        "(and per request/response session).",
+    ),
+    (
+        "sweep",
+        "Run a grid of scenario variations × seeds in parallel; report mean ± 95 % CI per point.",
+    ),
+    (
+        "bench",
+        "Time the engine on a scenario (default: NewReno, 100 MB, V2G, 5 % mean loss,\n"
+        "with the default FQ-CoDel queue discs, and also without queue discs).",
+    ),
+    ("expand", "Print the fully resolved scenario as JSON or TOML (all defaults, base units)."),
+    ("load", "Print or write one table of a sweep store, the axis values as columns."),
+    (
+        "lte-trace",
+        "Write the LTE channel model's capacity as a mahimahi trace (lte-cabin's\n"
+        "downlink or uplink, as the run with --seed sees it; docs/cellular.md).",
+    ),
+    ("presets", "List the scenario presets."),
+    ("version", "Print the vtlab version."),
+    (
+        "plot",
+        "Plot TCP state over time from a trace or events file, or a metric against a\n"
+        "sweep axis with 95 % confidence intervals.",
+    ),
+    (
+        "reproduce",
+        "Reproduce a paper's tables and figures, with a report comparing them to the\n"
+        "published numbers.",
+    ),
+    (
+        "study",
+        "Run one of vtlab's own studies (no paper: its findings are its own):\n"
+        "tables, figures and a report.",
+    ),
+    (
+        "emulate",
+        "Join two network namespaces through the scenario's path (every link, queue disc\n"
+        "and loss model of the first flow's path, per direction) in real time; run CMD in "
+        "the\nnear one, --far CMD in the far one. Needs root. Exit status: the near "
+        "command's.",
+    ),
+    (
+        "advise",
+        "Print the settings that keep a charging session's survival at or above --target.",
+    ),
+    (
+        "validate",
+        "Cross-validate vtlab against ns-3 and write OUT/report.md and OUT/agreement.csv "
+        "(needs the ns-3 wheel: the ns3 extra of vtlab, and g++).",
+    ),
+    ("cc", "Congestion controls."),
+)
+
 #: The registration that adds each top-level command.
 ALONE: dict[str, Callable[[typer.Typer], None]] = {
     name: register for names, register in GROUPS for name in names
@@ -234,6 +299,19 @@ def build(command: str | None = None) -> typer.Typer:
 _WHOLE: list[typer.Typer] = []
 
 
+def _listed_only() -> None:  # pragma: no cover - the listing's commands never run
+    raise AssertionError("a command of the listing ran")
+
+
+def listing() -> typer.Typer:
+    """The group ``vtlab --help`` alone is printed from: the ``vtlab`` group with each
+    command of :data:`LISTED` as a placeholder carrying its help, no module imported."""
+    group = new_group()
+    for name, text in LISTED:
+        group.command(name, help=text)(_listed_only)
+    return group
+
+
 def __getattr__(name: str) -> Any:
     if name == "app":  # the whole command line, built once, when first used
         if not _WHOLE:
@@ -244,12 +322,15 @@ def __getattr__(name: str) -> Any:
 
 def command_line(argv: Sequence[str]) -> typer.Typer:
     """The group that runs ``argv`` (the arguments after ``vtlab``): the named
-    command's group of commands alone, none for ``--version`` alone, else the whole
-    command line (for ``--help``, a mistyped command, and shell completion)."""
+    command's group of commands alone, none for ``--version`` alone, the listing for
+    ``--help`` alone or nothing, else the whole command line (a mistyped command,
+    ``--help`` with more, shell completion)."""
     if "_VTLAB_COMPLETE" in os.environ:
         return __getattr__("app")
     if list(argv) == ["--version"]:
         return new_group()
+    if list(argv) in ([], ["--help"]):
+        return listing()
     if argv and argv[0] in ALONE:
         return build(argv[0])
     return __getattr__("app")
