@@ -66,11 +66,14 @@ def test_the_listing_prints_the_whole_lines_help(args: list[str], columns: str) 
     assert want.exit_code == (2 if args == [] else 0)
 
 
-def test_the_listing_names_the_commands_the_whole_line_shows() -> None:
+def test_the_listing_is_each_shown_commands_first_paragraph() -> None:
+    # A command whose help changes fails here, naming it: update LISTED in
+    # vtlab/cli/app.py to the first paragraph of its new help.
     whole = get_command(cli_app.app)
-    shown = [n for n in whole.list_commands(None) if not whole.get_command(None, n).hidden]  # type: ignore[arg-type,union-attr]
-    assert [name for name, _ in cli_app.LISTED] == shown
-    assert list(_commands(cli_app.listing())) == shown
+    commands = [whole.get_command(None, n) for n in whole.list_commands(None)]  # type: ignore[arg-type,attr-defined]
+    shown = [(c.name, (c.help or "").split("\n\n")[0]) for c in commands if not c.hidden]
+    assert list(cli_app.LISTED) == shown
+    assert list(_commands(cli_app.listing())) == [name for name, _ in shown]
 
 
 def test_the_group_a_command_line_gets() -> None:

@@ -287,3 +287,28 @@ def test_report_prints_the_paper_values_from_the_file(quick):
     # Every claim has a verdict, and verdicts are the pipeline's words.
     assert findings["verdict"].notna().all()
     assert "> 70 %" in findings["claim"].iloc[0]
+
+
+def test_the_first_row_with_given_labels():
+    from vtlab.experiments.martignon.analysis import _one, _row
+
+    # Labels as the summaries hold them: a string column (Arrow-backed, as read from
+    # the store, with a missing value), an int column and a float column whose values
+    # come from arithmetic (0.1 + 0.2 is 0.30000000000000004: within 1e-12 of 0.3).
+    frame = pd.DataFrame(
+        {
+            "variant": pd.array(["newreno", None, "lp", "lp"], dtype="string[pyarrow]"),
+            "iw": [2, 10, 2, 2],
+            "per": [0.1 + 0.2, 0.3, 0.3, 0.01],
+            "goodput_mbps": [1.5, 2.5, 3.5, 4.5],
+        }
+    )
+    # lp with iw 2 is rows 2 and 3; per 0.3 picks row 2 (row 0 is newreno).
+    assert _one(frame, variant="lp", iw=2, per=0.3) == 3.5
+    row = _row(frame, variant="lp", iw=2)  # the first of rows 2 and 3
+    assert row is not None and row.name == 2 and row["goodput_mbps"] == 3.5
+    assert _one(frame, per=0.3) == 1.5  # row 0: 0.30000000000000004 counts as 0.3
+    assert np.isnan(_one(frame, per=0.3 + 1e-9))  # farther than 1e-12 from every row
+    assert np.isnan(_one(frame, variant="lp", per=0.1))  # no such row
+    assert _row(frame, variant="ideal") is None
+    assert _one(frame, "iw", variant="lp", per=0.01) == 2.0
