@@ -367,3 +367,29 @@ def test_agreement_lookup_over_the_real_validation_folder():
     ref = ns3_reference()
     assert ref is not None
     assert ref[("NewReno", 0.05, "ts-on")] == float(row["ns3_goodput_mbps"])
+
+
+def test_park2019_lookups_by_label():
+    from vtlab.experiments.park2019.analysis import _lookup, _mean
+    from vtlab.experiments.park2019.findings import first_vehicle
+
+    # A summary as the store gives it: Arrow strings, losses from arithmetic
+    # (0.01 * 5 is 0.05000000000000000277: np.isclose to 0.05).
+    summary = pd.DataFrame(
+        {
+            "variant": pd.array(["NewReno", "Cubic", "Cubic"], dtype="string[pyarrow]"),
+            "loss": [0.05, 0.01 * 5, 0.01],
+            "mean": [1.0, 2.0, 3.0],
+        }
+    )
+    assert _mean(summary, variant="Cubic", loss=0.05) == 2.0  # row 1, not row 0's variant
+    row = _lookup(summary, variant="Cubic")  # rows 1 and 2: the first
+    assert row is not None and row.name == 1
+    assert _lookup(summary, variant="Cubic", loss=0.02) is None
+    assert math.isnan(_mean(summary, variant="Vegas"))
+    # The first vehicle: ev1 where a trace has it, else the flow that comes first.
+    traces = pd.DataFrame(
+        {"flow": pd.array(["ev3", "ev1", "ev3", "ev1"], dtype="string[pyarrow]"), "t": [0, 1, 2, 3]}
+    )
+    assert list(first_vehicle(traces)["t"]) == [1, 3]
+    assert list(first_vehicle(traces[traces["flow"] != "ev1"])["t"]) == [0, 2]

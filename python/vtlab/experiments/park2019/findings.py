@@ -249,7 +249,7 @@ def goodput_claims(ctx: Context) -> list[Claim]:
 
 
 def first_vehicle(traces: pd.DataFrame) -> pd.DataFrame:
-    flows = list(dict.fromkeys(traces["flow"]))
+    flows = list(traces["flow"].unique())  # in order of first appearance
     first = "ev1" if "ev1" in flows else flows[0]
     return traces[traces["flow"] == first]
 
