@@ -24,6 +24,7 @@ __all__ = [
     "LOCK_BUDGET",
     "MAX_CHUNK",
     "MAX_CHUNK_RUNS",
+    "PROBE_CHUNK",
     "THREADS_FIRST",
     "LockShare",
     "Pace",
@@ -43,8 +44,9 @@ CHUNK_ROWS = 60_000
 
 
 class Pace:
-    """How many runs the next task may hold: :data:`MAX_CHUNK` until runs have come
-    back, then as many as take about :data:`CHUNK_SECONDS` of a worker's time and
+    """How many runs the next task may hold: ``first`` (:data:`MAX_CHUNK`, or
+    :data:`PROBE_CHUNK` for the threads of a sweep that starts in them) until runs have
+    come back, then as many as take about :data:`CHUNK_SECONDS` of a worker's time and
     give :data:`CHUNK_ROWS` rows, between :data:`MAX_CHUNK` and
     :data:`MAX_CHUNK_RUNS`. Each task costs this process and a worker a fixed time
     (a round trip, its tables built, concatenated and stored: about a millisecond
@@ -54,8 +56,13 @@ class Pace:
     ``workers`` x the seconds since the start / the runs back, an overestimate until
     every worker has returned a task (so tasks grow only then)."""
 
-    def __init__(self, workers: int, clock: Callable[[], float] = time.monotonic) -> None:
-        self.workers, self.clock = workers, clock
+    def __init__(
+        self,
+        workers: int,
+        clock: Callable[[], float] = time.monotonic,
+        first: int = MAX_CHUNK,
+    ) -> None:
+        self.workers, self.clock, self.first = workers, clock, first
         self.started = clock()
         self.runs = self.rows = 0
 
@@ -70,7 +77,7 @@ class Pace:
 
     def __call__(self) -> int:
         if not self.runs:
-            return MAX_CHUNK
+            return self.first
         elapsed = max(self.clock() - self.started, 1e-6)
         by_time = CHUNK_SECONDS * self.runs / (self.workers * elapsed)
         by_rows = CHUNK_ROWS * self.runs / max(self.rows, 1)
@@ -126,6 +133,12 @@ THREADS_FIRST = 2
 #: for ISO 15118 sessions (docs/cluster.md). At 0.25, 2 MB sweeps whose first task
 #: measured 0.24 stayed in threads.
 LOCK_BUDGET = 0.2
+#: Runs in each thread's first task (of a sweep that starts in threads): the lock
+#: share is measured on it, and where the runs need the lock they run that long at
+#: the threads' slow pace before the rest go to workers. With tasks of MAX_CHUNK, the
+#: first 128 runs of 1 200 ISO 15118 sessions took 0.37 s in two threads, about what
+#: the workers then took for 500 (docs/cluster.md, thirteenth pass).
+PROBE_CHUNK = 16
 #: Least time (seconds of each worker's, at the threads' pace) the runs left must
 #: hold for the sweep to fork workers for them: forking two and their first tasks
 #: cost 15-25 ms (docs/cluster.md).

@@ -44,7 +44,7 @@ from vtlab.progress import run_progress
 from vtlab.runstore import MESSAGE_COUNT_COLUMNS as MESSAGE_COUNT_COLUMNS  # a sweep's API
 from vtlab.runstore import MESSAGE_FORMS, StoreError
 from vtlab.scenario import Scenario, ScenarioLike, set_path
-from vtlab.schedule import LockShare, Pace, chunks
+from vtlab.schedule import MAX_CHUNK, PROBE_CHUNK, LockShare, Pace, chunks
 from vtlab.stats import SUMMARY_COLUMNS
 from vtlab.store import Store, StoredRows, StoreWriter
 from vtlab.sweeprows import (
@@ -734,7 +734,7 @@ def _execute_chunks(
     back: the running ones finish and are kept, and the points not run are returned
     (else there are none)."""
     advance, gather, writer = sinks
-    pace = Pace(workers)
+    pace = Pace(workers, first=PROBE_CHUNK if until is not None else MAX_CHUNK)
     tasks = iter(chunks(todo, workers, pace))
     pending: dict[Future[tuple[Result | StoredRows | None, int, bool]], Sequence[Point]] = {}
     left = len(todo)

@@ -116,6 +116,29 @@ def test_runs_that_need_the_lock_go_on_in_worker_processes(tmp_path: Path, monke
     assert _processes(ran_in) & pids, "the rest in the workers"
 
 
+def test_the_threads_first_tasks_are_small(tmp_path: Path, monkeypatch, no_workers):
+    """200 runs of 5 ms, all outside the engine. By hand: each thread's first task
+    holds PROBE_CHUNK = 16 runs (the floor, 200 // 64 = 3, is below it); the first
+    back measures a share of about 1 (two threads need twice the lock), and the 184
+    runs left hold about 184 x 5 ms / 2 = 0.46 s of each worker's time, more than
+    FORK_WORTH_S: the other thread's task finishes and the rest go to workers. So 32
+    runs ran in this process (with first tasks of at most MAX_CHUNK, factored as
+    chunk_size cuts them: 200 // 4 = 50, then 150 // 4 = 37, 87 ran here)."""
+    here: list[int] = []
+    slow = _slow_run(tmp_path, 0.0, 0.005)
+    main_pid = os.getpid()
+
+    def counted(*args, **kwargs):
+        if os.getpid() == main_pid:  # a forked worker appends to its own copy
+            here.append(1)
+        return slow(*args, **kwargs)
+
+    monkeypatch.setattr(_core, "run", counted)
+    Sweep(BASE, AXES, seeds=range(1, 101)).run(tmp_path / "store", progress=False, jobs=2)
+    assert workers._POOL, "the runs left went to workers"
+    assert len(here) == 2 * schedule.PROBE_CHUNK == 32
+
+
 def test_a_sweep_with_live_workers_runs_in_them(tmp_path: Path, monkeypatch, no_workers):
     """Workers kept from an earlier sweep take a later sweep's runs from its start."""
     monkeypatch.setattr(schedule, "THREADS_FIRST", 0)
