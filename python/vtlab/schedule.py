@@ -26,6 +26,7 @@ __all__ = [
     "MAX_CHUNK_RUNS",
     "PROBE_CHUNK",
     "THREADS_FIRST",
+    "VERDICT_S",
     "LockShare",
     "Pace",
     "chunk_size",
@@ -139,6 +140,13 @@ LOCK_BUDGET = 0.2
 #: first 128 runs of 1 200 ISO 15118 sessions took 0.37 s in two threads, about what
 #: the workers then took for 500 (docs/cluster.md, thirteenth pass).
 PROBE_CHUNK = 16
+#: Seconds of the threads' tasks (summed) a share needs behind it to send the runs
+#: left to workers when it is within twice LOCK_BUDGET; a clearer share decides at
+#: the first task back. A first task's one-time costs (its first conversions, 5-10 ms)
+#: weigh more in a short task: on first tasks of 16 runs of 10 MB two threads needed
+#: up to 0.25 of the lock (0.11-0.15 on tasks of 64) and went to workers; half a
+#: second is about what two first tasks of 2 MB runs held when those decided alone.
+VERDICT_S = 0.5
 #: Least time (seconds of each worker's, at the threads' pace) the runs left must
 #: hold for the sweep to fork workers for them: forking two and their first tasks
 #: cost 15-25 ms (docs/cluster.md).
@@ -168,20 +176,26 @@ class LockShare:
         """The share of the tasks' time outside the engine (0 to 1; 1 before any)."""
         return self._sums()[1]
 
-    def _sums(self) -> tuple[int, float, float]:
-        """Runs, the share (as :meth:`share`) and seconds a run, read at once."""
+    def _sums(self) -> tuple[int, float, float, float]:
+        """Runs, the share (as :meth:`share`), seconds a run and the tasks' seconds,
+        read at once."""
         with self._lock:
             runs, task_s, engine_s = self.runs, self.task_s, self.engine_s
         if task_s <= 0:
-            return runs, 1.0, 0.0
-        return runs, min(1.0, max(0.0, 1.0 - engine_s / task_s)), task_s / max(runs, 1)
+            return runs, 1.0, 0.0, 0.0
+        share = min(1.0, max(0.0, 1.0 - engine_s / task_s))
+        return runs, share, task_s / max(runs, 1), task_s
 
     def bound(self, left: int) -> bool:
         """Whether the ``left`` runs not yet back should go to worker processes: the
-        threads together need more than :data:`LOCK_BUDGET` of the lock, and those
-        runs hold more than :data:`FORK_WORTH_S` of each worker's time at the pace
-        of the threads' runs so far."""
-        runs, share, per_run = self._sums()
-        if not runs:
+        threads together need more than :data:`LOCK_BUDGET` of the lock (within twice
+        that, only once their tasks add up to :data:`VERDICT_S`), and those runs hold
+        more than :data:`FORK_WORTH_S` of each worker's time at the pace of the
+        threads' runs so far."""
+        runs, share, per_run, task_s = self._sums()
+        need = self.workers * share
+        if not runs or need <= LOCK_BUDGET:
             return False
-        return self.workers * share > LOCK_BUDGET and left * per_run / self.workers > FORK_WORTH_S
+        if need <= 2 * LOCK_BUDGET and task_s < VERDICT_S:
+            return False  # not clear yet: the next tasks measure more
+        return left * per_run / self.workers > FORK_WORTH_S

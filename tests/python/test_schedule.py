@@ -38,6 +38,28 @@ def test_the_lock_share_is_the_tasks_time_outside_the_engine():
     assert meter.bound(3)
 
 
+def test_a_share_near_the_budget_waits_for_more_time_measured():
+    # By hand, two threads (budget 0.2, so a need within 0.2-0.4 is not clear):
+    # 32 runs in 0.32 s, 0.28 s of it in the engine: a share of 0.125, a need of
+    # 0.25, but only 0.32 s measured (VERDICT_S = 0.5): not yet.
+    meter = LockShare(2)
+    meter.add(32, 0.32, 0.28)
+    assert meter.share() == pytest.approx(0.125) and not meter.bound(1000)
+    # 128 more in 1.28 s, 1.20 s in the engine: (1.6 - 1.48) / 1.6 = 0.075, a need
+    # of 0.15: within the budget, threads.
+    meter.add(128, 1.28, 1.20)
+    assert meter.share() == pytest.approx(0.075) and not meter.bound(1000)
+    # A need of 0.3 with 0.64 s measured (64 runs, 0.544 s in the engine) decides.
+    near = LockShare(2)
+    near.add(64, 0.64, 0.544)
+    assert near.share() == pytest.approx(0.15) and near.bound(1000)
+    # A clear need (ISO 15118 sessions: 36 runs in 0.1 s, 2 ms in the engine, a need
+    # of 1.96) decides at once: 1 164 runs left at 2.8 ms hold 1.6 s of each worker.
+    clear = LockShare(2)
+    clear.add(36, 0.1, 0.002)
+    assert clear.bound(1164)
+
+
 def _slow_run(ran_in: Path, engine_share: float, sleep_s: float):
     """The real run, after ``sleep_s`` without the interpreter lock (as the engine
     spends it), of which ``engine_share`` is reported as the engine's; each process
