@@ -138,7 +138,7 @@ LOCK_BUDGET = 0.2
 #: share is measured on it, and where the runs need the lock they run that long at
 #: the threads' slow pace before the rest go to workers. With tasks of MAX_CHUNK, the
 #: first 128 runs of 1 200 ISO 15118 sessions took 0.37 s in two threads, about what
-#: the workers then took for 500 (docs/cluster.md, thirteenth pass).
+#: the two workers then took for 450 (docs/cluster.md, thirteenth pass).
 PROBE_CHUNK = 16
 #: Seconds of the threads' tasks (summed) a share needs behind it to send the runs
 #: left to workers when it is within twice LOCK_BUDGET; a clearer share decides at
