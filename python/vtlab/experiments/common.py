@@ -63,6 +63,7 @@ __all__ = [
     "fmt",
     "fmt_ci",
     "fmt_rel",
+    "label_mask",
     "md_table",
     "plot_bars",
     "plot_lines",
@@ -335,6 +336,28 @@ def record_session(out: Path, key: Mapping[str, Any], wall_s: float, simulated: 
 
 
 # -- statistics ------------------------------------------------------------------------
+
+
+def label_mask(
+    frame: pd.DataFrame,
+    labels: Mapping[str, Any],
+    close: Callable[[np.ndarray, float], np.ndarray] | None = None,
+) -> np.ndarray:
+    """Which rows of ``frame`` have every label: a list or tuple value is any of its
+    items, a float compared by ``close`` (the column's values, the label) where
+    given, anything else equal (a missing value never is). One mask over the
+    columns' arrays, for the studies' lookups by label (hundreds a study: a frame
+    filtered per label copied every column each time)."""
+    mask = np.ones(len(frame), dtype=bool)
+    for k, v in labels.items():
+        col = frame[k]
+        if isinstance(v, list | tuple):
+            mask &= col.isin(list(v)).to_numpy(dtype=bool)
+        elif close is not None and isinstance(v, float):
+            mask &= close(col.to_numpy(dtype=float), v)
+        else:
+            mask &= (col == v).to_numpy(dtype=bool, na_value=False)
+    return mask
 
 
 def summarize_runs(

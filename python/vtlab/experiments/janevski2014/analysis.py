@@ -97,14 +97,9 @@ def mean_ci(runs: pd.DataFrame, by: Sequence[str], metric: str = "goodput_kbps")
 
 def select(frame: pd.DataFrame, **labels: Any) -> pd.DataFrame:
     """Rows whose columns equal ``labels`` (a list or tuple value: any of them), in
-    their order. One mask for every label, and the rows taken once (a frame per label
-    copied every column each time: the summaries, claims and report ask about a
-    thousand times)."""
-    mask = np.ones(len(frame), dtype=bool)
-    for k, v in labels.items():
-        col = frame[k]
-        mask &= (col.isin(list(v)) if isinstance(v, list | tuple) else col == v).to_numpy()
-    return frame[mask]
+    their order, taken once (:func:`common.label_mask`; the summaries, claims and
+    report ask about a thousand times)."""
+    return frame[common.label_mask(frame, labels)]
 
 
 def need(frame: pd.DataFrame, **labels: Any) -> pd.Series:

@@ -331,16 +331,9 @@ def friendliness_summary(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame
 
 def _first(frame: pd.DataFrame, labels: Mapping[str, Any]) -> int | None:
     """The position of the first row of ``frame`` with every label (a float within
-    1e-12), or None. One mask over the columns' arrays: the summaries, claims and
-    report ask about 300 times, and filtering a frame per label copied every column
-    each time."""
-    mask = np.ones(len(frame), dtype=bool)
-    for k, v in labels.items():
-        if isinstance(v, float):
-            mask &= np.abs(frame[k].to_numpy(dtype=float) - v) < 1e-12
-        else:
-            mask &= (frame[k] == v).to_numpy(dtype=bool, na_value=False)
-    hits = np.flatnonzero(mask)
+    1e-12), or None (:func:`common.label_mask`; the report and claims ask about 300
+    times)."""
+    hits = np.flatnonzero(common.label_mask(frame, labels, lambda col, v: np.abs(col - v) < 1e-12))
     return int(hits[0]) if len(hits) else None
 
 

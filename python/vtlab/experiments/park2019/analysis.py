@@ -57,16 +57,9 @@ def summarize_all(data: Mapping[str, Result], plan: Plan) -> dict[str, Any]:
 
 
 def _lookup(summary: pd.DataFrame, **labels: Any) -> pd.Series | None:
-    """The first row with every label (a float by ``np.isclose``), or None: one mask
-    over the columns' arrays, and only that row taken (the claims ask about 650
-    times)."""
-    mask = np.ones(len(summary), dtype=bool)
-    for col, value in labels.items():
-        if isinstance(value, float):
-            mask &= np.isclose(summary[col].to_numpy(dtype=float), value)
-        else:
-            mask &= (summary[col] == value).to_numpy(dtype=bool, na_value=False)
-    hits = np.flatnonzero(mask)
+    """The first row with every label (a float by ``np.isclose``), or None, only that
+    row taken (:func:`common.label_mask`; the claims ask about 650 times)."""
+    hits = np.flatnonzero(common.label_mask(summary, labels, np.isclose))
     return summary.iloc[int(hits[0])] if len(hits) else None
 
 
