@@ -163,13 +163,14 @@ def close(kill: bool = False) -> None:
 
 
 def end(p: Any, kill: bool) -> None:
-    """End the pool ``p``: its idle processes exit; with ``kill`` the running ones are
-    killed too rather than waited for. Every one is reaped before this returns."""
+    """End the pool ``p``: without ``kill`` every call submitted is made (those still
+    queued too) and waited for; with ``kill`` the queued ones are cancelled and the
+    running ones killed. Every process is reaped before this returns."""
     if kill:
         for pid in pids(p):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-    p.shutdown(wait=True, cancel_futures=True)
+    p.shutdown(wait=True, cancel_futures=kill)
 
 
 atexit.register(close)
