@@ -10,18 +10,37 @@ Python API and the ``vtlab`` command line.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from vtlab import _core
 from vtlab._core import ScenarioError
-from vtlab.api import Result, run, run_many
-from vtlab.results import load
-from vtlab.scenario import Scenario
-from vtlab.stats import jain_index, summarize
+
+if TYPE_CHECKING:
+    from vtlab.advice import advise
+    from vtlab.api import Result, run, run_many
+    from vtlab.emulation import Emulation, emulate
+    from vtlab.results import load
+    from vtlab.scenario import Scenario
+    from vtlab.stats import jain_index, summarize
 
 __version__: str = _core.version()
 
-#: Attributes imported when first used: a command line that needs neither (``vtlab
-#: run``) does not pay for their modules' imports (docs/cli.md, "Start-up").
-_LAZY = {"advise": "vtlab.advice", "Emulation": "vtlab.emulation", "emulate": "vtlab.emulation"}
+#: Attributes imported when first used: a command line that needs none of a module's
+#: (``vtlab --help`` needs none at all, ``vtlab run`` not ``advise``) does not pay for
+#: its import (docs/cli.md, "Start-up").
+_LAZY = {
+    "Result": "vtlab.api",
+    "run": "vtlab.api",
+    "run_many": "vtlab.api",
+    "load": "vtlab.results",
+    "Scenario": "vtlab.scenario",
+    "jain_index": "vtlab.stats",
+    "summarize": "vtlab.stats",
+    "advise": "vtlab.advice",
+    "Emulation": "vtlab.emulation",
+    "emulate": "vtlab.emulation",
+}
+del TYPE_CHECKING
 
 
 def __getattr__(name: str) -> object:
