@@ -81,12 +81,17 @@ def test_the_first_error_is_raised_here_once_every_child_is_gone():
 
 
 @pytest.mark.parametrize("jobs", [1, 2])
-def test_done_hears_of_each_call_here_as_it_returns(jobs):
-    """``done(i, result)`` runs in this process once per call: call 0 sleeps, so with
-    two children calls 1-3 come back before it; with one job, in order."""
+def test_done_hears_of_each_call_here_as_it_returns(jobs, tmp_path):
+    """``done(i, result)`` runs in this process once per call: with two children,
+    call 0 returns only after call 3 has (its file, then 0.2 s for its result to come
+    back), so calls 1-3 come back before it; with one job, in order."""
 
     def call(i: int) -> tuple[int, int]:
-        time.sleep(0.4 if i == 0 else 0.02)
+        if i == 0 and jobs == 2:
+            _wait_for(tmp_path / "3")
+            time.sleep(0.2)
+        elif i:
+            (tmp_path / str(i)).write_text("")
         return i, os.getpid()
 
     heard: list[tuple[int, int, int]] = []

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from vtlab import _core, schedule, workers
+from vtlab import sweep as sweep_module
 from vtlab.schedule import LockShare
 from vtlab.sweep import Axis, Sweep
 
@@ -60,16 +61,39 @@ def test_a_share_near_the_budget_waits_for_more_time_measured():
     assert clear.bound(1164)
 
 
-def _slow_run(ran_in: Path, engine_share: float, sleep_s: float):
+class RunClock:
+    """The clock the sweep times its threads' tasks with (``vtlab.sweep.time``), made
+    of the runs' own times: each thread's reads only what its runs added. What the
+    threads' share of the lock is then follows from the runs alone, not from how busy
+    the machine is (on a loaded one the real clock also counted the waits for the
+    lock and for a core, and sent these runs to workers)."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def advance(self, seconds: float) -> None:
+        self._local.t = self.perf_counter() + seconds
+
+    def perf_counter(self) -> float:
+        return getattr(self._local, "t", 0.0)
+
+    def __getattr__(self, name: str):
+        return getattr(time, name)
+
+
+def _slow_run(ran_in: Path, engine_share: float, sleep_s: float, clock: RunClock | None = None):
     """The real run, after ``sleep_s`` without the interpreter lock (as the engine
-    spends it), of which ``engine_share`` is reported as the engine's; each process
-    that runs one leaves its pid in ``ran_in``, each thread its name."""
+    spends it), of which ``engine_share`` is reported as the engine's; the sleep and
+    the engine's time go on ``clock``, if given. Each process that runs one leaves its pid in
+    ``ran_in``, each thread its name."""
     real_run = _core.run
 
     def run(*args, **kwargs):
         (ran_in / f"{os.getpid()}-{threading.current_thread().name}").touch()
         time.sleep(sleep_s)
         raw = real_run(*args, **kwargs)
+        if clock is not None:
+            clock.advance(sleep_s + raw["meta"]["wall_s"])
         raw["meta"]["wall_s"] = raw["meta"]["wall_s"] + engine_share * sleep_s
         return raw
 
@@ -96,15 +120,17 @@ def _swept(
     progress: bool = False,
 ) -> tuple[Path, set[int]]:
     """A sweep of ``seeds`` seeds x 2 losses with two jobs into a store, its runs as
-    :func:`_slow_run` makes them; checks that its rows, and those reloaded from the
-    store, are those of one job (every run once). The runs' marks, and the live
-    workers' pids."""
+    :func:`_slow_run` makes them, timed by their own times (:class:`RunClock`);
+    checks that its rows, and those reloaded from the store, are those of one job
+    (every run once). The runs' marks, and the live workers' pids."""
     sweep = Sweep(BASE, AXES, seeds=range(1, seeds + 1))
     reference = sweep.run(progress=False, jobs=1)
     ran_in = tmp_path / "ran"
     ran_in.mkdir()
     with monkeypatch.context() as m:
-        m.setattr(_core, "run", _slow_run(ran_in, engine_share, sleep_s))
+        clock = RunClock()
+        m.setattr(sweep_module, "time", clock)
+        m.setattr(_core, "run", _slow_run(ran_in, engine_share, sleep_s, clock))
         res = sweep.run(tmp_path / "store", progress=progress, jobs=2)
     pids = set(workers.pids(workers._POOL[0][0])) if workers._POOL else set()
     for name in ("flows", "links"):

@@ -49,10 +49,16 @@ def ratio_ci_text(row: Mapping[str, Any]) -> str:
     return f"{lo:.3f}–{hi:.3f}"
 
 
+#: The modules ``python -m`` runs as the ``vtlab`` program.
+PROGRAM_MODULES = ("vtlab.__main__", "vtlab.cli.__main__")
+
+
 def typed_command() -> str:
-    """The command line as typed, when this process is the ``vtlab`` program."""
-    prog = Path(sys.argv[0]).name
-    if prog in ("vtlab", "__main__.py", "cli.py"):
+    """The command line as typed, when this process is the ``vtlab`` program (the
+    ``vtlab`` script, or ``python -m vtlab``; not another program's ``__main__.py``,
+    such as ``python -m pytest``'s), else ``""``."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if Path(sys.argv[0]).name == "vtlab" or getattr(spec, "name", None) in PROGRAM_MODULES:
         return shlex.join(["vtlab", *sys.argv[1:]])
     return ""
 
