@@ -2,7 +2,6 @@
 ranges, source); ``cc table`` measures the goodput of every one on the V2G cable."""
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,6 +22,7 @@ from vtlab.cli.options import (
 )
 from vtlab.errors import CliError, cli_errors
 from vtlab.outputs import Output, check_output_dir, check_outputs, writing
+from vtlab.validation.report import typed_command
 
 __all__ = ["cc_app", "cc_list_command", "cc_table_command", "register"]
 
@@ -149,8 +149,10 @@ def cc_table_command(
         raise CliError(option.get(e.axis, e.axis), e.problem) from None
     except StoreError as e:
         raise CliError("--store", str(e)) from None
-    command = "vtlab cc table " + " ".join(sys.argv[3:]) if len(sys.argv) > 3 else "vtlab cc table"
-    text = to_markdown(table, runs=runs, bytes_=size, command=command.strip())
+    # As typed where this process is the vtlab program; else (called from Python) the
+    # command's name alone.
+    command = typed_command() or "vtlab cc table"
+    text = to_markdown(table, runs=runs, bytes_=size, command=command)
     if out is None:
         typer.echo(text, nl=False)
     else:
