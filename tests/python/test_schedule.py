@@ -84,8 +84,8 @@ class RunClock:
 def _slow_run(ran_in: Path, engine_share: float, sleep_s: float, clock: RunClock | None = None):
     """The real run, after ``sleep_s`` without the interpreter lock (as the engine
     spends it), of which ``engine_share`` is reported as the engine's; the sleep and
-    the engine's time go on ``clock``, if given. Each process that runs one leaves its pid in
-    ``ran_in``, each thread its name."""
+    the engine's time go on ``clock``, if given. Each process that runs one leaves
+    its pid in ``ran_in``, each thread its name."""
     real_run = _core.run
 
     def run(*args, **kwargs):
