@@ -4,6 +4,7 @@ every way out of a sweep or of the process (docs/reliability.md, "Worker process
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -154,8 +155,15 @@ def _child(how: str) -> tuple[subprocess.Popen[str], list[int]]:
         env=env,
     )
     assert proc.stdout is not None
-    pids = [int(p) for p in proc.stdout.readline().split()]
-    assert len(pids) == 2, proc.stderr.read() if proc.stderr else ""
+    # Its line within 120 s (a sweep of four 200 kB runs), else the child is killed
+    # and the test fails rather than waiting for ever.
+    ready, _, _ = select.select([proc.stdout], [], [], 120)
+    line = proc.stdout.readline() if ready else ""
+    pids = [int(p) for p in line.split()]
+    if len(pids) != 2:
+        proc.kill()
+        _, err = proc.communicate()
+        pytest.fail(f"no line of two worker pids from the child: {line!r}, {err}")
     return proc, pids
 
 
