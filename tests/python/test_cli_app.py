@@ -143,3 +143,29 @@ def test_the_packages_lazy_attributes() -> None:
     assert set(vtlab.__all__) <= set(dir(vtlab))
     with pytest.raises(AttributeError, match="no_such_thing"):
         _ = vtlab.no_such_thing  # type: ignore[attr-defined]
+
+
+def test_the_typed_command_is_the_vtlab_programs_alone(tmp_path):
+    """A report's command line is this process's only when it is the ``vtlab`` program
+    (the script, or ``python -m vtlab``); under another program's ``__main__.py``
+    (``python -m pytest ...``, as CI may start the tests) it is empty, not that
+    program's arguments as a vtlab command."""
+    import subprocess
+    import sys
+
+    code = "from vtlab.cli.display import typed_command; print(typed_command())"
+    main = tmp_path / "__main__.py"  # another program's, run as python -m would
+    main.write_text(code)
+    script = tmp_path / "vtlab"  # the installed script's name
+    script.write_text(code)
+
+    def command(*argv: str) -> str:
+        proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    assert command(str(main), "-q", "tests") == ""
+    assert command(str(script), "validate", "lte", "--seeds", "2") == (
+        "vtlab validate lte --seeds 2"
+    )
+    assert command("-c", code) == ""

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from vtlab import _core
-from vtlab.cli.display import console
+from vtlab.cli.display import console, typed_command
 from vtlab.cli.options import (
     BytesOpt,
     ForceOpt,
@@ -22,7 +22,6 @@ from vtlab.cli.options import (
 )
 from vtlab.errors import CliError, cli_errors
 from vtlab.outputs import Output, check_output_dir, check_outputs, writing
-from vtlab.validation.report import typed_command
 
 __all__ = ["cc_app", "cc_list_command", "cc_table_command", "register"]
 

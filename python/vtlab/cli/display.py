@@ -1,5 +1,6 @@
 """What ``vtlab run`` and ``vtlab sweep`` print: the table of mean ± 95 % CI per flow
-(and per session), or one JSON object per row; and the rich console they print on.
+(and per session), or one JSON object per row; the rich console they print on; and
+the command line as typed, which the reports and tables the commands write record.
 
 rich and the pandas-backed statistics are imported by the functions that print.
 """
@@ -7,8 +8,10 @@ rich and the pandas-backed statistics are imported by the functions that print.
 import json
 import math
 import os
+import shlex
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vtlab import _core
@@ -17,7 +20,7 @@ if TYPE_CHECKING:  # pandas-backed: imported by the commands that need it
     from vtlab.api import Result
     from vtlab.cli.tables import Summary
 
-__all__ = ["console", "print_json_rows", "print_table"]
+__all__ = ["console", "print_json_rows", "print_table", "typed_command"]
 
 
 def console(stderr: bool = False) -> Any:
@@ -127,3 +130,17 @@ def _print_rich(out: Any, summary: "Summary", name: str) -> None:
     out.print(summary.legend(), markup=False)
     for note in summary.notes():
         out.print(note, markup=False)
+
+
+#: The modules ``python -m`` runs as the ``vtlab`` program.
+PROGRAM_MODULES = ("vtlab.__main__", "vtlab.cli.__main__")
+
+
+def typed_command() -> str:
+    """The command line as typed, when this process is the ``vtlab`` program (the
+    ``vtlab`` script, or ``python -m vtlab``; not another program's ``__main__.py``,
+    such as ``python -m pytest``'s), else ``""``."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if Path(sys.argv[0]).name == "vtlab" or getattr(spec, "name", None) in PROGRAM_MODULES:
+        return shlex.join(["vtlab", *sys.argv[1:]])
+    return ""

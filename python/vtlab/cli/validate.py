@@ -19,6 +19,7 @@ from typing import Any
 import typer
 from click.core import ParameterSource
 
+from vtlab.cli.display import typed_command
 from vtlab.cli.options import (
     ClusterOpt,
     ConnectTimeoutOpt,
@@ -50,7 +51,6 @@ from vtlab.errors import EXIT_INTERRUPTED, fail, user_errors
 from vtlab.ns3.program import Ns3Error, cache_dir, cache_setting
 from vtlab.outputs import check_output_dir, writing
 from vtlab.validation.errors import ValidateError
-from vtlab.validation.report import typed_command
 from vtlab.validation.station import DEFAULT_VEHICLES, parse_topology
 from vtlab.validation.units import at_least, parse_bytes
 from vtlab.validation.verdict import verdict_counts

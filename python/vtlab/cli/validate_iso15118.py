@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from vtlab.cli.display import typed_command
 from vtlab.cli.validate_options import (
     JobsOpt,
     OutOpt,
@@ -24,7 +25,6 @@ from vtlab.outputs import check_output_dir
 from vtlab.validation import iso15118
 from vtlab.validation import iso15118_replay as replay
 from vtlab.validation.errors import Ns3Error
-from vtlab.validation.report import typed_command
 from vtlab.validation.units import at_least
 
 __all__ = ["iso15118_command", "register_iso15118"]

@@ -9,12 +9,12 @@ from typing import Annotated, Any
 
 import typer
 
+from vtlab.cli.display import typed_command
 from vtlab.cli.validate_options import QuietOpt, out_dir, seeds_option
 from vtlab.cli.validate_run import console, logger, run_family
 from vtlab.errors import user_errors
 from vtlab.outputs import check_output_dir
 from vtlab.validation import kernel, kernel_session
-from vtlab.validation.report import typed_command
 from vtlab.validation.units import parse_bytes, parse_loss
 
 __all__ = ["kernel_command", "register_kernel"]

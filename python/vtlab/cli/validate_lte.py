@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from vtlab.cli.display import typed_command
 from vtlab.cli.validate_options import QuietOpt, RerunNs3Opt, out_dir, quick_option, seeds_option
 from vtlab.errors import EXIT_INTERRUPTED, fail, user_errors
 from vtlab.outputs import check_output_dir, writing
@@ -24,7 +25,6 @@ from vtlab.validation.lte_cases import (
     QUICK_CASES,
     QUICK_SEEDS,
 )
-from vtlab.validation.report import typed_command
 
 __all__ = ["lte_command", "register_lte"]
 

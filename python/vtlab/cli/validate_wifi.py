@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from vtlab.cli.display import typed_command
 from vtlab.cli.validate_options import (
     JobsOpt,
     OutOpt,
@@ -22,7 +23,6 @@ from vtlab.cli.validate_run import console, logger, run_family
 from vtlab.errors import user_errors
 from vtlab.outputs import check_output_dir
 from vtlab.validation import wifi
-from vtlab.validation.report import typed_command
 from vtlab.validation.units import at_least
 
 __all__ = ["register_wifi", "run_chain_family", "wifi_command"]

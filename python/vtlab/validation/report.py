@@ -5,8 +5,6 @@ the list of files.  Also the number formats every section uses."""
 from __future__ import annotations
 
 import math
-import shlex
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +14,6 @@ __all__ = [
     "mci",
     "pct",
     "ratio_ci_text",
-    "typed_command",
     "write_report",
     "write_tables",
 ]
@@ -47,20 +44,6 @@ def ratio_ci_text(row: Mapping[str, Any]) -> str:
     if math.isinf(lo) or math.isinf(hi):
         return "unbounded"
     return f"{lo:.3f}–{hi:.3f}"
-
-
-#: The modules ``python -m`` runs as the ``vtlab`` program.
-PROGRAM_MODULES = ("vtlab.__main__", "vtlab.cli.__main__")
-
-
-def typed_command() -> str:
-    """The command line as typed, when this process is the ``vtlab`` program (the
-    ``vtlab`` script, or ``python -m vtlab``; not another program's ``__main__.py``,
-    such as ``python -m pytest``'s), else ``""``."""
-    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
-    if Path(sys.argv[0]).name == "vtlab" or getattr(spec, "name", None) in PROGRAM_MODULES:
-        return shlex.join(["vtlab", *sys.argv[1:]])
-    return ""
 
 
 def write_tables(
